@@ -1,0 +1,173 @@
+import { InvalidDocumentError } from './errors.js';
+import { HttpClient } from './http-client.js';
+import { FetchError } from './http-errors.js';
+import {
+  detectSourceKind,
+  findCatalogUrl,
+  parseCatalogIndex,
+  parseCatalogPage,
+  parseLeaf,
+  parseServiceIndex,
+  type CatalogIndex,
+  type CatalogIndexEntry,
+  type CatalogPage,
+  type Leaf,
+  type PageItem,
+} from './schemas.js';
+import { formatTimestamp } from './timestamp.js';
+
+/** Bounds on documents: a hostile or broken source cannot exhaust memory. */
+export interface DocumentLimits {
+  readonly serviceIndexBytes: number;
+  /** nuget.org's index lists tens of thousands of pages: several MB. */
+  readonly indexBytes: number;
+  /** A page holds at most 550 items on nuget.org: well under 1 MB. */
+  readonly pageBytes: number;
+  /** The largest real leaves (packages with thousands of files) are a few MB. */
+  readonly leafBytes: number;
+}
+
+/** Default {@link DocumentLimits}. */
+export const DEFAULT_DOCUMENT_LIMITS: DocumentLimits = {
+  serviceIndexBytes: 4 * 1024 * 1024,
+  indexBytes: 128 * 1024 * 1024,
+  pageBytes: 16 * 1024 * 1024,
+  leafBytes: 32 * 1024 * 1024,
+};
+
+/** A leaf as fetched: the exact bytes served and the validated document. */
+export interface FetchedLeaf {
+  readonly body: Buffer;
+  readonly leaf: Leaf;
+  readonly attempts: number;
+}
+
+/** How often a page older than its index entry (a cached copy) is fetched again before giving up. */
+const STALE_PAGE_REFETCHES = 3;
+
+/**
+ * Reads one catalog: resolves the source (a service index or a catalog index), then serves the index, pages
+ * and leaves, each validated. Only the catalog index's origin and explicitly allowed origins are fetched.
+ * Keeps the last index and its validators, so a warm Lambda sends a conditional GET and does not download or
+ * parse an unchanged index twice.
+ */
+export class CatalogClient {
+  private catalogIndexUrl: string | undefined;
+  private cachedIndex: { etag?: string; lastModified?: string; index: CatalogIndex } | undefined;
+  /** The catalog index read while resolving a source that was the index itself, handed out once. */
+  private resolvedIndex: CatalogIndex | undefined;
+
+  constructor(
+    readonly http: HttpClient,
+    readonly source: string,
+    readonly allowedOrigins: readonly string[] = [],
+    readonly limits: DocumentLimits = DEFAULT_DOCUMENT_LIMITS,
+  ) {
+    for (const origin of allowedOrigins) http.allowOrigin(origin);
+  }
+
+  /** The catalog index URL, resolving a service index once. */
+  async resolveIndexUrl(deadline?: number): Promise<string> {
+    if (this.catalogIndexUrl) return this.catalogIndexUrl;
+    const response = await this.http.get(this.source, {
+      maxBytes: Math.max(this.limits.serviceIndexBytes, this.limits.indexBytes),
+      anyOrigin: true,
+      ...(deadline === undefined ? {} : { deadline }),
+    });
+    let json: unknown;
+    try {
+      json = JSON.parse(stripBom(response.body.toString('utf8')));
+    } catch (cause) {
+      throw new InvalidDocumentError(this.source, `not valid JSON: ${(cause as Error).message}`, { cause });
+    }
+    let indexUrl: string;
+    if (detectSourceKind(json) === 'service-index') {
+      indexUrl = findCatalogUrl(parseServiceIndex(response.body, this.source), this.source);
+    } else {
+      indexUrl = this.source;
+      // The body is the catalog index itself: keep it, with its validators, as the first cached copy.
+      this.resolvedIndex = this.remember(parseCatalogIndex(response.body, indexUrl), response.headers);
+    }
+    this.http.allowOrigin(new URL(indexUrl).origin);
+    this.catalogIndexUrl = indexUrl;
+    return indexUrl;
+  }
+
+  /** The catalog index: a conditional GET when a copy is cached. */
+  async getIndex(deadline?: number): Promise<CatalogIndex> {
+    const url = await this.resolveIndexUrl(deadline);
+    if (this.resolvedIndex) {
+      const index = this.resolvedIndex;
+      this.resolvedIndex = undefined;
+      return index;
+    }
+    const headers: Record<string, string> = {};
+    if (this.cachedIndex?.etag) headers['if-none-match'] = this.cachedIndex.etag;
+    if (this.cachedIndex?.lastModified) headers['if-modified-since'] = this.cachedIndex.lastModified;
+    const response = await this.http.get(url, {
+      maxBytes: this.limits.indexBytes,
+      headers,
+      ...(deadline === undefined ? {} : { deadline }),
+    });
+    if (response.status === 304 && this.cachedIndex) return this.cachedIndex.index;
+    if (response.status === 304) throw new FetchError(url, 'HTTP 304 to an unconditional request', false);
+    return this.remember(parseCatalogIndex(response.body, url), response.headers);
+  }
+
+  /**
+   * A page, never older than its index entry: a stale cached copy is fetched again with `Cache-Control:
+   * no-cache`, and still stale after a few tries it is an error.
+   */
+  async getPage(entry: CatalogIndexEntry, deadline?: number): Promise<CatalogPage> {
+    for (let attempt = 0; ; attempt++) {
+      const headers: Record<string, string> = attempt === 0 ? {} : { 'cache-control': 'no-cache', pragma: 'no-cache' };
+      const response = await this.http.get(entry.url, {
+        maxBytes: this.limits.pageBytes,
+        headers,
+        ...(deadline === undefined ? {} : { deadline }),
+      });
+      const page = parseCatalogPage(response.body, entry.url);
+      if (page.commitTicks >= entry.commitTicks) return page;
+      if (attempt >= STALE_PAGE_REFETCHES) {
+        throw new InvalidDocumentError(
+          entry.url,
+          `stale copy: the page's commitTimeStamp ${formatTimestamp(page.commitTicks)} is older than its index entry's ${formatTimestamp(entry.commitTicks)} after ${attempt + 1} fetches`,
+        );
+      }
+    }
+  }
+
+  /** A leaf's exact bytes and its validated document, checked against the page item that named it. */
+  async getLeaf(item: PageItem, deadline?: number): Promise<FetchedLeaf> {
+    const response = await this.http.get(item.url, {
+      maxBytes: this.limits.leafBytes,
+      ...(deadline === undefined ? {} : { deadline }),
+    });
+    return { body: response.body, leaf: parseLeaf(response.body, item.url, item), attempts: response.attempts };
+  }
+
+  private remember(index: CatalogIndex, headers: Record<string, string | string[] | undefined>): CatalogIndex {
+    const etag = single(headers.etag);
+    const lastModified = single(headers['last-modified']);
+    this.cachedIndex = {
+      index,
+      ...(etag === undefined ? {} : { etag }),
+      ...(lastModified === undefined ? {} : { lastModified }),
+    };
+    if (etag === undefined && lastModified === undefined) {
+      // Without validators a cached copy can never be confirmed: do not keep it.
+      const kept = this.cachedIndex;
+      this.cachedIndex = undefined;
+      return kept.index;
+    }
+    return index;
+  }
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}

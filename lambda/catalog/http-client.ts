@@ -1,0 +1,249 @@
+import { promisify } from 'node:util';
+import * as zlib from 'node:zlib';
+import { Agent, type Dispatcher } from 'undici';
+import { BodyTooLargeError, FetchError, ForbiddenOriginError } from './http-errors.js';
+
+const gunzip = promisify(zlib.gunzip);
+const inflate = promisify(zlib.inflate);
+const brotliDecompress = promisify(zlib.brotliDecompress);
+
+/** How failed requests are retried. */
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  readonly attempts: number;
+  /** Base of the exponential backoff, in milliseconds (full jitter: a random wait in [0, base·2ⁿ]). */
+  readonly baseDelayMs: number;
+  /** Cap of one backoff wait. */
+  readonly maxDelayMs: number;
+  /** Cap of a `Retry-After` wait; a server asking for longer makes the fetch fail. */
+  readonly maxRetryAfterMs: number;
+}
+
+/** Options of {@link HttpClient}. Every timeout is explicit: a stalled server never stalls a run. */
+export interface HttpClientOptions {
+  /** Connections kept alive per origin. */
+  readonly connections: number;
+  readonly connectTimeoutMs: number;
+  /** Time to the response headers. */
+  readonly headersTimeoutMs: number;
+  /** Longest silence while the body streams. */
+  readonly bodyTimeoutMs: number;
+  readonly retry: RetryPolicy;
+  readonly userAgent: string;
+}
+
+/** Defaults for a Lambda talking to a CDN: generous enough for a several-MB index, short enough to fail fast. */
+export const DEFAULT_HTTP_OPTIONS: HttpClientOptions = {
+  connections: 64,
+  connectTimeoutMs: 10_000,
+  headersTimeoutMs: 30_000,
+  bodyTimeoutMs: 30_000,
+  retry: { attempts: 5, baseDelayMs: 250, maxDelayMs: 10_000, maxRetryAfterMs: 60_000 },
+  userAgent: 'catalog-sync/0.1 (+https://www.npmjs.com/package/catalog-sync)',
+};
+
+/** One GET. */
+export interface GetOptions {
+  /** Bound of the body, compressed and decompressed alike. */
+  readonly maxBytes: number;
+  readonly headers?: Record<string, string>;
+  /** Epoch ms after which no retry is started. */
+  readonly deadline?: number;
+  /** Skip the origin rule: only for the source URL the user configured. */
+  readonly anyOrigin?: boolean;
+}
+
+/** A successful (2xx or 304) response with its decompressed body. */
+export interface HttpResponse {
+  readonly url: string;
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  /** The body as the source served it, after HTTP decompression. */
+  readonly body: Buffer;
+  /** Attempts it took. */
+  readonly attempts: number;
+}
+
+/** Observes retries, for logs and fault accounting. */
+export type RetryListener = (event: { url: string; attempt: number; delayMs: number; error: FetchError }) => void;
+
+const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
+
+/**
+ * The only way catalog-sync reads the network: GET with a keep-alive pool, explicit timeouts, gzip/br/deflate
+ * decompression with a bound on the output (a gzip bomb stops at the limit), retries with exponential backoff
+ * and full jitter that honour `Retry-After`, and an origin allow-list checked before any request.
+ */
+export class HttpClient {
+  private readonly agent: Dispatcher;
+  private readonly allowed = new Set<string>();
+  private readonly options: HttpClientOptions;
+  /** Called on every retry. */
+  onRetry: RetryListener | undefined;
+
+  constructor(options: Partial<HttpClientOptions> = {}) {
+    this.options = { ...DEFAULT_HTTP_OPTIONS, ...options, retry: { ...DEFAULT_HTTP_OPTIONS.retry, ...options.retry } };
+    this.agent = new Agent({
+      connections: this.options.connections,
+      connectTimeout: this.options.connectTimeoutMs,
+      headersTimeout: this.options.headersTimeoutMs,
+      bodyTimeout: this.options.bodyTimeoutMs,
+      keepAliveTimeout: 30_000,
+      pipelining: 1,
+    });
+  }
+
+  /** Permits requests to `origin` (scheme, host and port, e.g. `https://api.nuget.org`). */
+  allowOrigin(origin: string): void {
+    this.allowed.add(new URL(origin).origin);
+  }
+
+  /** The origins requests may go to. */
+  allowedOrigins(): string[] {
+    return [...this.allowed];
+  }
+
+  /** Throws {@link ForbiddenOriginError} unless `url` is on an allowed origin. */
+  checkOrigin(url: string): void {
+    let origin: string;
+    try {
+      origin = new URL(url).origin;
+    } catch (cause) {
+      throw new FetchError(url, 'not a valid URL', false, { cause });
+    }
+    if (!this.allowed.has(origin)) throw new ForbiddenOriginError(url, this.allowedOrigins());
+  }
+
+  /** GETs `url`, retrying what may succeed on another attempt. */
+  async get(url: string, options: GetOptions): Promise<HttpResponse> {
+    if (!options.anyOrigin) this.checkOrigin(url);
+    const { retry } = this.options;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const response = await this.attempt(url, options);
+        return { ...response, attempts: attempt };
+      } catch (error) {
+        const failure =
+          error instanceof FetchError ? error : new FetchError(url, describeNetworkError(error), true, { cause: error });
+        failure.attempts = attempt;
+        if (!failure.retryable || attempt >= retry.attempts) throw failure;
+        const backoff = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1)) * Math.random();
+        if (failure.retryAfterMs !== undefined && failure.retryAfterMs > retry.maxRetryAfterMs) {
+          throw new FetchError(url, `${failure.reason}; Retry-After of ${failure.retryAfterMs} ms exceeds the cap of ${retry.maxRetryAfterMs} ms`, false, { cause: failure, status: failure.status, attempts: attempt });
+        }
+        const delayMs = Math.max(backoff, failure.retryAfterMs ?? 0);
+        if (options.deadline !== undefined && Date.now() + delayMs >= options.deadline) {
+          throw new FetchError(url, `${failure.reason} (no time left in the run for another attempt)`, false, { cause: failure, status: failure.status, attempts: attempt });
+        }
+        this.onRetry?.({ url, attempt, delayMs, error: failure });
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
+    }
+  }
+
+  private async attempt(url: string, options: GetOptions): Promise<Omit<HttpResponse, 'attempts'>> {
+    const response = await this.agent.request({
+      origin: new URL(url).origin,
+      path: pathOf(url),
+      method: 'GET',
+      headers: {
+        accept: 'application/json',
+        'accept-encoding': 'gzip, br, deflate',
+        'user-agent': this.options.userAgent,
+        ...options.headers,
+      },
+    });
+    const { statusCode, headers } = response;
+    if (statusCode === 304) {
+      await response.body.dump();
+      return { url, status: statusCode, headers, body: Buffer.alloc(0) };
+    }
+    if (statusCode < 200 || statusCode >= 300) {
+      await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      const retryAfterMs = parseRetryAfter(headers['retry-after']);
+      const location = statusCode >= 300 && statusCode < 400 ? ` to ${String(headers.location)} (redirects are not followed)` : '';
+      throw new FetchError(url, `HTTP ${statusCode}${location}`, RETRYABLE_STATUS.has(statusCode), {
+        status: statusCode,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      });
+    }
+    const declared = Number(headers['content-length']);
+    if (Number.isFinite(declared) && declared > options.maxBytes) {
+      response.body.destroy();
+      throw new BodyTooLargeError(url, options.maxBytes, 'body');
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    try {
+      for await (const chunk of response.body) {
+        received += (chunk as Buffer).length;
+        if (received > options.maxBytes) {
+          response.body.destroy();
+          throw new BodyTooLargeError(url, options.maxBytes, 'body');
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (error) {
+      if (error instanceof FetchError) throw error;
+      throw new FetchError(url, `body interrupted after ${received} bytes: ${describeNetworkError(error)}`, true, { cause: error });
+    }
+    const raw = Buffer.concat(chunks, received);
+    const body = await decode(url, raw, String(headers['content-encoding'] ?? 'identity'), options.maxBytes);
+    return { url, status: statusCode, headers, body };
+  }
+
+  /** Closes the pool. */
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+function pathOf(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.pathname}${parsed.search}`;
+}
+
+async function decode(url: string, raw: Buffer, encoding: string, maxBytes: number): Promise<Buffer> {
+  const name = encoding.trim().toLowerCase();
+  const options = { maxOutputLength: maxBytes };
+  try {
+    switch (name) {
+      case '':
+      case 'identity':
+        return raw;
+      case 'gzip':
+      case 'x-gzip':
+        return await gunzip(raw, options);
+      case 'deflate':
+        return await inflate(raw, options);
+      case 'br':
+        return await brotliDecompress(raw, options);
+      default:
+        throw new FetchError(url, `unsupported Content-Encoding ${JSON.stringify(encoding)}`, false);
+    }
+  } catch (error) {
+    if (error instanceof FetchError) throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
+      throw new BodyTooLargeError(url, maxBytes, 'decompressed body');
+    }
+    // A truncated compressed stream is the usual cause: another attempt may get it whole.
+    throw new FetchError(url, `could not decompress ${name} body: ${(error as Error).message}`, true, { cause: error });
+  }
+}
+
+/** `Retry-After` as milliseconds: delta-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || text.trim() === '') return undefined;
+  if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function describeNetworkError(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: string }).code;
+    return code ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}

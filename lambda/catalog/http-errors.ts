@@ -1,0 +1,44 @@
+/**
+ * Errors of the HTTP layer. Each names the URL and what went wrong, and says whether a retry may help.
+ */
+
+/** A fetch that failed: network error, bad status, body too large, or a URL not allowed. */
+export class FetchError extends Error {
+  override readonly name: string = 'FetchError';
+  constructor(
+    /** The URL that was (or would have been) requested. */
+    readonly url: string,
+    /** What went wrong, in words. */
+    readonly reason: string,
+    /** Whether another attempt may succeed (network errors, 5xx, 429, truncated bodies). */
+    readonly retryable: boolean,
+    options?: { cause?: unknown; status?: number; attempts?: number; retryAfterMs?: number },
+  ) {
+    super(`${url}: ${reason}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.status = options?.status;
+    this.attempts = options?.attempts ?? 1;
+    this.retryAfterMs = options?.retryAfterMs;
+  }
+  /** The HTTP status, when a response arrived. */
+  readonly status: number | undefined;
+  /** Attempts made before giving up. */
+  attempts: number;
+  /** The delay the server asked for with `Retry-After`, in milliseconds. */
+  readonly retryAfterMs: number | undefined;
+}
+
+/** A URL outside the catalog's origin and the explicitly allowed origins. Never retried, never requested. */
+export class ForbiddenOriginError extends FetchError {
+  override readonly name = 'ForbiddenOriginError';
+  constructor(url: string, allowed: readonly string[]) {
+    super(url, `origin not allowed (allowed: ${allowed.join(', ') || 'none'}); set ALLOWED_ORIGINS / --allow-origin to permit it`, false);
+  }
+}
+
+/** A body larger than its bound, before or after decompression. Never retried. */
+export class BodyTooLargeError extends FetchError {
+  override readonly name = 'BodyTooLargeError';
+  constructor(url: string, limitBytes: number, what: 'body' | 'decompressed body') {
+    super(url, `${what} exceeds the limit of ${limitBytes} bytes`, false);
+  }
+}

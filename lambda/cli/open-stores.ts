@@ -1,0 +1,52 @@
+import { resolve } from 'node:path';
+import { awsClients } from '../stores/aws-clients.js';
+import { DynamoStore } from '../stores/dynamo-store.js';
+import { LocalStore } from '../stores/local-store.js';
+import { S3SnapshotStore } from '../stores/s3-store.js';
+import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
+import { SettingsError } from '../sync/settings.js';
+import type { StoreOptions } from './options.js';
+
+/** The stores a CLI command works with, and how to describe them to the user. */
+export interface OpenStores {
+  readonly cursors: CursorStore;
+  readonly runLog: RunLogStore;
+  readonly snapshots: SnapshotStore;
+  /** e.g. `DynamoDB table cursors + S3 bucket mirror` or `./catalog-data`. */
+  readonly where: string;
+  /** Releases sockets, so the process can exit. */
+  close(): void;
+}
+
+/**
+ * DynamoDB and S3 when `--cursor-table` and `--bucket` are given (exactly as the Lambda uses them); otherwise
+ * the embedded default: a folder with the same key layout and a cursor file.
+ */
+export function openStores(options: StoreOptions, concurrency: number, env: NodeJS.ProcessEnv = process.env): OpenStores {
+  const { cursorTable, bucket } = options;
+  if ((cursorTable === undefined) !== (bucket === undefined)) {
+    throw new SettingsError(
+      cursorTable === undefined ? '--cursor-table' : '--bucket',
+      'is required together with ' + (cursorTable === undefined ? '--bucket' : '--cursor-table') + ': give both for DynamoDB and S3, or neither for the local folder (--data-dir)',
+    );
+  }
+  if (cursorTable !== undefined && bucket !== undefined) {
+    if (cursorTable.trim() === '') throw new SettingsError('--cursor-table', 'must not be empty');
+    if (bucket.trim() === '') throw new SettingsError('--bucket', 'must not be empty');
+    const clients = awsClients(env, concurrency);
+    const store = new DynamoStore(cursorTable, clients.dynamo);
+    return {
+      cursors: store,
+      runLog: store,
+      snapshots: new S3SnapshotStore(bucket, clients.s3),
+      where: `DynamoDB table ${cursorTable} + S3 bucket ${bucket}`,
+      close: () => {
+        clients.dynamo.destroy();
+        clients.s3.destroy();
+      },
+    };
+  }
+  if (options.dataDir.trim() === '') throw new SettingsError('--data-dir', 'must not be empty');
+  const local = new LocalStore(resolve(options.dataDir));
+  return { cursors: local, runLog: local, snapshots: local, where: resolve(options.dataDir), close: () => undefined };
+}

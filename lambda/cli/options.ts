@@ -1,0 +1,63 @@
+import type { RawSettings, SettingNames } from '../sync/settings.js';
+
+/** The CLI's names for the engine's settings: errors name the flag the user typed. */
+export const FLAG_NAMES: SettingNames = {
+  CATALOG_SOURCE: '--source',
+  CURSOR_NAME: '--cursor-name',
+  DEPENDS_ON: '--depends-on',
+  SNAPSHOT_PREFIX: '--prefix',
+  START_CURSOR: '--start',
+  MAX_COMMITS: '--max-commits',
+  MAX_LEAVES: '--max-leaves',
+  CONCURRENCY: '--concurrency',
+  QUARANTINE: '--quarantine',
+  ALLOWED_ORIGINS: '--allow-origin',
+};
+
+/** Options shared by every command that reaches a store. */
+export interface StoreOptions {
+  source?: string;
+  cursorName?: string;
+  dependsOn?: string[];
+  cursorTable?: string;
+  bucket?: string;
+  prefix?: string;
+  dataDir: string;
+}
+
+/** Options of `catalog-sync run`. */
+export interface RunOptions extends StoreOptions {
+  start?: string;
+  maxCommits?: string;
+  maxLeaves?: string;
+  concurrency?: string;
+  quarantine?: boolean;
+  allowOrigin?: string[];
+  timeBudget?: string;
+  follow?: boolean;
+  pollInterval?: string;
+  json?: boolean;
+  progress?: boolean;
+}
+
+/** Maps flags onto the engine's raw settings. */
+export function rawSettingsOf(options: RunOptions | StoreOptions): RawSettings {
+  const run = options as RunOptions;
+  return {
+    CATALOG_SOURCE: options.source,
+    CURSOR_NAME: options.cursorName,
+    DEPENDS_ON: options.dependsOn,
+    SNAPSHOT_PREFIX: options.prefix,
+    START_CURSOR: run.start,
+    MAX_COMMITS: run.maxCommits,
+    MAX_LEAVES: run.maxLeaves,
+    CONCURRENCY: run.concurrency,
+    QUARANTINE: run.quarantine,
+    ALLOWED_ORIGINS: run.allowOrigin,
+  };
+}
+
+/** Collects a repeatable flag. */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}

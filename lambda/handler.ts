@@ -1,0 +1,123 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
+import { CatalogClient } from './catalog/catalog-client.js';
+import { HttpClient } from './catalog/http-client.js';
+import type { Ticks } from './catalog/timestamp.js';
+import { id as newId } from './ids/kuuid.js';
+import { awsClients } from './stores/aws-clients.js';
+import { DynamoStore } from './stores/dynamo-store.js';
+import { S3SnapshotStore } from './stores/s3-store.js';
+import { lagSeconds, runSlice, SyncError } from './sync/engine.js';
+import type { RunSummary } from './sync/run-summary.js';
+import { parseSettings, SettingsError, type SyncSettings } from './sync/settings.js';
+import { parseTimestamp } from './catalog/timestamp.js';
+
+const logger = new Logger({ serviceName: 'catalog-sync' });
+const metrics = new Metrics({ namespace: 'CatalogSync', serviceName: 'catalog-sync' });
+
+/** Everything a warm Lambda keeps between invocations: the HTTP pool, the SDK clients, the cached index. */
+interface Warm {
+  readonly key: string;
+  readonly settings: SyncSettings;
+  readonly table: string;
+  readonly catalog: CatalogClient;
+  readonly store: DynamoStore;
+  readonly snapshots: S3SnapshotStore;
+  readonly runLogDays: number;
+}
+let warm: Warm | undefined;
+
+/** The Lambda's settings beyond the engine's own: where state lives. */
+export function lambdaSettings(env: NodeJS.ProcessEnv): { settings: SyncSettings; table: string; bucket: string; runLogDays: number } {
+  const settings = parseSettings(env);
+  const table = env.CURSOR_TABLE?.trim();
+  if (!table) throw new SettingsError('CURSOR_TABLE', 'is required: the DynamoDB table holding the cursor');
+  const bucket = env.SNAPSHOT_BUCKET?.trim();
+  if (!bucket) throw new SettingsError('SNAPSHOT_BUCKET', 'is required: the S3 bucket receiving the snapshots');
+  const daysText = env.RUN_LOG_DAYS?.trim() || '30';
+  if (!/^\d+$/.test(daysText) || Number(daysText) < 1) throw new SettingsError('RUN_LOG_DAYS', `${JSON.stringify(daysText)} must be a whole number of days, at least 1`);
+  return { settings, table, bucket, runLogDays: Number(daysText) };
+}
+
+function warmUp(env: NodeJS.ProcessEnv): Warm {
+  const key = JSON.stringify(env, Object.keys(env).sort());
+  if (warm?.key === key) return warm;
+  const { settings, table, bucket, runLogDays } = lambdaSettings(env);
+  const clients = awsClients(env, settings.concurrency);
+  const http = new HttpClient({ connections: settings.concurrency });
+  warm = {
+    key,
+    settings,
+    table,
+    catalog: new CatalogClient(http, settings.source, settings.allowedOrigins),
+    store: new DynamoStore(table, clients.dynamo),
+    snapshots: new S3SnapshotStore(bucket, clients.s3),
+    runLogDays,
+  };
+  return warm;
+}
+
+/**
+ * The time kept back from the Lambda's limit: in-flight leaves finish and the cursor is checkpointed within
+ * it. A fifth of the remaining time, at least 5 s and at most 30 s.
+ */
+export function safetyMarginMs(remainingMs: number): number {
+  return Math.min(30_000, Math.max(5_000, Math.floor(remainingMs / 5)));
+}
+
+/**
+ * Runs one bounded slice of the catalog and returns its summary. Throws when the run stopped on an error
+ * (after checkpointing what it completed), so the invocation counts as failed and alarms fire.
+ */
+export const handler = async (_event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<RunSummary> => {
+  const runId = newId();
+  logger.appendKeys({ runId });
+  let head: Ticks | undefined;
+  try {
+    const { settings, catalog, store, snapshots, runLogDays } = warmUp(process.env);
+    logger.appendKeys({ cursorName: settings.cursorName });
+    const remaining = context.getRemainingTimeInMillis();
+    const summary = await runSlice(settings, {
+      catalog,
+      cursors: store,
+      snapshots,
+      runLog: store,
+      runLogDays,
+      runId,
+      logger: {
+        info: (message, extra) => logger.info(message, extra ?? {}),
+        warn: (message, extra) => logger.warn(message, extra ?? {}),
+        error: (message, extra) => logger.error(message, extra ?? {}),
+      },
+      deadline: Date.now() + remaining - safetyMarginMs(remaining),
+      onIndex: (ticks) => {
+        head = ticks;
+      },
+    });
+    record(summary, head);
+    return summary;
+  } catch (error) {
+    if (error instanceof SyncError) record(error.summary, head);
+    else logger.error('run could not start', { error: (error as Error).message });
+    throw error;
+  } finally {
+    metrics.publishStoredMetrics();
+    logger.resetKeys();
+  }
+};
+
+function record(summary: RunSummary, head: Ticks | undefined): void {
+  metrics.addMetric('Leaves', MetricUnit.Count, summary.leaves);
+  metrics.addMetric('Commits', MetricUnit.Count, summary.commits);
+  metrics.addMetric('Deletes', MetricUnit.Count, summary.deletes);
+  metrics.addMetric('Quarantined', MetricUnit.Count, summary.quarantined);
+  metrics.addMetric('Bytes', MetricUnit.Bytes, summary.bytes);
+  metrics.addMetric('RunSucceeded', MetricUnit.Count, summary.stoppedBy === 'error' ? 0 : 1);
+  metrics.addMetric('RunFailed', MetricUnit.Count, summary.stoppedBy === 'error' ? 1 : 0);
+  if (head !== undefined) {
+    metrics.addMetric('CursorLagSeconds', MetricUnit.Seconds, lagSeconds(head, parseTimestamp(summary.cursorAfter)));
+  }
+  metrics.addMetadata('stoppedBy', summary.stoppedBy);
+  metrics.addMetadata('runId', summary.runId);
+}

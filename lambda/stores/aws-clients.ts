@@ -1,0 +1,28 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { Agent } from 'node:https';
+import { Agent as HttpAgent } from 'node:http';
+
+/**
+ * AWS SDK clients configured from the environment, the same way for the Lambda and the CLI.
+ * Endpoints come from the SDK's own `AWS_ENDPOINT_URL_DYNAMODB` / `AWS_ENDPOINT_URL_S3`; path-style S3
+ * addressing from `S3_FORCE_PATH_STYLE=true`. The S3 socket pool is sized to the leaf concurrency so PUTs
+ * never queue behind the SDK's default of 50 sockets.
+ */
+export function awsClients(env: NodeJS.ProcessEnv, concurrency: number): { dynamo: DynamoDBClient; s3: S3Client } {
+  const sockets = Math.max(50, concurrency * 2);
+  const requestHandler = {
+    httpAgent: new HttpAgent({ keepAlive: true, maxSockets: sockets }),
+    httpsAgent: new Agent({ keepAlive: true, maxSockets: sockets }),
+    connectionTimeout: 10_000,
+    requestTimeout: 60_000,
+  };
+  return {
+    dynamo: new DynamoDBClient({ maxAttempts: 5 }),
+    s3: new S3Client({
+      forcePathStyle: env.S3_FORCE_PATH_STYLE?.toLowerCase() === 'true',
+      requestHandler,
+      maxAttempts: 5,
+    }),
+  };
+}

@@ -1,0 +1,131 @@
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { formatTimestamp, parseTimestamp } from '../catalog/timestamp.js';
+import type { RunSummary } from '../sync/run-summary.js';
+import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery } from './types.js';
+
+/** Sort key of a cursor item. */
+export const CURSOR_SK = 'cursor';
+/** Prefix of run-log sort keys: `run#` + kuuid id. */
+export const RUN_SK_PREFIX = 'run#';
+
+/** A cursor item that cannot be read back as a cursor. */
+export class CursorItemError extends Error {
+  override readonly name = 'CursorItemError';
+  constructor(table: string, name: string, reason: string, options?: { cause?: unknown }) {
+    super(`DynamoDB table ${table}, cursor ${JSON.stringify(name)}: ${reason}`, options);
+  }
+}
+
+/**
+ * Cursors and the run log in one DynamoDB table (`pk`, `sk`), exactly as the contract lays out.
+ * Cursor writes are conditional on the value the run read; a failed condition hands back the stored
+ * item (DynamoDB returns it with `ReturnValuesOnConditionCheckFailure`; where an emulator does not, it is
+ * read again).
+ */
+export class DynamoStore implements CursorStore, RunLogStore {
+  private readonly documents: DynamoDBDocumentClient;
+
+  constructor(
+    readonly table: string,
+    client: DynamoDBClient = new DynamoDBClient({}),
+  ) {
+    this.documents = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  }
+
+  async read(name: string): Promise<CursorState | undefined> {
+    const { Item } = await this.documents.send(
+      new GetCommand({ TableName: this.table, Key: { pk: name, sk: CURSOR_SK }, ConsistentRead: true }),
+    );
+    return Item ? this.toState(name, Item) : undefined;
+  }
+
+  async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget): Promise<CompareAndSetResult> {
+    const values: Record<string, unknown> = {
+      ':cursor': formatTimestamp(next.value),
+      ':commitId': next.commitId,
+      ':runId': next.runId,
+      ':updatedAt': new Date().toISOString(),
+    };
+    if (expected) values[':expected'] = expected.stored;
+    try {
+      await this.documents.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: name, sk: CURSOR_SK },
+          UpdateExpression: 'SET #cursor = :cursor, commitId = :commitId, runId = :runId, updatedAt = :updatedAt',
+          ConditionExpression: expected ? '#cursor = :expected' : 'attribute_not_exists(pk)',
+          ExpressionAttributeNames: { '#cursor': 'cursor' },
+          ExpressionAttributeValues: values,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { outcome: 'written' };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const old = error.Item ? unmarshallOld(error.Item) : undefined;
+      return { outcome: 'conflict', current: old ? this.toState(name, old) : await this.read(name) };
+    }
+  }
+
+  async appendRun(summary: RunSummary, expiresAt: number): Promise<void> {
+    await this.documents.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: { ...summary, pk: summary.cursorName, sk: RUN_SK_PREFIX + summary.runId, expiresAt },
+      }),
+    );
+  }
+
+  async listRuns(cursorName: string, query: RunQuery): Promise<RunSummary[]> {
+    const names = { '#pk': 'pk', '#sk': 'sk' };
+    const from = RUN_SK_PREFIX + (query.fromId ?? '');
+    // '~' sorts after every kuuid character: the upper bound takes every id that begins with `toId`.
+    const to = RUN_SK_PREFIX + (query.toId === undefined ? '~' : `${query.toId}~`);
+    const runs: RunSummary[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.documents.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: { ':pk': cursorName, ':from': from, ':to': to },
+          ScanIndexForward: false,
+          Limit: query.limit - runs.length,
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      );
+      for (const item of page.Items ?? []) runs.push(toSummary(item));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey && runs.length < query.limit);
+    return runs;
+  }
+
+  private toState(name: string, item: Record<string, unknown>): CursorState {
+    const stored = item.cursor;
+    if (typeof stored !== 'string') throw new CursorItemError(this.table, name, 'attribute "cursor" is missing or not a string');
+    try {
+      return {
+        value: parseTimestamp(stored),
+        stored,
+        ...(typeof item.commitId === 'string' ? { commitId: item.commitId } : {}),
+        ...(typeof item.runId === 'string' ? { runId: item.runId } : {}),
+        ...(typeof item.updatedAt === 'string' ? { updatedAt: item.updatedAt } : {}),
+      };
+    } catch (cause) {
+      throw new CursorItemError(this.table, name, `attribute "cursor" is not a timestamp: ${(cause as Error).message}`, { cause });
+    }
+  }
+}
+
+function unmarshallOld(item: Record<string, { S?: string }>): Record<string, unknown> {
+  const plain: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(item)) if (value && typeof value.S === 'string') plain[key] = value.S;
+  return plain;
+}
+
+function toSummary(item: Record<string, unknown>): RunSummary {
+  const { pk: _pk, sk: _sk, expiresAt: _expiresAt, ...summary } = item;
+  return summary as unknown as RunSummary;
+}

@@ -1,0 +1,80 @@
+import { formatTimestamp, type Ticks } from '../catalog/timestamp.js';
+import type { CursorState, CursorStore } from '../stores/types.js';
+
+/**
+ * Moves one cursor forward with conditional writes, as commits complete.
+ *
+ * Writes are coalesced: while one is in flight, only the newest target is remembered, so a run that completes
+ * commits faster than the store answers still checkpoints at the pace of the store, never behind by more than
+ * one write. A write is conditional on the value last seen; when another run moved the cursor, the stored
+ * value decides: at or past our target, we lost the race and stop; behind it, we advance from there.
+ */
+export class Checkpointer {
+  private expected: CursorState | undefined;
+  private target: { value: Ticks; commitId: string } | undefined;
+  private writing: Promise<void> | undefined;
+  private failure: unknown;
+  /** Set when another run holds the cursor at or past this run's target. */
+  lostRace = false;
+  /** Conditional writes that succeeded. */
+  writes = 0;
+
+  constructor(
+    private readonly store: CursorStore,
+    private readonly name: string,
+    expected: CursorState | undefined,
+    private readonly runId: string,
+  ) {
+    this.expected = expected;
+  }
+
+  /** The cursor as this run last knew it stored (its own write, or a newer one it found). */
+  get current(): CursorState | undefined {
+    return this.expected;
+  }
+
+  /** Asks for the cursor to move to `value`; returns at once, the write happens in the background. */
+  advance(value: Ticks, commitId: string): void {
+    if (this.lostRace || this.failure !== undefined) return;
+    this.target = { value, commitId };
+    this.writing ??= this.drain().finally(() => {
+      this.writing = undefined;
+    });
+  }
+
+  /** Waits for every requested write; rethrows a store failure. */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.target && !this.lostRace && (this.expected === undefined || this.target.value > this.expected.value)) {
+        const target = this.target;
+        await this.write(target.value, target.commitId);
+      }
+    } catch (error) {
+      this.failure = error;
+    }
+  }
+
+  private async write(value: Ticks, commitId: string): Promise<void> {
+    for (;;) {
+      const result = await this.store.compareAndSet(this.name, this.expected, { value, commitId, runId: this.runId });
+      if (result.outcome === 'written') {
+        this.writes++;
+        this.expected = { value, stored: formatTimestamp(value), commitId, runId: this.runId };
+        return;
+      }
+      const current = result.current;
+      if (current && current.value >= value) {
+        this.expected = current;
+        this.lostRace = true;
+        return;
+      }
+      // Behind our target (or deleted by hand): advance from what is there now.
+      this.expected = current;
+    }
+  }
+}

@@ -1,0 +1,166 @@
+import { MIN_TIMESTAMP, parseTimestamp, type Ticks } from '../catalog/timestamp.js';
+
+/** nuget.org's service index. */
+export const DEFAULT_SOURCE = 'https://api.nuget.org/v3/index.json';
+/** The cursor name when none is set. */
+export const DEFAULT_CURSOR_NAME = 'catalog-to-s3';
+/**
+ * Most commits in one run. nuget.org commits hold 1 to 550 leaves; 5,000 commits is a few minutes of work
+ * for a backfill and far more than a 5-minute tick of a warm follower ever sees.
+ */
+export const DEFAULT_MAX_COMMITS = 5_000;
+/** Most leaves in one run: bounds the slice held in memory (page items only, never bodies). */
+export const DEFAULT_MAX_LEAVES = 20_000;
+/** Leaves in flight at once (fetch + PUT). See the README's figures. */
+export const DEFAULT_CONCURRENCY = 32;
+
+/** What one run of the engine needs to know. The Lambda reads it from the environment, the CLI from flags. */
+export interface SyncSettings {
+  /** Service index or catalog index URL. */
+  readonly source: string;
+  readonly cursorName: string;
+  /** Cursors (in the same store) this one must never pass. */
+  readonly dependsOn: readonly string[];
+  /** Key prefix of every object written. */
+  readonly prefix: string;
+  /** The cursor to start from when none is stored. */
+  readonly startCursor: Ticks;
+  readonly maxCommits: number;
+  readonly maxLeaves: number;
+  readonly concurrency: number;
+  readonly quarantine: boolean;
+  /** Origins leaves or pages may be fetched from besides the catalog index's own. */
+  readonly allowedOrigins: readonly string[];
+}
+
+/** A setting with a bad value. The message names the setting as the user spelled it. */
+export class SettingsError extends Error {
+  override readonly name = 'SettingsError';
+  constructor(
+    readonly setting: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${setting}: ${reason}`, options);
+  }
+}
+
+/** Raw settings as text, keyed by their Lambda environment names. */
+export interface RawSettings {
+  CATALOG_SOURCE?: string | undefined;
+  CURSOR_NAME?: string | undefined;
+  DEPENDS_ON?: string | readonly string[] | undefined;
+  SNAPSHOT_PREFIX?: string | undefined;
+  START_CURSOR?: string | undefined;
+  MAX_COMMITS?: string | undefined;
+  MAX_LEAVES?: string | undefined;
+  CONCURRENCY?: string | undefined;
+  QUARANTINE?: string | boolean | undefined;
+  ALLOWED_ORIGINS?: string | readonly string[] | undefined;
+}
+
+/** How each setting is named to the user: environment variable names for the Lambda, flags for the CLI. */
+export type SettingNames = Readonly<Record<keyof RawSettings, string>>;
+
+/** The Lambda's names: the environment variables themselves. */
+export const ENV_NAMES: SettingNames = {
+  CATALOG_SOURCE: 'CATALOG_SOURCE',
+  CURSOR_NAME: 'CURSOR_NAME',
+  DEPENDS_ON: 'DEPENDS_ON',
+  SNAPSHOT_PREFIX: 'SNAPSHOT_PREFIX',
+  START_CURSOR: 'START_CURSOR',
+  MAX_COMMITS: 'MAX_COMMITS',
+  MAX_LEAVES: 'MAX_LEAVES',
+  CONCURRENCY: 'CONCURRENCY',
+  QUARANTINE: 'QUARANTINE',
+  ALLOWED_ORIGINS: 'ALLOWED_ORIGINS',
+};
+
+/** Cursor names are DynamoDB partition keys and file names: keep them plain. */
+const CURSOR_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** Validates raw settings; the first bad one throws {@link SettingsError} naming it. */
+export function parseSettings(raw: RawSettings, names: SettingNames = ENV_NAMES): SyncSettings {
+  const source = httpUrl(names.CATALOG_SOURCE, blankToUndefined(raw.CATALOG_SOURCE) ?? DEFAULT_SOURCE);
+  const cursorName = cursorNameOf(names.CURSOR_NAME, blankToUndefined(raw.CURSOR_NAME) ?? DEFAULT_CURSOR_NAME);
+  const dependsOn = list(raw.DEPENDS_ON).map((name) => cursorNameOf(names.DEPENDS_ON, name));
+  if (dependsOn.includes(cursorName)) throw new SettingsError(names.DEPENDS_ON, `a cursor cannot depend on itself (${cursorName})`);
+  const prefix = raw.SNAPSHOT_PREFIX ?? '';
+  if (prefix.startsWith('/') || prefix.includes('..') || /[\u0000-\u001f\u007f\\]/.test(prefix)) {
+    throw new SettingsError(names.SNAPSHOT_PREFIX, `${JSON.stringify(prefix)} must not start with "/" nor contain "..", "\\" or control characters`);
+  }
+  let startCursor: Ticks;
+  const startText = blankToUndefined(raw.START_CURSOR) ?? MIN_TIMESTAMP;
+  try {
+    startCursor = parseTimestamp(startText);
+  } catch (cause) {
+    throw new SettingsError(names.START_CURSOR, (cause as Error).message, { cause });
+  }
+  return {
+    source,
+    cursorName,
+    dependsOn,
+    prefix,
+    startCursor,
+    maxCommits: positiveInteger(names.MAX_COMMITS, raw.MAX_COMMITS, DEFAULT_MAX_COMMITS, 1_000_000),
+    maxLeaves: positiveInteger(names.MAX_LEAVES, raw.MAX_LEAVES, DEFAULT_MAX_LEAVES, 10_000_000),
+    concurrency: positiveInteger(names.CONCURRENCY, raw.CONCURRENCY, DEFAULT_CONCURRENCY, 1_024),
+    quarantine: booleanOf(names.QUARANTINE, raw.QUARANTINE),
+    allowedOrigins: list(raw.ALLOWED_ORIGINS).map((origin) => originOf(names.ALLOWED_ORIGINS, origin)),
+  };
+}
+
+function blankToUndefined(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function list(value: string | readonly string[] | undefined): string[] {
+  if (value === undefined) return [];
+  const parts = typeof value === 'string' ? value.split(',') : value.flatMap((v) => v.split(','));
+  return parts.map((part) => part.trim()).filter((part) => part !== '');
+}
+
+function httpUrl(setting: string, text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new SettingsError(setting, `${JSON.stringify(text)} is not a URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new SettingsError(setting, `${JSON.stringify(text)} must be an http or https URL`);
+  }
+  return url.href;
+}
+
+function originOf(setting: string, text: string): string {
+  const url = new URL(httpUrl(setting, text));
+  if (url.pathname !== '/' || url.search || url.hash) {
+    throw new SettingsError(setting, `${JSON.stringify(text)} must be an origin only (scheme://host[:port]), without a path`);
+  }
+  return url.origin;
+}
+
+function cursorNameOf(setting: string, name: string): string {
+  if (!CURSOR_NAME_PATTERN.test(name)) {
+    throw new SettingsError(setting, `${JSON.stringify(name)} must be 1 to 128 characters of A-Z a-z 0-9 . _ - and start with a letter or digit`);
+  }
+  return name;
+}
+
+function positiveInteger(setting: string, text: string | undefined, fallback: number, max: number): number {
+  const value = blankToUndefined(text);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) {
+    throw new SettingsError(setting, `${JSON.stringify(value)} must be a whole number from 1 to ${max}`);
+  }
+  return Number(value);
+}
+
+function booleanOf(setting: string, value: string | boolean | undefined): boolean {
+  if (typeof value === 'boolean') return value;
+  const text = blankToUndefined(value)?.toLowerCase();
+  if (text === undefined || text === 'false' || text === '0' || text === 'no') return false;
+  if (text === 'true' || text === '1' || text === 'yes') return true;
+  throw new SettingsError(setting, `${JSON.stringify(value)} must be true or false`);
+}
