@@ -1,0 +1,106 @@
+/**
+ * Commit keys: the 12-character, kuuid-compatible name of a catalog commit in S3 keys.
+ *
+ * A key is kuuid's `prefix` of the commit's second (8 characters) followed by the 100-ns ticks
+ * within that second in base 62, padded to 4 (`0000`…`fxSJ`, as 62⁴ > 10⁷). Both parts are
+ * fixed-width base 62, so keys compare as bytes exactly as commit times compare, down to the tick:
+ * two commits inside one millisecond still get distinct, ordered keys. The key comes from the
+ * catalog's commit timestamp, never the clock, so the same leaf always lands on the same key.
+ */
+import { decodeBase62, encodeBase62 } from './base62.js';
+import { prefix, PREFIX_LENGTH } from './kuuid.js';
+import {
+  parseTimestamp,
+  ticksToEpochSeconds,
+  ticksWithinSecond,
+  TICKS_PER_SECOND,
+  UNIX_EPOCH_TICKS,
+  type Ticks,
+} from '../catalog/timestamp.js';
+
+/** Characters of the sub-second part: 62⁴ = 14,776,336 ≥ 10,000,000 ticks per second. */
+const FRACTION_LENGTH = 4;
+/** Characters in a commit key. */
+export const COMMIT_KEY_LENGTH = PREFIX_LENGTH + FRACTION_LENGTH;
+/** The last second eight base-62 digits can hold (`zzzzzzzz`), about 6.9 million years after 1970. */
+const MAX_SECONDS = 62n ** 8n - 1n;
+const KEY_PATTERN = /^[0-9A-Za-z]{12}$/;
+
+/** A commit time that has no key, or a text that is not a commit key. */
+export class CommitKeyError extends Error {
+  override readonly name = 'CommitKeyError';
+  constructor(
+    /** The offending ticks, timestamp or key. */
+    readonly input: unknown,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`invalid commit key input ${typeof input === 'bigint' ? `${input} ticks` : JSON.stringify(input)}: ${reason}`, options);
+  }
+}
+
+/**
+ * The commit key of a commit time, e.g. `2017-10-31T23:30:32.4197849Z` → `001e9fzMHc3F`.
+ *
+ * @throws {@link CommitKeyError} for a time before 1970 (kuuid has no prefix for it) or past
+ * `zzzzzzzz` seconds.
+ */
+export function commitKey(ticks: Ticks): string {
+  if (typeof ticks !== 'bigint') throw new CommitKeyError(ticks, 'ticks must be a bigint');
+  if (ticks < UNIX_EPOCH_TICKS) throw new CommitKeyError(ticks, 'before 1970-01-01T00:00:00Z');
+  const seconds = ticksToEpochSeconds(ticks);
+  if (seconds > MAX_SECONDS) throw new CommitKeyError(ticks, 'beyond the 8-character seconds range');
+  // The same digits as kuuid's prefix(), computed from ticks so no precision goes through Date.
+  return (
+    encodeBase62(seconds).padStart(PREFIX_LENGTH, '0') +
+    encodeBase62(ticksWithinSecond(ticks)).padStart(FRACTION_LENGTH, '0')
+  );
+}
+
+/**
+ * The commit key of a catalog `commitTimeStamp` text.
+ *
+ * @throws {@link CommitKeyError} when the text is not an exact timestamp, or as {@link commitKey}.
+ */
+export function commitKeyOf(timestamp: string): string {
+  let ticks: Ticks;
+  try {
+    ticks = parseTimestamp(timestamp);
+  } catch (cause) {
+    throw new CommitKeyError(timestamp, 'not an ISO 8601 timestamp with Z or an offset', { cause });
+  }
+  return commitKey(ticks);
+}
+
+/**
+ * The exact commit time of a key; the inverse of {@link commitKey}.
+ *
+ * @throws {@link CommitKeyError} when the key is not 12 characters of `0-9A-Za-z`, or its last four
+ * exceed `fxSJ` (9,999,999 ticks).
+ */
+export function decodeCommitKey(key: string): Ticks {
+  if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
+    throw new CommitKeyError(key, `expected ${COMMIT_KEY_LENGTH} characters of 0-9A-Za-z`);
+  }
+  const seconds = decodeBase62(key.slice(0, PREFIX_LENGTH));
+  const fraction = decodeBase62(key.slice(PREFIX_LENGTH));
+  if (fraction >= TICKS_PER_SECOND) throw new CommitKeyError(key, 'sub-second part exceeds fxSJ (9,999,999 ticks)');
+  return UNIX_EPOCH_TICKS + seconds * TICKS_PER_SECOND + fraction;
+}
+
+/**
+ * The `ListObjectsV2` `StartAfter` that lists every leaf committed in the second of `t` or later:
+ * `${keyPrefix}leaves/${prefix(t)}`, which a consumer can equally build with the real kuuid package.
+ *
+ * `StartAfter` is exclusive, but no key equals this value: every leaf key continues it with the four
+ * sub-second characters and `/…`, and a proper prefix sorts before its extensions, so the leaves of
+ * that second (`…/XXXXXXXX0000/…` and up) are included. The previous second's leaves
+ * (`…/XXXXXXXW…`) differ at the eighth character and sort before it, so they are excluded.
+ *
+ * @throws `KuuidError` (from `./kuuid.js`) for a time kuuid would mishandle: before 1970, no zone,
+ * invalid.
+ */
+export function startAfterKey(t: Date | string, keyPrefix = ''): string {
+  // Narrower than kuuid's input on purpose: a listing bound should name its time, not default to now.
+  return `${keyPrefix}leaves/${prefix(t)}`;
+}
