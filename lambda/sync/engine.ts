@@ -210,14 +210,20 @@ async function syncCommits(
     stop = StoppedBy.error;
   };
 
-  /** Writes the manifests of every completed commit at the head of the line, in order, then checkpoints. */
+  let manifestFailed = false;
+  /**
+   * Writes the manifests of every completed commit at the head of the line, in order, then checkpoints. Runs
+   * on after a failure elsewhere: commits before the failed one are still finalized; the failed one blocks
+   * every later one.
+   */
   const finalizeReady = async (): Promise<void> => {
-    while (finalized < work.length && failure === undefined) {
+    while (finalized < work.length && !manifestFailed) {
       const done = work[finalized]!;
       if (done.remaining > 0 || done.failed) return;
       try {
         await snapshots.putJson(done.manifestKey, manifestOf(done.commit, done.entries));
       } catch (error) {
+        manifestFailed = true;
         fail(error);
         return;
       }

@@ -1,1 +1,27 @@
-export default function(){}
+/// <reference path="./provided.d.ts" />
+/**
+ * Vitest global setup: ONE DynamoDB emulator and ONE s3rver for the whole run, on 127.0.0.1.
+ * Tests reach them through `testServices()` (env.ts) and create their own uniquely named tables
+ * and buckets, so test files can run in parallel against them.
+ */
+import type { TestProject } from 'vitest/node';
+import { startDynamo, startS3, type DynamoEmulator, type S3Emulator } from './emulator-processes.js';
+
+/**
+ * Starts the emulators (in parallel), provides their endpoints, and returns the teardown that stops
+ * them. If one fails to start, the other is stopped before the error is rethrown.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const [dynamo, s3] = await Promise.allSettled([startDynamo(), startS3()]);
+  if (dynamo.status === 'rejected' || s3.status === 'rejected') {
+    await Promise.allSettled([dynamo, s3].map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+    throw (dynamo.status === 'rejected' ? dynamo.reason : (s3 as PromiseRejectedResult).reason) as Error;
+  }
+  const services: [DynamoEmulator, S3Emulator] = [dynamo.value, s3.value];
+  project.provide('dynamoEndpoint', services[0].endpoint);
+  project.provide('dynamoKind', services[0].kind);
+  project.provide('s3Endpoint', services[1].endpoint);
+  return async () => {
+    await Promise.allSettled(services.map((service) => service.stop()));
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * `catalog-sync run` against DynamoDB and S3 as a child process, as a user runs it, and the Lambda handler
+ * in-process with the same settings: both sync a generated catalog completely in the contract's layout, and a
+ * run killed with SIGKILL mid-slice loses nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatTimestamp, parseTimestamp } from '../../lambda/catalog/timestamp.js';
+import { generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
+import { CatalogReplica } from '../support/catalog-replica.js';
+import { runCli, startCli, waitFor } from '../support/cli-process.js';
+import { commitTicks, SyncHarness } from '../support/sync-harness.js';
+
+let catalog: GeneratedCatalog;
+let replica: CatalogReplica;
+
+beforeAll(async () => {
+  catalog = generateCatalog({ commits: 150, seed: 71, leavesPerCommit: [1, 4], sameMillisecondPairs: 3 });
+  replica = await CatalogReplica.start({ catalog, pageSize: 20 });
+});
+afterAll(async () => {
+  await replica.stop();
+});
+
+describe('catalog-sync run with --cursor-table and --bucket', () => {
+  it('syncs the whole catalog and prints one JSON line with --json', async () => {
+    const harness = await SyncHarness.create();
+    const result = await runCli(
+      ['run', '--source', replica.serviceIndexUrl, '--cursor-table', harness.table, '--bucket', harness.bucket, '--json', '--max-commits', '1000'],
+      harness.env(),
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const summary = JSON.parse(lines[0]!);
+    expect(Object.keys(summary).sort()).toEqual(
+      ['runId', 'cursorName', 'cursorBefore', 'cursorAfter', 'commits', 'leaves', 'deletes', 'quarantined', 'bytes', 'caughtUp', 'stoppedBy', 'durationMs'].sort(),
+    );
+    expect(summary).toMatchObject({ commits: 150, stoppedBy: 'caught-up', cursorAfter: formatTimestamp(commitTicks(catalog, -1)) });
+    expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+  });
+
+  it('a run killed with SIGKILL mid-slice loses nothing; the next run completes it', async () => {
+    const slow = await CatalogReplica.start({ catalog, pageSize: 20, latencyMs: 15 });
+    try {
+      const harness = await SyncHarness.create();
+      const args = ['run', '--source', slow.serviceIndexUrl, '--cursor-table', harness.table, '--bucket', harness.bucket, '--json', '--concurrency', '4', '--max-commits', '1000'];
+      const { child, done } = startCli(args, harness.env());
+      await waitFor(async () => (await harness.count('commits/')) >= 10, 'ten manifests');
+      child.kill('SIGKILL');
+      const killed = await done;
+      expect(killed.signal).toBe('SIGKILL');
+      const stored = await harness.cursor();
+      expect(stored).toBeDefined();
+      const cursor = parseTimestamp(stored!);
+      expect(cursor).toBeLessThan(commitTicks(catalog, -1));
+      expect(await harness.verify(catalog, slow.origin, cursor)).toEqual([]);
+
+      const resumed = await runCli(args, harness.env());
+      expect(resumed.code).toBe(0);
+      const summary = JSON.parse(resumed.stdout.trim());
+      expect(summary.cursorBefore).toBe(stored);
+      expect(summary.stoppedBy).toBe('caught-up');
+      expect(await harness.verify(catalog, slow.origin, commitTicks(catalog, -1))).toEqual([]);
+    } finally {
+      await slow.stop();
+    }
+  });
+
+  it('exits 1 with the URL and the reason when a document is bad', async () => {
+    const harness = await SyncHarness.create();
+    const leaf = catalog.commits[3]!.leaves[0]!;
+    replica.overrideBody(leaf.path, 'not json', { times: 1_000 });
+    try {
+      const result = await runCli(['run', '--source', replica.serviceIndexUrl, '--cursor-table', harness.table, '--bucket', harness.bucket], harness.env());
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`${replica.origin}${leaf.path}`);
+      expect(result.stderr).toContain('not valid JSON');
+      expect(result.stdout).toContain('error: 3 commits');
+      expect(await harness.cursor()).toBe(formatTimestamp(commitTicks(catalog, 2)));
+    } finally {
+      replica.clearFaults();
+    }
+  });
+
+  it('bad flags and settings exit 2 and name the setting', async () => {
+    const cases: [string[], string][] = [
+      [['run', '--max-commits', '0'], '--max-commits'],
+      [['run', '--concurrency', 'many'], '--concurrency'],
+      [['run', '--source', 'ftp://example.org/index.json'], '--source'],
+      [['run', '--start', '2017-10-31'], '--start'],
+      [['run', '--cursor-table', 'cursors'], '--bucket'],
+      [['run', '--allow-origin', 'https://example.org/path'], '--allow-origin'],
+      [['run', '--cursor-name', 'a/b'], '--cursor-name'],
+      [['run', '--time-budget', '-5'], '--time-budget'],
+      [['run', '--no-such-flag'], '--no-such-flag'],
+    ];
+    for (const [args, setting] of cases) {
+      const result = await runCli(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr, args.join(' ')).toContain(setting);
+    }
+  });
+});
+
+describe('the Lambda handler', () => {
+  it('runs a bounded slice from its environment and returns the summary; bad settings are named', async () => {
+    const harness = await SyncHarness.create();
+    const saved = { ...process.env };
+    Object.assign(process.env, harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, MAX_COMMITS: '40', CURSOR_NAME: 'lambda' }));
+    try {
+      const { handler } = await import('../../lambda/handler.js');
+      const context = { getRemainingTimeInMillis: () => 120_000 };
+      const first = await handler({}, context);
+      expect(first).toMatchObject({ cursorName: 'lambda', commits: 40, stoppedBy: 'max-commits' });
+      const second = await handler({}, context);
+      expect(second.cursorBefore).toBe(first.cursorAfter);
+      expect(await harness.cursor('lambda')).toBe(second.cursorAfter);
+      process.env.MAX_LEAVES = 'lots';
+      await expect(handler({}, context)).rejects.toThrow(/MAX_LEAVES/);
+      delete process.env.MAX_LEAVES;
+      delete process.env.CURSOR_TABLE;
+      await expect(handler({}, context)).rejects.toThrow(/CURSOR_TABLE/);
+    } finally {
+      process.env = saved;
+    }
+  });
+});

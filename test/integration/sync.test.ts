@@ -1,0 +1,280 @@
+/**
+ * The engine end to end, over real HTTP: a catalog replica on 127.0.0.1, DynamoDB Local (or dynalite) and
+ * s3rver. Every test checks the bucket byte for byte against the generated catalog.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { formatTimestamp, parseTimestamp } from '../../lambda/catalog/timestamp.js';
+import { SyncError } from '../../lambda/sync/engine.js';
+import { generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
+import { CatalogReplica } from '../support/catalog-replica.js';
+import { commitTicks, RecordingCursorStore, SyncHarness } from '../support/sync-harness.js';
+
+const replicas: CatalogReplica[] = [];
+async function replicaOf(catalog: GeneratedCatalog, options: Parameters<typeof CatalogReplica.start>[0] = {}): Promise<CatalogReplica> {
+  const replica = await CatalogReplica.start({ catalog, ...options });
+  replicas.push(replica);
+  return replica;
+}
+afterAll(async () => {
+  await Promise.all(replicas.map((replica) => replica.stop()));
+});
+
+describe('a full sync', () => {
+  let catalog: GeneratedCatalog;
+  let replica: CatalogReplica;
+  let harness: SyncHarness;
+
+  beforeAll(async () => {
+    catalog = generateCatalog({
+      commits: 300,
+      seed: 7,
+      leavesPerCommit: [1, 5],
+      sameMillisecondPairs: 5,
+      trimTrailingZeros: true,
+      semver2Ratio: 0.2,
+      deleteRatio: 0.15,
+      nonNormalizedDeleteRatio: 0.5,
+    });
+    replica = await replicaOf(catalog, { pageSize: 40 });
+    harness = await SyncHarness.create();
+  });
+
+  it('stores every leaf byte for byte, every manifest, and moves the cursor to the head', async () => {
+    const summary = await harness.run(replica.serviceIndexUrl, { MAX_COMMITS: '1000', CONCURRENCY: '16' });
+    const head = commitTicks(catalog, -1);
+    const leaves = catalog.commits.reduce((n, commit) => n + commit.leaves.length, 0);
+    const deletes = catalog.commits.reduce((n, commit) => n + commit.leaves.filter((leaf) => leaf.type === 'PackageDelete').length, 0);
+    expect(summary).toMatchObject({
+      cursorName: 'catalog-to-s3',
+      cursorBefore: '0001-01-01T00:00:00.0000000Z',
+      cursorAfter: formatTimestamp(head),
+      commits: catalog.commits.length,
+      leaves,
+      deletes,
+      quarantined: 0,
+      caughtUp: true,
+      stoppedBy: 'caught-up',
+    });
+    expect(summary.bytes).toBeGreaterThan(leaves * 100);
+    expect(await harness.cursor()).toBe(formatTimestamp(head));
+    expect(await harness.verify(catalog, replica.origin, head)).toEqual([]);
+    const keys = await harness.keys();
+    expect(keys.filter((key) => key.startsWith('leaves/'))).toHaveLength(leaves);
+    expect(keys.filter((key) => key.startsWith('commits/'))).toHaveLength(catalog.commits.length);
+    expect(keys.filter((key) => !key.startsWith('leaves/') && !key.startsWith('commits/'))).toEqual([]);
+  });
+
+  it('stores the cursor with exactly seven fractional digits, and the run in the run log', async () => {
+    expect(await harness.cursor()).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$/);
+    const runs = await harness.store.listRuns('catalog-to-s3', { limit: 10 });
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ stoppedBy: 'caught-up', commits: catalog.commits.length });
+  });
+
+  it('does nothing on the next run, and says it is caught up', async () => {
+    const summary = await harness.run(replica.serviceIndexUrl);
+    expect(summary).toMatchObject({ commits: 0, leaves: 0, caughtUp: true, stoppedBy: 'caught-up' });
+  });
+});
+
+describe('bounded slices', () => {
+  it('--max-commits 1 lands on each commit in turn, including two commits inside one millisecond', async () => {
+    const catalog = generateCatalog({ commits: 24, seed: 11, sameMillisecondPairs: 6, trimTrailingZeros: true });
+    const sameMillisecond = catalog.commits.filter(
+      (commit, i) => i > 0 && parseTimestamp(commit.timestamp) / 10_000n === parseTimestamp(catalog.commits[i - 1]!.timestamp) / 10_000n,
+    );
+    expect(sameMillisecond.length).toBeGreaterThanOrEqual(3);
+    const replica = await replicaOf(catalog, { pageSize: 7 });
+    const harness = await SyncHarness.create();
+    for (let i = 0; i < catalog.commits.length; i++) {
+      const summary = await harness.run(replica.serviceIndexUrl, { MAX_COMMITS: '1' });
+      expect(summary.commits).toBe(1);
+      expect(summary.cursorAfter).toBe(formatTimestamp(commitTicks(catalog, i)));
+      expect(summary.stoppedBy).toBe(i === catalog.commits.length - 1 ? 'caught-up' : 'max-commits');
+      expect(await harness.manifestsAfter(catalog, commitTicks(catalog, i))).toEqual([]);
+    }
+    expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+  });
+
+  it('--max-leaves takes whole commits only, and at least one', async () => {
+    const catalog = generateCatalog({ commits: 30, seed: 12, leavesPerCommit: [3, 6] });
+    const replica = await replicaOf(catalog);
+    const harness = await SyncHarness.create();
+    const first = await harness.run(replica.serviceIndexUrl, { MAX_LEAVES: '1' });
+    expect(first).toMatchObject({ commits: 1, leaves: catalog.commits[0]!.leaves.length, stoppedBy: 'max-leaves' });
+    const second = await harness.run(replica.serviceIndexUrl, { MAX_LEAVES: '10' });
+    const taken = second.commits;
+    const leaves = catalog.commits.slice(1, 1 + taken).reduce((n, c) => n + c.leaves.length, 0);
+    expect(leaves).toBeLessThanOrEqual(10);
+    expect(leaves + catalog.commits[1 + taken]!.leaves.length).toBeGreaterThan(10);
+    expect(second.cursorAfter).toBe(formatTimestamp(commitTicks(catalog, taken)));
+  });
+
+  it('starts from START_CURSOR when no cursor is stored', async () => {
+    const catalog = generateCatalog({ commits: 10, seed: 13 });
+    const replica = await replicaOf(catalog);
+    const harness = await SyncHarness.create();
+    const summary = await harness.run(replica.catalogIndexUrl, { START_CURSOR: catalog.commits[5]!.timestamp });
+    expect(summary.commits).toBe(4);
+    expect(summary.cursorBefore).toBe(formatTimestamp(commitTicks(catalog, 5)));
+    expect(await harness.count('commits/')).toBe(4);
+  });
+
+  it('stops taking work at the deadline and checkpoints what it completed', async () => {
+    const catalog = generateCatalog({ commits: 20, seed: 14 });
+    const replica = await replicaOf(catalog);
+    const harness = await SyncHarness.create();
+    const summary = await harness.run(replica.serviceIndexUrl, {}, { deadline: Date.now() - 1 });
+    expect(summary).toMatchObject({ commits: 0, stoppedBy: 'time-budget', caughtUp: false });
+    expect(await harness.count('commits/')).toBe(0);
+  });
+});
+
+describe('overlapping runs', () => {
+  it('never move the cursor backward nor past an incomplete commit', async () => {
+    const catalog = generateCatalog({ commits: 120, seed: 21, leavesPerCommit: [1, 4], sameMillisecondPairs: 4 });
+    const replica = await replicaOf(catalog, { pageSize: 15, latencyMs: 1 });
+    const harness = await SyncHarness.create();
+    const violations: string[] = [];
+    const recording = new RecordingCursorStore(harness.store, async (value) => {
+      // At the instant a cursor is written, every commit at or before it must be whole in the bucket.
+      const problems = await harness.verify(catalog, replica.origin, value);
+      violations.push(...problems.map((problem) => `cursor ${formatTimestamp(value)}: ${problem}`));
+    });
+    for (let round = 0; round < 6; round++) {
+      const runs = Array.from({ length: 4 }, (_, i) =>
+        harness.run(replica.serviceIndexUrl, { MAX_COMMITS: String(8 + i * 5), CONCURRENCY: String(2 + i * 3) }, { cursors: recording }),
+      );
+      const summaries = await Promise.all(runs);
+      for (const summary of summaries) expect(['max-commits', 'caught-up', 'lost-race']).toContain(summary.stoppedBy);
+    }
+    for (let i = 1; i < recording.written.length; i++) {
+      expect(recording.written[i]! > recording.written[i - 1]!).toBe(true);
+    }
+    expect(violations).toEqual([]);
+    while ((await harness.run(replica.serviceIndexUrl, { MAX_COMMITS: '1000' })).stoppedBy !== 'caught-up');
+    expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+  });
+});
+
+describe('dependencies', () => {
+  it('never passes a DEPENDS_ON cursor', async () => {
+    const catalog = generateCatalog({ commits: 30, seed: 31 });
+    const replica = await replicaOf(catalog);
+    const harness = await SyncHarness.create();
+    const documents = DynamoDBDocumentClient.from(harness.clients.dynamo);
+    // The upstream cursor sits 50 ns after commit 11: commits up to 11 may be taken, 12 may not.
+    const bound = commitTicks(catalog, 11) + 500n;
+    await documents.send(new PutCommand({ TableName: harness.table, Item: { pk: 'upstream', sk: 'cursor', cursor: formatTimestamp(bound) } }));
+    const summary = await harness.run(replica.serviceIndexUrl, { DEPENDS_ON: 'upstream' });
+    expect(summary).toMatchObject({ commits: 12, stoppedBy: 'dependency', caughtUp: true, cursorAfter: formatTimestamp(commitTicks(catalog, 11)) });
+    expect(await harness.manifestsAfter(catalog, commitTicks(catalog, 11))).toEqual([]);
+    const again = await harness.run(replica.serviceIndexUrl, { DEPENDS_ON: 'upstream' });
+    expect(again).toMatchObject({ commits: 0, stoppedBy: 'dependency' });
+  });
+
+  it('does nothing while a dependency has no cursor yet', async () => {
+    const catalog = generateCatalog({ commits: 5, seed: 32 });
+    const replica = await replicaOf(catalog);
+    const harness = await SyncHarness.create();
+    const summary = await harness.run(replica.serviceIndexUrl, { DEPENDS_ON: 'not-started' });
+    expect(summary).toMatchObject({ commits: 0, stoppedBy: 'dependency' });
+    expect(await harness.cursor()).toBeUndefined();
+  });
+});
+
+describe('stale copies', () => {
+  it('fetches a page older than its index entry again, and never trusts it', async () => {
+    const catalog = generateCatalog({ commits: 40, seed: 41 });
+    const replica = await replicaOf(catalog, { pageSize: 10 });
+    const harness = await SyncHarness.create();
+    const lastPage = replica.pagePaths().at(-1)!;
+    replica.serveStalePage(lastPage, 1);
+    const summary = await harness.run(replica.serviceIndexUrl);
+    expect(summary.stoppedBy).toBe('caught-up');
+    expect(replica.countRequests(lastPage)).toBe(2);
+    expect(replica.requests.filter((r) => r.path === lastPage).at(-1)!.headers['cache-control']).toBe('no-cache');
+    expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+  });
+
+  it('stops with a clear error when the page stays stale', async () => {
+    const catalog = generateCatalog({ commits: 40, seed: 42 });
+    const replica = await replicaOf(catalog, { pageSize: 10 });
+    const harness = await SyncHarness.create();
+    // A page with older copies: one holding several commits.
+    const pages = replica.pagePaths();
+    const stale = pages.findIndex((_, i) => replica.commitsOnPage(i) >= 2);
+    replica.serveStalePage(pages[stale]!, 100);
+    const error = await harness.run(replica.serviceIndexUrl).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SyncError);
+    expect((error as Error).message).toContain(`${replica.origin}${pages[stale]}`);
+    expect((error as Error).message).toContain('stale');
+    // Every commit before the stale page is done; none on it.
+    let before = 0;
+    for (let i = 0; i < stale; i++) before += replica.commitsOnPage(i);
+    expect((error as SyncError).summary.commits).toBe(before);
+    expect(await harness.manifestsAfter(catalog, before === 0 ? 0n : commitTicks(catalog, before - 1))).toEqual([]);
+  });
+
+  it('does nothing when the index is older than the stored cursor', async () => {
+    const catalog = generateCatalog({ commits: 10, seed: 43 });
+    const replica = await replicaOf(catalog);
+    const harness = await SyncHarness.create();
+    await harness.run(replica.serviceIndexUrl);
+    replica.setCatalog({ commits: catalog.commits.slice(0, 5) });
+    const summary = await harness.run(replica.serviceIndexUrl);
+    expect(summary).toMatchObject({ commits: 0, cursorAfter: formatTimestamp(commitTicks(catalog, -1)) });
+    expect(await harness.cursor()).toBe(formatTimestamp(commitTicks(catalog, -1)));
+  });
+});
+
+describe('faults survived', () => {
+  it('5xx, 429 with Retry-After, connection resets and truncated bodies', async () => {
+    const catalog = generateCatalog({ commits: 60, seed: 51 });
+    const replica = await replicaOf(catalog, { pageSize: 12 });
+    const harness = await SyncHarness.create();
+    replica.failWith('/v3/index.json', 503, 1);
+    replica.failWith('/v3/catalog0/index.json', 500, 2);
+    replica.failWith('/page', 429, 2, { 'retry-after': '0' });
+    replica.resetConnection('/page', 1);
+    replica.failWith('/data/', 502, 4);
+    replica.failWith('/data/', 429, 3, { 'retry-after': '0' });
+    replica.resetConnection('/data/', 4);
+    replica.truncateBody('/data/', 4);
+    replica.truncateBody('/page', 1);
+    const summary = await harness.run(replica.serviceIndexUrl);
+    expect(summary.stoppedBy).toBe('caught-up');
+    expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+  });
+
+  it('a leaf that fails past its retries stops the run at the last complete commit before it', async () => {
+    const catalog = generateCatalog({ commits: 30, seed: 52 });
+    const replica = await replicaOf(catalog);
+    const harness = await SyncHarness.create();
+    const bad = catalog.commits[17]!.leaves[0]!;
+    replica.failWith(bad.path, 503, 1_000);
+    const error = await harness.run(replica.serviceIndexUrl, { CONCURRENCY: '8' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SyncError);
+    expect((error as Error).message).toContain(`${replica.origin}${bad.path}`);
+    expect((error as Error).message).toContain('HTTP 503');
+    expect((error as SyncError).summary).toMatchObject({ stoppedBy: 'error', commits: 17, cursorAfter: formatTimestamp(commitTicks(catalog, 16)) });
+    expect(await harness.cursor()).toBe(formatTimestamp(commitTicks(catalog, 16)));
+    expect(await harness.manifestsAfter(catalog, commitTicks(catalog, 16))).toEqual([]);
+    expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, 16))).toEqual([]);
+  });
+
+  it('a leaf URL on a foreign origin is never requested', async () => {
+    const foreign = await replicaOf(generateCatalog({ commits: 1, seed: 53 }));
+    const catalog = generateCatalog({ commits: 5, seed: 54 });
+    const replica = await replicaOf(catalog, { leafOrigin: foreign.origin });
+    const harness = await SyncHarness.create();
+    const error = await harness.run(replica.serviceIndexUrl).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SyncError);
+    expect((error as Error).message).toContain(foreign.origin);
+    expect((error as Error).message).toContain('origin not allowed');
+    expect(foreign.requests).toHaveLength(0);
+    expect(await harness.cursor()).toBeUndefined();
+  });
+});

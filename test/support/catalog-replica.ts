@@ -1,0 +1,412 @@
+/**
+ * A local NuGet V3 catalog server for tests: serves a generated catalog (or a fixture catalog)
+ * over real HTTP on 127.0.0.1, with the content coding, validators and failures a client meets in
+ * the wild, injected on demand.
+ *
+ * @example
+ * const replica = await CatalogReplica.start({ catalog: generateCatalog({ commits: 20 }), pageSize: 10 });
+ * replica.failWith('/page1.json', 503, 2);
+ * // ... run the client against replica.serviceIndexUrl ...
+ * await replica.stop();
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { SERVICE_INDEX_PATH } from './catalog-documents.js';
+import type { GeneratedCatalog, GeneratedLeaf } from './catalog-generator.js';
+import { parseTicks } from './catalog-time.js';
+import { entityTag, isNotModified } from './conditional-get.js';
+import { FixtureSource, type FixtureSelection } from './fixture-source.js';
+import { GeneratedSource } from './generated-source.js';
+import { gzipBomb } from './gzip-bomb.js';
+import { encodeBody, negotiateCoding, type ContentCoding } from './http-encoding.js';
+import { matchesPath, type PathMatch } from './path-match.js';
+import { FaultList, type Fault } from './replica-faults.js';
+import type { ReplicaSource, ServedDocument } from './replica-source.js';
+
+export type { PathMatch } from './path-match.js';
+export type { FixtureSelection } from './fixture-source.js';
+
+/** How the server behaves, whatever it serves. */
+export interface ReplicaServerOptions {
+  /** Extra delay before every answer, in ms; default 0. See {@link CatalogReplica.latency}. */
+  latencyMs?: number;
+}
+
+/** Options of {@link CatalogReplica.start}. */
+export interface ReplicaOptions extends ReplicaServerOptions {
+  /** The catalog to serve; default an empty one. */
+  catalog?: GeneratedCatalog;
+  /** Leaves per page; default 550, as nuget.org. */
+  pageSize?: number;
+  /** Fill pages exactly, splitting commits across pages; default false (a commit is never split). */
+  splitCommits?: boolean;
+  /**
+   * Origin written into pages' leaf URLs (e.g. `http://localhost:PORT`, another origin for the same
+   * server), to test that a client follows only URLs of the catalog's origin. Default: `origin`.
+   */
+  leafOrigin?: string;
+}
+
+/** Options of {@link CatalogReplica.overrideBody}. */
+export interface OverrideOptions {
+  /** Default `application/json`. */
+  contentType?: string;
+  /** How many matching requests get the override; default Infinity (a broken document stays broken). */
+  times?: number;
+  /** Extra response headers. With `Content-Encoding` set, the body is sent exactly as given. */
+  headers?: OutgoingHttpHeaders;
+  /** Default 200. */
+  status?: number;
+}
+
+/** One request as received. */
+export interface LoggedRequest {
+  method: string;
+  /** The URL path, without query. */
+  path: string;
+  headers: IncomingHttpHeaders;
+}
+
+const DEFAULT_PAGE_SIZE = 550;
+
+/** A NuGet V3 catalog served over HTTP on 127.0.0.1. See the module documentation. */
+export class CatalogReplica {
+  /** Every request received, in order of arrival. */
+  readonly requests: LoggedRequest[] = [];
+
+  private source!: ReplicaSource;
+  private latencyMs: number;
+  private readonly faults = new FaultList();
+  private readonly stalled = new Set<ServerResponse>();
+  private readonly encoded = new WeakMap<ServedDocument, Map<ContentCoding, Buffer>>();
+  private readonly closing = new AbortController();
+
+  private constructor(
+    private readonly server: Server,
+    /** `http://127.0.0.1:PORT`. */
+    readonly origin: string,
+    private readonly options: ReplicaOptions,
+  ) {
+    this.latencyMs = options.latencyMs ?? 0;
+  }
+
+  /** Starts a replica of a generated catalog. */
+  static async start(options: ReplicaOptions = {}): Promise<CatalogReplica> {
+    const replica = await CatalogReplica.listen(options);
+    replica.setCatalog(options.catalog ?? { commits: [] });
+    return replica;
+  }
+
+  /**
+   * Starts a replica of a fixture catalog: every selected file of `dir` is served at the path of
+   * its `@id`, with `baseUrl` (e.g. `http://tempuri.org/`) rewritten to the replica's origin.
+   *
+   * @example
+   * CatalogReplica.startFromFixtures(dir, 'http://tempuri.org/', { prefix: 'TestCatalogWithNonNormalizedDelete' })
+   */
+  static async startFromFixtures(
+    dir: string,
+    baseUrl: string,
+    options: FixtureSelection & ReplicaServerOptions = {},
+  ): Promise<CatalogReplica> {
+    const replica = await CatalogReplica.listen(options);
+    try {
+      replica.source = new FixtureSource(dir, baseUrl, replica.origin, options);
+    } catch (error) {
+      await replica.stop();
+      throw error;
+    }
+    return replica;
+  }
+
+  private static async listen(options: ReplicaOptions): Promise<CatalogReplica> {
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    const replica = new CatalogReplica(server, `http://127.0.0.1:${port}`, options);
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      res.on('error', () => {}); // the client hung up: nothing to do
+      replica.handle(req, res).catch((error: unknown) => {
+        if (res.headersSent) res.destroy();
+        else res.writeHead(500, { 'Content-Type': 'text/plain' }).end(String(error));
+      });
+    });
+    return replica;
+  }
+
+  /** The service index URL (`/v3/index.json`); its `Catalog/3.0.0` resource is {@link catalogIndexUrl}. */
+  get serviceIndexUrl(): string {
+    return `${this.origin}${SERVICE_INDEX_PATH}`;
+  }
+
+  /** The catalog index URL. */
+  get catalogIndexUrl(): string {
+    return `${this.origin}${this.source.catalogIndexPath}`;
+  }
+
+  /**
+   * Serves `catalog` from now on (switching from a fixture catalog too). A catalog grown in place
+   * with `appendCommits` is picked up without this; any other change in place needs it.
+   */
+  setCatalog(catalog: GeneratedCatalog): void {
+    this.source = new GeneratedSource(catalog, {
+      pageSize: this.options.pageSize ?? DEFAULT_PAGE_SIZE,
+      splitCommits: this.options.splitCommits ?? false,
+      origin: this.origin,
+      leafOrigin: (this.options.leafOrigin ?? this.origin).replace(/\/$/, ''),
+    });
+  }
+
+  /** The URL this replica serves `leaf` at. */
+  leafUrl(leaf: GeneratedLeaf): string {
+    return `${this.origin}${leaf.path}`;
+  }
+
+  /** The page paths of the catalog index, oldest page first (the index itself lists them shuffled). */
+  pagePaths(): string[] {
+    const index = this.parsed(this.source.catalogIndexPath) as { items?: { '@id': string; commitTimeStamp: string }[] } | undefined;
+    return (index?.items ?? [])
+      .map((item) => ({ path: new URL(item['@id']).pathname, ticks: parseTicks(item.commitTimeStamp) }))
+      .sort((a, b) => (a.ticks < b.ticks ? -1 : a.ticks > b.ticks ? 1 : 0))
+      .map((item) => item.path);
+  }
+
+  /** The page URLs of the catalog index, oldest page first. */
+  pageUrls(): string[] {
+    return this.pagePaths().map((path) => `${this.origin}${path}`);
+  }
+
+  /** How many distinct commits have leaves on page `number` (0 = the oldest page). */
+  commitsOnPage(number: number): number {
+    const path = this.pagePaths()[number];
+    if (path === undefined) throw new Error(`no page ${number}`);
+    const page = this.parsed(path) as { items: { commitId: string }[] };
+    return new Set(page.items.map((item) => item.commitId)).size;
+  }
+
+  /**
+   * The document at `path` as currently served without faults (decoded text).
+   *
+   * @throws when nothing is served there.
+   */
+  documentAt(path: string): string {
+    const document = this.source.resolve(/^https?:\/\//.test(path) ? new URL(path).pathname : path);
+    if (!document) throw new Error(`nothing is served at ${path}`);
+    return document.body.toString('utf8');
+  }
+
+  private parsed(path: string): unknown {
+    const document = this.source.resolve(path);
+    return document ? JSON.parse(document.body.toString('utf8').replace(/^\uFEFF/, '')) : undefined;
+  }
+
+  /**
+   * The next `times` requests matching `match` get `status` (with `headers`, e.g.
+   * `{ 'Retry-After': '1' }`) instead of the document.
+   */
+  failWith(match: PathMatch, status: number, times = 1, headers: OutgoingHttpHeaders = {}): void {
+    this.faults.add(match, times, { kind: 'status', status, headers });
+  }
+
+  /** The next `times` matching requests have their connection reset before any answer. */
+  resetConnection(match: PathMatch, times = 1): void {
+    this.faults.add(match, times, { kind: 'reset' });
+  }
+
+  /** The next `times` matching requests get the full `Content-Length` but half the body, then a close. */
+  truncateBody(match: PathMatch, times = 1): void {
+    this.faults.add(match, times, { kind: 'truncate' });
+  }
+
+  /**
+   * The next `times` matching requests get headers and half the body, then nothing: the response
+   * never ends until the client gives up (or {@link stop}).
+   */
+  stallBody(match: PathMatch, times = 1): void {
+    this.faults.add(match, times, { kind: 'stall' });
+  }
+
+  /** Matching requests get `body` instead of the document (invalid JSON, wrong types, huge...). */
+  overrideBody(match: PathMatch, body: string | Buffer, options: OverrideOptions = {}): void {
+    const document: ServedDocument = {
+      body: typeof body === 'string' ? Buffer.from(body, 'utf8') : body,
+      contentType: options.contentType ?? 'application/json',
+    };
+    this.faults.add(match, options.times ?? Number.POSITIVE_INFINITY, {
+      kind: 'override',
+      document,
+      status: options.status ?? 200,
+      headers: options.headers ?? {},
+    });
+  }
+
+  /**
+   * The next `times` requests for the page at `pagePath` (a path or URL) get an older copy of it:
+   * the page as it was `commitsBack` commits earlier, with that older `commitTimeStamp`, as a stale
+   * cache would serve it.
+   *
+   * @throws now, when the page has no such older copy.
+   */
+  serveStalePage(pagePath: string, times = 1, commitsBack = 1): void {
+    const path = /^https?:\/\//.test(pagePath) ? new URL(pagePath).pathname : pagePath;
+    this.source.stalePage(path, commitsBack);
+    this.faults.add((p) => p === path, times, { kind: 'stale', commitsBack });
+  }
+
+  /** Every answer from now on is delayed by `ms` (0 for none). */
+  latency(ms: number): void {
+    this.latencyMs = ms;
+  }
+
+  /**
+   * Matching requests get a gzip bomb: about 1 MB with `Content-Encoding: gzip` that inflates to
+   * 1 GiB (whatever the request's `Accept-Encoding`). `times` defaults to Infinity.
+   */
+  gzipBomb(match: PathMatch, times = Number.POSITIVE_INFINITY): void {
+    this.faults.add(match, times, { kind: 'gzip-bomb' });
+  }
+
+  /** Disarms every fault. */
+  clearFaults(): void {
+    this.faults.clear();
+  }
+
+  /** How many logged requests match (optionally only of `method`). */
+  countRequests(match: PathMatch, method?: string): number {
+    return this.requests.filter((r) => (method === undefined || r.method === method) && matchesPath(match, r.path)).length;
+  }
+
+  /** Empties the request log. */
+  clearLog(): void {
+    this.requests.length = 0;
+  }
+
+  /** Stops the server: ends stalled responses, closes every connection. */
+  async stop(): Promise<void> {
+    this.closing.abort();
+    for (const res of this.stalled) res.destroy();
+    this.stalled.clear();
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const path = new URL(req.url ?? '/', this.origin).pathname;
+    this.requests.push({ method, path, headers: req.headers });
+    if (this.latencyMs > 0) {
+      try {
+        await delay(this.latencyMs, undefined, { signal: this.closing.signal });
+      } catch {
+        res.destroy();
+        return;
+      }
+    }
+    if (method !== 'GET' && method !== 'HEAD') {
+      res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain' }).end('Method Not Allowed');
+      return;
+    }
+    const fault = this.faults.take(path);
+    if (fault) {
+      await this.injure(req, res, path, fault);
+      return;
+    }
+    const document = this.source.resolve(path);
+    if (!document) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not Found');
+      return;
+    }
+    this.send(req, res, document);
+  }
+
+  private async injure(req: IncomingMessage, res: ServerResponse, path: string, fault: Fault): Promise<void> {
+    switch (fault.kind) {
+      case 'status':
+        res.writeHead(fault.status, { 'Content-Type': 'text/plain', ...fault.headers }).end(`injected ${fault.status}`);
+        return;
+      case 'reset':
+        req.socket.resetAndDestroy();
+        return;
+      case 'override':
+        this.send(req, res, fault.document, { status: fault.status, headers: fault.headers });
+        return;
+      case 'stale':
+        this.send(req, res, this.source.stalePage(path, fault.commitsBack));
+        return;
+      case 'gzip-bomb': {
+        const body = await gzipBomb();
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Content-Length': body.length });
+        res.end(body);
+        return;
+      }
+      case 'truncate':
+      case 'stall': {
+        const document = this.source.resolve(path);
+        if (!document) {
+          res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not Found');
+          return;
+        }
+        this.send(req, res, document, { partial: fault.kind });
+        return;
+      }
+    }
+  }
+
+  private send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    document: ServedDocument,
+    options: { status?: number; headers?: OutgoingHttpHeaders; partial?: 'truncate' | 'stall' } = {},
+  ): void {
+    const status = options.status ?? 200;
+    const etag = entityTag(document.body);
+    const headers: OutgoingHttpHeaders = {
+      'Content-Type': document.contentType,
+      ETag: etag,
+      Vary: 'Accept-Encoding',
+      ...(document.lastModified ? { 'Last-Modified': document.lastModified.toUTCString() } : {}),
+      ...options.headers,
+    };
+    if (status === 200 && !options.partial && isNotModified(req.headers, etag, document.lastModified)) {
+      delete headers['Content-Type'];
+      res.writeHead(304, headers).end();
+      return;
+    }
+    const presetCoding = Object.keys(headers).some((name) => name.toLowerCase() === 'content-encoding');
+    const coding = presetCoding ? 'identity' : negotiateCoding(req.headers['accept-encoding']);
+    const body = this.encode(document, coding);
+    if (coding !== 'identity') headers['Content-Encoding'] = coding;
+    headers['Content-Length'] = body.length;
+    res.writeHead(status, headers);
+    if (!options.partial) {
+      res.end(body);
+      return;
+    }
+    // Headers go out now even when there is no body to write (HEAD).
+    res.flushHeaders();
+    const half = body.subarray(0, Math.floor(body.length / 2));
+    if (options.partial === 'truncate') {
+      // Destroy only once the half is handed to the kernel, so the client sees those bytes first.
+      res.write(half, () => res.destroy());
+      if (req.method === 'HEAD') res.destroy();
+      return;
+    }
+    this.stalled.add(res);
+    res.on('close', () => this.stalled.delete(res));
+    res.write(half);
+  }
+
+  private encode(document: ServedDocument, coding: ContentCoding): Buffer {
+    if (coding === 'identity') return document.body;
+    let byCoding = this.encoded.get(document);
+    if (!byCoding) this.encoded.set(document, (byCoding = new Map()));
+    let body = byCoding.get(coding);
+    if (!body) byCoding.set(coding, (body = encodeBody(document.body, coding)));
+    return body;
+  }
+}
