@@ -1,0 +1,152 @@
+/**
+ * The cursor and run-log stores, each against the real thing: DynamoDB Local (the shared emulator), dynalite
+ * (started here: it ignores ReturnValuesOnConditionCheckFailure, so a conflict re-reads), and the embedded
+ * local folder.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatTimestamp, parseTimestamp } from '../../lambda/catalog/timestamp.js';
+import { createKuuid, prefix } from '../../lambda/ids/kuuid.js';
+import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
+import { LocalStore } from '../../lambda/stores/local-store.js';
+import type { CursorStore, RunLogStore } from '../../lambda/stores/types.js';
+import type { RunSummary } from '../../lambda/sync/run-summary.js';
+import { clientsFor, createCursorTable, startDynamo } from '../support/emulators.js';
+import { testServices, uniqueName } from '../support/env.js';
+
+type Store = CursorStore & RunLogStore;
+interface Subject {
+  name: string;
+  store: Store;
+  /** The raw run item, where the store is DynamoDB. */
+  rawRun?: (cursorName: string, runId: string) => Promise<Record<string, unknown> | undefined>;
+}
+
+const subjects: Subject[] = [];
+const cleanups: (() => Promise<void> | void)[] = [];
+
+async function dynamoSubject(name: string, endpoint: string): Promise<Subject> {
+  const table = uniqueName('stores');
+  await createCursorTable(endpoint, table);
+  const clients = clientsFor({ dynamoEndpoint: endpoint, s3Endpoint: testServices().s3Endpoint });
+  cleanups.push(() => clients.destroy());
+  return {
+    name,
+    store: new DynamoStore(table, clients.dynamo),
+    rawRun: async (cursorName, runId) =>
+      (await clients.documents.send(new GetCommand({ TableName: table, Key: { pk: cursorName, sk: `run#${runId}` } }))).Item,
+  };
+}
+
+beforeAll(async () => {
+  const services = testServices();
+  const shared = await dynamoSubject('DynamoDB', services.dynamoEndpoint);
+  subjects.push(shared);
+  if (services.dynamoKind === 'dynalite') {
+    // Java is missing here: the shared emulator is dynalite already.
+    subjects.push({ ...shared, name: 'dynalite' });
+  } else {
+    const saved = process.env.CATALOG_SYNC_TEST_DYNAMO;
+    process.env.CATALOG_SYNC_TEST_DYNAMO = 'dynalite';
+    try {
+      const dynalite = await startDynamo();
+      cleanups.push(() => dynalite.stop());
+      subjects.push(await dynamoSubject('dynalite', dynalite.endpoint));
+    } finally {
+      if (saved === undefined) delete process.env.CATALOG_SYNC_TEST_DYNAMO;
+      else process.env.CATALOG_SYNC_TEST_DYNAMO = saved;
+    }
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-local-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  subjects.push({ name: 'local folder', store: new LocalStore(dir) });
+});
+
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+const A = parseTimestamp('2017-10-31T23:28:02.788239Z');
+const B = parseTimestamp('2017-10-31T23:28:02.7882391Z');
+const C = parseTimestamp('2017-10-31T23:30:32.4197849Z');
+
+function summaryOf(runId: string, cursorName: string): RunSummary {
+  return {
+    runId,
+    cursorName,
+    cursorBefore: formatTimestamp(A),
+    cursorAfter: formatTimestamp(C),
+    commits: 2,
+    leaves: 5,
+    deletes: 1,
+    quarantined: 0,
+    bytes: 1234,
+    caughtUp: true,
+    stoppedBy: 'caught-up',
+    durationMs: 42,
+  };
+}
+
+describe.each(['DynamoDB', 'dynalite', 'local folder'])('%s', (kind) => {
+  const subject = (): Subject => {
+    const found = subjects.find((s) => s.name === kind);
+    if (!found) throw new Error(`no ${kind} subject`);
+    return found;
+  };
+
+  it('compare-and-set: writes from the expected value only, and hands back what is stored on conflict', async () => {
+    const { store } = subject();
+    const name = uniqueName('cursor');
+    expect(await store.read(name)).toBeUndefined();
+    expect(await store.compareAndSet(name, undefined, { value: A, commitId: 'a', runId: 'r1' })).toEqual({ outcome: 'written' });
+    const first = await store.read(name);
+    expect(first).toMatchObject({ value: A, stored: '2017-10-31T23:28:02.7882390Z', commitId: 'a', runId: 'r1' });
+
+    const lost = await store.compareAndSet(name, undefined, { value: C, commitId: 'c', runId: 'r2' });
+    expect(lost).toMatchObject({ outcome: 'conflict', current: { value: A, commitId: 'a' } });
+
+    // Two commits 100 ns apart inside one millisecond stay distinct.
+    expect(await store.compareAndSet(name, first, { value: B, commitId: 'b', runId: 'r1' })).toEqual({ outcome: 'written' });
+    const stale = await store.compareAndSet(name, first, { value: C, commitId: 'c', runId: 'r2' });
+    expect(stale).toMatchObject({ outcome: 'conflict', current: { value: B, stored: '2017-10-31T23:28:02.7882391Z' } });
+    expect((await store.read(name))?.value).toBe(B);
+  });
+
+  it('the run log: newest first, bounded by kuuid prefixes across seconds, limited, with a TTL', async () => {
+    const { store, rawRun } = subject();
+    const cursorName = uniqueName('runs');
+    // Each in its own second: kuuid ids order by second, and randomly within one (see sortable-ids.md).
+    const times = ['2026-11-01T00:00:00.900Z', '2026-11-01T00:00:01.000Z', '2026-11-01T00:00:02.999Z', '2026-11-01T00:00:03.000Z', '2026-11-01T00:01:00.000Z'];
+    const ids: string[] = [];
+    for (const time of times) {
+      const runId = createKuuid({ now: () => Date.parse(time) }).id();
+      ids.push(runId);
+      await store.appendRun(summaryOf(runId, cursorName), Math.floor(Date.now() / 1000) + 30 * 86_400);
+    }
+    const newestFirst = [...ids].reverse();
+    expect((await store.listRuns(cursorName, { limit: 100 })).map((run) => run.runId)).toEqual(newestFirst);
+    expect((await store.listRuns(cursorName, { limit: 2 })).map((run) => run.runId)).toEqual(newestFirst.slice(0, 2));
+    // From the second 00:00:01 to the second 00:00:02, both inclusive, whatever the milliseconds.
+    const bounded = await store.listRuns(cursorName, { limit: 100, fromId: prefix('2026-11-01T00:00:01.500Z'), toId: prefix('2026-11-01T00:00:02.001Z') });
+    expect(bounded.map((run) => run.runId)).toEqual([ids[2], ids[1]]);
+    const since = await store.listRuns(cursorName, { limit: 100, fromId: prefix('2026-11-01T00:00:03Z') });
+    expect(since.map((run) => run.runId)).toEqual([ids[4], ids[3]]);
+    const until = await store.listRuns(cursorName, { limit: 100, toId: prefix('2026-11-01T00:00:00.000Z') });
+    expect(until.map((run) => run.runId)).toEqual([ids[0]]);
+    expect(await store.listRuns(cursorName, { limit: 100, fromId: prefix('2026-11-01T00:02:00Z') })).toEqual([]);
+    expect(bounded[0]).toEqual(summaryOf(ids[2]!, cursorName));
+    // Two runs in one second are both listed.
+    const twin = createKuuid({ now: () => Date.parse('2026-11-01T00:00:00.100Z') }).id();
+    await store.appendRun(summaryOf(twin, cursorName), Math.floor(Date.now() / 1000) + 60);
+    const second = await store.listRuns(cursorName, { limit: 100, fromId: prefix('2026-11-01T00:00:00Z'), toId: prefix('2026-11-01T00:00:00Z') });
+    expect(second.map((run) => run.runId).sort()).toEqual([ids[0], twin].sort());
+    if (rawRun) {
+      const item = await rawRun(cursorName, ids[0]!);
+      expect(item?.expiresAt).toBeGreaterThan(Date.now() / 1000 + 29 * 86_400);
+      expect(item?.sk).toBe(`run#${ids[0]}`);
+    }
+  });
+});
