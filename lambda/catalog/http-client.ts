@@ -169,7 +169,7 @@ export class HttpClient {
     }
     const declared = Number(headers['content-length']);
     if (Number.isFinite(declared) && declared > options.maxBytes) {
-      response.body.destroy();
+      discard(response.body);
       throw new BodyTooLargeError(url, options.maxBytes, 'body');
     }
     const chunks: Buffer[] = [];
@@ -178,7 +178,7 @@ export class HttpClient {
       for await (const chunk of response.body) {
         received += (chunk as Buffer).length;
         if (received > options.maxBytes) {
-          response.body.destroy();
+          discard(response.body);
           throw new BodyTooLargeError(url, options.maxBytes, 'body');
         }
         chunks.push(chunk as Buffer);
@@ -196,6 +196,15 @@ export class HttpClient {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/**
+ * Drops a body without reading it. Destroying an undici body emits an `AbortError` on it; with no listener
+ * that would be an uncaught exception, so one is attached first.
+ */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 function pathOf(url: string): string {
