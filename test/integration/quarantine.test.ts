@@ -1,0 +1,86 @@
+/**
+ * With quarantine on, a leaf that still fails after retries, or fails validation, is set aside under
+ * `quarantine/`, marked in its commit's manifest, counted, and the run goes on. A page that fails still stops.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quarantineKey, leafKey } from '../../lambda/catalog/identity.js';
+import { formatTimestamp } from '../../lambda/catalog/timestamp.js';
+import { commitKey } from '../../lambda/ids/commit-key.js';
+import { SyncError } from '../../lambda/sync/engine.js';
+import { generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
+import { CatalogReplica } from '../support/catalog-replica.js';
+import { commitTicks, SyncHarness } from '../support/sync-harness.js';
+
+let catalog: GeneratedCatalog;
+let replica: CatalogReplica;
+
+beforeAll(async () => {
+  catalog = generateCatalog({ commits: 20, seed: 91, leavesPerCommit: [2, 3], deleteRatio: 0 });
+  replica = await CatalogReplica.start({ catalog, pageSize: 10 });
+});
+afterAll(async () => {
+  await replica.stop();
+});
+
+describe('quarantine', () => {
+  it('sets aside a leaf that keeps failing and one that is invalid, marks them, and goes on to the head', async () => {
+    const harness = await SyncHarness.create();
+    const failing = catalog.commits[5]!.leaves[0]!;
+    const invalid = catalog.commits[9]!.leaves[1]!;
+    replica.failWith(failing.path, 503, 1_000);
+    replica.overrideBody(invalid.path, '{"@type": "PackageDetails"}', { times: 1_000 });
+    try {
+      const summary = await harness.run(replica.serviceIndexUrl, { QUARANTINE: 'true' });
+      const leaves = catalog.commits.reduce((n, c) => n + c.leaves.length, 0);
+      expect(summary).toMatchObject({ stoppedBy: 'caught-up', commits: 20, quarantined: 2, leaves: leaves - 2 });
+      expect(await harness.cursor()).toBe(formatTimestamp(commitTicks(catalog, -1)));
+
+      for (const [commitIndex, leaf, reason] of [
+        [5, failing, 'HTTP 503'],
+        [9, invalid, 'catalog:commitId'],
+      ] as const) {
+        const key = commitKey(commitTicks(catalog, commitIndex));
+        const record = (await harness.snapshots.getJson(quarantineKey('', key, leaf.id, leaf.version))) as Record<string, unknown>;
+        expect(record.url).toBe(replica.leafUrl(leaf));
+        expect(String(record.error)).toContain(reason);
+        expect(record.attempts).toBeGreaterThanOrEqual(1);
+        expect(record.item).toMatchObject({ '@id': replica.leafUrl(leaf), 'nuget:id': leaf.id, 'nuget:version': leaf.version });
+        const manifest = (await harness.snapshots.getJson(`commits/${key}.json`)) as { leaves: { key: string; quarantined?: boolean }[] };
+        const entry = manifest.leaves.find((e) => e.key === leafKey('', key, leaf.id, leaf.version));
+        expect(entry?.quarantined).toBe(true);
+        expect(manifest.leaves.filter((e) => e.quarantined)).toHaveLength(1);
+        expect(await harness.exists(leafKey('', key, leaf.id, leaf.version))).toBe(false);
+      }
+      expect((await harness.keys('quarantine/')).length).toBe(2);
+      expect((await harness.store.listRuns('catalog-to-s3', { limit: 1 }))[0]).toMatchObject({ quarantined: 2 });
+    } finally {
+      replica.clearFaults();
+    }
+  });
+
+  it('a page that fails still stops the run', async () => {
+    const harness = await SyncHarness.create();
+    const pages = replica.pagePaths();
+    replica.failWith(pages[1]!, 500, 1_000);
+    try {
+      const error = await harness.run(replica.serviceIndexUrl, { QUARANTINE: 'true' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SyncError);
+      expect((error as Error).message).toContain(`${replica.origin}${pages[1]}: HTTP 500`);
+      expect((await harness.keys('quarantine/')).length).toBe(0);
+    } finally {
+      replica.clearFaults();
+    }
+  });
+
+  it('is off by default: the same leaf stops the run', async () => {
+    const harness = await SyncHarness.create();
+    const failing = catalog.commits[5]!.leaves[0]!;
+    replica.failWith(failing.path, 503, 1_000);
+    try {
+      const error = await harness.run(replica.serviceIndexUrl).catch((e: unknown) => e);
+      expect((error as SyncError).summary).toMatchObject({ stoppedBy: 'error', commits: 5 });
+    } finally {
+      replica.clearFaults();
+    }
+  });
+});
