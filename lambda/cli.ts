@@ -123,7 +123,7 @@ async function runCommand(options: RunOptions): Promise<void> {
     }
     pollSeconds = Number(options.pollInterval);
   }
-  const stores = openStores(options, settings.concurrency);
+  const stores = await openStores(options, settings.concurrency);
   const http = new HttpClient({ connections: settings.concurrency });
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
   const stop = new AbortController();
@@ -134,7 +134,12 @@ async function runCommand(options: RunOptions): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const progress = new ProgressReporter(process.stderr, { enabled: options.progress !== false && !options.json });
+  const progress = new ProgressReporter(process.stderr, {
+    enabled: options.progress !== false && !options.json,
+    maxCommits: settings.maxCommits,
+    maxLeaves: settings.maxLeaves,
+    ...(deadline === undefined ? {} : { deadline }),
+  });
   try {
     for (;;) {
       let head: Ticks | undefined;
@@ -208,7 +213,7 @@ function printSummary(summary: RunSummary, json: boolean, head: Ticks | undefine
 
 async function statusCommand(options: StoreOptions & { json?: boolean }): Promise<void> {
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
-  const stores = openStores(options, 4);
+  const stores = await openStores(options, 4);
   const http = new HttpClient({ connections: 4 });
   try {
     const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
@@ -277,7 +282,7 @@ async function runsCommand(options: StoreOptions & { since?: string; until?: str
   };
   const fromId = bound('--since', options.since);
   const toId = bound('--until', options.until);
-  const stores = openStores(options, 4);
+  const stores = await openStores(options, 4);
   const runs = await stores.runLog.listRuns(settings.cursorName, {
     limit: Number(options.limit),
     ...(fromId === undefined ? {} : { fromId }),
@@ -315,7 +320,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.done;
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.help' || error.code === 'commander.version') return ExitCode.done;
+      // `--help` exits 0; help shown because no command was given (`catalog-sync` alone) is bad usage.
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.done;
+      if (error.code === 'commander.help') return error.exitCode === 0 ? ExitCode.done : ExitCode.usage;
       return ExitCode.usage;
     }
     if (error instanceof SettingsError || error instanceof UsageError) {

@@ -1,8 +1,5 @@
 import { resolve } from 'node:path';
-import { awsClients } from '../stores/aws-clients.js';
-import { DynamoStore } from '../stores/dynamo-store.js';
 import { LocalStore } from '../stores/local-store.js';
-import { S3SnapshotStore } from '../stores/s3-store.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
 import { SettingsError } from '../sync/settings.js';
 import type { StoreOptions } from './options.js';
@@ -22,7 +19,7 @@ export interface OpenStores {
  * DynamoDB and S3 when `--cursor-table` and `--bucket` are given (exactly as the Lambda uses them); otherwise
  * the embedded default: a folder with the same key layout and a cursor file.
  */
-export function openStores(options: StoreOptions, concurrency: number, env: NodeJS.ProcessEnv = process.env): OpenStores {
+export async function openStores(options: StoreOptions, concurrency: number, env: NodeJS.ProcessEnv = process.env): Promise<OpenStores> {
   const { cursorTable, bucket } = options;
   if ((cursorTable === undefined) !== (bucket === undefined)) {
     throw new SettingsError(
@@ -33,6 +30,12 @@ export function openStores(options: StoreOptions, concurrency: number, env: Node
   if (cursorTable !== undefined && bucket !== undefined) {
     if (cursorTable.trim() === '') throw new SettingsError('--cursor-table', 'must not be empty');
     if (bucket.trim() === '') throw new SettingsError('--bucket', 'must not be empty');
+    // Loaded only here: the AWS SDK takes most of a second to load, which every local command would pay.
+    const [{ awsClients }, { DynamoStore }, { S3SnapshotStore }] = await Promise.all([
+      import('../stores/aws-clients.js'),
+      import('../stores/dynamo-store.js'),
+      import('../stores/s3-store.js'),
+    ]);
     const clients = awsClients(env, concurrency);
     const store = new DynamoStore(cursorTable, clients.dynamo);
     return {

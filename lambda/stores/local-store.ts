@@ -168,7 +168,11 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
     }
     try {
       const parsed = JSON.parse(text) as Partial<StateFile>;
-      if (typeof parsed !== 'object' || parsed === null) throw new Error('not a JSON object');
+      if (!isPlainObject(parsed)) throw new Error('not a JSON object');
+      if (parsed.cursors !== undefined && !isPlainObject(parsed.cursors)) throw new Error('"cursors" is not a JSON object');
+      if (parsed.runs !== undefined && (!isPlainObject(parsed.runs) || !Object.values(parsed.runs).every(Array.isArray))) {
+        throw new Error('"runs" is not a JSON object of arrays');
+      }
       return { cursors: parsed.cursors ?? {}, runs: parsed.runs ?? {} };
     } catch (cause) {
       throw new LocalStateError(`${this.statePath()}: not a valid state file: ${(cause as Error).message}`, { cause });
@@ -224,11 +228,21 @@ function isAlive(pid: number): boolean {
   }
 }
 
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 function toCursorState(name: string, item: StateFile['cursors'][string] | undefined, where: string): CursorState | undefined {
   if (!item) return undefined;
   if (typeof item.cursor !== 'string') throw new LocalStateError(`${where}: cursor ${JSON.stringify(name)} has no "cursor" string`);
+  let value;
+  try {
+    value = parseTimestamp(item.cursor);
+  } catch (cause) {
+    throw new LocalStateError(`${where}: cursor ${JSON.stringify(name)}: ${(cause as Error).message}`, { cause });
+  }
   return {
-    value: parseTimestamp(item.cursor),
+    value,
     stored: item.cursor,
     ...(item.commitId === undefined ? {} : { commitId: item.commitId }),
     ...(item.runId === undefined ? {} : { runId: item.runId }),

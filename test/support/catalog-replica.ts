@@ -10,6 +10,7 @@
  * await replica.stop();
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { SERVICE_INDEX_PATH } from './catalog-documents.js';
@@ -89,6 +90,8 @@ export class CatalogReplica {
     private readonly options: ReplicaOptions,
   ) {
     this.latencyMs = options.latencyMs ?? 0;
+    // Every delayed answer listens on it: many requests in flight are normal, not a leak.
+    setMaxListeners(0, this.closing.signal);
   }
 
   /** Starts a replica of a generated catalog. */

@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * `npm run demo`: catalog-sync end to end, offline. Starts a catalog replica on 127.0.0.1 serving a generated
+ * catalog (with a little latency, so the progress bar has something to show), syncs it into a temporary folder
+ * with the built CLI exactly as a user runs it, then prints `status`, a few stored keys and one manifest, and
+ * stops the replica. Needs only `npm ci` (which builds dist/ through the prepare script).
+ *
+ *   npm run demo                 # 500 commits, 20 ms per request
+ *   npm run demo -- --keep       # keep the folder to look around (its path is printed)
+ *   npm run demo -- --commits 2000 --latency 5
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const repo = join(here, '..');
+const cli = join(repo, 'bin', 'catalog-sync.js');
+const support = join(repo, 'dist', 'test', 'support');
+
+const { values } = parseArgs({
+  options: {
+    commits: { type: 'string', default: '500' },
+    latency: { type: 'string', default: '20' },
+    keep: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (values.help) {
+  process.stdout.write('usage: npm run demo [-- --commits N] [--latency MS] [--keep]\n');
+  process.exit(0);
+}
+const commits = Number(values.commits);
+const latencyMs = Number(values.latency);
+if (!Number.isInteger(commits) || commits < 1 || !Number.isFinite(latencyMs) || latencyMs < 0) {
+  process.stderr.write('demo: --commits must be a whole number >= 1 and --latency a number of ms >= 0\n');
+  process.exit(2);
+}
+if (!existsSync(join(repo, 'dist', 'lambda', 'cli.js')) || !existsSync(join(support, 'catalog-replica.js'))) {
+  process.stderr.write('demo: dist/ is missing: run `npm ci` (or `npm run build`) first\n');
+  process.exit(2);
+}
+
+const { generateCatalog } = await import(join(support, 'catalog-generator.js'));
+const { CatalogReplica } = await import(join(support, 'catalog-replica.js'));
+
+/** Runs the CLI with the terminal as its own (so the progress bar shows); resolves to its exit code. */
+function catalogSync(/** @type {string[]} */ args) {
+  process.stdout.write(`\n$ catalog-sync ${args.join(' ')}\n`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], { stdio: 'inherit' });
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
+}
+
+/** Every file under `dir` (the state folder excepted) as a `/`-separated key, in byte order. */
+async function keysUnder(/** @type {string} */ dir) {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath ?? entry.path, entry.name)).split(/[\\/]/).join('/'))
+    .filter((key) => !key.startsWith('.catalog-sync/'))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+// Ctrl-C reaches the CLI too (same process group): it checkpoints and exits; the demo then cleans up.
+let interrupted = false;
+process.on('SIGINT', () => (interrupted = true));
+process.on('SIGTERM', () => (interrupted = true));
+
+const catalog = generateCatalog({ commits, seed: 2017, leavesPerCommit: [1, 4], sameMillisecondPairs: 2, semver2Ratio: 0.1 });
+const leaves = catalog.commits.reduce((n, commit) => n + commit.leaves.length, 0);
+const replica = await CatalogReplica.start({ catalog, pageSize: 100, latencyMs });
+const dataDir = await mkdtemp(join(tmpdir(), 'catalog-sync-demo-'));
+let exitCode = 0;
+try {
+  process.stdout.write(
+    `catalog replica on ${replica.origin}: ${commits} commits, ${leaves} leaves, ${latencyMs} ms per request\n` +
+      `data folder: ${dataDir}\n`,
+  );
+  const source = ['--source', replica.serviceIndexUrl, '--data-dir', dataDir];
+  exitCode = await catalogSync(['run', ...source]);
+  if (exitCode === 0 && !interrupted) {
+    exitCode = await catalogSync(['status', ...source]);
+    const keys = await keysUnder(dataDir);
+    const manifests = keys.filter((key) => key.startsWith('commits/'));
+    const leafKeys = keys.filter((key) => key.startsWith('leaves/'));
+    process.stdout.write(`\nstored: ${manifests.length} manifests under commits/, ${leafKeys.length} leaves under leaves/\n`);
+    for (const key of [...manifests.slice(0, 3), '...', ...leafKeys.slice(0, 5), '...', ...leafKeys.slice(-2)]) process.stdout.write(`  ${key}\n`);
+    const newest = manifests.at(-1);
+    if (newest !== undefined) {
+      const manifest = JSON.parse(await readFile(join(dataDir, ...newest.split('/')), 'utf8'));
+      process.stdout.write(`\n${newest} (the newest manifest: everything before it is stored):\n${JSON.stringify(manifest, null, 2)}\n`);
+    }
+    // Keys sort by commit time: `keys` gives the ListObjectsV2 StartAfter of a date, here a plain comparison.
+    const since = `${catalog.commits[Math.floor(commits / 2)].timestamp.slice(0, 19)}Z`;
+    const args = ['keys', '--since', since];
+    const keysRun = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
+    const startAfter = keysRun.stdout.trim();
+    process.stdout.write(`\n$ catalog-sync ${args.join(' ')}\n${keysRun.stdout}${keysRun.stderr}`);
+    if (keysRun.status !== 0) exitCode = keysRun.status ?? 1;
+    else process.stdout.write(`(${leafKeys.filter((key) => key > startAfter).length} of the ${leafKeys.length} leaves sort after it: those committed from ${since} on)\n`);
+  }
+} finally {
+  await replica.stop();
+  if (values.keep) process.stdout.write(`\nkept ${dataDir}\n`);
+  else await rm(dataDir, { recursive: true, force: true });
+}
+process.exit(interrupted && exitCode === 0 ? 130 : exitCode);
