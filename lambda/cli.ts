@@ -10,6 +10,7 @@ import type { RunSummary } from './sync/run-summary.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, DEFAULT_SOURCE, parseSettings, SettingsError } from './sync/settings.js';
 import { prefix as kuuidPrefix } from './ids/kuuid.js';
 import { startAfterKey } from './ids/commit-key.js';
+import { listQuarantine, retryQuarantine } from './sync/quarantine.js';
 
 /** Exit codes, as the README documents them. */
 export const ExitCode = { done: 0, runFailed: 1, usage: 2 } as const;
@@ -102,7 +103,57 @@ Examples:
         throw new SettingsError('--since', (error as Error).message, { cause: error });
       }
     });
+
+  storeOptions(root.command('quarantine'))
+    .description('list the leaves set aside by --quarantine, oldest commit first')
+    .option('--json', 'one JSON line per record', false)
+    .addHelpText('after', '\nExamples:\n  catalog-sync quarantine\n  catalog-sync quarantine --cursor-table cursors --bucket mirror --json')
+    .action(quarantineCommand);
+
+  storeOptions(root.command('retry-quarantine'))
+    .description('fetch quarantined leaves again and store those that now succeed')
+    .option('--allow-origin <origin>', 'another origin leaves may come from (repeatable)', collect)
+    .option('--json', 'one JSON line per record', false)
+    .addHelpText('after', '\nExamples:\n  catalog-sync retry-quarantine\n  catalog-sync retry-quarantine --cursor-table cursors --bucket mirror')
+    .action(retryQuarantineCommand);
   return root;
+}
+
+async function quarantineCommand(options: StoreOptions & { json?: boolean }): Promise<void> {
+  const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
+  const stores = await openStores(options, 4);
+  try {
+    const records = await listQuarantine(stores.snapshots, settings.prefix);
+    for (const record of records) {
+      process.stdout.write(
+        options.json
+          ? `${JSON.stringify({ key: record.key, url: record.url, error: record.error, attempts: record.attempts, id: record.item.id, version: record.item.version, commitTimeStamp: formatTimestamp(record.item.commitTicks) })}\n`
+          : `${record.key}\n  ${record.item.id} ${record.item.version} (commit ${formatTimestamp(record.item.commitTicks)}), ${record.attempts} attempt(s)\n  ${record.error}\n`,
+      );
+    }
+    if (!options.json) process.stdout.write(`${records.length} quarantined leaf(s)\n`);
+  } finally {
+    stores.close();
+  }
+}
+
+async function retryQuarantineCommand(options: StoreOptions & { allowOrigin?: string[]; json?: boolean }): Promise<void> {
+  const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
+  const stores = await openStores(options, 4);
+  const http = new HttpClient({ connections: 4 });
+  try {
+    const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
+    const outcomes = await retryQuarantine(catalog, stores.snapshots, settings.prefix);
+    for (const outcome of outcomes) {
+      process.stdout.write(options.json ? `${JSON.stringify(outcome)}\n` : `${outcome.outcome}: ${outcome.key}${outcome.error ? `\n  ${outcome.error}` : ''}\n`);
+    }
+    const failing = outcomes.filter((outcome) => outcome.outcome === 'still-failing').length;
+    if (!options.json) process.stdout.write(`${outcomes.length - failing} stored, ${failing} still failing\n`);
+    if (failing > 0) process.exitCode = ExitCode.runFailed;
+  } finally {
+    stores.close();
+    await http.close();
+  }
 }
 
 function timeBudgetDeadline(options: RunOptions): number | undefined {

@@ -55,6 +55,10 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
     }
   }
 
+  async deleteKey(key: string): Promise<void> {
+    await rm(this.pathOf(key), { force: true });
+  }
+
   async *listKeys(prefix: string, startAfter?: string): AsyncIterable<string> {
     const keys: string[] = [];
     await this.walk(this.root, '', keys);

@@ -1,4 +1,4 @@
-import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { SnapshotStore } from './types.js';
 
 /**
@@ -39,6 +39,10 @@ export class S3SnapshotStore implements SnapshotStore {
       if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return undefined;
       throw error;
     }
+  }
+
+  async deleteKey(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
   async *listKeys(prefix: string, startAfter?: string): AsyncIterable<string> {

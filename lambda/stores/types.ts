@@ -59,6 +59,8 @@ export interface SnapshotStore {
   putJson(key: string, value: unknown): Promise<void>;
   /** Reads a JSON document, or `undefined` when there is none. */
   getJson(key: string): Promise<unknown>;
+  /** Deletes a key (quarantine records that were retried successfully); absent keys are fine. */
+  deleteKey(key: string): Promise<void>;
   /** Keys under `prefix`, in byte order, after `startAfter`. */
   listKeys(prefix: string, startAfter?: string): AsyncIterable<string>;
 }

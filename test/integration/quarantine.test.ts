@@ -7,9 +7,14 @@ import { quarantineKey, leafKey } from '../../lambda/catalog/identity.js';
 import { formatTimestamp } from '../../lambda/catalog/timestamp.js';
 import { commitKey } from '../../lambda/ids/commit-key.js';
 import { SyncError } from '../../lambda/sync/engine.js';
-import { generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
+import { generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';
 import { commitTicks, SyncHarness } from '../support/sync-harness.js';
+import { runCli } from '../support/cli-process.js';
+import { verifyLocal } from '../support/local-verify.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 let catalog: GeneratedCatalog;
 let replica: CatalogReplica;
@@ -81,6 +86,42 @@ describe('quarantine', () => {
       expect((error as SyncError).summary).toMatchObject({ stoppedBy: 'error', commits: 5 });
     } finally {
       replica.clearFaults();
+    }
+  });
+
+  it('catalog-sync quarantine lists the records; retry-quarantine stores the leaves that now succeed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-quarantine-'));
+    const failing = catalog.commits[4]!.leaves[1]!;
+    const key = commitKey(commitTicks(catalog, 4));
+    const common = ['--source', replica.serviceIndexUrl, '--data-dir', dir];
+    try {
+      replica.failWith(failing.path, 500, 1_000);
+      const run = await runCli(['run', ...common, '--quarantine', '--json']);
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({ quarantined: 1, stoppedBy: 'caught-up' });
+
+      const listed = await runCli(['quarantine', ...common, '--json']);
+      expect(listed.code).toBe(0);
+      const records = listed.stdout.trim().split('\n').map((line) => JSON.parse(line));
+      expect(records).toEqual([expect.objectContaining({ key: quarantineKey('', key, failing.id, failing.version), url: replica.leafUrl(failing), id: failing.id })]);
+      expect(records[0].error).toContain('HTTP 500');
+
+      const stillFailing = await runCli(['retry-quarantine', ...common]);
+      expect(stillFailing.code).toBe(1);
+      expect(stillFailing.stdout).toContain('0 stored, 1 still failing');
+
+      replica.clearFaults();
+      const retried = await runCli(['retry-quarantine', ...common]);
+      expect(retried.code).toBe(0);
+      expect(retried.stdout).toContain('1 stored, 0 still failing');
+      expect(readFileSync(join(dir, leafKey('', key, failing.id, failing.version)), 'utf8')).toBe(leafBody(catalog, failing, replica.origin));
+      const manifest = JSON.parse(readFileSync(join(dir, 'commits', `${key}.json`), 'utf8')) as { leaves: { quarantined?: boolean }[] };
+      expect(manifest.leaves.some((entry) => entry.quarantined)).toBe(false);
+      expect((await runCli(['quarantine', ...common])).stdout).toContain('0 quarantined leaf(s)');
+      expect(await verifyLocal(dir, catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+    } finally {
+      replica.clearFaults();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

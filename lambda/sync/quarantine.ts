@@ -1,0 +1,94 @@
+import type { CatalogClient } from '../catalog/catalog-client.js';
+import { InvalidDocumentError } from '../catalog/errors.js';
+import { parseCatalogPage, type PageItem } from '../catalog/schemas.js';
+import { manifestKey } from '../catalog/identity.js';
+import type { SnapshotStore } from '../stores/types.js';
+import { leafKeyOf, metadataOf, type ManifestEntry } from './layout.js';
+
+/** One quarantine record, as stored, with where it is. */
+export interface QuarantineRecord {
+  readonly key: string;
+  readonly url: string;
+  readonly error: string;
+  readonly attempts: number;
+  readonly item: PageItem;
+  /** The 12-character commit key the record sits under. */
+  readonly commitKey: string;
+}
+
+/** What `retry-quarantine` did with one record. */
+export interface RetryOutcome {
+  readonly key: string;
+  readonly url: string;
+  readonly outcome: 'stored' | 'still-failing';
+  readonly error?: string;
+}
+
+const RECORD_KEY = /^(.*?)quarantine\/([0-9A-Za-z]{12})\/[^/]+\/[^/]+\.json$/;
+
+/** Lists the quarantine records under `prefix`, oldest commit first. */
+export async function listQuarantine(snapshots: SnapshotStore, prefix: string): Promise<QuarantineRecord[]> {
+  const records: QuarantineRecord[] = [];
+  for await (const key of snapshots.listKeys(`${prefix}quarantine/`)) {
+    const match = RECORD_KEY.exec(key);
+    if (!match || match[1] !== prefix) continue;
+    const record = (await snapshots.getJson(key)) as { url?: unknown; error?: unknown; attempts?: unknown; item?: unknown } | undefined;
+    if (!record) continue;
+    records.push({
+      key,
+      url: String(record.url),
+      error: String(record.error),
+      attempts: typeof record.attempts === 'number' ? record.attempts : 1,
+      item: pageItemOf(record.item, key),
+      commitKey: match[2]!,
+    });
+  }
+  return records;
+}
+
+/** The page item a record keeps, validated as a page item again: it is read back from storage, not trusted. */
+function pageItemOf(item: unknown, key: string): PageItem {
+  const raw = item as { commitId?: unknown; commitTimeStamp?: unknown } | undefined;
+  const page = { commitId: raw?.commitId, commitTimeStamp: raw?.commitTimeStamp, items: [item] };
+  try {
+    return parseCatalogPage(JSON.stringify(page), key).items[0]!;
+  } catch (error) {
+    if (error instanceof InvalidDocumentError) throw new InvalidDocumentError(key, `quarantine record's item is not a page item: ${error.reason}`, { cause: error });
+    throw error;
+  }
+}
+
+/**
+ * Fetches every quarantined leaf again. Each one that now succeeds is stored at its leaf key, its commit's
+ * manifest entry loses `"quarantined": true` (the manifest is rewritten: consumers see that commit's manifest
+ * once more, now whole), and the record is deleted. Records that still fail stay.
+ */
+export async function retryQuarantine(catalog: CatalogClient, snapshots: SnapshotStore, prefix: string): Promise<RetryOutcome[]> {
+  await catalog.resolveIndexUrl();
+  const outcomes: RetryOutcome[] = [];
+  for (const record of await listQuarantine(snapshots, prefix)) {
+    try {
+      const fetched = await catalog.getLeaf(record.item);
+      await snapshots.putLeaf(leafKeyOf(prefix, record.commitKey, record.item), fetched.body, metadataOf(record.item));
+      await clearManifestMark(snapshots, prefix, record);
+      await snapshots.deleteKey(record.key);
+      outcomes.push({ key: record.key, url: record.url, outcome: 'stored' });
+    } catch (error) {
+      outcomes.push({ key: record.key, url: record.url, outcome: 'still-failing', error: (error as Error).message });
+    }
+  }
+  return outcomes;
+}
+
+async function clearManifestMark(snapshots: SnapshotStore, prefix: string, record: QuarantineRecord): Promise<void> {
+  const key = manifestKey(prefix, record.commitKey);
+  const manifest = (await snapshots.getJson(key)) as { leaves?: ManifestEntry[] } | undefined;
+  if (!manifest?.leaves) return;
+  const leafKey = leafKeyOf(prefix, record.commitKey, record.item);
+  manifest.leaves = manifest.leaves.map((entry) => {
+    if (entry.key !== leafKey) return entry;
+    const { quarantined: _quarantined, ...rest } = entry;
+    return rest;
+  });
+  await snapshots.putJson(key, manifest);
+}
