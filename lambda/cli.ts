@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { CatalogClient } from './catalog/catalog-client.js';
 import { HttpClient } from './catalog/http-client.js';
+import { redactUrl } from './catalog/redact.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from './catalog/timestamp.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type RunOptions, type StoreOptions } from './cli/options.js';
 import { openStores } from './cli/open-stores.js';
@@ -292,7 +293,7 @@ async function statusCommand(options: StoreOptions & { json?: boolean }): Promis
     }
     process.stdout.write(
       `cursor ${status.cursorName} (${status.store}): ${status.cursor ?? 'none stored (starts at ' + formatTimestamp(cursorTicks) + ')'}\n` +
-        `catalog head: ${status.head} (${settings.source})\n` +
+        `catalog head: ${status.head} (${redactUrl(settings.source)})\n` +
         `lag: ${formatDuration(status.lagSeconds)}, ${status.pagesBehind} pages and at most ${status.leavesBehindAtMost} leaves behind\n`,
     );
     if (runs.length === 0) process.stdout.write('no runs recorded\n');

@@ -13,8 +13,12 @@ import type { RunSummary } from './sync/run-summary.js';
 import { parseSettings, SettingsError, type SyncSettings } from './sync/settings.js';
 import { parseTimestamp } from './catalog/timestamp.js';
 
-const logger = new Logger({ serviceName: 'catalog-sync' });
-const metrics = new Metrics({ namespace: 'CatalogSync', serviceName: 'catalog-sync' });
+// The CDK stack sets POWERTOOLS_SERVICE_NAME to `catalog-sync-<cursor>` so that two syncs' metrics and alarms
+// do not collide; an explicit serviceName would override it, so it is read here.
+const serviceName = process.env.POWERTOOLS_SERVICE_NAME?.trim() || 'catalog-sync';
+const namespace = process.env.POWERTOOLS_METRICS_NAMESPACE?.trim() || 'CatalogSync';
+const logger = new Logger({ serviceName });
+const metrics = new Metrics({ namespace, serviceName });
 
 /** Everything a warm Lambda keeps between invocations: the HTTP pool, the SDK clients, the cached index. */
 interface Warm {

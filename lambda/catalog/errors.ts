@@ -6,6 +6,8 @@
  * kept as fields and joined into the message.
  */
 
+import { redactUrl } from './redact.js';
+
 /** The kinds of catalog documents, as they are named in messages. */
 export const DocumentKind = {
   serviceIndex: 'service index',
@@ -32,11 +34,16 @@ export class InvalidDocumentError extends Error {
    * @param reason - what is wrong, starting with the JSON path of the offending value when there is one.
    * @param options - `cause`: the underlying error (a JSON `SyntaxError`, a `ZodError`, a `TimestampError`).
    */
+  /** The URL the document was fetched from, with any credentials or query values hidden. */
+  readonly url: string;
+
   constructor(
-    readonly url: string,
+    url: string,
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super(`${url}: ${reason}`, options);
+    const shown = redactUrl(url);
+    super(`${shown}: ${reason}`, options);
+    this.url = shown;
   }
 }

@@ -1,3 +1,5 @@
+import { redactUrl } from './redact.js';
+
 /**
  * Errors of the HTTP layer. Each names the URL and what went wrong, and says whether a retry may help.
  */
@@ -5,16 +7,19 @@
 /** A fetch that failed: network error, bad status, body too large, or a URL not allowed. */
 export class FetchError extends Error {
   override readonly name: string = 'FetchError';
+  /** The URL that was (or would have been) requested, with any credentials or query values hidden. */
+  readonly url: string;
+
   constructor(
-    /** The URL that was (or would have been) requested. */
-    readonly url: string,
+    url: string,
     /** What went wrong, in words. */
     readonly reason: string,
     /** Whether another attempt may succeed (network errors, 5xx, 429, truncated bodies). */
     readonly retryable: boolean,
     options?: { cause?: unknown; status?: number; attempts?: number; retryAfterMs?: number },
   ) {
-    super(`${url}: ${reason}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    super(`${redactUrl(url)}: ${reason}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.url = redactUrl(url);
     this.status = options?.status;
     this.attempts = options?.attempts ?? 1;
     this.retryAfterMs = options?.retryAfterMs;

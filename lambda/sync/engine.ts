@@ -1,6 +1,7 @@
 import type { CatalogClient } from '../catalog/catalog-client.js';
 import { InvalidDocumentError } from '../catalog/errors.js';
 import { FetchError } from '../catalog/http-errors.js';
+import { redactUrl } from '../catalog/redact.js';
 import type { PageItem } from '../catalog/schemas.js';
 import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../catalog/timestamp.js';
 import { commitKey } from '../ids/commit-key.js';
@@ -264,7 +265,7 @@ async function syncCommits(
           await snapshots.putJson(quarantineKeyOf(settings.prefix, commit.commitKey, item), quarantineRecordOf(item, error));
           commit.entries.push({ key, id: item.id, version: item.version, type: item.type, quarantined: true });
           commit.quarantined++;
-          logger.warn('leaf quarantined', { url: item.url, error: (error as Error).message });
+          logger.warn('leaf quarantined', { url: redactUrl(item.url), error: (error as Error).message });
           return;
         } catch (storeError) {
           error = storeError;

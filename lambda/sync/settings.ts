@@ -1,3 +1,4 @@
+import { redactUrl } from '../catalog/redact.js';
 import { MIN_TIMESTAMP, parseTimestamp, type Ticks } from '../catalog/timestamp.js';
 
 /** nuget.org's service index. */
@@ -125,10 +126,10 @@ function httpUrl(setting: string, text: string): string {
   try {
     url = new URL(text);
   } catch {
-    throw new SettingsError(setting, `${JSON.stringify(text)} is not a URL`);
+    throw new SettingsError(setting, `${JSON.stringify(redactUrl(text))} is not a URL`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new SettingsError(setting, `${JSON.stringify(text)} must be an http or https URL`);
+    throw new SettingsError(setting, `${JSON.stringify(redactUrl(text))} must be an http or https URL`);
   }
   return url.href;
 }
@@ -136,7 +137,7 @@ function httpUrl(setting: string, text: string): string {
 function originOf(setting: string, text: string): string {
   const url = new URL(httpUrl(setting, text));
   if (url.pathname !== '/' || url.search || url.hash) {
-    throw new SettingsError(setting, `${JSON.stringify(text)} must be an origin only (scheme://host[:port]), without a path`);
+    throw new SettingsError(setting, `${JSON.stringify(redactUrl(text))} must be an origin only (scheme://host[:port]), without a path`);
   }
   return url.origin;
 }

@@ -1,0 +1,156 @@
+/**
+ * The app's configuration, read from CDK context: `cdk.json` holds the defaults, `cdk deploy -c key=value`
+ * overrides any of them. Keys are flat (`catalog-sync:<setting>`, and `catalog-sync:second:<setting>` for an
+ * optional second sync) because `-c` only sets top-level keys, and values given with `-c` arrive as strings:
+ * every reader accepts both the JSON type and its text.
+ */
+import { Duration } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Node } from 'constructs';
+import { DEFAULT_CURSOR_NAME } from '../lambda/sync/settings.js';
+import type { CatalogSyncProps } from './catalog-sync.js';
+
+/** Prefix of every context key of this app. */
+export const CONTEXT_PREFIX = 'catalog-sync:';
+/** Prefix of the second sync's keys (after CONTEXT_PREFIX). */
+export const SECOND_PREFIX = 'second:';
+
+/** What the app deploys. */
+export interface AppConfig {
+  /** CloudFormation stack name. */
+  readonly stackName: string;
+  /** E-mail addresses subscribed to a topic created for the alarms. */
+  readonly alarmEmails: readonly string[];
+  /** An existing SNS topic for the alarms (instead of, or besides, the e-mail topic). */
+  readonly alarmTopicArn?: string;
+  /** The first (or only) sync. */
+  readonly first: CatalogSyncProps;
+  /** An optional second sync, sharing the first one's table (and bucket unless `ownBucket`). */
+  readonly second?: CatalogSyncProps & { readonly ownBucket: boolean };
+}
+
+/** A context value that cannot be used. The message names the key. */
+export class ContextError extends Error {
+  override readonly name = 'ContextError';
+}
+
+type Raw = (key: string) => unknown;
+
+/** Reads the app configuration from the context of `node` (the App's node). */
+export function appConfigFromContext(node: Node): AppConfig {
+  const get: Raw = (key) => node.tryGetContext(CONTEXT_PREFIX + key);
+  const first = syncProps(get, '');
+  const secondName = text(get, `${SECOND_PREFIX}cursorName`);
+  let second: AppConfig['second'];
+  if (secondName !== undefined) {
+    const props = syncProps(get, SECOND_PREFIX);
+    const firstName = first.cursorName ?? DEFAULT_CURSOR_NAME;
+    const source = props.source ?? first.source;
+    const allowedOrigins = props.allowedOrigins ?? first.allowedOrigins;
+    second = {
+      ...props,
+      // The point of a second sync in one app: it follows the first one's cursor, never passing it, so it
+      // reads the same catalog unless told otherwise.
+      dependsOn: props.dependsOn ?? [firstName],
+      ...(source === undefined ? {} : { source }),
+      ...(allowedOrigins === undefined ? {} : { allowedOrigins }),
+      // Sharing the first one's bucket: its own prefix, named after its cursor.
+      prefix: props.prefix ?? `${secondName}/`,
+      ownBucket: flag(get, `${SECOND_PREFIX}ownBucket`) ?? false,
+    };
+  }
+  const alarmTopicArn = text(get, 'alarmTopicArn');
+  return {
+    stackName: text(get, 'stackName') ?? 'CatalogSync',
+    alarmEmails: list(get, 'alarmEmails') ?? [],
+    ...(alarmTopicArn === undefined ? {} : { alarmTopicArn }),
+    first,
+    ...(second ? { second } : {}),
+  };
+}
+
+/** The construct's props of one sync, from the keys under `scope`. Unset keys keep the construct's defaults. */
+function syncProps(get: Raw, scope: string): CatalogSyncProps {
+  const key = (name: string) => scope + name;
+  const props: Record<string, unknown> = {
+    source: text(get, key('source')),
+    cursorName: text(get, key('cursorName')),
+    dependsOn: list(get, key('dependsOn')),
+    prefix: text(get, key('prefix'), true),
+    startCursor: text(get, key('startCursor')),
+    maxCommits: whole(get, key('maxCommits')),
+    maxLeaves: whole(get, key('maxLeaves')),
+    concurrency: whole(get, key('concurrency')),
+    quarantine: flag(get, key('quarantine')),
+    allowedOrigins: list(get, key('allowedOrigins')),
+    runLogDays: whole(get, key('runLogDays')),
+    schedule: minutes(get, key('scheduleMinutes')),
+    enabled: flag(get, key('enabled')),
+    memorySize: whole(get, key('memoryMb')),
+    timeout: seconds(get, key('timeoutSeconds')),
+    reservedConcurrency: whole(get, key('reservedConcurrency')),
+    logRetention: retention(get, key('logRetentionDays')),
+    maxEventAge: seconds(get, key('maxEventAgeSeconds')),
+    lagThreshold: minutes(get, key('lagAlarmMinutes')),
+    lagAlarmPeriods: whole(get, key('lagAlarmPeriods')),
+    missedRunPeriods: whole(get, key('missedRunPeriods')),
+    commitEvents: flag(get, key('commitEvents')),
+  };
+  for (const name of Object.keys(props)) if (props[name] === undefined) delete props[name];
+  return props as CatalogSyncProps;
+}
+
+const fullKey = (key: string) => CONTEXT_PREFIX + key;
+
+/** Unset: absent, null or blank. `keepEmpty` keeps '' for settings where empty means something (prefix). */
+function text(get: Raw, key: string, keepEmpty = false): string | undefined {
+  const value = get(key);
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' && typeof value !== 'number') throw new ContextError(`${fullKey(key)}: ${JSON.stringify(value)} must be text`);
+  const result = String(value).trim();
+  return result === '' && !keepEmpty ? undefined : result;
+}
+
+function list(get: Raw, key: string): string[] | undefined {
+  const value = get(key);
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) return value.map(String).map((item) => item.trim()).filter((item) => item !== '');
+  if (typeof value !== 'string') throw new ContextError(`${fullKey(key)}: ${JSON.stringify(value)} must be a list or comma-separated text`);
+  return value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+}
+
+function whole(get: Raw, key: string): number | undefined {
+  const value = get(key);
+  if (value === undefined || value === null || value === '') return undefined;
+  const number = typeof value === 'number' ? value : typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(number) || number < 0) throw new ContextError(`${fullKey(key)}: ${JSON.stringify(value)} must be a whole number`);
+  return number;
+}
+
+function flag(get: Raw, key: string): boolean | undefined {
+  const value = get(key);
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value === 'boolean') return value;
+  const lower = String(value).trim().toLowerCase();
+  if (lower === 'true' || lower === '1' || lower === 'yes') return true;
+  if (lower === 'false' || lower === '0' || lower === 'no') return false;
+  throw new ContextError(`${fullKey(key)}: ${JSON.stringify(value)} must be true or false`);
+}
+
+function minutes(get: Raw, key: string): Duration | undefined {
+  const value = whole(get, key);
+  return value === undefined ? undefined : Duration.minutes(value);
+}
+
+function seconds(get: Raw, key: string): Duration | undefined {
+  const value = whole(get, key);
+  return value === undefined ? undefined : Duration.seconds(value);
+}
+
+function retention(get: Raw, key: string): RetentionDays | undefined {
+  const value = whole(get, key);
+  if (value === undefined) return undefined;
+  const allowed = Object.values(RetentionDays).filter((days): days is number => typeof days === 'number');
+  if (!allowed.includes(value)) throw new ContextError(`${fullKey(key)}: ${value} must be one of CloudWatch Logs' retention periods: ${allowed.join(', ')}`);
+  return value as RetentionDays;
+}
