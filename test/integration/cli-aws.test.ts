@@ -113,8 +113,21 @@ describe('the Lambda handler', () => {
       const context = { getRemainingTimeInMillis: () => 120_000 };
       const first = await handler({}, context);
       expect(first).toMatchObject({ cursorName: 'lambda', commits: 40, stoppedBy: 'max-commits' });
+      replica.clearLog();
       const second = await handler({}, context);
       expect(second.cursorBefore).toBe(first.cursorAfter);
+      // Warm: the unchanged index is not downloaded again (a conditional GET answered 304), the service index is
+      // not read again, and no page before the cursor's page is fetched again.
+      const indexRequests = replica.requests.filter((r) => r.path === '/v3/catalog0/index.json');
+      expect(indexRequests).toHaveLength(1);
+      expect(indexRequests[0]!.headers['if-none-match']).toBeDefined();
+      expect(replica.countRequests('/v3/index.json')).toBe(0);
+      const pages = replica.pagePaths();
+      const firstPageNeeded = pages.findIndex((_, i) => pages.slice(0, i + 1).reduce((n, __, j) => n + replica.commitsOnPage(j), 0) > 40);
+      for (const page of pages.slice(0, firstPageNeeded)) expect(replica.countRequests(page), page).toBe(0);
+      const runs = await runCli(['runs', '--cursor-name', 'lambda', '--cursor-table', harness.table, '--bucket', harness.bucket, '--json'], harness.env());
+      expect(runs.code).toBe(0);
+      expect(runs.stdout.trim().split('\n').map((line) => JSON.parse(line).runId)).toEqual([second.runId, first.runId]);
       expect(await harness.cursor('lambda')).toBe(second.cursorAfter);
       process.env.MAX_LEAVES = 'lots';
       await expect(handler({}, context)).rejects.toThrow(/MAX_LEAVES/);
