@@ -124,7 +124,11 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     } else {
       const boundByDependency = dependencyBound !== undefined && dependencyBound < index.commitTicks;
       upper = boundByDependency ? dependencyBound! : index.commitTicks;
-      const outcome = await syncCommits(settings, deps, logger, checkpointer, cursorBefore, upper, totals, index);
+      // Already at the bound: no page needs reading.
+      const outcome =
+        upper <= cursorBefore
+          ? { stoppedBy: StoppedBy.caughtUp, exhausted: true, failure: undefined }
+          : await syncCommits(settings, deps, logger, checkpointer, cursorBefore, upper, totals, index);
       stoppedBy = outcome.stoppedBy;
       failure = outcome.failure;
       if (outcome.exhausted && failure === undefined && !checkpointer.lostRace) {

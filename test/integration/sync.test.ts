@@ -173,6 +173,11 @@ describe('dependencies', () => {
     expect(await harness.manifestsAfter(catalog, commitTicks(catalog, 11))).toEqual([]);
     const again = await harness.run(replica.serviceIndexUrl, { DEPENDS_ON: 'upstream' });
     expect(again).toMatchObject({ commits: 0, stoppedBy: 'dependency' });
+    // Held exactly at the bound, it reads no page at all.
+    await documents.send(new PutCommand({ TableName: harness.table, Item: { pk: 'upstream', sk: 'cursor', cursor: formatTimestamp(commitTicks(catalog, 11)) } }));
+    replica.clearLog();
+    expect(await harness.run(replica.serviceIndexUrl, { DEPENDS_ON: 'upstream' })).toMatchObject({ commits: 0, stoppedBy: 'dependency' });
+    expect(replica.countRequests('/page')).toBe(0);
   });
 
   it('does nothing while a dependency has no cursor yet', async () => {
