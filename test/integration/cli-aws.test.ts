@@ -3,7 +3,7 @@
  * in-process with the same settings: both sync a generated catalog completely in the contract's layout, and a
  * run killed with SIGKILL mid-slice loses nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { formatTimestamp, parseTimestamp } from '../../lambda/catalog/timestamp.js';
 import { generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';
@@ -111,8 +111,25 @@ describe('the Lambda handler', () => {
     try {
       const { handler } = await import('../../lambda/handler.js');
       const context = { getRemainingTimeInMillis: () => 120_000 };
-      const first = await handler({}, context);
+      // Powertools writes JSON logs and EMF metrics to stdout: capture them for this first run.
+      const lines: string[] = [];
+      const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        lines.push(...String(chunk).split('\n').filter((line) => line.startsWith('{')));
+        return true;
+      });
+      let first;
+      try {
+        first = await handler({}, context);
+      } finally {
+        spy.mockRestore();
+      }
       expect(first).toMatchObject({ cursorName: 'lambda', commits: 40, stoppedBy: 'max-commits' });
+      const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      const finished = records.find((record) => record.message === 'run finished');
+      expect(finished).toMatchObject({ level: 'INFO', runId: first.runId, cursorName: 'lambda' });
+      const emf = records.find((record) => record._aws !== undefined);
+      expect(emf).toMatchObject({ Leaves: first.leaves, Commits: 40, RunSucceeded: 1, RunFailed: 0, runId: first.runId, stoppedBy: 'max-commits' });
+      expect(emf!.CursorLagSeconds).toBeGreaterThan(0);
       replica.clearLog();
       const second = await handler({}, context);
       expect(second.cursorBefore).toBe(first.cursorAfter);
