@@ -1,0 +1,213 @@
+import { InvalidDocumentError } from '../catalog/errors.js';
+import { FetchError } from '../catalog/http-errors.js';
+import { redactUrl } from '../catalog/redact.js';
+import type { PageItem } from '../catalog/schemas.js';
+import { formatTimestamp, type Ticks } from '../catalog/timestamp.js';
+import { commitKey } from '../ids/commit-key.js';
+import type { Checkpointer } from './checkpointer.js';
+import { commitsAfter, type PlannedCommit } from './commit-stream.js';
+import type { EngineDeps, EngineLogger } from './engine.js';
+import { leafKeyOf, manifestKeyOf, manifestOf, metadataOf, quarantineKeyOf, quarantineRecordOf, type ManifestEntry } from './layout.js';
+import { StoppedBy } from './run-summary.js';
+import type { SyncSettings } from './settings.js';
+
+/** A commit being worked on. */
+class CommitWork {
+  remaining: number;
+  readonly entries: ManifestEntry[] = [];
+  leaves = 0;
+  deletes = 0;
+  quarantined = 0;
+  bytes = 0;
+  failed = false;
+  constructor(
+    readonly commit: PlannedCommit,
+    /** The 12-character commit key. */
+    readonly commitKey: string,
+    readonly manifestKey: string,
+  ) {
+    this.remaining = commit.items.length;
+  }
+}
+
+
+/** How the pipeline ended. */
+export interface PipelineOutcome {
+  stoppedBy: StoppedBy;
+  /** Every commit up to the upper bound was taken and completed. */
+  exhausted: boolean;
+  failure: unknown;
+}
+
+/**
+ * The leaf pipeline: takes whole commits from the commit stream within the limits, keeps `CONCURRENCY` leaves in
+ * flight (fetch, validate, PUT), writes manifests strictly in commit order, and asks the checkpointer to move
+ * the cursor after each one. Never throws: a failure is returned, after every commit completed before it is
+ * finalized.
+ */
+export async function runPipeline(
+  settings: SyncSettings,
+  deps: EngineDeps,
+  logger: EngineLogger,
+  checkpointer: Checkpointer,
+  cursor: Ticks,
+  upper: Ticks,
+  totals: { commits: number; leaves: number; deletes: number; quarantined: number; bytes: number },
+  index: Parameters<typeof commitsAfter>[1],
+): Promise<PipelineOutcome> {
+  const { catalog, snapshots, deadline, signal } = deps;
+  const work: CommitWork[] = [];
+  const inFlight = new Set<Promise<void>>();
+  // A slot counter with a FIFO of waiters: unlike Promise.race over the in-flight set, a leaf stalled for a
+  // long time does not collect one reaction per completed neighbour.
+  const waiters: (() => void)[] = [];
+  const slotFreed = (): Promise<void> => new Promise((resolve) => waiters.push(resolve));
+  let finalized = 0;
+  let stop: StoppedBy | undefined;
+  let failure: unknown;
+  let exhausted = false;
+  let leavesTaken = 0;
+  let finalizer: Promise<void> = Promise.resolve();
+
+  const fail = (error: unknown): void => {
+    failure ??= error;
+    stop = StoppedBy.error;
+  };
+
+  let manifestFailed = false;
+  /**
+   * Writes the manifests of every completed commit at the head of the line, in order, then checkpoints. Runs
+   * on after a failure elsewhere: commits before the failed one are still finalized; the failed one blocks
+   * every later one.
+   */
+  const finalizeReady = async (): Promise<void> => {
+    while (finalized < work.length && !manifestFailed) {
+      const done = work[finalized]!;
+      if (done.remaining > 0 || done.failed) return;
+      try {
+        await snapshots.putJson(done.manifestKey, manifestOf(done.commit, done.entries));
+      } catch (error) {
+        manifestFailed = true;
+        fail(error);
+        return;
+      }
+      finalized++;
+      totals.commits++;
+      totals.leaves += done.leaves;
+      totals.deletes += done.deletes;
+      totals.quarantined += done.quarantined;
+      totals.bytes += done.bytes;
+      checkpointer.advance(done.commit.ticks, done.commit.commitId);
+      deps.onProgress?.({ commits: totals.commits, leaves: totals.leaves, bytes: totals.bytes, cursor: done.commit.ticks, upper });
+    }
+  };
+  const kick = (): void => {
+    finalizer = finalizer.then(finalizeReady);
+  };
+
+  const processLeaf = async (commit: CommitWork, item: PageItem, key: string): Promise<void> => {
+    try {
+      const startMs = deps.onLeaf ? performance.now() : 0;
+      const fetched = await catalog.getLeaf(item, deadline);
+      const fetchedMs = deps.onLeaf ? performance.now() : 0;
+      await snapshots.putLeaf(key, fetched.body, metadataOf(item));
+      deps.onLeaf?.(startMs, fetchedMs, performance.now());
+      commit.entries.push({ key, id: item.id, version: item.version, type: item.type });
+      commit.leaves++;
+      commit.bytes += fetched.body.length;
+      if (item.type === 'PackageDelete') commit.deletes++;
+    } catch (error) {
+      if (settings.quarantine && isSourceFailure(error)) {
+        try {
+          await snapshots.putJson(quarantineKeyOf(settings.prefix, commit.commitKey, item), quarantineRecordOf(item, error));
+          commit.entries.push({ key, id: item.id, version: item.version, type: item.type, quarantined: true });
+          commit.quarantined++;
+          logger.warn('leaf quarantined', { url: redactUrl(item.url), error: (error as Error).message });
+          return;
+        } catch (storeError) {
+          error = storeError;
+        }
+      }
+      commit.failed = true;
+      fail(error);
+    } finally {
+      commit.remaining--;
+      if (commit.remaining === 0) kick();
+    }
+  };
+
+  const shouldStop = (): boolean => {
+    if (stop !== undefined) return true;
+    if (checkpointer.lostRace) stop = StoppedBy.lostRace;
+    else if ((deadline !== undefined && Date.now() >= deadline) || signal?.aborted) stop = StoppedBy.timeBudget;
+    return stop !== undefined;
+  };
+
+  try {
+    let loopEnded = true;
+    commits: for await (const commit of commitsAfter(catalog, index, cursor, upper, deadline)) {
+      if (shouldStop()) {
+        loopEnded = false;
+        break;
+      }
+      if (work.length >= settings.maxCommits) {
+        stop = StoppedBy.maxCommits;
+        loopEnded = false;
+        break;
+      }
+      if (work.length > 0 && leavesTaken + commit.items.length > settings.maxLeaves) {
+        stop = StoppedBy.maxLeaves;
+        loopEnded = false;
+        break;
+      }
+      const keys = planKeys(settings.prefix, commit);
+      const state = new CommitWork(commit, keys.commitKey, keys.manifest);
+      work.push(state);
+      leavesTaken += commit.items.length;
+      for (let i = 0; i < commit.items.length; i++) {
+        while (inFlight.size >= settings.concurrency) await slotFreed();
+        if (shouldStop()) {
+          loopEnded = false;
+          break commits;
+        }
+        const task: Promise<void> = processLeaf(state, commit.items[i]!, keys.leaves[i]!).finally(() => {
+          inFlight.delete(task);
+          waiters.shift()?.();
+        });
+        inFlight.add(task);
+      }
+    }
+    exhausted = loopEnded && stop === undefined;
+  } catch (error) {
+    fail(error);
+  }
+  await Promise.allSettled([...inFlight]);
+  kick();
+  await finalizer;
+  if (failure !== undefined) return { stoppedBy: StoppedBy.error, exhausted: false, failure };
+  return { stoppedBy: stop ?? StoppedBy.caughtUp, exhausted: exhausted && finalized === work.length, failure };
+}
+
+/** Keys of a commit's leaves and manifest, checked for two items that would share a key. */
+function planKeys(prefix: string, commit: PlannedCommit): { commitKey: string; manifest: string; leaves: string[] } {
+  const key = commitKey(commit.ticks);
+  const seen = new Map<string, string>();
+  const leaves = commit.items.map((item) => {
+    const leafKey = leafKeyOf(prefix, key, item);
+    const other = seen.get(leafKey);
+    if (other !== undefined) {
+      throw new InvalidDocumentError(
+        item.url,
+        `commit ${formatTimestamp(commit.ticks)} lists package ${item.id} ${item.version} twice (also ${other})`,
+      );
+    }
+    seen.set(leafKey, item.url);
+    return leafKey;
+  });
+  return { commitKey: key, manifest: manifestKeyOf(prefix, key), leaves };
+}
+
+/** A failure of the source (after retries) or of its document: what quarantine may set aside. */
+function isSourceFailure(error: unknown): boolean {
+  return error instanceof FetchError || error instanceof InvalidDocumentError;
+}
