@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { formatTimestamp, parseTimestamp } from '../catalog/timestamp.js';
 import type { RunSummary } from '../sync/run-summary.js';
@@ -11,12 +11,17 @@ const STATE_FILE = 'state.json';
 const LOCK_FILE = 'state.lock';
 /** A lock older than this is left over by a killed process: state updates take milliseconds. */
 const STALE_LOCK_MS = 30_000;
-/** Runs kept in the local log at most, newest first, besides the TTL. */
+/** The run log of each cursor: one JSON line per run, appended, so a checkpoint never rewrites it. */
+const RUNS_DIR = 'runs';
+/** Runs kept in a local log at most, newest first, besides the TTL. */
 const MAX_LOCAL_RUNS = 5_000;
+/** A log past this size is compacted to the newest {@link MAX_LOCAL_RUNS} live runs. */
+const COMPACT_RUN_LOG_BYTES = 4 * 1024 * 1024;
+
+type StoredRun = RunSummary & { sk: string; expiresAt: number };
 
 interface StateFile {
   cursors: Record<string, { cursor: string; commitId?: string; runId?: string; updatedAt?: string }>;
-  runs: Record<string, Array<RunSummary & { sk: string; expiresAt: number }>>;
 }
 
 /** The local state file could not be read or locked. */
@@ -25,15 +30,24 @@ export class LocalStateError extends Error {
 }
 
 /**
- * The embedded default: snapshots as files with exactly the S3 key layout, and the cursors and run log in one
- * JSON file. Every write is atomic (a temporary file, then a rename), and cursor updates are
+ * The embedded default: snapshots as files with exactly the S3 key layout, the cursors in one JSON file, and
+ * each cursor's run log in a JSON-lines file that runs append to (a checkpoint never rewrites the log). Every write is atomic (a temporary file, then a rename), and cursor updates are
  * compare-and-set under an exclusive lock file, so two local runs at once are as safe as two Lambdas.
  */
 export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   private readonly stateDir: string;
 
-  constructor(readonly root: string) {
+  private readonly compactRunLogBytes: number;
+  private readonly maxRuns: number;
+
+  /** @param options - run-log compaction: past `compactRunLogBytes`, keep the newest `maxRuns` live runs. */
+  constructor(
+    readonly root: string,
+    options: { compactRunLogBytes?: number; maxRuns?: number } = {},
+  ) {
     this.stateDir = join(root, STATE_DIR);
+    this.compactRunLogBytes = options.compactRunLogBytes ?? COMPACT_RUN_LOG_BYTES;
+    this.maxRuns = options.maxRuns ?? MAX_LOCAL_RUNS;
   }
 
   // --- snapshots -------------------------------------------------------------------------------------
@@ -133,27 +147,59 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   // --- run log ---------------------------------------------------------------------------------------
 
   async appendRun(summary: RunSummary, expiresAt: number): Promise<void> {
+    const path = this.runLogPath(summary.cursorName);
+    const line = `${JSON.stringify({ ...summary, sk: `run#${summary.runId}`, expiresAt })}\n`;
     await this.withLock(async () => {
-      const state = await this.readState();
-      const now = Math.floor(Date.now() / 1000);
-      const runs = (state.runs[summary.cursorName] ?? []).filter((run) => run.expiresAt > now);
-      runs.push({ ...summary, sk: `run#${summary.runId}`, expiresAt });
-      runs.sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0));
-      state.runs[summary.cursorName] = runs.slice(0, MAX_LOCAL_RUNS);
-      await this.writeState(state);
+      await mkdir(dirname(path), { recursive: true });
+      await appendFile(path, line);
+      if ((await stat(path)).size > this.compactRunLogBytes) {
+        const now = Math.floor(Date.now() / 1000);
+        const kept = newestFirst((await this.readRuns(path)).filter((run) => run.expiresAt > now)).slice(0, this.maxRuns);
+        await this.writeAtomic(path, Buffer.from(kept.reverse().map((run) => `${JSON.stringify(run)}\n`).join('')));
+      }
     });
   }
 
   async listRuns(cursorName: string, query: RunQuery): Promise<RunSummary[]> {
-    const state = await this.readState();
     const now = Math.floor(Date.now() / 1000);
     const from = `run#${query.fromId ?? ''}`;
     const to = `run#${query.toId === undefined ? '~' : `${query.toId}~`}`;
-    return (state.runs[cursorName] ?? [])
-      .filter((run) => run.expiresAt > now && run.sk >= from && run.sk <= to)
-      .sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0))
+    const runs = (await this.readRuns(this.runLogPath(cursorName))).filter((run) => run.expiresAt > now && run.sk >= from && run.sk <= to);
+    return newestFirst(runs)
       .slice(0, query.limit)
       .map(({ sk: _sk, expiresAt: _expiresAt, ...summary }) => summary as RunSummary);
+  }
+
+  private runLogPath(cursorName: string): string {
+    // Cursor names are plain (A-Z a-z 0-9 . _ -, no leading dot): safe as file names.
+    return join(this.stateDir, RUNS_DIR, `${cursorName}.jsonl`);
+  }
+
+  /** The runs of one log. A last line cut short by a crash mid-append is skipped; any other bad line is an error. */
+  private async readRuns(path: string): Promise<StoredRun[]> {
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const lines = text.split('\n');
+    const runs: StoredRun[] = [];
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i]!;
+      if (line === '') continue;
+      let run: StoredRun;
+      try {
+        run = JSON.parse(line) as StoredRun;
+        if (!isPlainObject(run) || typeof run.sk !== 'string' || typeof run.expiresAt !== 'number') throw new Error('not a run record');
+      } catch (cause) {
+        if (i === lines.length - 1) continue;
+        throw new LocalStateError(`${path}: line ${i + 1} is not a run record: ${(cause as Error).message}`, { cause });
+      }
+      runs.push(run);
+    }
+    return runs;
   }
 
   // --- the state file --------------------------------------------------------------------------------
@@ -167,17 +213,14 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
     try {
       text = await readFile(this.statePath(), 'utf8');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { cursors: {}, runs: {} };
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { cursors: {} };
       throw error;
     }
     try {
       const parsed = JSON.parse(text) as Partial<StateFile>;
       if (!isPlainObject(parsed)) throw new Error('not a JSON object');
       if (parsed.cursors !== undefined && !isPlainObject(parsed.cursors)) throw new Error('"cursors" is not a JSON object');
-      if (parsed.runs !== undefined && (!isPlainObject(parsed.runs) || !Object.values(parsed.runs).every(Array.isArray))) {
-        throw new Error('"runs" is not a JSON object of arrays');
-      }
-      return { cursors: parsed.cursors ?? {}, runs: parsed.runs ?? {} };
+      return { cursors: parsed.cursors ?? {} };
     } catch (cause) {
       throw new LocalStateError(`${this.statePath()}: not a valid state file: ${(cause as Error).message}`, { cause });
     }
@@ -221,6 +264,10 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
       // Gone already, or being replaced: the next attempt tells.
     }
   }
+}
+
+function newestFirst(runs: StoredRun[]): StoredRun[] {
+  return runs.sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0));
 }
 
 function isAlive(pid: number): boolean {

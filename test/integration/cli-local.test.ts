@@ -14,7 +14,7 @@ import type { RunSummary } from '../../lambda/sync/run-summary.js';
 import { appendCommits, generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';
 import { runCli, startCli, waitFor, type CliResult } from '../support/cli-process.js';
-import { listFiles, localKeys, localManifestsAfter, readLocalCursor, readLocalState, STATE_FILE, verifyLocal } from '../support/local-verify.js';
+import { listFiles, localKeys, localManifestsAfter, readLocalCursor, RUN_LOG_FILE, STATE_FILE, verifyLocal } from '../support/local-verify.js';
 import { commitTicks } from '../support/sync-harness.js';
 
 const SUMMARY_FIELDS = ['runId', 'cursorName', 'cursorBefore', 'cursorAfter', 'commits', 'leaves', 'deletes', 'quarantined', 'bytes', 'caughtUp', 'stoppedBy', 'durationMs'];
@@ -212,8 +212,9 @@ describe('catalog-sync run with the embedded default', () => {
 
       for (let i = 1; i < seen.length; i++) expect(ticks(seen[i]!), `read ${i} of the state file`).toBeGreaterThanOrEqual(ticks(seen[i - 1]!));
       // Every run was logged: the run log's appends are as safe as the cursor's.
-      expect((await readLocalState(dir))!.runs['catalog-to-s3']).toHaveLength(started);
-      expect((await listFiles(dir)).filter((file) => file.startsWith('.catalog-sync/'))).toEqual([STATE_FILE]);
+      const runLog = await readFile(join(dir, RUN_LOG_FILE), 'utf8');
+      expect(runLog.trim().split('\n').map((line) => JSON.parse(line).runId)).toHaveLength(started);
+      expect((await listFiles(dir)).filter((file) => file.startsWith('.catalog-sync/'))).toEqual([RUN_LOG_FILE, STATE_FILE]);
     } finally {
       await slow.stop();
     }
@@ -407,12 +408,11 @@ describe('usage', () => {
   });
 
   it('a corrupt state file stops every command with a message naming the file, and is left as it was', async () => {
-    // [content, does `runs` fail too?] (`runs` reads only the run log, so a bad cursor does not stop it).
+    // [content, does `runs` fail too?] (`runs` reads only the run log, its own file: a bad state file does not stop it).
     const corruptions: [string, boolean][] = [
-      ['{"cursors":', true],
-      ['[]', true],
+      ['{"cursors":', false],
+      ['[]', false],
       ['{"cursors":{"catalog-to-s3":{"cursor":"last tuesday"}}}', false],
-      ['{"cursors":{},"runs":{"catalog-to-s3":7}}', true],
     ];
     for (const [content, runsFails] of corruptions) {
       const dir = newDir('corrupt');
@@ -427,6 +427,16 @@ describe('usage', () => {
       if (!runsFails) expect(runs).toMatchObject({ code: 0, stdout: 'no runs recorded\n' });
       expect(await readFile(statePath, 'utf8')).toBe(content);
       expect(await localKeys(dir)).toEqual([]);
+    }
+    // A run log with a bad line (not the last, which a crash mid-append may cut short and is skipped).
+    const dir = newDir('corrupt-runs');
+    const runLogPath = join(dir, RUN_LOG_FILE);
+    await mkdir(join(dir, '.catalog-sync', 'runs'), { recursive: true });
+    await writeFile(runLogPath, 'garbage\n{"sk":"run#x","expiresAt":1}\n{"runId":"cut sh');
+    const [status, runs] = await Promise.all([runCli(['status', ...at(dir)]), runCli(['runs', '--data-dir', dir])]);
+    for (const result of [status, runs]) {
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`${runLogPath}: line 1 is not a run record`);
     }
   }, MANY_PROCESSES);
 });

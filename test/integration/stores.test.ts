@@ -3,7 +3,7 @@
  * (started here: it ignores ReturnValuesOnConditionCheckFailure, so a conflict re-reads), and the embedded
  * local folder.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -148,5 +148,30 @@ describe.each(['DynamoDB', 'dynalite', 'local folder'])('%s', (kind) => {
       expect(item?.expiresAt).toBeGreaterThan(Date.now() / 1000 + 29 * 86_400);
       expect(item?.sk).toBe(`run#${ids[0]}`);
     }
+  });
+});
+
+describe('the local run log', () => {
+  it('is compacted past its size bound to the newest live runs, and a cut-short last line is skipped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-runlog-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const store = new LocalStore(dir, { compactRunLogBytes: 3_000, maxRuns: 4 });
+    const now = Math.floor(Date.now() / 1000);
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const runId = createKuuid({ now: () => Date.parse('2026-11-01T00:00:00Z') + i * 1000 }).id();
+      ids.push(runId);
+      // Every third run has already expired.
+      await store.appendRun(summaryOf(runId, 'compact'), i % 3 === 0 ? now - 1 : now + 3600);
+    }
+    const live = ids.filter((_, i) => i % 3 !== 0).reverse();
+    const listed = (await store.listRuns('compact', { limit: 100 })).map((run) => run.runId);
+    expect(listed).toEqual(live.slice(0, listed.length));
+    expect(listed.length).toBeGreaterThanOrEqual(4);
+    expect(listed.length).toBeLessThan(live.length);
+    const path = join(dir, '.catalog-sync', 'runs', 'compact.jsonl');
+    expect(statSync(path).size).toBeLessThan(3_000 + 600);
+    appendFileSync(path, '{"runId":"cut sh');
+    expect((await store.listRuns('compact', { limit: 100 })).map((run) => run.runId)).toEqual(listed);
   });
 });

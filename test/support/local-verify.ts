@@ -10,16 +10,16 @@ import { leafKey, manifestKey } from '../../lambda/catalog/identity.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/catalog/timestamp.js';
 import { commitKey } from '../../lambda/ids/commit-key.js';
 import { STATE_DIR } from '../../lambda/stores/local-store.js';
-import type { RunSummary } from '../../lambda/sync/run-summary.js';
 import { leafBody, type GeneratedCatalog, type GeneratedCommit } from './catalog-generator.js';
 
 /** The state file of the embedded default, relative to the data folder. */
 export const STATE_FILE = `${STATE_DIR}/state.json`;
+/** The run log of the default cursor, relative to the data folder. */
+export const RUN_LOG_FILE = `${STATE_DIR}/runs/catalog-to-s3.jsonl`;
 
 /** The state file as stored. */
 export interface LocalState {
   cursors: Record<string, { cursor: string; commitId?: string; runId?: string; updatedAt?: string }>;
-  runs: Record<string, Array<RunSummary & { sk: string; expiresAt: number }>>;
 }
 
 /** The parsed state file, or `undefined` when there is none yet. */
