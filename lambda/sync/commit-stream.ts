@@ -29,7 +29,8 @@ export function pagesAfter(index: CatalogIndex, cursor: Ticks): CatalogIndexEntr
  * A commit is yielded only when no later page can add to it: pages are ordered by their newest commit, and a
  * page after page P holds only commits at or after P's newest, so every commit older than P's newest is whole
  * once P is read; the commit at P's newest is held back until the next page is read (nuget.org never splits a
- * commit across pages, but the protocol does not promise it).
+ * commit across pages, but the protocol does not promise it). Pages sharing one newest timestamp are read as a
+ * group before anything older than it is released, since their order among themselves is unknown.
  */
 export async function* commitsAfter(
   client: CatalogClient,
@@ -46,11 +47,11 @@ export async function* commitsAfter(
     promise.catch(() => undefined);
     return promise;
   };
-  let next = entries.length > 0 ? fetchPage(entries[0]!) : undefined;
+  let prefetched = entries.length > 0 ? fetchPage(entries[0]!) : undefined;
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!;
-    const page = await next!;
-    next = i + 1 < entries.length ? fetchPage(entries[i + 1]!) : undefined;
+    const page = await prefetched!;
+    prefetched = i + 1 < entries.length ? fetchPage(entries[i + 1]!) : undefined;
     for (const item of page.items) {
       if (item.commitTicks <= cursor || item.commitTicks > upper) continue;
       const commit = pending.get(item.commitTicks);
@@ -65,6 +66,10 @@ export async function* commitsAfter(
         commit.items.push(item);
       }
     }
+    // Pages that share their newest commit (one commit split across them) come in no defined order among
+    // themselves: nothing is released until the last of them is read.
+    const next = entries[i + 1];
+    if (next !== undefined && next.commitTicks === entry.commitTicks) continue;
     const pageNewest = page.commitTicks > entry.commitTicks ? page.commitTicks : entry.commitTicks;
     yield* release(pending, (ticks) => ticks < pageNewest);
     if (pageNewest > upper) break;
