@@ -11,6 +11,10 @@ const STATE_FILE = 'state.json';
 const LOCK_FILE = 'state.lock';
 /** A lock older than this is left over by a killed process: state updates take milliseconds. */
 const STALE_LOCK_MS = 30_000;
+/** Temporary files of atomic writes, inside the state folder. */
+const TMP_DIR = 'tmp';
+/** A temporary file older than this was left by a killed process: no write takes an hour. */
+const STALE_TMP_MS = 60 * 60 * 1000;
 /** The run log of each cursor: one JSON line per run, appended, so a checkpoint never rewrites it. */
 const RUNS_DIR = 'runs';
 /** Runs kept in a local log at most, newest first, besides the TTL. */
@@ -108,9 +112,16 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
     return join(this.root, ...segments);
   }
 
+  /**
+   * Writes a whole file or nothing: the bytes go to a temporary file in the state folder's `tmp/` (same file
+   * system, so the rename is atomic), then it is renamed into place. A process killed mid-write leaves its
+   * temporary file there, never beside the snapshots where a consumer would see it; such leftovers are
+   * removed once they are old.
+   */
   private async writeAtomic(path: string, body: Buffer): Promise<void> {
+    await this.ensureTmpDir();
     await mkdir(dirname(path), { recursive: true });
-    const temporary = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+    const temporary = join(this.stateDir, TMP_DIR, `${process.pid}-${randomBytes(6).toString('hex')}`);
     try {
       await writeFile(temporary, body);
       await rename(temporary, path);
@@ -118,6 +129,22 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
       await rm(temporary, { force: true });
       throw error;
     }
+  }
+
+  private tmpReady: Promise<void> | undefined;
+
+  /** Creates `tmp/` once, and clears what killed processes left there long ago. */
+  private ensureTmpDir(): Promise<void> {
+    this.tmpReady ??= (async () => {
+      const dir = join(this.stateDir, TMP_DIR);
+      await mkdir(dir, { recursive: true });
+      for (const name of await readdir(dir)) {
+        const file = join(dir, name);
+        const info = await stat(file).catch(() => undefined);
+        if (info && Date.now() - info.mtimeMs > STALE_TMP_MS) await rm(file, { force: true });
+      }
+    })();
+    return this.tmpReady;
   }
 
   // --- cursors ---------------------------------------------------------------------------------------

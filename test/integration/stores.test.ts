@@ -3,7 +3,7 @@
  * (started here: it ignores ReturnValuesOnConditionCheckFailure, so a conflict re-reads), and the embedded
  * local folder.
  */
-import { appendFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -173,5 +173,19 @@ describe('the local run log', () => {
     expect(statSync(path).size).toBeLessThan(3_000 + 600);
     appendFileSync(path, '{"runId":"cut sh');
     expect((await store.listRuns('compact', { limit: 100 })).map((run) => run.runId)).toEqual(listed);
+  });
+
+  it('atomic writes stage in .catalog-sync/tmp/, never beside the keys, and old leftovers of killed runs go', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-tmp-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const tmp = join(dir, '.catalog-sync', 'tmp');
+    mkdirSync(tmp, { recursive: true });
+    writeFileSync(join(tmp, '999-old'), 'half a manifest');
+    utimesSync(join(tmp, '999-old'), new Date(Date.now() - 2 * 3600_000), new Date(Date.now() - 2 * 3600_000));
+    writeFileSync(join(tmp, '998-recent'), 'a write in flight elsewhere');
+    const store = new LocalStore(dir);
+    await store.putJson('commits/001e9fzMHc3F.json', { ok: true });
+    expect(readdirSync(tmp)).toEqual(['998-recent']);
+    expect(readdirSync(join(dir, 'commits'))).toEqual(['001e9fzMHc3F.json']);
   });
 });

@@ -78,12 +78,12 @@ export async function localManifestsAfter(dataDir: string, catalog: GeneratedCat
  * Checks that every commit of `catalog` at or before `upTo` is stored whole and exactly under `dataDir`: its
  * manifest at `{prefix}commits/{commitKey}.json` and each leaf at `{prefix}leaves/{commitKey}/{id}/{version}.json`,
  * byte for byte as served from `origin`; that every snapshot file is a key of some commit of the catalog (later
- * commits may be partly stored); and that no temporary file (`.tmp-`) is left anywhere. Returns the problems.
+ * commits may be partly stored); and that no temporary file is left (in `.catalog-sync/tmp/`, or beside a key). Returns the problems.
  */
 export async function verifyLocal(dataDir: string, catalog: GeneratedCatalog, origin: string, upTo: Ticks, prefix = ''): Promise<string[]> {
   const problems: string[] = [];
   const files = await listFiles(dataDir);
-  for (const file of files) if (file.includes('.tmp-')) problems.push(`temporary file left: ${file}`);
+  for (const file of files) if (file.includes('.tmp-') || file.startsWith(`${STATE_DIR}/tmp/`)) problems.push(`temporary file left: ${file}`);
 
   const known = new Set<string>();
   for (const commit of catalog.commits) {
