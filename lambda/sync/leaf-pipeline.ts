@@ -56,7 +56,9 @@ export async function runPipeline(
   index: Parameters<typeof commitsAfter>[1],
 ): Promise<PipelineOutcome> {
   const { catalog, snapshots, deadline, signal } = deps;
-  const work: CommitWork[] = [];
+  // Commits taken, in order; a finalized commit's slot is emptied so its page items and manifest entries are
+  // not held until the end of the slice (memory stays flat however many commits a slice takes).
+  const work: (CommitWork | undefined)[] = [];
   const inFlight = new Set<Promise<void>>();
   // A slot counter with a FIFO of waiters: unlike Promise.race over the in-flight set, a leaf stalled for a
   // long time does not collect one reaction per completed neighbour.
@@ -91,6 +93,7 @@ export async function runPipeline(
         fail(error);
         return;
       }
+      work[finalized] = undefined;
       finalized++;
       totals.commits++;
       totals.leaves += done.leaves;

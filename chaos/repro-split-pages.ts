@@ -1,0 +1,111 @@
+/**
+ * Reproduction of the invariant violation the chaos suite found (kill #2 of `--kind kill --seed 4`):
+ * a commit split across pages is released incomplete when two pages share the newest commit timestamp and
+ * sort (by URL, as strings) in the wrong order: `page10.json` < `page9.json`.
+ *
+ *   npx tsx chaos/repro-split-pages.ts
+ *
+ * It picks a generated catalog whose page layout has that shape (pageSize 4, commits split across pages,
+ * as the replica's `splitCommits` serves them), runs ONE engine slice from scratch into a local folder, and
+ * reports (a) every cursor write at which some commit at or before the cursor was not stored whole
+ * (checked at the instant of the write, as test/integration/sync.test.ts does), and (b) what verifyLocal
+ * finds at the end. Exits 1 when the violation shows.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CatalogClient } from '../lambda/catalog/catalog-client.js';
+import { HttpClient } from '../lambda/catalog/http-client.js';
+import { formatTimestamp, parseTimestamp } from '../lambda/catalog/timestamp.js';
+import { LocalStore } from '../lambda/stores/local-store.js';
+import { runSlice } from '../lambda/sync/engine.js';
+import { parseSettings } from '../lambda/sync/settings.js';
+import { pagePath } from '../test/support/catalog-documents.js';
+import { generateCatalog, type GeneratedCatalog } from '../test/support/catalog-generator.js';
+import { layoutPages } from '../test/support/catalog-layout.js';
+import { CatalogReplica } from '../test/support/catalog-replica.js';
+import { parseTicks } from '../test/support/catalog-time.js';
+import { verifyLocal } from '../test/support/local-verify.js';
+import { RecordingCursorStore } from '../test/support/sync-harness.js';
+
+const PAGE_SIZE = 4;
+
+/** Simulates the engine's page order (newest commit, then URL as a string) and release rule; returns a commit released twice. */
+function doublyReleased(catalog: GeneratedCatalog): number | undefined {
+  const pages = layoutPages(catalog.commits, PAGE_SIZE, true)
+    .map((p) => ({ url: pagePath(p.number), newest: parseTicks(p.newest.timestamp), commits: p.entries.map((e) => catalog.commits.indexOf(e.commit)) }))
+    .sort((a, b) => (a.newest < b.newest ? -1 : a.newest > b.newest ? 1 : a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
+  const pending = new Set<number>();
+  const released = new Set<number>();
+  for (const page of pages) {
+    for (const c of page.commits) {
+      if (released.has(c)) return c;
+      pending.add(c);
+    }
+    for (const c of [...pending]) {
+      if (parseTicks(catalog.commits[c]!.timestamp) < page.newest) {
+        pending.delete(c);
+        released.add(c);
+      }
+    }
+  }
+  return undefined;
+}
+
+let catalog: GeneratedCatalog | undefined;
+let victim: number | undefined;
+for (let seed = 1; seed < 1000 && victim === undefined; seed++) {
+  catalog = generateCatalog({ commits: 24, seed, leavesPerCommit: [1, 4] });
+  victim = doublyReleased(catalog);
+}
+if (!catalog || victim === undefined) throw new Error('no catalog with the shape found');
+const commit = catalog.commits[victim]!;
+const layout = layoutPages(catalog.commits, PAGE_SIZE, true);
+process.stdout.write(`catalog: ${catalog.commits.length} commits, ${layout.length} pages of ${PAGE_SIZE} (commits split across pages)\n`);
+for (const page of layout.slice(-4)) {
+  process.stdout.write(`  ${pagePath(page.number)} newest ${page.newest.timestamp}: commits ${page.entries.map((e) => '#' + catalog!.commits.indexOf(e.commit)).join(' ')}\n`);
+}
+process.stdout.write(`commit #${victim} (${commit.timestamp}, ${commit.leaves.length} leaves) is on two pages, and the engine reads them in the order above sorted by (newest, URL string)\n\n`);
+
+const replica = await CatalogReplica.start({ catalog, pageSize: PAGE_SIZE, splitCommits: true, latencyMs: 5 });
+let violations = 0;
+try {
+  violations += await scenario('1. one run from scratch', {});
+  // 2. The same, bounded by a DEPENDS_ON cursor between the split commit and the newest: the run stops at a
+  //    page of the shared-timestamp group before reading the other one.
+  const bound = catalog.commits[victim + 1]!;
+  violations += await scenario(`2. one run from scratch with DEPENDS_ON at commit #${victim + 1}`, { dependsOn: bound.timestamp });
+} finally {
+  await replica.stop();
+}
+process.stdout.write(violations ? '\nVIOLATION reproduced\n' : '\nno violation\n');
+process.exit(violations ? 1 : 0);
+
+async function scenario(title: string, options: { dependsOn?: string }): Promise<number> {
+  process.stdout.write(`\n${title}\n`);
+  const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-repro-'));
+  const store = new LocalStore(dir);
+  const atWrite: string[] = [];
+  const recording = new RecordingCursorStore(store, async (value) => {
+    // Temporary files of the run's own writes in flight are not the point here.
+    for (const problem of (await verifyLocal(dir, catalog!, replica.origin, value)).filter((p) => !p.startsWith('temporary file'))) {
+      atWrite.push(`cursor written ${formatTimestamp(value)}: ${problem}`);
+    }
+  });
+  if (options.dependsOn) {
+    await store.compareAndSet('upstream', undefined, { value: parseTimestamp(options.dependsOn), commitId: 'x', runId: 'x' });
+  }
+  const settings = parseSettings({ CATALOG_SOURCE: replica.serviceIndexUrl, CONCURRENCY: '4', ...(options.dependsOn ? { DEPENDS_ON: 'upstream' } : {}) });
+  const http = new HttpClient({ connections: 4 });
+  try {
+    const summary = await runSlice(settings, { catalog: new CatalogClient(http, settings.source), cursors: recording, snapshots: store, runLog: store });
+    process.stdout.write(`   run: ${summary.stoppedBy}, ${summary.commits} commits completed, cursor ${summary.cursorAfter}\n`);
+    const atEnd = await verifyLocal(dir, catalog!, replica.origin, parseTimestamp(summary.cursorAfter));
+    process.stdout.write(`   at the instant of a cursor write, commits at or before it not stored whole: ${atWrite.length}\n${atWrite.map((p) => `     ${p}\n`).join('')}`);
+    process.stdout.write(`   verifyLocal up to the cursor after the run: ${atEnd.length} problem(s)\n${atEnd.map((p) => `     ${p}\n`).join('')}`);
+    return atWrite.length + atEnd.length;
+  } finally {
+    await http.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
