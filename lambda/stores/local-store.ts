@@ -11,6 +11,10 @@ const STATE_FILE = 'state.json';
 const LOCK_FILE = 'state.lock';
 /** A lock older than this is left over by a killed process: state updates take milliseconds. */
 const STALE_LOCK_MS = 30_000;
+/** A lock file still without a process id after this was left by a process killed while creating it. */
+const UNNAMED_LOCK_MS = 5_000;
+/** How long a run waits for the lock before giving up. */
+const LOCK_WAIT_MS = 60_000;
 /** Temporary files of atomic writes, inside the state folder. */
 const TMP_DIR = 'tmp';
 /** A temporary file older than this was left by a killed process: no write takes an hour. */
@@ -261,6 +265,7 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   private async withLock<T>(action: () => Promise<T>): Promise<T> {
     await mkdir(this.stateDir, { recursive: true });
     const lockPath = join(this.stateDir, LOCK_FILE);
+    const waitingSince = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
         const handle = await open(lockPath, 'wx');
@@ -274,19 +279,29 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         await this.breakStaleLock(lockPath);
-        if (attempt > 2_000) throw new LocalStateError(`${lockPath}: still locked after ${attempt} attempts; remove it if no catalog-sync is running`);
+        if (Date.now() - waitingSince > LOCK_WAIT_MS) {
+          throw new LocalStateError(`${lockPath}: still locked after ${LOCK_WAIT_MS / 1000} s (${attempt} attempts); remove it if no catalog-sync is running`);
+        }
         await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 8));
       }
     }
   }
 
+  /**
+   * Removes a lock its holder can no longer release: the process named in it is gone (killed), or it names no
+   * process and is older than a few seconds (its writer died between creating and filling it), or it is older
+   * than {@link STALE_LOCK_MS} whatever it says (another host's process, on a shared folder). State updates
+   * take milliseconds. A narrow race remains where two waiters break the same dead lock at once; it needs a
+   * killed holder and two waiters within a millisecond, and costs one overlapping update.
+   */
   private async breakStaleLock(lockPath: string): Promise<void> {
     try {
       const info = await stat(lockPath);
-      if (Date.now() - info.mtimeMs < STALE_LOCK_MS) return;
+      const age = Date.now() - info.mtimeMs;
       const pid = Number(await readFile(lockPath, 'utf8'));
-      if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) return;
-      await rm(lockPath, { force: true });
+      const named = Number.isInteger(pid) && pid > 0;
+      const stale = named ? !isAlive(pid) || age >= STALE_LOCK_MS : age >= UNNAMED_LOCK_MS;
+      if (stale) await rm(lockPath, { force: true });
     } catch {
       // Gone already, or being replaced: the next attempt tells.
     }

@@ -4,6 +4,7 @@
  * local folder.
  */
 import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -187,5 +188,17 @@ describe('the local run log', () => {
     await store.putJson('commits/001e9fzMHc3F.json', { ok: true });
     expect(readdirSync(tmp)).toEqual(['998-recent']);
     expect(readdirSync(join(dir, 'commits'))).toEqual(['001e9fzMHc3F.json']);
+  });
+
+  it('a lock left by a killed process is broken at once, not after a timeout', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-lock-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    // The pid of a process that has exited: as a SIGKILLed run leaves it.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    mkdirSync(join(dir, '.catalog-sync'), { recursive: true });
+    writeFileSync(join(dir, '.catalog-sync', 'state.lock'), dead.stdout);
+    const store = new LocalStore(dir);
+    expect(await store.compareAndSet('c', undefined, { value: A, commitId: 'a', runId: 'r' })).toEqual({ outcome: 'written' });
+    expect(readdirSync(join(dir, '.catalog-sync'))).not.toContain('state.lock');
   });
 });
