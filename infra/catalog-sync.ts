@@ -51,7 +51,7 @@ const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const METRICS_NAMESPACE = 'CatalogSync';
 
 /**
- * Memory of the function. 1,024 MB on arm64 gives a full vCPU share for JSON parsing and TLS while the run is
+ * Memory of the function. 1,024 MB on arm64 gives about 0.58 vCPU (1,769 MB is one full vCPU; see the README's Performance section) for JSON parsing and TLS while the run is
  * mostly network-bound; peak heap is the page items of one slice, never leaf bodies.
  * TODO(bench): revisit with the benchmark's figures (bench/) once they are written.
  */
