@@ -190,6 +190,39 @@ describe('S3 (s3rver)', () => {
     const after = await clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, StartAfter: keys[1_040] }));
     expect(after.Contents?.map((o) => o.Key)).toEqual(keys.slice(1_041));
   });
+
+  it('keeps S3’s promises on overwrite: a GET after the PUT’s answer reads it whole, a GET during PUTs reads one body whole', async () => {
+    // On its own, s3rver answers a PUT before the file is flushed, and truncates the file in place;
+    // a test reading back leaves that a sync had just stored read a short body (CI, 2026-11-22).
+    const bucket = uniqueName('atomic');
+    await createBucket(services.s3Endpoint, bucket);
+    const Key = 'leaves/001e9fzMHc3F/contoso.lib/1.0.0.json';
+    const put = (body: Buffer) =>
+      clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: body, ContentType: 'application/json', Metadata: { 'nuget-id': 'Contoso.Lib' } }));
+    const get = async () => Buffer.from(await (await clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key }))).Body!.transformToByteArray());
+    const misreads: string[] = [];
+    // Read after write: each body differs from the last in length and content.
+    for (let round = 0; round < 6; round++) {
+      const body = Buffer.alloc(2 * 1024 * 1024 - round * 4096, `round ${round} `);
+      await put(body);
+      const got = await get();
+      if (!got.equals(body)) misreads.push(`after PUT ${round}: ${got.length} of ${body.length} bytes`);
+    }
+    // Overlapping rewrites of the same bytes, as overlapping syncs do.
+    const same = Buffer.alloc(1024 * 1024, 'same ');
+    await put(same);
+    for (let round = 0; round < 4; round++) {
+      const reads = Array.from({ length: 3 }, async () => {
+        const got = await get();
+        if (!got.equals(same)) misreads.push(`during PUTs ${round}: ${got.length} of ${same.length} bytes`);
+      });
+      await Promise.all([put(same), put(same), ...reads]);
+    }
+    expect(misreads).toEqual([]);
+    // Nothing staged on the way is left behind or listed.
+    const listed = await clients.s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+    expect(listed.Contents?.map((o) => o.Key)).toEqual([Key]);
+  });
 });
 
 describe('emulator processes', () => {

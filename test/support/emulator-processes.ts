@@ -8,7 +8,8 @@
  *   or `CATALOG_SYNC_TEST_DYNAMO=dynalite`, dynalite instead: conditional writes work, but it ignores
  *   `ReturnValuesOnConditionCheckFailure` and has no `UpdateTimeToLive`.
  * - S3: s3rver, in a child started with `--openssl-legacy-provider` (its ListObjectsV2
- *   continuation tokens use DES, which listing past 1,000 keys needs).
+ *   continuation tokens use DES, which listing past 1,000 keys needs), patched there to write each
+ *   object aside and rename it into place once flushed, as S3's atomic, read-after-write PUT demands.
  *
  * No AWS SDK here: the global setup imports this module, and vitest loads the SDK there about ten
  * times slower than Node does.
