@@ -126,6 +126,9 @@ async function runHere(kinds: Kind[], iterations: number, seed: number, dynamo: 
     process.stdout.write('\ninterrupted: finishing the current iteration\n');
   };
   process.once('SIGINT', onSignal);
+  // SIGTERM (e.g. from the parent of a job) stops at once: emulators stopped, their folder removed.
+  const onTerm = (): void => void emulators.close().finally(() => process.exit(143));
+  process.once('SIGTERM', onTerm);
   try {
     for (const kind of kinds) {
       const stats = newStats(kind);
@@ -158,6 +161,7 @@ async function runHere(kinds: Kind[], iterations: number, seed: number, dynamo: 
     }
   } finally {
     process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onTerm);
     await emulators.close();
   }
   return { all, dynamoName: emulators.dynamo.name };

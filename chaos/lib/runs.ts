@@ -73,6 +73,13 @@ export async function runEngine(target: Target, source: string, options: EngineR
   }
 }
 
+/** CLI children still running: SIGKILLed if this process exits first (a `--follow` run would never end). */
+const liveCli = new Set<ChildProcess>();
+// Registered at load, so it runs before the 'exit' handlers that remove the targets' folders.
+process.on('exit', () => {
+  for (const child of liveCli) child.kill('SIGKILL');
+});
+
 export interface CliRun {
   child: ChildProcess;
   /** Resolves when the process has exited. */
@@ -99,6 +106,8 @@ export function startCliRun(
   options: { killAfterMs?: number; hangAfterMs?: number } = {},
 ): CliRun {
   const { child, done } = startCli(['run', '--source', source, '--json', ...target.cliArgs(), ...args], env);
+  liveCli.add(child);
+  child.once('exit', () => liveCli.delete(child));
   let killed = false;
   let hung = false;
   const alive = (): boolean => child.exitCode === null && child.signalCode === null;

@@ -153,6 +153,9 @@ function harnessFor(table: string, bucket: string, clients: EmulatorClients): Sy
 /** A fresh folder for the embedded default. */
 export function localTarget(prefix: string): Target {
   const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-chaos-local-'));
+  const remove = (): void => rmSync(dir, { recursive: true, force: true });
+  // Also when the suite is stopped mid-iteration (process.exit runs 'exit' handlers).
+  process.once('exit', remove);
   return {
     kind: 'local',
     prefix,
@@ -175,6 +178,9 @@ export function localTarget(prefix: string): Target {
       const store = new LocalStore(dir);
       return { cursors: store, runLog: store, snapshots: store, close: () => undefined };
     },
-    close: () => rmSync(dir, { recursive: true, force: true }),
+    close: () => {
+      remove();
+      process.off('exit', remove);
+    },
   };
 }
