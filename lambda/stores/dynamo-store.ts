@@ -3,11 +3,14 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCom
 import { formatTimestamp, parseTimestamp } from '../catalog/timestamp.js';
 import type { RunSummary } from '../sync/run-summary.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery } from './types.js';
+import { compareRunsNewestFirst, runSecond } from './run-order.js';
 
 /** Sort key of a cursor item. */
 export const CURSOR_SK = 'cursor';
 /** Prefix of run-log sort keys: `run#` + kuuid id. */
 export const RUN_SK_PREFIX = 'run#';
+/** Runs read past the limit of `runs`, to see the whole second of the last run listed. */
+const SAME_SECOND_SLACK = 10;
 
 /** A cursor item that cannot be read back as a cursor. */
 export class CursorItemError extends Error {
@@ -82,6 +85,9 @@ export class DynamoStore implements CursorStore, RunLogStore {
     const from = RUN_SK_PREFIX + (query.fromId ?? '');
     // '~' sorts after every kuuid character: the upper bound takes every id that begins with `toId`.
     const to = RUN_SK_PREFIX + (query.toId === undefined ? '~' : `${query.toId}~`);
+    // Ids within one second sort at random, so the order within a second is decided on all of its
+    // runs: the Query reads a few runs past the limit, and on while they share the last run's second.
+    const wanted = query.limit + SAME_SECOND_SLACK;
     const runs: RunSummary[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
@@ -92,14 +98,16 @@ export class DynamoStore implements CursorStore, RunLogStore {
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: { ':pk': cursorName, ':from': from, ':to': to },
           ScanIndexForward: false,
-          Limit: query.limit - runs.length,
+          Limit: Math.max(wanted - runs.length, SAME_SECOND_SLACK),
           ...(startKey ? { ExclusiveStartKey: startKey } : {}),
         }),
       );
       for (const item of page.Items ?? []) runs.push(toSummary(item));
       startKey = page.LastEvaluatedKey;
-    } while (startKey && runs.length < query.limit);
-    return runs;
+    } while (startKey && (runs.length < wanted || sharesSecond(runs, query.limit - 1, runs.length - 1)));
+    const cut = query.limit - 1;
+    const kept = runs.filter((_run, i) => i <= cut || sharesSecond(runs, cut, i));
+    return kept.sort(compareRunsNewestFirst).slice(0, query.limit);
   }
 
   private toState(name: string, item: Record<string, unknown>): CursorState {
@@ -128,4 +136,11 @@ function unmarshallOld(item: Record<string, { S?: string }>): Record<string, unk
 function toSummary(item: Record<string, unknown>): RunSummary {
   const { pk: _pk, sk: _sk, expiresAt: _expiresAt, ...summary } = item;
   return summary as unknown as RunSummary;
+}
+
+/** True when runs `i` and `j` both exist and started in the same second. */
+function sharesSecond(runs: readonly RunSummary[], i: number, j: number): boolean {
+  const a = runs[i];
+  const b = runs[j];
+  return a !== undefined && b !== undefined && runSecond(a.runId) === runSecond(b.runId);
 }

@@ -3,6 +3,7 @@ import { appendFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile
 import { dirname, join, sep } from 'node:path';
 import { formatTimestamp, parseTimestamp } from '../catalog/timestamp.js';
 import type { RunSummary } from '../sync/run-summary.js';
+import { compareRunsNewestFirst } from './run-order.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery, SnapshotStore } from './types.js';
 
 /** Where the embedded default keeps its cursors and run log, inside the data folder. */
@@ -309,7 +310,7 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
 }
 
 function newestFirst(runs: StoredRun[]): StoredRun[] {
-  return runs.sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0));
+  return runs.sort(compareRunsNewestFirst);
 }
 
 function isAlive(pid: number): boolean {

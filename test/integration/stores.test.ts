@@ -150,6 +150,30 @@ describe.each(['DynamoDB', 'dynalite', 'local folder'])('%s', (kind) => {
       expect(item?.sk).toBe(`run#${ids[0]}`);
     }
   });
+
+  it('the run log: runs of one second list in the order they moved the cursor, whatever their random ids, across the limit', async () => {
+    const { store } = subject();
+    const cursorName = uniqueName('second');
+    const expiresAt = Math.floor(Date.now() / 1000) + 3600;
+    // 15 runs in one second, one after the other (each starts where the last stopped), with random
+    // parts counting DOWN: as bytes their ids sort oldest first. More than `runs` reads past a limit.
+    const cursorAt = (i: number): string => formatTimestamp(C + BigInt(i) * 10_000n);
+    const sameSecond = Array.from({ length: 15 }, (_, i) => {
+      const runId = createKuuid({ now: () => Date.parse('2026-11-02T00:00:05.000Z') + i, randomBytes: () => Buffer.from([0, 0, 0, 99 - i]) }).id();
+      return { ...summaryOf(runId, cursorName), cursorBefore: cursorAt(i), cursorAfter: cursorAt(i + 1) };
+    });
+    const earlier = { ...summaryOf(createKuuid({ now: () => Date.parse('2026-11-02T00:00:04.999Z') }).id(), cursorName), cursorAfter: cursorAt(0) };
+    const later = { ...summaryOf(createKuuid({ now: () => Date.parse('2026-11-02T00:00:06.000Z') }).id(), cursorName), cursorBefore: cursorAt(15), cursorAfter: cursorAt(15) };
+    for (const run of [sameSecond[7]!, later, ...sameSecond.slice(0, 7).reverse(), earlier, ...sameSecond.slice(8)]) await store.appendRun(run, expiresAt);
+    const newestFirst = [later, ...[...sameSecond].reverse(), earlier].map((run) => run.runId);
+    expect([...sameSecond.map((run) => run.runId)].sort()).toEqual(sameSecond.map((run) => run.runId).reverse()); // ids alone would misorder them
+    expect((await store.listRuns(cursorName, { limit: 100 })).map((run) => run.runId)).toEqual(newestFirst);
+    for (const limit of [1, 2, 4, 11, 16, 17]) {
+      expect((await store.listRuns(cursorName, { limit })).map((run) => run.runId), `limit ${limit}`).toEqual(newestFirst.slice(0, limit));
+    }
+    const second = await store.listRuns(cursorName, { limit: 3, fromId: prefix('2026-11-02T00:00:05Z'), toId: prefix('2026-11-02T00:00:05Z') });
+    expect(second.map((run) => run.runId)).toEqual(newestFirst.slice(1, 4));
+  });
 });
 
 describe('the local run log', () => {
