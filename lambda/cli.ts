@@ -12,6 +12,7 @@ import { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_
 import { prefix as kuuidPrefix } from './ids/kuuid.js';
 import { startAfterKey } from './ids/commit-key.js';
 import { listQuarantine, retryQuarantine } from './sync/quarantine.js';
+import { VERSION } from './version.js';
 
 /** Exit codes, as the README documents them. */
 export const ExitCode = { done: 0, runFailed: 1, usage: 2 } as const;
@@ -37,6 +38,7 @@ function storeOptions(command: Command): Command {
 function program(): Command {
   const root = new Command('catalog-sync')
     .description('Follow a NuGet V3 catalog: every leaf snapshot to S3 or a local folder, crash-safe and resumable.')
+    .version(VERSION, '-V, --version', 'print the version of catalog-sync')
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',

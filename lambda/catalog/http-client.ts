@@ -2,6 +2,7 @@ import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { Agent, type Dispatcher } from 'undici';
 import { BodyTooLargeError, FetchError, ForbiddenOriginError } from './http-errors.js';
+import { VERSION } from '../version.js';
 
 const gunzip = promisify(zlib.gunzip);
 const inflate = promisify(zlib.inflate);
@@ -39,7 +40,7 @@ export const DEFAULT_HTTP_OPTIONS: HttpClientOptions = {
   headersTimeoutMs: 30_000,
   bodyTimeoutMs: 30_000,
   retry: { attempts: 5, baseDelayMs: 250, maxDelayMs: 10_000, maxRetryAfterMs: 60_000 },
-  userAgent: 'catalog-sync/0.1 (+https://www.npmjs.com/package/catalog-sync)',
+  userAgent: `catalog-sync/${VERSION} (+https://www.npmjs.com/package/catalog-sync)`,
 };
 
 /** One GET. */

@@ -405,6 +405,15 @@ describe('usage', () => {
       expect(result.stdout, args.join(' ')).toContain('Examples:');
     });
     expect(results[0]!.stdout).toContain('Exit codes: 0 done, 1 a run failed, 2 bad usage or settings');
+    expect(results[0]!.stdout).toContain('-V, --version');
+  });
+
+  it('--version prints the version of package.json and exits 0', async () => {
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const result = await runCli([flag]);
+      expect(result, flag).toMatchObject({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
+    }
   });
 
   it('a corrupt state file stops every command with a message naming the file, and is left as it was', async () => {
