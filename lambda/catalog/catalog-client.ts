@@ -64,6 +64,7 @@ export class CatalogClient {
     readonly limits: DocumentLimits = DEFAULT_DOCUMENT_LIMITS,
   ) {
     for (const origin of allowedOrigins) http.allowOrigin(origin);
+    http.useCredentialsOf(source);
   }
 
   /** The catalog index URL, resolving a service index once. */

@@ -78,6 +78,8 @@ const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 export class HttpClient {
   private readonly agent: Dispatcher;
   private readonly allowed = new Set<string>();
+  /** `Authorization` values by origin, from URLs given with credentials. */
+  private readonly credentials = new Map<string, string>();
   private readonly options: HttpClientOptions;
   /** Called on every retry. */
   onRetry: RetryListener | undefined;
@@ -97,6 +99,18 @@ export class HttpClient {
   /** Permits requests to `origin` (scheme, host and port, e.g. `https://api.nuget.org`). */
   allowOrigin(origin: string): void {
     this.allowed.add(new URL(origin).origin);
+  }
+
+  /**
+   * Sends the user and password of `url` (`https://user:password@host/…`), as HTTP Basic
+   * authentication, with every request to that URL's origin and to no other: a catalog's documents
+   * name their URLs without credentials, and a document must not be able to send them elsewhere.
+   */
+  useCredentialsOf(url: string): void {
+    const parsed = new URL(url);
+    if (!parsed.username && !parsed.password) return;
+    const pair = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+    this.credentials.set(parsed.origin, `Basic ${Buffer.from(pair, 'utf8').toString('base64')}`);
   }
 
   /** The origins requests may go to. */
@@ -143,14 +157,17 @@ export class HttpClient {
   }
 
   private async attempt(url: string, options: GetOptions): Promise<Omit<HttpResponse, 'attempts'>> {
+    const origin = new URL(url).origin;
+    const authorization = this.credentials.get(origin);
     const response = await this.agent.request({
-      origin: new URL(url).origin,
+      origin,
       path: pathOf(url),
       method: 'GET',
       headers: {
         accept: 'application/json',
         'accept-encoding': 'gzip, br, deflate',
         'user-agent': this.options.userAgent,
+        ...(authorization === undefined ? {} : { authorization }),
         ...options.headers,
       },
     });

@@ -77,12 +77,20 @@ export const ENV_NAMES: SettingNames = {
   ALLOWED_ORIGINS: 'ALLOWED_ORIGINS',
 };
 
+/** Hosts that are this machine: plain HTTP to them does not cross a network. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
 /** Cursor names are DynamoDB partition keys and file names: keep them plain. */
 const CURSOR_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** Validates raw settings; the first bad one throws {@link SettingsError} naming it. */
 export function parseSettings(raw: RawSettings, names: SettingNames = ENV_NAMES): SyncSettings {
   const source = httpUrl(names.CATALOG_SOURCE, blankToUndefined(raw.CATALOG_SOURCE) ?? DEFAULT_SOURCE);
+  const sourceUrl = new URL(source);
+  if ((sourceUrl.username || sourceUrl.password) && sourceUrl.protocol !== 'https:' && !LOOPBACK_HOSTS.has(sourceUrl.hostname)) {
+    // Basic authentication over plain HTTP hands the password to anyone on the path.
+    throw new SettingsError(names.CATALOG_SOURCE, `${JSON.stringify(redactUrl(source))} has credentials: they are sent over https only (or to this machine)`);
+  }
   const cursorName = cursorNameOf(names.CURSOR_NAME, blankToUndefined(raw.CURSOR_NAME) ?? DEFAULT_CURSOR_NAME);
   const dependsOn = list(raw.DEPENDS_ON).map((name) => cursorNameOf(names.DEPENDS_ON, name));
   if (dependsOn.includes(cursorName)) throw new SettingsError(names.DEPENDS_ON, `a cursor cannot depend on itself (${cursorName})`);
@@ -136,6 +144,10 @@ function httpUrl(setting: string, text: string): string {
 
 function originOf(setting: string, text: string): string {
   const url = new URL(httpUrl(setting, text));
+  if (url.username || url.password) {
+    // Credentials go to the source's origin only (see HttpClient.useCredentialsOf).
+    throw new SettingsError(setting, `${JSON.stringify(redactUrl(text))} must be an origin only, without credentials`);
+  }
   if (url.pathname !== '/' || url.search || url.hash) {
     throw new SettingsError(setting, `${JSON.stringify(redactUrl(text))} must be an origin only (scheme://host[:port]), without a path`);
   }

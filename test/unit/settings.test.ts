@@ -63,16 +63,25 @@ describe('settings', () => {
     ['CONCURRENCY', '5000', /whole number from 1 to 1024/],
     ['QUARANTINE', 'maybe', /true or false/],
     ['ALLOWED_ORIGINS', 'https://cdn.example.org/path', /origin only/],
+    ['ALLOWED_ORIGINS', 'https://me:hunter2@cdn.example.org', /without credentials/],
+    ['CATALOG_SOURCE', 'http://me:hunter2@feed.example/v3/index.json', /sent over https only/],
   ];
   for (const [name, value, reason] of bad) {
     it(`${name}=${JSON.stringify(value)} fails naming ${name}, and the CLI flag in the CLI`, () => {
       const attempt = (names?: typeof FLAG_NAMES) => () => parseSettings({ [name]: value }, names);
       expect(attempt()).toThrow(SettingsError);
+      expect(attempt()).not.toThrow(/hunter2/);
       expect(attempt()).toThrow(new RegExp(`^${name}: `));
       expect(attempt()).toThrow(reason);
       expect(attempt(FLAG_NAMES)).toThrow(new RegExp(`^${FLAG_NAMES[name]}: `));
     });
   }
+
+  it('a source with credentials is taken over https, or over http to this machine', () => {
+    for (const source of ['https://me:hunter2@feed.example/v3/index.json', 'http://me:hunter2@127.0.0.1:9000/v3/index.json', 'http://me@localhost/v3/index.json']) {
+      expect(parseSettings({ CATALOG_SOURCE: source }).source).toBe(source);
+    }
+  });
 
   it('the Lambda requires its table and bucket, and a sane run-log TTL', () => {
     expect(() => lambdaSettings({ SNAPSHOT_BUCKET: 'b' })).toThrow(/^CURSOR_TABLE: /);
