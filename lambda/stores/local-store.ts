@@ -10,6 +10,8 @@ import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLo
 export const STATE_DIR = '.catalog-sync';
 const STATE_FILE = 'state.json';
 const LOCK_FILE = 'state.lock';
+/** Held, for microseconds, by whoever removes a stale {@link LOCK_FILE}: one breaker at a time. */
+const BREAK_LOCK_FILE = 'state.lock.break';
 /** A lock older than this is left over by a killed process: state updates take milliseconds. */
 const STALE_LOCK_MS = 30_000;
 /** A lock file still without a process id after this was left by a process killed while creating it. */
@@ -28,6 +30,14 @@ const MAX_LOCAL_RUNS = 5_000;
 const COMPACT_RUN_LOG_BYTES = 4 * 1024 * 1024;
 
 type StoredRun = RunSummary & { sk: string; expiresAt: number };
+
+/**
+ * What the lock does, for tests that interleave two stores deterministically: `acquired` (the lock is
+ * held, the update has not begun), `stale` (a lock was judged left by a dead process, before it is
+ * broken), `kept` (a lock judged stale was found live, or replaced, when checked again, and kept).
+ * @internal
+ */
+export type LockEvent = 'acquired' | 'stale' | 'kept';
 
 interface StateFile {
   cursors: Record<string, { cursor: string; commitId?: string; runId?: string; updatedAt?: string }>;
@@ -49,14 +59,20 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   private readonly compactRunLogBytes: number;
   private readonly maxRuns: number;
 
-  /** @param options - run-log compaction: past `compactRunLogBytes`, keep the newest `maxRuns` live runs. */
+  private readonly onLockEvent: ((event: LockEvent) => Promise<void> | void) | undefined;
+
+  /**
+   * @param options - run-log compaction: past `compactRunLogBytes`, keep the newest `maxRuns` live runs;
+   * `onLockEvent`, for tests only, is awaited at each {@link LockEvent}.
+   */
   constructor(
     readonly root: string,
-    options: { compactRunLogBytes?: number; maxRuns?: number } = {},
+    options: { compactRunLogBytes?: number; maxRuns?: number; onLockEvent?: (event: LockEvent) => Promise<void> | void } = {},
   ) {
     this.stateDir = join(root, STATE_DIR);
     this.compactRunLogBytes = options.compactRunLogBytes ?? COMPACT_RUN_LOG_BYTES;
     this.maxRuns = options.maxRuns ?? MAX_LOCAL_RUNS;
+    this.onLockEvent = options.onLockEvent;
   }
 
   // --- snapshots -------------------------------------------------------------------------------------
@@ -273,6 +289,7 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
         try {
           await handle.writeFile(String(process.pid));
           await handle.close();
+          await this.onLockEvent?.('acquired');
           return await action();
         } finally {
           await rm(lockPath, { force: true });
@@ -292,25 +309,54 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
    * Removes a lock its holder can no longer release: the process named in it is gone (killed), or it names no
    * process and is older than a few seconds (its writer died between creating and filling it), or it is older
    * than {@link STALE_LOCK_MS} whatever it says (another host's process, on a shared folder). State updates
-   * take milliseconds. A narrow race remains where two waiters break the same dead lock at once; it needs a
-   * killed holder and two waiters within a millisecond, and costs one overlapping update.
+   * take milliseconds.
+   *
+   * Two waiters may judge the same dead lock at once; if both removed it, the second could remove the lock
+   * the first had just taken, and two updates would overlap. So the lock is removed only under a second lock,
+   * {@link BREAK_LOCK_FILE}, after checking again that it is the same file and still stale.
    */
   private async breakStaleLock(lockPath: string): Promise<void> {
+    const judged = await judgeLock(lockPath);
+    if (!judged?.stale) return;
+    await this.onLockEvent?.('stale');
+    const breakPath = join(this.stateDir, BREAK_LOCK_FILE);
+    let handle;
     try {
-      const info = await stat(lockPath);
-      const age = Date.now() - info.mtimeMs;
-      const pid = Number(await readFile(lockPath, 'utf8'));
-      const named = Number.isInteger(pid) && pid > 0;
-      const stale = named ? !isAlive(pid) || age >= STALE_LOCK_MS : age >= UNNAMED_LOCK_MS;
-      if (stale) await rm(lockPath, { force: true });
-    } catch {
-      // Gone already, or being replaced: the next attempt tells.
+      handle = await open(breakPath, 'wx');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      // Another waiter is breaking it. Its break lock is held for microseconds, unless it was killed doing so.
+      const breaker = await judgeLock(breakPath);
+      if (breaker?.stale) await rm(breakPath, { force: true });
+      return;
+    }
+    try {
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      const again = await judgeLock(lockPath);
+      if (again?.stale && again.ino === judged.ino) await rm(lockPath, { force: true });
+      else await this.onLockEvent?.('kept');
+    } finally {
+      await rm(breakPath, { force: true });
     }
   }
 }
 
 function newestFirst(runs: StoredRun[]): StoredRun[] {
   return runs.sort(compareRunsNewestFirst);
+}
+
+/** A lock file as found: its inode, and whether its holder can no longer release it; undefined if it is gone. */
+async function judgeLock(path: string): Promise<{ ino: number; stale: boolean } | undefined> {
+  try {
+    const info = await stat(path);
+    const age = Date.now() - info.mtimeMs;
+    const pid = Number(await readFile(path, 'utf8'));
+    const named = Number.isInteger(pid) && pid > 0;
+    return { ino: info.ino, stale: named ? !isAlive(pid) || age >= STALE_LOCK_MS : age >= UNNAMED_LOCK_MS };
+  } catch {
+    return undefined; // gone already, or being replaced: the next attempt tells
+  }
 }
 
 function isAlive(pid: number): boolean {

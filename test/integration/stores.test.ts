@@ -221,8 +221,67 @@ describe('the local run log', () => {
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     mkdirSync(join(dir, '.catalog-sync'), { recursive: true });
     writeFileSync(join(dir, '.catalog-sync', 'state.lock'), dead.stdout);
+    // And killed while breaking such a lock, too.
+    writeFileSync(join(dir, '.catalog-sync', 'state.lock.break'), dead.stdout);
     const store = new LocalStore(dir);
     expect(await store.compareAndSet('c', undefined, { value: A, commitId: 'a', runId: 'r' })).toEqual({ outcome: 'written' });
-    expect(readdirSync(join(dir, '.catalog-sync'))).not.toContain('state.lock');
+    expect(readdirSync(join(dir, '.catalog-sync')).filter((name) => name.startsWith('state.lock'))).toEqual([]);
+  });
+
+  it('two waiters that judge the same dead lock at once: the later one does not break the lock the first took', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-lock-race-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    await new LocalStore(dir).compareAndSet('c', undefined, { value: A, commitId: 'a', runId: 'r0' });
+    const expected = await new LocalStore(dir).read('c');
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    writeFileSync(join(dir, '.catalog-sync', 'state.lock'), dead.stdout);
+
+    // Interleaving: A judges the dead lock stale and pauses; B judges it too, breaks it, takes the lock and
+    // pauses holding it; then A goes on. A must not take the lock while B holds it.
+    const signal = () => {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      return { promise, resolve };
+    };
+    const aJudged = signal();
+    const goA = signal();
+    const bHolds = signal();
+    const goB = signal();
+    let bHolding = false;
+    let overlapped = false;
+    const events: string[] = [];
+    const storeA = new LocalStore(dir, {
+      onLockEvent: async (event) => {
+        events.push(`A ${event}`);
+        if (event === 'stale' && !events.includes('B acquired')) {
+          aJudged.resolve();
+          await goA.promise;
+        }
+        if (event === 'acquired' && bHolding) overlapped = true;
+        if (event === 'kept' || event === 'acquired') goB.resolve();
+      },
+    });
+    const storeB = new LocalStore(dir, {
+      onLockEvent: async (event) => {
+        events.push(`B ${event}`);
+        if (event !== 'acquired') return;
+        bHolding = true;
+        bHolds.resolve();
+        await goB.promise;
+        bHolding = false;
+      },
+    });
+    const a = storeA.compareAndSet('c', expected, { value: C, commitId: 'c', runId: 'rA' });
+    await aJudged.promise;
+    const b = storeB.compareAndSet('c', expected, { value: B, commitId: 'b', runId: 'rB' });
+    await bHolds.promise;
+    goA.resolve();
+    const [resultA, resultB] = await Promise.all([a, b]);
+    expect(overlapped).toBe(false);
+    expect(events.slice(0, 4)).toEqual(['A stale', 'B stale', 'B acquired', 'A kept']);
+    expect(resultB).toEqual({ outcome: 'written' });
+    expect(resultA).toMatchObject({ outcome: 'conflict', current: { value: B } });
+    expect((await new LocalStore(dir).read('c'))?.value).toBe(B);
+    expect(readdirSync(join(dir, '.catalog-sync')).filter((name) => name.startsWith('state.lock'))).toEqual([]);
   });
 });
