@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { CatalogClient } from './catalog/catalog-client.js';
+import type { CatalogIndex } from './catalog/schemas.js';
 import { HttpClient } from './catalog/http-client.js';
 import { redactUrl } from './catalog/redact.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from './catalog/timestamp.js';
@@ -278,6 +279,7 @@ async function statusCommand(options: StoreOptions & { json?: boolean }): Promis
     ]);
     const cursorTicks = cursor?.value ?? settings.startCursor;
     const pending = pendingCommits(index.items, cursorTicks);
+    const counted = await countBehind(catalog, index, cursorTicks);
     const status = {
       cursorName: settings.cursorName,
       store: stores.where,
@@ -287,6 +289,8 @@ async function statusCommand(options: StoreOptions & { json?: boolean }): Promis
       lagSeconds: lagSeconds(index.commitTicks, cursorTicks),
       pagesBehind: pending.pages,
       leavesBehindAtMost: pending.leaves,
+      commitsBehind: counted?.commits ?? null,
+      leavesBehind: counted?.leaves ?? null,
       lastRuns: runs,
     };
     if (options.json) {
@@ -296,7 +300,7 @@ async function statusCommand(options: StoreOptions & { json?: boolean }): Promis
     process.stdout.write(
       `cursor ${status.cursorName} (${status.store}): ${status.cursor ?? 'none stored (starts at ' + formatTimestamp(cursorTicks) + ')'}\n` +
         `catalog head: ${status.head} (${redactUrl(settings.source)})\n` +
-        `lag: ${formatDuration(status.lagSeconds)}, ${status.pagesBehind} pages and at most ${status.leavesBehindAtMost} leaves behind\n`,
+        `lag: ${formatDuration(status.lagSeconds)}, ${describeBehind(pending, counted)}\n`,
     );
     if (runs.length === 0) process.stdout.write('no runs recorded\n');
     else {
@@ -307,6 +311,32 @@ async function statusCommand(options: StoreOptions & { json?: boolean }): Promis
     stores.close();
     await http.close();
   }
+}
+
+/** Pages behind the cursor that `status` reads to count commits and leaves exactly; past this it estimates. */
+const STATUS_COUNT_PAGES = 10;
+
+/** Commits and leaves after `cursor`, up to the head, from the pages after it; undefined past {@link STATUS_COUNT_PAGES} pages. */
+async function countBehind(catalog: CatalogClient, index: CatalogIndex, cursor: Ticks): Promise<{ commits: number; leaves: number } | undefined> {
+  const entries = index.items.filter((entry) => entry.commitTicks > cursor);
+  if (entries.length > STATUS_COUNT_PAGES) return undefined;
+  const pages = await Promise.all(entries.map((entry) => catalog.getPage(entry)));
+  const commits = new Set<Ticks>();
+  let leaves = 0;
+  for (const page of pages) {
+    for (const item of page.items) {
+      if (item.commitTicks <= cursor || item.commitTicks > index.commitTicks) continue;
+      commits.add(item.commitTicks);
+      leaves++;
+    }
+  }
+  return { commits: commits.size, leaves };
+}
+
+function describeBehind(pending: { pages: number; leaves: number }, counted: { commits: number; leaves: number } | undefined): string {
+  const count = (n: number, one: string, many: string): string => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+  if (counted) return `${count(counted.commits, 'commit', 'commits')} (${count(counted.leaves, 'leaf', 'leaves')}) behind, on ${count(pending.pages, 'page', 'pages')}`;
+  return `${count(pending.pages, 'page', 'pages')} and at most ${count(pending.leaves, 'leaf', 'leaves')} behind (commits are counted up to ${STATUS_COUNT_PAGES} pages behind)`;
 }
 
 function pendingCommits(entries: readonly { commitTicks: Ticks; count: number }[], cursor: Ticks): { pages: number; leaves: number } {

@@ -280,17 +280,26 @@ describe('catalog-sync status and runs', () => {
   it('status prints the cursor, the head, the lag and the last runs, as text and as one JSON line', async () => {
     const dir = newDir('status');
     const index = JSON.parse(replica.documentAt(replica.catalogIndexUrl)) as { items: { commitTimeStamp: string; count: number }[] };
+    // Commits and leaves are counted exactly when at most 10 pages are behind, and estimated from the index past that.
     const behind = (cursor: string) => {
       const pending = index.items.filter((item) => ticks(item.commitTimeStamp) > ticks(cursor));
-      return { pagesBehind: pending.length, leavesBehindAtMost: pending.reduce((n, item) => n + item.count, 0) };
+      const commits = catalog.commits.filter((commit) => ticks(commit.timestamp) > ticks(cursor));
+      const counted = pending.length <= 10;
+      return {
+        pagesBehind: pending.length,
+        leavesBehindAtMost: pending.reduce((n, item) => n + item.count, 0),
+        commitsBehind: counted ? commits.length : null,
+        leavesBehind: counted ? leavesOf(commits).leaves : null,
+      };
     };
+    expect(index.items.length).toBeGreaterThan(10); // so the first status estimates
 
     const [beforeText, beforeJson] = await Promise.all([runCli(['status', ...at(dir)]), runCli(['status', ...at(dir), '--json'])]);
     expect(beforeText.code).toBe(0);
     expect(beforeText.stdout).toContain(`cursor catalog-to-s3 (${dir}): none stored (starts at ${START})\n`);
     expect(beforeText.stdout).toContain(`catalog head: ${head} (${replica.serviceIndexUrl})\n`);
     expect(beforeText.stdout).toContain(`lag: `);
-    expect(beforeText.stdout).toContain(`, ${index.items.length} pages and at most ${leavesOf(catalog.commits).leaves} leaves behind\n`);
+    expect(beforeText.stdout).toContain(`, ${index.items.length} pages and at most ${leavesOf(catalog.commits).leaves} leaves behind (commits are counted up to 10 pages behind)\n`);
     expect(beforeText.stdout).toContain('no runs recorded\n');
     expect(beforeJson.code).toBe(0);
     const lines = jsonLines<Record<string, unknown>>(beforeJson.stdout);
@@ -305,7 +314,9 @@ describe('catalog-sync status and runs', () => {
     expect(afterText.code).toBe(0);
     expect(afterText.stdout).toContain(`cursor catalog-to-s3 (${dir}): ${run.cursorAfter}\n`);
     expect(afterText.stdout).toContain(`catalog head: ${head}`);
-    expect(afterText.stdout).toContain(`, ${behind(run.cursorAfter).pagesBehind} pages and at most ${behind(run.cursorAfter).leavesBehindAtMost} leaves behind\n`);
+    const afterRun = behind(run.cursorAfter);
+    expect(afterRun.commitsBehind).toBe(catalog.commits.length - 50);
+    expect(afterText.stdout).toContain(`, ${afterRun.commitsBehind} commits (${afterRun.leavesBehind} leaves) behind, on ${afterRun.pagesBehind} pages\n`);
     expect(afterText.stdout).toContain(`last runs:\n  ${run.runId}  max-commits`);
     const after = jsonLines<Record<string, unknown>>(afterJson.stdout)[0]!;
     expect(after).toMatchObject({ cursor: run.cursorAfter, head, ...behind(run.cursorAfter), lastRuns: [run] });
@@ -315,7 +326,7 @@ describe('catalog-sync status and runs', () => {
 
     await runJson(dir);
     const caughtUp = jsonLines<Record<string, unknown>>((await runCli(['status', ...at(dir), '--json'])).stdout)[0]!;
-    expect(caughtUp).toMatchObject({ cursor: head, head, lagSeconds: 0, pagesBehind: 0, leavesBehindAtMost: 0 });
+    expect(caughtUp).toMatchObject({ cursor: head, head, lagSeconds: 0, pagesBehind: 0, leavesBehindAtMost: 0, commitsBehind: 0, leavesBehind: 0 });
     expect((caughtUp.lastRuns as RunSummary[]).map((r) => r.cursorAfter)).toEqual([head, run.cursorAfter]);
   }, MANY_PROCESSES);
 
