@@ -10,16 +10,13 @@
  * that dies mid-body (SIGKILL) or by the server stopping leaves the object truncated in place, even
  * when a complete copy was there before. S3 never does that: a PUT is whole or not at all, and a body
  * shorter than its Content-Length is rejected. Without the patch a killed *re-write* of a leaf that
- * was already stored whole could corrupt it, which would be s3rver's fault, not catalog-sync's. `--raw`
- * keeps s3rver's own behaviour.
+ * was already stored whole could corrupt it, which would be s3rver's fault, not catalog-sync's. The
+ * patch is the tests' own (test/support/children/s3rver-atomic-put.mjs). `--raw` keeps s3rver's own
+ * behaviour.
  */
-import { randomBytes } from 'node:crypto';
-import { createHash } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { createRequire } from 'node:module';
 import S3rver from 's3rver';
 import { announce, exitWithParent } from '../../test/support/children/parent-watch.mjs';
+import { patchS3rverForAtomicPuts } from '../../test/support/children/s3rver-atomic-put.mjs';
 
 const [directory, portText, ...flags] = process.argv.slice(2);
 if (!directory || !portText) {
@@ -27,36 +24,7 @@ if (!directory || !portText) {
   process.exit(2);
 }
 
-if (!flags.includes('--raw')) {
-  const require = createRequire(import.meta.url);
-  const FilesystemStore = require('s3rver/lib/stores/filesystem.js');
-  FilesystemStore.prototype.putObject = async function atomicPutObject(object) {
-    const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
-    let body;
-    if (Buffer.isBuffer(object.content)) body = object.content;
-    else {
-      const chunks = [];
-      for await (const chunk of object.content) chunks.push(chunk);
-      body = Buffer.concat(chunks);
-    }
-    const declared = object.size;
-    if (Number.isFinite(declared) && declared !== body.length) {
-      throw new Error(`body of ${body.length} bytes, Content-Length ${declared}: incomplete PUT not stored`);
-    }
-    const md5 = createHash('md5').update(body).digest('hex');
-    await mkdir(dirname(objectPath), { recursive: true });
-    const temporary = `${objectPath}.tmp-${randomBytes(6).toString('hex')}`;
-    try {
-      await writeFile(temporary, body);
-      await rename(temporary, objectPath);
-    } catch (error) {
-      await rm(temporary, { force: true });
-      throw error;
-    }
-    await this.putMetadata(object.bucket, object.key, object.metadata, md5);
-    return { size: body.length, md5 };
-  };
-}
+if (!flags.includes('--raw')) patchS3rverForAtomicPuts();
 
 const server = new S3rver({ address: '127.0.0.1', port: Number(portText), silent: true, directory });
 exitWithParent(async () => {
