@@ -6,7 +6,9 @@
 import { App, Validations, type AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { pathToFileURL } from 'node:url';
-import { appConfigFromContext } from './config.js';
+import { CatalogSyncPropsError } from './catalog-sync.js';
+import { appConfigFromContext, ContextError } from './config.js';
+import { SettingsError } from '../lambda/sync/settings.js';
 import { CatalogSyncStack } from './stack.js';
 
 /** Builds the app: for `cdk synth`/`deploy` (context from the CLI) and for the tests (context given). */
@@ -20,5 +22,12 @@ export function buildApp(props: AppProps = {}): { app: App; stack: CatalogSyncSt
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  buildApp().app.synth();
+  try {
+    buildApp().app.synth();
+  } catch (error) {
+    // A bad setting is the user's to fix: its message, which names the key, not a stack trace.
+    if (!(error instanceof ContextError || error instanceof SettingsError || error instanceof CatalogSyncPropsError)) throw error;
+    process.stderr.write(`catalog-sync: ${error.message}\n`);
+    process.exitCode = 1;
+  }
 }

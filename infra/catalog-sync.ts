@@ -79,6 +79,11 @@ export const DEFAULT_LAG_THRESHOLD = Duration.hours(1);
 /** Wildcards and policy variables in IAM resource ARNs: a prefix holding one could not be granted exactly. */
 const IAM_SPECIAL = /[*?$]/;
 
+/** A prop of {@link CatalogSync} that cannot be deployed; the message names the construct and the prop. */
+export class CatalogSyncPropsError extends Error {
+  override readonly name = 'CatalogSyncPropsError';
+}
+
 /** Properties of a {@link CatalogSync}. Every one is optional: the defaults follow nuget.org. */
 export interface CatalogSyncProps {
   /**
@@ -647,14 +652,14 @@ export class CatalogSync extends Construct {
     const cursors = syncsByTable.get(this.table) ?? new Map<string, string>();
     syncsByTable.set(this.table, cursors);
     const other = cursors.get(this.cursorName);
-    if (other) throw new Error(`${this.node.path}: cursor ${JSON.stringify(this.cursorName)} is already followed by ${other} in the same table: give each sync its own cursorName`);
+    if (other) throw new CatalogSyncPropsError(`${this.node.path}: cursor ${JSON.stringify(this.cursorName)} is already followed by ${other} in the same table: give each sync its own cursorName`);
     cursors.set(this.cursorName, this.node.path);
 
     const prefixes = syncsByBucket.get(this.bucket) ?? [];
     syncsByBucket.set(this.bucket, prefixes);
     const clash = prefixes.find((p) => p.prefix.startsWith(this.prefix) || this.prefix.startsWith(p.prefix));
     if (clash) {
-      throw new Error(
+      throw new CatalogSyncPropsError(
         `${this.node.path}: prefix ${JSON.stringify(this.prefix)} overlaps prefix ${JSON.stringify(clash.prefix)} of ${clash.path} in the same bucket: ` +
           'give each sync sharing a bucket its own prefix, none the start of another (e.g. "nuget/" and "mirror/"), or give it its own bucket',
       );
@@ -667,7 +672,7 @@ export class CatalogSync extends Construct {
     o: { rate: Duration; timeout: Duration; maxEventAge: Duration; runtime: lambda.Runtime; props: CatalogSyncProps },
   ): void {
     const fail = (message: string): never => {
-      throw new Error(`${this.node.path}: ${message}`);
+      throw new CatalogSyncPropsError(`${this.node.path}: ${message}`);
     };
     // Settings given as tokens (e.g. CloudFormation parameters) are checked by the function at start instead.
     if (!Object.values(environment).some((value) => Token.isUnresolved(value))) {

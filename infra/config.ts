@@ -38,7 +38,61 @@ type Raw = (key: string) => unknown;
 
 /** Reads the app configuration from the context of `node` (the App's node). */
 export function appConfigFromContext(node: Node): AppConfig {
-  const get: Raw = (key) => node.tryGetContext(CONTEXT_PREFIX + key);
+  const read = new Set<string>();
+  const get: Raw = (key) => {
+    read.add(key);
+    return node.tryGetContext(CONTEXT_PREFIX + key);
+  };
+  const config = readConfig(get);
+  refuseUnknownKeys(node, read, config.second !== undefined);
+  return config;
+}
+
+/**
+ * A misspelt key (`-c catalog-sync:memorySize=1769`) would otherwise be ignored without a word, and the
+ * stack deployed with the default: every key under {@link CONTEXT_PREFIX} must be one this app reads.
+ */
+function refuseUnknownKeys(node: Node, read: ReadonlySet<string>, hasSecond: boolean): void {
+  const syncKeys = new Set<string>();
+  syncProps((key) => void syncKeys.add(key), '');
+  const known = [...new Set([...read].filter((key) => !key.startsWith(SECOND_PREFIX))), ...syncKeys].sort();
+  for (const fullName of Object.keys(node.getAllContext() as Record<string, unknown>).sort()) {
+    if (!fullName.startsWith(CONTEXT_PREFIX)) continue;
+    const key = fullName.slice(CONTEXT_PREFIX.length);
+    if (read.has(key)) continue;
+    const inSecond = key.startsWith(SECOND_PREFIX) ? key.slice(SECOND_PREFIX.length) : undefined;
+    if (inSecond !== undefined && !hasSecond && (syncKeys.has(inSecond) || inSecond === 'ownBucket')) {
+      throw new ContextError(`${fullName}: there is no second sync; set ${CONTEXT_PREFIX}${SECOND_PREFIX}cursorName to add one`);
+    }
+    const candidates = inSecond === undefined ? known : [...syncKeys, 'ownBucket'].map((name) => SECOND_PREFIX + name);
+    const closest = nearest(key, candidates);
+    throw new ContextError(`${fullName}: not a setting of this app${closest ? `; did you mean ${CONTEXT_PREFIX}${closest}?` : ''} (see README, Deploy)`);
+  }
+}
+
+/** The candidate closest to `word` by edit distance, if it is close enough to be a likely typo. */
+function nearest(word: string, candidates: readonly string[]): string | undefined {
+  let best: { candidate: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase());
+    if (!best || distance < best.distance) best = { candidate, distance };
+  }
+  return best && best.distance <= Math.max(2, Math.floor(word.length / 2)) ? best.candidate : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+function readConfig(get: Raw): AppConfig {
   const first = syncProps(get, '');
   const secondName = text(get, `${SECOND_PREFIX}cursorName`);
   let second: AppConfig['second'];

@@ -7,7 +7,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { CatalogSync } from './catalog-sync.js';
-import type { AppConfig } from './config.js';
+import { ContextError, type AppConfig } from './config.js';
 
 /** Props of {@link CatalogSyncStack}. */
 export interface CatalogSyncStackProps extends StackProps {
@@ -30,7 +30,7 @@ export class CatalogSyncStack extends Stack {
     Tags.of(this).add('project', 'catalog-sync');
 
     if (config.alarmEmails.length > 0 && config.alarmTopicArn) {
-      throw new Error('catalog-sync:alarmEmails and catalog-sync:alarmTopicArn: set one or the other (subscribe the addresses to your topic)');
+      throw new ContextError('catalog-sync:alarmEmails and catalog-sync:alarmTopicArn: set one or the other (subscribe the addresses to your topic)');
     }
     if (config.alarmEmails.length > 0) {
       const topic = new sns.Topic(this, 'AlarmTopic', { displayName: 'catalog-sync alarms', enforceSSL: true });

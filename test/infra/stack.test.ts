@@ -636,6 +636,11 @@ describe('configuration from context (-c values arrive as text)', () => {
     [{ 'catalog-sync:concurrency': 'many' }, /catalog-sync:concurrency: "many" must be a whole number/],
     [{ 'catalog-sync:logRetentionDays': 31 }, /catalog-sync:logRetentionDays: 31 must be one of/],
     [{ 'catalog-sync:quarantine': 'maybe' }, /catalog-sync:quarantine: "maybe" must be true or false/],
+    // A misspelt key is refused, not ignored with the default deployed.
+    [{ 'catalog-sync:memorySize': '1769' }, /catalog-sync:memorySize: not a setting of this app; did you mean catalog-sync:memoryMb\?/],
+    [{ 'catalog-sync:second:concurency': '4', 'catalog-sync:second:cursorName': 'search' }, /did you mean catalog-sync:second:concurrency\?/],
+    [{ 'catalog-sync:second:concurrency': '4' }, /catalog-sync:second:concurrency: there is no second sync; set catalog-sync:second:cursorName/],
+    [{ 'catalog-sync:zzzzzzzzzzzz': 'x' }, /catalog-sync:zzzzzzzzzzzz: not a setting of this app \(see README/],
   ])('refuses %j at synth time, naming the setting', (overrides, message) => {
     expect(() => synth(overrides)).toThrow(message);
   });
