@@ -325,6 +325,7 @@ describe('catalog-sync status and runs', () => {
     expect(typeof after.cursorUpdatedAt).toBe('string');
 
     await runJson(dir);
+    expect((await runCli(['status', ...at(dir)])).stdout).toContain('lag: 0.0 s, caught up\n');
     const caughtUp = jsonLines<Record<string, unknown>>((await runCli(['status', ...at(dir), '--json'])).stdout)[0]!;
     expect(caughtUp).toMatchObject({ cursor: head, head, lagSeconds: 0, pagesBehind: 0, leavesBehindAtMost: 0, commitsBehind: 0, leavesBehind: 0 });
     expect((caughtUp.lastRuns as RunSummary[]).map((r) => r.cursorAfter)).toEqual([head, run.cursorAfter]);
