@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONCURRENCY } from '../lambda/sync/settings.js';
 import type { PlanningConfig, PlanningResult } from './planning.js';
+import type { ValidationConfig, ValidationResult } from './validation.js';
 import { formatProfile, summarizeProfile, type ProfileSummary } from './profile-summary.js';
 import type { ScenarioConfig, ScenarioResult } from './scenario.js';
 import type { ServersConfig, ServersReady, ReplicaInfo } from './servers.js';
@@ -336,6 +337,9 @@ async function main(): Promise<void> {
   const planningConfig: PlanningConfig = { pages: opts.planningPages, iterations: 6, seed: opts.seed };
   const planning = await runChild<PlanningResult>('planning.js', planningConfig, env, ['--expose-gc']);
   log(`  cold ${planning.cold.totalMs} ms (parse ${planning.cold.parseMs} ms), warm ${planning.warmMedian.totalMs} ms, retained heap ${planning.retainedHeapMB} MB`);
+  log('leaf validation: parseLeaf over a generated catalog');
+  const validation = await runChild<ValidationResult>('validation.js', { commits: 800, rounds: 8, seed: opts.seed } satisfies ValidationConfig, env);
+  log(`  ${validation.leaves} leaves of ${validation.meanLeafBytes} B: cold ${validation.coldMicrosPerLeaf} µs CPU/leaf, warm ${validation.warmMicrosPerLeaf} µs`);
 
   const sequential = await scenario({ ...base, kind: 'sequential', label: 'sequential (documented algorithm)', leaves: opts.sequentialLeaves, concurrency: 1 });
   // The side-by-side set, `--repeat` times in rotating order (the machine's load drifts): each one's median run.
@@ -498,6 +502,10 @@ async function main(): Promise<void> {
       `plan follower ${planning.cold.planFollowerMs} ms -> ${planning.followerPages} page); warm ${planning.warmMedian.totalMs} ms; ` +
       `heap kept by the parsed index ${planning.retainedHeapMB} MB, peak RSS ${planning.maxRssMB} MB`,
   );
+  p(
+    `leaf validation (parseLeaf: JSON, zod, checks against the page item): ${validation.leaves} leaves of ${validation.meanLeafBytes} B mean, ` +
+      `cold ${validation.coldMicrosPerLeaf} µs CPU/leaf, warm ${validation.warmMicrosPerLeaf} µs`,
+  );
   if (warm) {
     p();
     p('warm Lambda (one CatalogClient and cursor store across runs, as a warm Lambda keeps them):');
@@ -561,6 +569,7 @@ async function main(): Promise<void> {
       leanEngineOverCeilingLean: round(ratioLeanLean, 3),
     },
     planning: { ...planning, ...(planningProfile ? { profile: planningProfile } : {}) },
+    validation,
     warm: warm ?? null,
     targets,
     durationMs: Math.round(performance.now() - started),
