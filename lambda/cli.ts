@@ -12,6 +12,7 @@ import type { RunSummary } from './sync/run-summary.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, DEFAULT_SOURCE, parseSettings, SettingsError } from './sync/settings.js';
 import { prefix as kuuidPrefix } from './ids/kuuid.js';
 import { startAfterKey } from './ids/commit-key.js';
+import { commitsAfter, pagesAfter } from './sync/commit-stream.js';
 import { listQuarantine, retryQuarantine } from './sync/quarantine.js';
 import { VERSION } from './version.js';
 
@@ -278,8 +279,9 @@ async function statusCommand(options: StoreOptions & { json?: boolean }): Promis
       stores.runLog.listRuns(settings.cursorName, { limit: 5 }),
     ]);
     const cursorTicks = cursor?.value ?? settings.startCursor;
-    const pending = pendingCommits(index.items, cursorTicks);
-    const counted = await countBehind(catalog, index, cursorTicks);
+    const behind = pagesAfter(index, cursorTicks);
+    const pending = { pages: behind.length, leaves: behind.reduce((n, entry) => n + entry.count, 0) };
+    const counted = behind.length <= STATUS_COUNT_PAGES ? await countBehind(catalog, index, cursorTicks) : undefined;
     const status = {
       cursorName: settings.cursorName,
       store: stores.where,
@@ -316,21 +318,15 @@ async function statusCommand(options: StoreOptions & { json?: boolean }): Promis
 /** Pages behind the cursor that `status` reads to count commits and leaves exactly; past this it estimates. */
 const STATUS_COUNT_PAGES = 10;
 
-/** Commits and leaves after `cursor`, up to the head, from the pages after it; undefined past {@link STATUS_COUNT_PAGES} pages. */
-async function countBehind(catalog: CatalogClient, index: CatalogIndex, cursor: Ticks): Promise<{ commits: number; leaves: number } | undefined> {
-  const entries = index.items.filter((entry) => entry.commitTicks > cursor);
-  if (entries.length > STATUS_COUNT_PAGES) return undefined;
-  const pages = await Promise.all(entries.map((entry) => catalog.getPage(entry)));
-  const commits = new Set<Ticks>();
+/** Commits and leaves after `cursor`, up to the head, read from the pages as a run would read them. */
+async function countBehind(catalog: CatalogClient, index: CatalogIndex, cursor: Ticks): Promise<{ commits: number; leaves: number }> {
+  let commits = 0;
   let leaves = 0;
-  for (const page of pages) {
-    for (const item of page.items) {
-      if (item.commitTicks <= cursor || item.commitTicks > index.commitTicks) continue;
-      commits.add(item.commitTicks);
-      leaves++;
-    }
+  for await (const commit of commitsAfter(catalog, index, cursor, index.commitTicks)) {
+    commits++;
+    leaves += commit.items.length;
   }
-  return { commits: commits.size, leaves };
+  return { commits, leaves };
 }
 
 function describeBehind(pending: { pages: number; leaves: number }, counted: { commits: number; leaves: number } | undefined): string {
@@ -338,18 +334,6 @@ function describeBehind(pending: { pages: number; leaves: number }, counted: { c
   if (counted?.commits === 0) return 'caught up';
   if (counted) return `${count(counted.commits, 'commit', 'commits')} (${count(counted.leaves, 'leaf', 'leaves')}) behind, on ${count(pending.pages, 'page', 'pages')}`;
   return `${count(pending.pages, 'page', 'pages')} and at most ${count(pending.leaves, 'leaf', 'leaves')} behind (commits are counted up to ${STATUS_COUNT_PAGES} pages behind)`;
-}
-
-function pendingCommits(entries: readonly { commitTicks: Ticks; count: number }[], cursor: Ticks): { pages: number; leaves: number } {
-  let pages = 0;
-  let leaves = 0;
-  for (const entry of entries) {
-    if (entry.commitTicks > cursor) {
-      pages++;
-      leaves += entry.count;
-    }
-  }
-  return { pages, leaves };
 }
 
 async function runsCommand(options: StoreOptions & { since?: string; until?: string; limit: string; json?: boolean }): Promise<void> {
