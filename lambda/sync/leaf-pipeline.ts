@@ -30,7 +30,6 @@ class CommitWork {
   }
 }
 
-
 /** How the pipeline ended. */
 export interface PipelineOutcome {
   stoppedBy: StoppedBy;
@@ -147,20 +146,14 @@ export async function runPipeline(
   };
 
   try {
-    let loopEnded = true;
     commits: for await (const commit of commitsAfter(catalog, index, cursor, upper, deadline)) {
-      if (shouldStop()) {
-        loopEnded = false;
-        break;
-      }
+      if (shouldStop()) break;
       if (work.length >= settings.maxCommits) {
         stop = StoppedBy.maxCommits;
-        loopEnded = false;
         break;
       }
       if (work.length > 0 && leavesTaken + commit.items.length > settings.maxLeaves) {
         stop = StoppedBy.maxLeaves;
-        loopEnded = false;
         break;
       }
       const keys = planKeys(settings.prefix, commit);
@@ -169,10 +162,7 @@ export async function runPipeline(
       leavesTaken += commit.items.length;
       for (let i = 0; i < commit.items.length; i++) {
         while (inFlight.size >= settings.concurrency) await slotFreed();
-        if (shouldStop()) {
-          loopEnded = false;
-          break commits;
-        }
+        if (shouldStop()) break commits;
         const task: Promise<void> = processLeaf(state, commit.items[i]!, keys.leaves[i]!).finally(() => {
           inFlight.delete(task);
           waiters.shift()?.();
@@ -180,7 +170,8 @@ export async function runPipeline(
         inFlight.add(task);
       }
     }
-    exhausted = loopEnded && stop === undefined;
+    // Every way out of the loop but its end sets `stop`.
+    exhausted = stop === undefined;
   } catch (error) {
     fail(error);
   }
