@@ -50,8 +50,9 @@ export class LocalStateError extends Error {
 
 /**
  * The embedded default: snapshots as files with exactly the S3 key layout, the cursors in one JSON file, and
- * each cursor's run log in a JSON-lines file that runs append to (a checkpoint never rewrites the log). Every write is atomic (a temporary file, then a rename), and cursor updates are
- * compare-and-set under an exclusive lock file, so two local runs at once are as safe as two Lambdas.
+ * each cursor's run log in a JSON-lines file that runs append to (a checkpoint never rewrites the log). Every
+ * write is atomic (a temporary file, then a rename), and cursor updates are compare-and-set under an exclusive
+ * lock file, so two local runs at once are as safe as two Lambdas.
  */
 export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   private readonly stateDir: string;
@@ -86,12 +87,8 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   }
 
   async getJson(key: string): Promise<unknown> {
-    try {
-      return JSON.parse(await readFile(this.pathOf(key), 'utf8'));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
+    const text = await readTextIfExists(this.pathOf(key));
+    return text === undefined ? undefined : JSON.parse(text);
   }
 
   async deleteKey(key: string): Promise<void> {
@@ -202,7 +199,7 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
       await appendFile(path, line);
       if ((await stat(path)).size > this.compactRunLogBytes) {
         const now = Math.floor(Date.now() / 1000);
-        const kept = newestFirst((await this.readRuns(path)).filter((run) => run.expiresAt > now)).slice(0, this.maxRuns);
+        const kept = (await this.readRuns(path)).filter((run) => run.expiresAt > now).sort(compareRunsNewestFirst).slice(0, this.maxRuns);
         await this.writeAtomic(path, Buffer.from(kept.reverse().map((run) => `${JSON.stringify(run)}\n`).join('')));
       }
     });
@@ -213,7 +210,8 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
     const from = `run#${query.fromId ?? ''}`;
     const to = `run#${query.toId === undefined ? '~' : `${query.toId}~`}`;
     const runs = (await this.readRuns(this.runLogPath(cursorName))).filter((run) => run.expiresAt > now && run.sk >= from && run.sk <= to);
-    return newestFirst(runs)
+    return runs
+      .sort(compareRunsNewestFirst)
       .slice(0, query.limit)
       .map(({ sk: _sk, expiresAt: _expiresAt, ...summary }) => summary as RunSummary);
   }
@@ -225,13 +223,8 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
 
   /** The runs of one log. A last line cut short by a crash mid-append is skipped; any other bad line is an error. */
   private async readRuns(path: string): Promise<StoredRun[]> {
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
+    const text = await readTextIfExists(path);
+    if (text === undefined) return [];
     const lines = text.split('\n');
     const runs: StoredRun[] = [];
     for (let i = 0; i < lines.length; i++) {
@@ -257,13 +250,8 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   }
 
   private async readState(): Promise<StateFile> {
-    let text: string;
-    try {
-      text = await readFile(this.statePath(), 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { cursors: {} };
-      throw error;
-    }
+    const text = await readTextIfExists(this.statePath());
+    if (text === undefined) return { cursors: {} };
     try {
       const parsed = JSON.parse(text) as Partial<StateFile>;
       if (!isPlainObject(parsed)) throw new Error('not a JSON object');
@@ -284,24 +272,19 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
     const lockPath = join(this.stateDir, LOCK_FILE);
     const waitingSince = Date.now();
     for (let attempt = 0; ; attempt++) {
-      try {
-        const handle = await open(lockPath, 'wx');
+      if (await createLockFile(lockPath)) {
         try {
-          await handle.writeFile(String(process.pid));
-          await handle.close();
           await this.onLockEvent?.('acquired');
           return await action();
         } finally {
           await rm(lockPath, { force: true });
         }
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        await this.breakStaleLock(lockPath);
-        if (Date.now() - waitingSince > LOCK_WAIT_MS) {
-          throw new LocalStateError(`${lockPath}: still locked after ${LOCK_WAIT_MS / 1000} s (${attempt} attempts); remove it if no catalog-sync is running`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 8));
       }
+      await this.breakStaleLock(lockPath);
+      if (Date.now() - waitingSince > LOCK_WAIT_MS) {
+        throw new LocalStateError(`${lockPath}: still locked after ${LOCK_WAIT_MS / 1000} s (${attempt} attempts); remove it if no catalog-sync is running`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 8));
     }
   }
 
@@ -320,19 +303,13 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
     if (!judged?.stale) return;
     await this.onLockEvent?.('stale');
     const breakPath = join(this.stateDir, BREAK_LOCK_FILE);
-    let handle;
-    try {
-      handle = await open(breakPath, 'wx');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if (!(await createLockFile(breakPath))) {
       // Another waiter is breaking it. Its break lock is held for microseconds, unless it was killed doing so.
       const breaker = await judgeLock(breakPath);
       if (breaker?.stale) await rm(breakPath, { force: true });
       return;
     }
     try {
-      await handle.writeFile(String(process.pid));
-      await handle.close();
       const again = await judgeLock(lockPath);
       if (again?.stale && again.ino === judged.ino) await rm(lockPath, { force: true });
       else await this.onLockEvent?.('kept');
@@ -342,8 +319,31 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   }
 }
 
-function newestFirst(runs: StoredRun[]): StoredRun[] {
-  return runs.sort(compareRunsNewestFirst);
+/** Creates the lock file `path` holding this process's id; false if it exists (someone else holds it). */
+async function createLockFile(path: string): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(path, 'wx');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+  try {
+    await handle.writeFile(String(process.pid));
+  } finally {
+    await handle.close();
+  }
+  return true;
+}
+
+/** Reads a whole text file; undefined if it does not exist. */
+async function readTextIfExists(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 /** A lock file as found: its inode, and whether its holder can no longer release it; undefined if it is gone. */
