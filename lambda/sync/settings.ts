@@ -86,11 +86,7 @@ const CURSOR_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** Validates raw settings; the first bad one throws {@link SettingsError} naming it. */
 export function parseSettings(raw: RawSettings, names: SettingNames = ENV_NAMES): SyncSettings {
   const source = httpUrl(names.CATALOG_SOURCE, blankToUndefined(raw.CATALOG_SOURCE) ?? DEFAULT_SOURCE);
-  const sourceUrl = new URL(source);
-  if ((sourceUrl.username || sourceUrl.password) && sourceUrl.protocol !== 'https:' && !LOOPBACK_HOSTS.has(sourceUrl.hostname)) {
-    // Basic authentication over plain HTTP hands the password to anyone on the path.
-    throw new SettingsError(names.CATALOG_SOURCE, `${JSON.stringify(redactUrl(source))} has credentials: they are sent over https only (or to this machine)`);
-  }
+  checkSourceCredentials(names.CATALOG_SOURCE, new URL(source));
   const cursorName = cursorNameOf(names.CURSOR_NAME, blankToUndefined(raw.CURSOR_NAME) ?? DEFAULT_CURSOR_NAME);
   const dependsOn = list(raw.DEPENDS_ON).map((name) => cursorNameOf(names.DEPENDS_ON, name));
   if (dependsOn.includes(cursorName)) throw new SettingsError(names.DEPENDS_ON, `a cursor cannot depend on itself (${cursorName})`);
@@ -140,6 +136,22 @@ function httpUrl(setting: string, text: string): string {
     throw new SettingsError(setting, `${JSON.stringify(redactUrl(text))} must be an http or https URL`);
   }
   return url.href;
+}
+
+/** Credentials in the source URL are sent as HTTP Basic authentication (see HttpClient.useCredentialsOf). */
+function checkSourceCredentials(setting: string, url: URL): void {
+  if (!url.username && !url.password) return;
+  const shown = JSON.stringify(redactUrl(url.href));
+  // Basic authentication over plain HTTP hands the password to anyone on the path.
+  if (url.protocol !== 'https:' && !LOOPBACK_HOSTS.has(url.hostname)) {
+    throw new SettingsError(setting, `${shown} has credentials: they are sent over https only (or to this machine)`);
+  }
+  try {
+    decodeURIComponent(url.username);
+    decodeURIComponent(url.password);
+  } catch (cause) {
+    throw new SettingsError(setting, `${shown} has credentials that are not valid percent-encoding (write % as %25)`, { cause });
+  }
 }
 
 function originOf(setting: string, text: string): string {

@@ -65,6 +65,7 @@ describe('settings', () => {
     ['ALLOWED_ORIGINS', 'https://cdn.example.org/path', /origin only/],
     ['ALLOWED_ORIGINS', 'https://me:hunter2@cdn.example.org', /without credentials/],
     ['CATALOG_SOURCE', 'http://me:hunter2@feed.example/v3/index.json', /sent over https only/],
+    ['CATALOG_SOURCE', 'https://me:hunter2%zz@feed.example/v3/index.json', /not valid percent-encoding/],
   ];
   for (const [name, value, reason] of bad) {
     it(`${name}=${JSON.stringify(value)} fails naming ${name}, and the CLI flag in the CLI`, () => {
