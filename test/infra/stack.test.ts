@@ -4,7 +4,8 @@
  * Each describe synthesizes its app once.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { App, Duration, Stack, type AppProps } from 'aws-cdk-lib';
@@ -15,13 +16,18 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app.js';
 import { CatalogSync } from '../../infra/catalog-sync.js';
 import type { CatalogSyncStack } from '../../infra/stack.js';
 
 const ROOT = new URL('../../', import.meta.url);
 const CDK_JSON = JSON.parse(readFileSync(new URL('cdk.json', ROOT), 'utf8')) as { app: string; context: Record<string, unknown> };
+/** Where this file's apps synthesize: without an outdir, each App leaves a cdk.outXXXX folder in the system's temp. */
+const OUT = mkdtempSync(join(tmpdir(), 'catalog-sync-stack-test-'));
+afterAll(() => rmSync(OUT, { recursive: true, force: true }));
+const outdir = (): string => mkdtempSync(join(OUT, 'app-'));
+
 /** Skips asset bundling (esbuild) for apps whose bundle is not under test. */
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
 
@@ -38,7 +44,7 @@ interface Synthesized {
 /** The app exactly as `cdk synth` builds it: cdk.json's context, plus `-c`-style overrides. */
 function synth(overrides: Record<string, unknown> = {}, { bundle = false }: { bundle?: boolean } = {}): Synthesized {
   const context = { ...CDK_JSON.context, ...(bundle ? {} : NO_BUNDLING), ...overrides };
-  const { app, stack } = buildApp({ context } satisfies AppProps);
+  const { app, stack } = buildApp({ context, outdir: outdir() } satisfies AppProps);
   const template = Template.fromStack(stack);
   return { app, stack, template, resources: template.toJSON().Resources as Resources };
 }
@@ -648,7 +654,7 @@ describe('configuration from context (-c values arrive as text)', () => {
 
 describe('the construct in another app', () => {
   it('works with no props at all, and grants an operator read access to its cursor and run log', () => {
-    const app = new App({ context: NO_BUNDLING });
+    const app = new App({ context: NO_BUNDLING, outdir: outdir() });
     const stack = new Stack(app, 'Theirs');
     const sync = new CatalogSync(stack, 'Sync');
     const operator = new iam.Role(stack, 'Operator', { assumedBy: new iam.AccountRootPrincipal() });
@@ -672,7 +678,7 @@ describe('the construct in another app', () => {
   });
 
   it('uses a bucket given by name (no bucket created; its finding acknowledged), and refuses a runtime older than Node.js 22', () => {
-    const app = new App({ context: NO_BUNDLING });
+    const app = new App({ context: NO_BUNDLING, outdir: outdir() });
     const stack = new Stack(app, 'Theirs');
     const bucket = s3.Bucket.fromBucketName(stack, 'Bucket', 'their-bucket');
     new CatalogSync(stack, 'Sync', { bucket, prefix: 'nuget/', schedule: Duration.minutes(10) });
@@ -725,7 +731,7 @@ describe('cdk-nag (AwsSolutions)', () => {
   });
 
   it('runs in the app itself, so `cdk synth` fails on a new finding', () => {
-    const { app, stack } = buildApp({ context: { ...CDK_JSON.context, ...NO_BUNDLING } });
+    const { app, stack } = buildApp({ context: { ...CDK_JSON.context, ...NO_BUNDLING }, outdir: outdir() });
     new sqs.Queue(stack, 'Careless'); // no enforceSSL, no DLQ
     expect(() => app.synth()).toThrow(/AwsSolutions-SQS4/);
   });
