@@ -11,6 +11,9 @@
 import { parseCatalogIndex } from '../lambda/catalog/schemas.js';
 import { MIN_TICKS } from '../lambda/catalog/timestamp.js';
 import { pagesAfter } from '../lambda/sync/commit-stream.js';
+import { CATALOG_CONTEXT } from '../test/support/catalog-documents.js';
+import { formatTicks, TICKS_PER_SECOND } from '../test/support/catalog-time.js';
+import { mulberry32 } from '../test/support/prng.js';
 import { profiled } from './profiler.js';
 import { median, round } from './stats.js';
 
@@ -48,52 +51,25 @@ export interface PlanningResult {
 
 const INDEX_URL = 'https://api.nuget.org/v3/catalog0/index.json';
 
-/** A mulberry32 PRNG: deterministic input for every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function uuid(random: () => number): string {
-  const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16)).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
-
-/** `2015-02-01T06:22:45.8488496Z`, sometimes with trailing zeros dropped as nuget.org does. */
-function timestamp(epochMs: number, ticks: number, random: () => number): string {
-  const seconds = new Date(Math.floor(epochMs / 1000) * 1000).toISOString().slice(0, 19);
-  let fraction = String(ticks).padStart(7, '0');
-  if (random() < 0.1) fraction = fraction.replace(/0+$/, '');
-  return fraction === '' ? `${seconds}Z` : `${seconds}.${fraction}Z`;
-}
-
 /** The index document, as nuget.org shapes it (compact JSON). */
 export function synthesizeIndex(pages: number, seed: number): Buffer {
-  const random = prng(seed);
+  const random = mulberry32(seed);
   const start = Date.parse('2015-02-01T06:22:45Z');
   const end = Date.parse('2025-06-01T00:00:00Z');
   const step = (end - start) / pages;
-  const items = Array.from({ length: pages }, (_, i) => {
-    const ms = start + i * step + random() * step * 0.9;
+  const ordered = Array.from({ length: pages }, (_, i) => {
+    const second = BigInt(Math.floor((start + i * step + random.next() * step * 0.9) / 1000));
     return {
       '@id': `https://api.nuget.org/v3/catalog0/page${i}.json`,
       '@type': 'CatalogPage',
-      commitId: uuid(random),
-      commitTimeStamp: timestamp(ms, Math.floor(random() * 10_000_000), random),
-      count: i === pages - 1 ? 1 + Math.floor(random() * 549) : 540 + Math.floor(random() * 11),
+      commitId: random.uuid(),
+      // Seven fractional digits, sometimes with trailing zeros dropped as nuget.org serves them.
+      commitTimeStamp: formatTicks(second * TICKS_PER_SECOND + BigInt(random.int(0, 9_999_999)), random.chance(0.1)),
+      count: i === pages - 1 ? random.int(1, 549) : random.int(540, 550),
     };
   });
-  const newest = items.at(-1)!;
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [items[i], items[j]] = [items[j]!, items[i]!];
-  }
+  const newest = ordered.at(-1)!;
+  const items = random.shuffle(ordered);
   const document = {
     '@id': INDEX_URL,
     '@type': ['CatalogRoot', 'AppendOnlyCatalog', 'Permalink'],
@@ -104,16 +80,7 @@ export function synthesizeIndex(pages: number, seed: number): Buffer {
     'nuget:lastDeleted': newest.commitTimeStamp,
     'nuget:lastEdited': newest.commitTimeStamp,
     items,
-    '@context': {
-      '@vocab': 'http://schema.nuget.org/catalog#',
-      nuget: 'http://schema.nuget.org/schema#',
-      items: { '@id': 'item', '@container': '@set' },
-      parent: { '@type': '@id' },
-      commitTimeStamp: { '@type': 'http://www.w3.org/2001/XMLSchema#dateTime' },
-      'nuget:lastCreated': { '@type': 'http://www.w3.org/2001/XMLSchema#dateTime' },
-      'nuget:lastDeleted': { '@type': 'http://www.w3.org/2001/XMLSchema#dateTime' },
-      'nuget:lastEdited': { '@type': 'http://www.w3.org/2001/XMLSchema#dateTime' },
-    },
+    '@context': CATALOG_CONTEXT,
   };
   return Buffer.from(JSON.stringify(document));
 }

@@ -282,7 +282,6 @@ async function main(): Promise<void> {
     }
   };
 
-  const rows: Row[] = [];
   const profileDir = join(opts.out, 'profiles');
   const profilePath = (label: string): string => {
     mkdirSync(profileDir, { recursive: true });
@@ -325,7 +324,6 @@ async function main(): Promise<void> {
       `  ${row.leavesPerSec} leaves/s, p50 ${row.perLeafMs.p50} ms, p99 ${row.perLeafMs.p99} ms, ${row.cpuPerLeafMs} ms CPU/leaf, ` +
         `ELU ${row.eventLoopUtilization}, RSS ${row.maxRssMB} MB; servers ${Math.round(row.serverCpuShare * 100)}%, others ${Math.round(row.othersCpuShare * 100)}% of a core`,
     );
-    rows.push(row);
     return row;
   };
 
@@ -359,14 +357,9 @@ async function main(): Promise<void> {
   const medianRun = (list: Row[]): Row => {
     const sorted = [...list].sort((a, b) => a.leavesPerSec - b.leavesPerSec);
     const picked = sorted[Math.floor((sorted.length - 1) / 2)]!;
-    if (list.length > 1) {
-      for (const other of list) if (other !== picked) rows.splice(rows.indexOf(other), 1);
-      return { ...picked, repeats: list.map((r) => r.leavesPerSec) };
-    }
-    return picked;
+    return list.length > 1 ? { ...picked, repeats: list.map((r) => r.leavesPerSec) } : picked;
   };
   const [ceiling, engine, ceilingLean, engineLean] = runs.map(medianRun) as [Row, Row, Row, Row];
-  if (opts.repeat > 1) for (const r of [ceiling, engine, ceilingLean, engineLean]) rows[rows.findIndex((x) => x.label === r.label)] = r;
   const engineDynamo = dynamo
     ? await scenario({ ...base, kind: 'engine', label: `engine, ${dynamo.kind} cursor`, leaves: opts.leaves, concurrency: opts.concurrency, cursor: 'dynamo', dynamoTable })
     : undefined;
@@ -560,7 +553,7 @@ async function main(): Promise<void> {
     options: opts,
     servers: { setupMs: round(servers.ready.setupMs, 0), replicas: servers.ready.replicas },
     dynamo: dynamo?.kind ?? null,
-    scenarios: rows,
+    scenarios: shown,
     ratios: {
       engineOverSequential: round(ratioSeq, 2),
       engineOverCeiling: round(ratioCeiling, 3),

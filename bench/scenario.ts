@@ -16,7 +16,7 @@
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { constants as perfConstants, PerformanceObserver } from 'node:perf_hooks';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { Agent } from 'undici';
 import { CatalogClient } from '../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../lambda/catalog/http-client.js';
@@ -35,7 +35,6 @@ import { parseSettings } from '../lambda/sync/settings.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 import { LeanS3SnapshotStore } from './lean-s3-store.js';
 import { profiled } from './profiler.js';
-import { encodeSegment, S3Signer } from './sigv4.js';
 import { machineCpuMs, mean, quantile, round, sortedPrefix } from './stats.js';
 
 export type ScenarioKind = 'engine' | 'sequential' | 'ceiling' | 'ceiling-lean';
@@ -399,41 +398,11 @@ async function runCeiling(config: ScenarioConfig, lean: boolean): Promise<Scenar
   const { s3 } = cursorStores(config, config.concurrency);
   // The same pool shape as HttpClient's.
   const agent = new Agent({ connections: config.concurrency, keepAliveTimeout: 30_000, pipelining: 1 });
-  const s3Url = new URL(config.s3Endpoint);
-  const signer = new S3Signer(
-    { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'bench', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'bench' },
-    process.env.AWS_REGION ?? 'us-east-1',
-  );
+  // The same PUT as the engine's store: the ceiling differs from the engine only in having no catalog logic.
+  const store = lean ? new LeanS3SnapshotStore(config.bucket, config.s3Endpoint, s3, config.concurrency) : new S3SnapshotStore(config.bucket, s3);
   const times = timing(jobs.length);
   let bytes = 0;
   let next = 0;
-  const put = async (job: (typeof jobs)[number], body: Buffer): Promise<void> => {
-    if (!lean) {
-      await s3.send(
-        new PutObjectCommand({
-          Bucket: config.bucket,
-          Key: job.key,
-          Body: body,
-          ContentLength: body.length,
-          ContentType: 'application/json',
-          Metadata: job.metadata,
-        }),
-      );
-      return;
-    }
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(body.length) };
-    for (const [name, value] of Object.entries(job.metadata)) headers[`x-amz-meta-${name}`] = value;
-    const path = `/${config.bucket}/${job.key.split('/').map(encodeSegment).join('/')}`;
-    const response = await agent.request({
-      origin: s3Url.origin,
-      path,
-      method: 'PUT',
-      headers: signer.signPut(s3Url.host, path, headers, body),
-      body,
-    });
-    await response.body.dump();
-    if (response.statusCode !== 200) throw new Error(`PUT ${job.key}: HTTP ${response.statusCode}`);
-  };
   const run = await measured(() =>
     Promise.all(
       Array.from({ length: config.concurrency }, async () => {
@@ -449,7 +418,7 @@ async function runCeiling(config: ScenarioConfig, lean: boolean): Promise<Scenar
           const body = await decode(Buffer.from(await response.body.arrayBuffer()), response.headers['content-encoding']);
           if (response.statusCode !== 200) throw new Error(`GET ${job.url.href}: HTTP ${response.statusCode}`);
           const fetchedAt = performance.now();
-          await put(job, body);
+          await store.putLeaf(job.key, body, job.metadata);
           times.record(start, fetchedAt, performance.now());
           bytes += body.length;
         }
@@ -457,6 +426,7 @@ async function runCeiling(config: ScenarioConfig, lean: boolean): Promise<Scenar
     ),
   );
   await agent.close();
+  if (store instanceof LeanS3SnapshotStore) await store.close();
   s3.destroy();
   return result(config, run, jobs.length, commits.length, bytes, times.summary(), 'none');
 }

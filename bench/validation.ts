@@ -6,7 +6,8 @@
  */
 import { parseLeaf, type PageItem } from '../lambda/catalog/schemas.js';
 import { parseTimestamp } from '../lambda/catalog/timestamp.js';
-import { generateCatalog, leafBody } from '../test/support/catalog-generator.js';
+import { generateCatalog } from '../test/support/catalog-generator.js';
+import { renderLeafBody } from '../test/support/leaf-body.js';
 import { median, round } from './stats.js';
 
 /** argv[2] of this process. */
@@ -43,7 +44,7 @@ function main(): void {
         id: leaf.id,
         version: leaf.version,
       };
-      cases.push({ body: Buffer.from(leafBody(catalog, leaf, ORIGIN)), url, item });
+      cases.push({ body: Buffer.from(renderLeafBody(commit, leaf, ORIGIN)), url, item });
     }
   }
   const perLeaf: number[] = [];

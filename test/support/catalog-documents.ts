@@ -20,7 +20,8 @@ export function pagePath(number: number): string {
   return `/v3/catalog0/page${number}.json`;
 }
 
-const CATALOG_CONTEXT = {
+/** The JSON-LD `@context` of nuget.org's catalog index and pages. */
+export const CATALOG_CONTEXT = {
   '@vocab': 'http://schema.nuget.org/catalog#',
   nuget: 'http://schema.nuget.org/schema#',
   items: { '@id': 'item', '@container': '@set' },
