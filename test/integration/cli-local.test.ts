@@ -360,6 +360,16 @@ describe('catalog-sync status and runs', () => {
     expect(until.stdout).toBe('');
   }, MANY_PROCESSES);
 
+  it('a reader that closes the pipe early (catalog-sync status | head -1) ends it quietly with exit 0', async () => {
+    const dir = newDir('pipe');
+    await runJson(dir, ['--max-commits', '5']);
+    const { child, done } = startCli(['status', ...at(dir)]);
+    // Gone before status has fetched the index and printed anything: every write meets a closed pipe.
+    child.stdout!.destroy();
+    const result = await done;
+    expect(result).toMatchObject({ code: 0, signal: null, stderr: '' });
+  });
+
   it('keys prints the StartAfter key of a date', async () => {
     const [plain, prefixed] = await Promise.all([
       runCli(['keys', '--since', '2017-10-31T23:30:32Z']),
