@@ -8,7 +8,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONCURRENCY } from '../lambda/sync/settings.js';
@@ -526,7 +526,7 @@ async function main(): Promise<void> {
   for (const t of targets) p(`  ${t.ok ? 'met   ' : 'MISSED'} ${t.target}: ${t.value}`);
   if (profiled?.profile) {
     p();
-    p(`CPU profile of "${profiled.label}" (${profileDir}):`);
+    p(`CPU profile of "${profiled.label}" (${relative(process.cwd(), profileDir) || '.'}):`);
     for (const line of formatProfile(profiled.profile, 12)) p(`  ${line}`);
   }
   if (planningProfile) {
@@ -550,7 +550,8 @@ async function main(): Promise<void> {
       platform: process.platform,
       othersBusyCoresAtStart: round(initialLoad, 2),
     },
-    options: opts,
+    // Paths relative to where the bench ran, so a results file names no folder of one machine.
+    options: { ...opts, out: relative(process.cwd(), opts.out) || '.' },
     servers: { setupMs: round(servers.ready.setupMs, 0), replicas: servers.ready.replicas },
     dynamo: dynamo?.kind ?? null,
     scenarios: shown,

@@ -5,6 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync, createGunzip, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +20,7 @@ import {
 import { CatalogReplica } from '../support/catalog-replica.js';
 import { versionIdentity } from '../support/package-identities.js';
 
-const FIXTURES = '/work/shared/fixtures/NuGetGallery/NgTests-TestCatalogEntries';
+const FIXTURES = fileURLToPath(new URL('../fixtures/NuGetGallery/NgTests-TestCatalogEntries', import.meta.url));
 
 interface Fetched {
   status: number;

@@ -8,9 +8,9 @@ interface Vectors {
   base62_vectors: { n: number; base62: string }[];
 }
 
-// The fixtures live beside the repository (/work/shared next to /work/main).
+// Real kuuid outputs, copied into test/fixtures (see its SOURCES.md).
 const vectors = JSON.parse(
-  readFileSync(new URL('../../../shared/fixtures/kuuid-vectors.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/kuuid-vectors.json', import.meta.url), 'utf8'),
 ) as Vectors;
 
 describe('ALPHABET', () => {

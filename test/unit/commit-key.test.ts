@@ -17,7 +17,7 @@ interface CatalogPage {
   items: { commitTimeStamp: string; 'nuget:id': string; 'nuget:version': string }[];
 }
 const page = JSON.parse(
-  readFileSync(new URL('../../../shared/fixtures/docs.microsoft.com-nuget/catalog-page.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/docs.microsoft.com-nuget/catalog-page.json', import.meta.url), 'utf8'),
 ) as CatalogPage;
 
 const kuuid = createRequire(import.meta.url)('kuuid') as { prefix(t: string): string };

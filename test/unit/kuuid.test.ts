@@ -36,7 +36,7 @@ interface Vectors {
 }
 
 const vectors = JSON.parse(
-  readFileSync(new URL('../../../shared/fixtures/kuuid-vectors.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/kuuid-vectors.json', import.meta.url), 'utf8'),
 ) as Vectors;
 
 /** The real npm package, CommonJS; its typings omit prefixReverse/prefixReverseMs. */

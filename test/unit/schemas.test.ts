@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidDocumentError } from '../../lambda/catalog/errors.js';
@@ -22,7 +23,7 @@ import { formatTimestamp, parseTimestamp } from '../../lambda/catalog/timestamp.
 // Fixtures
 // ---------------------------------------------------------------------------------------------
 
-const FIXTURES = path.resolve(process.cwd(), '../shared/fixtures');
+const FIXTURES = fileURLToPath(new URL('../fixtures', import.meta.url));
 
 type Json = Record<string, unknown>;
 type Kind = 'index' | 'page' | 'leaf';
