@@ -13,7 +13,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cruise } from 'dependency-cruiser';
+import { cruise, getAvailableTranspilers } from 'dependency-cruiser';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SOURCE_FOLDERS = ['lambda', 'infra', 'test', 'bench', 'chaos', 'scripts', 'bin'];
@@ -45,12 +45,23 @@ const config = createRequire(import.meta.url)(join(root, '.dependency-cruiser.cj
 const floors = config.floors.map((floor) => ({ ...floor, pattern: new RegExp(floor.path) }));
 const floorOf = (path) => floors.find((floor) => floor.pattern.test(path));
 
+// Without swc, dependency-cruiser skips every .ts file and would report an empty, rule-abiding house.
+const swc = getAvailableTranspilers().find((transpiler) => transpiler.name === 'swc');
+if (!swc?.available) {
+  console.error('house: @swc/core is not installed for this platform (dependency-cruiser reads .ts files with it); run `npm install` here');
+  process.exit(2);
+}
+
 process.chdir(root);
 const cruised = await cruise(
   SOURCE_FOLDERS.filter((folder) => folder !== 'bin'), // bin/ only loads dist/: nothing to resolve
   { ...config.options, validate: true, ruleSet: { forbidden: config.forbidden } },
 );
 const { modules, summary } = cruised.output;
+if (modules.length === 0) {
+  console.error(`house: no module found under ${SOURCE_FOLDERS.join(', ')} (run it from a checkout of catalog-sync)`);
+  process.exit(2);
+}
 
 /** Project files only: node's own modules and npm packages are not part of the house. */
 const projectModules = modules.filter((module) => !module.coreModule && !/node_modules/.test(module.source));
