@@ -132,7 +132,7 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
     }
     for (const entry of entries) {
       if (relative === '' && entry.name === STATE_DIR) continue;
-      if (entry.name.includes('.tmp-')) continue;
+      // Temporary files live in the state folder, so every other file is a key: even an id like `x.tmp-y`.
       const segment = mode === 'exact' ? entry.name : unescapeName(entry.name);
       // An escaped folder holds only names catalog-sync escaped; others (`.DS_Store`) were never keys.
       if (segment === undefined) continue;

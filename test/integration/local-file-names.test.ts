@@ -2,7 +2,7 @@
  * File names of the embedded default. On a case-insensitive file system (forced here: the test machines have
  * none) keys differing only in case, like the commit keys `001e9fzMHc3F` and `001e9fzmHc3F` 26 s apart, must
  * stay distinct files, and every command still reports the S3 key. The mode is recorded at first use and
- * kept.
+ * kept. And every file outside the state folder is a key, even one whose id contains `.tmp-`.
  */
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -36,9 +36,10 @@ beforeAll(async () => {
   const second = generateCatalog({ commits: 1, seed: 6, start: '2017-10-31T23:30:58.4197849Z', leavesPerCommit: [2, 2], deleteRatio: 0 });
   catalog = { commits: [...first.commits, ...second.commits] };
   // The same package in both commits: on a case-insensitive file system its two leaves would be one file.
-  const [again] = catalog.commits[1]!.leaves;
+  const [again, tmpLike] = catalog.commits[1]!.leaves;
   again!.id = catalog.commits[0]!.leaves[0]!.id;
   again!.version = catalog.commits[0]!.leaves[0]!.version;
+  tmpLike!.id = 'X.tmp-Y';
   replica = await CatalogReplica.start({ catalog, pageSize: 10 });
 });
 afterAll(async () => {
@@ -175,6 +176,29 @@ describe('catalog-sync with a folder on a case-insensitive file system (forced)'
       expect(await read(leafKey('', UPPER, failing.id, failing.version))).toBe(leafBody(catalog, failing, replica.origin));
       expect(JSON.stringify(JSON.parse(await read(manifestKey('', UPPER))))).not.toContain('quarantined');
       expect((await snapshotFiles(dir)).filter((file) => file.startsWith('quarantine/'))).toEqual([]);
+    } finally {
+      replica.clearFaults();
+    }
+  });
+});
+
+describe('a key whose id contains .tmp-', () => {
+  it('is a key like any other: quarantine lists its record and retry-quarantine retries it', async () => {
+    const dir = newDir('tmp-id');
+    const common = ['--source', replica.serviceIndexUrl, '--data-dir', dir];
+    const failing = catalog.commits[1]!.leaves[1]!;
+    const recordKey = quarantineKey('', LOWER, failing.id, failing.version);
+    expect(recordKey).toContain('/x.tmp-y/');
+    try {
+      replica.failWith(failing.path, 500, 1_000);
+      expect(JSON.parse((await runCli(['run', ...common, '--quarantine', '--json'])).stdout)).toMatchObject({ quarantined: 1 });
+      const listed = await runCli(['quarantine', ...common, '--json']);
+      expect(listed.stdout.trim().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line).key)).toEqual([recordKey]);
+
+      replica.clearFaults();
+      const retried = await runCli(['retry-quarantine', ...common]);
+      expect(retried.stdout).toBe(`stored: ${recordKey}\n1 stored, 0 still failing\n`);
+      expect(await readFile(join(dir, leafKey('', LOWER, failing.id, failing.version)), 'utf8')).toBe(leafBody(catalog, failing, replica.origin));
     } finally {
       replica.clearFaults();
     }
