@@ -10,10 +10,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leafKey, manifestKey, quarantineKey } from '../../lambda/catalog/identity.js';
 import { commitKeyOf } from '../../lambda/ids/commit-key.js';
-import { FORCE_CASE_INSENSITIVE_ENV } from '../../lambda/cli/open-stores.js';
+import { FORCE_CASE_INSENSITIVE_ENV, openStores } from '../../lambda/cli/open-stores.js';
 import { FILE_NAMES_RECORD, FileNameModeError } from '../../lambda/stores/file-name-mode.js';
 import { fileNamesOf, keyOfFileNames } from '../../lambda/stores/local-paths.js';
 import { LocalStore, STATE_DIR } from '../../lambda/stores/local-store.js';
+import { SettingsError } from '../../lambda/sync/settings.js';
 import { generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';
 import { runCli } from '../support/cli-process.js';
@@ -179,6 +180,16 @@ describe('catalog-sync with a folder on a case-insensitive file system (forced)'
     } finally {
       replica.clearFaults();
     }
+  });
+});
+
+describe(FORCE_CASE_INSENSITIVE_ENV, () => {
+  it('takes "1" or "0"; anything else is a settings error naming it, before the folder is touched', async () => {
+    const dir = newDir('env');
+    const error = await openStores({ dataDir: dir }, 1, { [FORCE_CASE_INSENSITIVE_ENV]: 'yes' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SettingsError);
+    expect((error as Error).message).toBe(`${FORCE_CASE_INSENSITIVE_ENV}: "yes" must be "1" or "0" (for tests only: take the file system as case-insensitive)`);
+    await expect(stat(dir)).rejects.toThrow();
   });
 });
 
