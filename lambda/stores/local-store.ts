@@ -166,6 +166,10 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
       stateFile: this.statePath(),
       forceCaseInsensitive: this.forceCaseInsensitive,
       writeAtomic: (path, body) => this.writeAtomic(path, body),
+    }).catch((error: unknown) => {
+      // Found again next time: a passing failure (EMFILE) must not break a long --follow for good.
+      this.fileNames = undefined;
+      throw error;
     });
     return this.fileNames;
   }
