@@ -50,6 +50,19 @@ export async function openStores(options: StoreOptions, concurrency: number, env
     };
   }
   if (options.dataDir.trim() === '') throw new SettingsError('--data-dir', 'must not be empty');
-  const local = new LocalStore(resolve(options.dataDir));
+  const local = new LocalStore(resolve(options.dataDir), { caseInsensitive: forcedCaseInsensitive(env) });
   return { cursors: local, runLog: local, snapshots: local, where: resolve(options.dataDir), close: () => undefined };
+}
+
+/**
+ * For tests only: `CATALOG_SYNC_TEST_CASE_INSENSITIVE=1` makes a new local folder escape its file names as on a
+ * case-insensitive file system (macOS, Windows), which the test machines do not have.
+ */
+export const FORCE_CASE_INSENSITIVE_ENV = 'CATALOG_SYNC_TEST_CASE_INSENSITIVE';
+
+function forcedCaseInsensitive(env: NodeJS.ProcessEnv): boolean {
+  const value = env[FORCE_CASE_INSENSITIVE_ENV];
+  if (value === undefined || value === '' || value === '0') return false;
+  if (value === '1') return true;
+  throw new SettingsError(FORCE_CASE_INSENSITIVE_ENV, `${JSON.stringify(value)} must be "1" or "0" (for tests only: take the file system as case-insensitive)`);
 }

@@ -3,6 +3,8 @@ import { appendFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile
 import { dirname, join, sep } from 'node:path';
 import { formatTimestamp, parseTimestamp } from '../catalog/timestamp.js';
 import type { RunSummary } from '../sync/run-summary.js';
+import { resolveFileNameMode } from './file-name-mode.js';
+import { fileNamesOf, unescapeName, type FileNameMode } from './local-paths.js';
 import { compareRunsNewestFirst } from './run-order.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery, SnapshotStore } from './types.js';
 
@@ -49,10 +51,11 @@ export class LocalStateError extends Error {
 }
 
 /**
- * The embedded default: snapshots as files with exactly the S3 key layout, the cursors in one JSON file, and
+ * The embedded default: snapshots as files with the S3 key layout, the cursors in one JSON file, and
  * each cursor's run log in a JSON-lines file that runs append to (a checkpoint never rewrites the log). Every
  * write is atomic (a temporary file, then a rename), and cursor updates are compare-and-set under an exclusive
- * lock file, so two local runs at once are as safe as two Lambdas.
+ * lock file, so two local runs at once are as safe as two Lambdas. On a case-insensitive file system the file
+ * names escape upper-case letters ({@link FileNameMode}), chosen at first use and recorded in the folder.
  */
 export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   private readonly stateDir: string;
@@ -62,49 +65,64 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
 
   private readonly onLockEvent: ((event: LockEvent) => Promise<void> | void) | undefined;
 
+  private readonly forceCaseInsensitive: boolean;
+
   /**
    * @param options - run-log compaction: past `compactRunLogBytes`, keep the newest `maxRuns` live runs;
-   * `onLockEvent`, for tests only, is awaited at each {@link LockEvent}.
+   * `onLockEvent`, for tests only, is awaited at each {@link LockEvent}; `caseInsensitive`, for tests only,
+   * takes the file system as case-insensitive whatever the probe finds.
    */
   constructor(
     readonly root: string,
-    options: { compactRunLogBytes?: number; maxRuns?: number; onLockEvent?: (event: LockEvent) => Promise<void> | void } = {},
+    options: {
+      compactRunLogBytes?: number;
+      maxRuns?: number;
+      onLockEvent?: (event: LockEvent) => Promise<void> | void;
+      caseInsensitive?: boolean;
+    } = {},
   ) {
     this.stateDir = join(root, STATE_DIR);
     this.compactRunLogBytes = options.compactRunLogBytes ?? COMPACT_RUN_LOG_BYTES;
     this.maxRuns = options.maxRuns ?? MAX_LOCAL_RUNS;
     this.onLockEvent = options.onLockEvent;
+    this.forceCaseInsensitive = options.caseInsensitive === true;
   }
 
   // --- snapshots -------------------------------------------------------------------------------------
 
   async putLeaf(key: string, body: Buffer): Promise<void> {
-    await this.writeAtomic(this.pathOf(key), body);
+    await this.writeAtomic(this.pathOf(key, await this.fileNameMode()), body);
   }
 
   async putJson(key: string, value: unknown): Promise<void> {
-    await this.writeAtomic(this.pathOf(key), Buffer.from(JSON.stringify(value)));
+    await this.writeAtomic(this.pathOf(key, await this.fileNameMode()), Buffer.from(JSON.stringify(value)));
   }
 
   async getJson(key: string): Promise<unknown> {
-    const text = await readTextIfExists(this.pathOf(key));
+    const mode = await this.fileNameModeToRead();
+    if (mode === undefined) return undefined;
+    const text = await readTextIfExists(this.pathOf(key, mode));
     return text === undefined ? undefined : JSON.parse(text);
   }
 
   async deleteKey(key: string): Promise<void> {
-    await rm(this.pathOf(key), { force: true });
+    const mode = await this.fileNameModeToRead();
+    if (mode !== undefined) await rm(this.pathOf(key, mode), { force: true });
   }
 
+  /** Every key, as the S3 key (never the escaped file name), whatever the file names are. */
   async *listKeys(prefix: string, startAfter?: string): AsyncIterable<string> {
+    const mode = await this.fileNameModeToRead();
+    if (mode === undefined) return;
     const keys: string[] = [];
-    await this.walk(this.root, '', keys);
+    await this.walk(this.root, '', mode, keys);
     keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     for (const key of keys) {
       if (key.startsWith(prefix) && (startAfter === undefined || key > startAfter)) yield key;
     }
   }
 
-  private async walk(dir: string, relative: string, keys: string[]): Promise<void> {
+  private async walk(dir: string, relative: string, mode: FileNameMode, keys: string[]): Promise<void> {
     let entries;
     try {
       entries = await readdir(dir, { withFileTypes: true });
@@ -114,20 +132,52 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
     }
     for (const entry of entries) {
       if (relative === '' && entry.name === STATE_DIR) continue;
-      if (entry.name.includes('.tmp-')) continue;
-      const key = relative === '' ? entry.name : `${relative}/${entry.name}`;
-      if (entry.isDirectory()) await this.walk(join(dir, entry.name), key, keys);
+      // Temporary files live in the state folder, so every other file is a key: even an id like `x.tmp-y`.
+      const segment = mode === 'exact' ? entry.name : unescapeName(entry.name);
+      // An escaped folder holds only names catalog-sync escaped; others (`.DS_Store`) were never keys.
+      if (segment === undefined) continue;
+      const key = relative === '' ? segment : `${relative}/${segment}`;
+      if (entry.isDirectory()) await this.walk(join(dir, entry.name), key, mode, keys);
       else keys.push(key);
     }
   }
 
   /** The file of a key. Keys are made of encoded segments, so none climbs out of the root. */
-  pathOf(key: string): string {
+  private pathOf(key: string, mode: FileNameMode): string {
     const segments = key.split('/');
     if (segments.some((segment) => segment === '' || segment === '.' || segment === '..' || segment.includes(sep) || segment.includes('\0'))) {
       throw new LocalStateError(`key ${JSON.stringify(key)} cannot be stored as a file: it has an empty, "." or ".." segment`);
     }
-    return join(this.root, ...segments);
+    try {
+      return join(this.root, ...fileNamesOf(key, mode));
+    } catch (cause) {
+      throw new LocalStateError(`${this.root}: ${(cause as Error).message}`, { cause });
+    }
+  }
+
+  private fileNames: Promise<FileNameMode> | undefined;
+
+  /** How this folder names its files: probed and recorded on first use, then kept (`file-name-mode.ts`). */
+  private fileNameMode(): Promise<FileNameMode> {
+    this.fileNames ??= resolveFileNameMode({
+      root: this.root,
+      stateDir: this.stateDir,
+      stateDirName: STATE_DIR,
+      stateFile: this.statePath(),
+      forceCaseInsensitive: this.forceCaseInsensitive,
+      writeAtomic: (path, body) => this.writeAtomic(path, body),
+    }).catch((error: unknown) => {
+      // Found again next time: a passing failure (EMFILE) must not break a long --follow for good.
+      this.fileNames = undefined;
+      throw error;
+    });
+    return this.fileNames;
+  }
+
+  /** As {@link fileNameMode}, but `undefined` (nothing to read) for a folder that does not exist, which it does not create. */
+  private async fileNameModeToRead(): Promise<FileNameMode | undefined> {
+    if (this.fileNames === undefined && !(await stat(this.root).then(() => true, () => false))) return undefined;
+    return this.fileNameMode();
   }
 
   /**

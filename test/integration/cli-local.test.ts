@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTimestamp, parseTimestamp, ticksToEpochMs, type Ticks } from '../../lambda/catalog/timestamp.js';
+import { FILE_NAMES_RECORD } from '../../lambda/stores/file-name-mode.js';
 import type { RunSummary } from '../../lambda/sync/run-summary.js';
 import { appendCommits, generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';
@@ -214,7 +215,7 @@ describe('catalog-sync run with the embedded default', () => {
       // Every run was logged: the run log's appends are as safe as the cursor's.
       const runLog = await readFile(join(dir, RUN_LOG_FILE), 'utf8');
       expect(runLog.trim().split('\n').map((line) => JSON.parse(line).runId)).toHaveLength(started);
-      expect((await listFiles(dir)).filter((file) => file.startsWith('.catalog-sync/'))).toEqual([RUN_LOG_FILE, STATE_FILE]);
+      expect((await listFiles(dir)).filter((file) => file.startsWith('.catalog-sync/'))).toEqual([`.catalog-sync/${FILE_NAMES_RECORD}`, RUN_LOG_FILE, STATE_FILE]);
     } finally {
       await slow.stop();
     }

@@ -1,0 +1,123 @@
+/**
+ * Which {@link FileNameMode} a local folder uses: found by a probe on first use, then recorded in the state
+ * folder and kept, so a folder never silently changes layout.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FileNameMode } from './local-paths.js';
+
+/** The record of a folder's mode, in its state folder: `{"fileNames":"exact"}` or `{"fileNames":"escaped"}`. */
+export const FILE_NAMES_RECORD = 'file-names.json';
+
+/** A folder whose recorded mode cannot be used here, or whose record is unreadable. */
+export class FileNameModeError extends Error {
+  override readonly name = 'FileNameModeError';
+}
+
+/** Where a folder keeps its files, and how to write its record. */
+export interface FolderLayout {
+  /** The data folder. */
+  readonly root: string;
+  /** Its state folder, which holds the record and the probe; never holds keys. */
+  readonly stateDir: string;
+  /** The name of {@link stateDir} inside {@link root}. */
+  readonly stateDirName: string;
+  /** The file the cursors are kept in: its presence shows that an earlier catalog-sync used the folder. */
+  readonly stateFile: string;
+  /** For tests: take the file system as case-insensitive whatever the probe finds. */
+  readonly forceCaseInsensitive?: boolean;
+  /** Writes a whole file or nothing. */
+  writeAtomic(path: string, body: Buffer): Promise<void>;
+}
+
+/**
+ * The folder's mode:
+ * - recorded `escaped`: kept on any file system (escaped names are correct on a case-sensitive one too);
+ * - recorded `exact`: kept, unless the folder is now on a case-insensitive file system (copied or moved
+ *   there), where an error says so: its keys would overwrite each other;
+ * - nothing recorded: `escaped` on a case-insensitive file system, `exact` otherwise, then recorded; but a
+ *   folder an earlier catalog-sync filled with exact names (it has a snapshot folder or a state file) is
+ *   an error on a case-insensitive file system, where commits may already have overwritten each other.
+ *
+ * @throws {@link FileNameModeError} in the two error cases, and for a record that is not one of the two.
+ */
+export async function resolveFileNameMode(folder: FolderLayout): Promise<FileNameMode> {
+  const recordPath = join(folder.stateDir, FILE_NAMES_RECORD);
+  const recorded = await readRecord(recordPath);
+  if (recorded === 'escaped') return 'escaped';
+  const insensitive = folder.forceCaseInsensitive === true || (await isCaseInsensitive(folder.stateDir));
+  const clash =
+    'where keys differing only in case (commit keys do: 001e9fzMHc3F and 001e9fzmHc3F, 26 s apart) overwrite each other';
+  if (recorded === 'exact') {
+    if (insensitive) {
+      throw new FileNameModeError(
+        `${folder.root}: this folder stores keys as exact file names (${recordPath} says "exact": it was made on a case-sensitive file system), ` +
+          `but it is now on a case-insensitive one, ${clash}; move it back to a case-sensitive file system, or sync into a new folder here`,
+      );
+    }
+    return 'exact';
+  }
+  if (insensitive && (await filledBefore(folder))) {
+    throw new FileNameModeError(
+      `${folder.root}: this folder was filled by a catalog-sync that stored keys as exact file names (it has no ${recordPath}), ` +
+        `and it is on a case-insensitive file system, ${clash}; some commits may be missing: sync into a new, empty folder`,
+    );
+  }
+  const mode: FileNameMode = insensitive ? 'escaped' : 'exact';
+  await folder.writeAtomic(recordPath, Buffer.from(`${JSON.stringify({ fileNames: mode })}\n`));
+  return mode;
+}
+
+async function readRecord(path: string): Promise<FileNameMode | undefined> {
+  let text;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  let mode: unknown;
+  try {
+    mode = (JSON.parse(text) as { fileNames?: unknown } | null)?.fileNames;
+  } catch (cause) {
+    throw new FileNameModeError(`${path}: not JSON (${(cause as Error).message}); expected {"fileNames":"exact"} or {"fileNames":"escaped"}`, { cause });
+  }
+  if (mode !== 'exact' && mode !== 'escaped') {
+    throw new FileNameModeError(`${path}: "fileNames" is ${JSON.stringify(mode) ?? 'missing'}; expected "exact" or "escaped"`);
+  }
+  return mode;
+}
+
+/** Creates a lower-case probe file and looks for it under its upper-case name. */
+export async function isCaseInsensitive(dir: string): Promise<boolean> {
+  await mkdir(dir, { recursive: true });
+  // Unique, so that probes of two processes at once never see each other.
+  const name = `case-probe-${process.pid}-${randomBytes(6).toString('hex')}`;
+  await writeFile(join(dir, name), '', { flag: 'wx' });
+  try {
+    await stat(join(dir, name.toUpperCase()));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  } finally {
+    await rm(join(dir, name), { force: true });
+  }
+}
+
+/**
+ * Whether an earlier catalog-sync stored something here: a state file, or a folder beside the state folder
+ * (every key has a `/`, so every snapshot is in one). Files alone, like a `.DS_Store`, do not count.
+ */
+async function filledBefore(folder: FolderLayout): Promise<boolean> {
+  if (await stat(folder.stateFile).then(() => true, () => false)) return true;
+  let entries;
+  try {
+    entries = await readdir(folder.root, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+  return entries.some((entry) => entry.isDirectory() && entry.name !== folder.stateDirName);
+}
