@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { mulberry32 } from '../test/support/prng.js';
-import { ITERATIONS, KINDS, type ChaosContext, type Kind } from './lib/kinds.js';
+import { ITERATIONS, KINDS, type ChaosContext, type Kind, type S3Mode } from './lib/kinds.js';
 import { startEmulators } from './lib/servers.js';
 import { faultsTotal, newStats, type KindStats } from './lib/stats.js';
 
@@ -25,7 +25,10 @@ const HELP = `npm run chaos -- [options]
   --dynamo KIND       auto | dynamodb-local | dynalite                        (default auto: Java or not)
   --store WHERE       mixed | aws | local: where overlap, kill and faults     (default mixed: alternate)
                       iterations sync to (restart is always aws)
-  --raw-s3rver        s3rver's own non-atomic PUT (see chaos/README.md)
+  --s3 MODE           atomic | stock: s3rver with the suite's atomic PUT, or   (default atomic)
+                      s3rver as published (torn reads of objects being
+                      overwritten are counted, not failed; lost ones fail)
+  --raw-s3rver        the same as --s3 stock
   --jobs N            kinds run in N processes at once, each with its own     (default 2)
                       emulators (1: one after the other in this process)
   --label TEXT        a note stored with the results (e.g. what engine change is being tried)
@@ -42,6 +45,7 @@ async function main(): Promise<number> {
       kind: { type: 'string', default: 'all' },
       seed: { type: 'string' },
       dynamo: { type: 'string', default: 'auto' },
+      s3: { type: 'string', default: 'atomic' },
       'raw-s3rver': { type: 'boolean', default: false },
       store: { type: 'string', default: 'mixed' },
       label: { type: 'string', default: '' },
@@ -63,6 +67,8 @@ async function main(): Promise<number> {
   if (!['auto', 'dynamodb-local', 'dynalite'].includes(dynamo)) throw new Error(`--dynamo must be auto, dynamodb-local or dynalite`);
   const store = values.store as 'mixed' | 'aws' | 'local';
   if (!['mixed', 'aws', 'local'].includes(store)) throw new Error('--store must be mixed, aws or local');
+  if (values.s3 !== 'atomic' && values.s3 !== 'stock') throw new Error(`--s3 must be atomic or stock, got ${values.s3}`);
+  const s3: S3Mode = values['raw-s3rver'] ? 'stock' : values.s3;
   const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
 
   const jobs = Number(values.jobs);
@@ -76,9 +82,9 @@ async function main(): Promise<number> {
   let all: KindStats[];
   let dynamoName: string;
   if (jobs > 1 && kinds.length > 1) {
-    ({ all, dynamoName } = await runInChildren(kinds, jobs, iterations, seed, dynamo, values['raw-s3rver'], store));
+    ({ all, dynamoName } = await runInChildren(kinds, jobs, iterations, seed, dynamo, s3, store));
   } else {
-    ({ all, dynamoName } = await runHere(kinds, iterations, seed, dynamo, values['raw-s3rver'], store));
+    ({ all, dynamoName } = await runHere(kinds, iterations, seed, dynamo, s3, store));
   }
   if (child) {
     writeFileSync(values['result-file']!, JSON.stringify({ all, dynamoName }));
@@ -98,6 +104,7 @@ async function main(): Promise<number> {
     iterationsPerKind: iterations,
     kinds,
     dynamo: dynamoName,
+    s3,
     jobs: Math.min(jobs, kinds.length),
     machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavg: loadavg() },
     node: process.version,
@@ -113,12 +120,12 @@ async function main(): Promise<number> {
 }
 
 /** Runs `kinds` one after the other in this process, with one pair of emulators. */
-async function runHere(kinds: Kind[], iterations: number, seed: number, dynamo: 'auto' | 'dynamodb-local' | 'dynalite', rawS3rver: boolean, store: 'mixed' | 'aws' | 'local'): Promise<{ all: KindStats[]; dynamoName: string }> {
-  const emulators = await startEmulators({ dynamo, rawS3rver });
-  process.stdout.write(`[${kinds.join(',')}] emulators: ${emulators.dynamo.name} at ${emulators.dynamo.endpoint} (persistent), s3rver at ${emulators.s3.endpoint}${rawS3rver ? ' (raw PUTs)' : ''}\n`);
+async function runHere(kinds: Kind[], iterations: number, seed: number, dynamo: 'auto' | 'dynamodb-local' | 'dynalite', s3: S3Mode, store: 'mixed' | 'aws' | 'local'): Promise<{ all: KindStats[]; dynamoName: string }> {
+  const emulators = await startEmulators({ dynamo, rawS3rver: s3 === 'stock' });
+  process.stdout.write(`[${kinds.join(',')}] emulators: ${emulators.dynamo.name} at ${emulators.dynamo.endpoint} (persistent), s3rver at ${emulators.s3.endpoint} (${s3} PUTs)\n`);
   // The in-process engine builds its SDK clients exactly as the Lambda does: endpoints from the environment.
   Object.assign(process.env, emulators.env());
-  const ctx: ChaosContext = { emulators, prng: mulberry32(seed), env: emulators.env(), store };
+  const ctx: ChaosContext = { emulators, prng: mulberry32(seed), env: emulators.env(), store, s3 };
   const all: KindStats[] = [];
   let interrupted = false;
   const onSignal = (): void => {
@@ -136,7 +143,7 @@ async function runHere(kinds: Kind[], iterations: number, seed: number, dynamo: 
       const kindStarted = Date.now();
       for (let i = 0; i < iterations && !interrupted; i++) {
         const t0 = Date.now();
-        const before = { problems: stats.problems.length, kills: stats.kills, faults: faultsTotal(stats), runs: stats.runs };
+        const before = { problems: stats.problems.length, kills: stats.kills, faults: faultsTotal(stats), runs: stats.runs, tornReads: stats.tornReads };
         try {
           await ITERATIONS[kind](ctx, stats, i);
           stats.iterations++;
@@ -152,6 +159,7 @@ async function runHere(kinds: Kind[], iterations: number, seed: number, dynamo: 
             (kind === 'kill' ? `  kills +${stats.kills - before.kills}` : '') +
             (kind === 'faults' ? `  faults +${faultsTotal(stats) - before.faults}` : '') +
             (kind === 'restart' ? `  restarts ${stats.s3Restarts}/${stats.dynamoRestarts}` : '') +
+            (s3 === 'stock' ? `  torn reads +${stats.tornReads - before.tornReads}` : '') +
             `  problems ${stats.problems.length}\n`,
         );
         for (const problem of newProblems) process.stdout.write(`    PROBLEM ${problem}\n`);
@@ -168,7 +176,7 @@ async function runHere(kinds: Kind[], iterations: number, seed: number, dynamo: 
 }
 
 /** Runs the kinds in `jobs` child processes (round robin), each with its own emulators; merges their figures. */
-async function runInChildren(kinds: Kind[], jobs: number, iterations: number, seed: number, dynamo: string, rawS3rver: boolean, store: string): Promise<{ all: KindStats[]; dynamoName: string }> {
+async function runInChildren(kinds: Kind[], jobs: number, iterations: number, seed: number, dynamo: string, s3: S3Mode, store: string): Promise<{ all: KindStats[]; dynamoName: string }> {
   const groups: Kind[][] = Array.from({ length: Math.min(jobs, kinds.length) }, () => []);
   kinds.forEach((kind, i) => groups[i % groups.length]!.push(kind));
   const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-chaos-jobs-'));
@@ -177,7 +185,7 @@ async function runInChildren(kinds: Kind[], jobs: number, iterations: number, se
       groups.map(async (group, g) => {
         const resultFile = join(dir, `job-${g}.json`);
         // Under tsx, execArgv carries its loader: the child runs this same file the same way.
-        const args = [...process.execArgv, fileURLToPath(import.meta.url), '--kind', group.join(','), '--iterations', String(iterations), '--seed', String(seed + g), '--dynamo', dynamo, '--jobs', '1', '--store', store, '--result-file', resultFile, ...(rawS3rver ? ['--raw-s3rver'] : [])];
+        const args = [...process.execArgv, fileURLToPath(import.meta.url), '--kind', group.join(','), '--iterations', String(iterations), '--seed', String(seed + g), '--dynamo', dynamo, '--jobs', '1', '--store', store, '--result-file', resultFile, '--s3', s3];
         const job = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'pipe'] });
         // Ctrl-C reaches the jobs through the terminal; a SIGTERM to this process is passed on.
         const forward = (): void => void job.kill('SIGTERM');
@@ -198,7 +206,7 @@ async function runInChildren(kinds: Kind[], jobs: number, iterations: number, se
 }
 
 function formatReport(all: KindStats[], totalMs: number): string {
-  const rows: string[][] = [['kind', 'iterations', 'runs', 'kills', 'faults', 'S3 / DynamoDB restarts', 'leaves checked', 'checks', 'samples', 'problems', 'time']];
+  const rows: string[][] = [['kind', 'iterations', 'runs', 'kills', 'faults', 'S3 / DynamoDB restarts', 'leaves checked', 'checks', 'samples', 'torn reads', 'lost', 'problems', 'time']];
   const sum = (pick: (s: KindStats) => number): number => all.reduce((n, s) => n + pick(s), 0);
   for (const s of all) {
     rows.push([
@@ -211,6 +219,8 @@ function formatReport(all: KindStats[], totalMs: number): string {
       String(s.leavesChecked),
       String(s.checks),
       String(s.samples),
+      String(s.tornReads),
+      String(s.lost),
       String(s.problems.length),
       `${(s.durationMs / 1000).toFixed(0)} s`,
     ]);
@@ -225,6 +235,8 @@ function formatReport(all: KindStats[], totalMs: number): string {
     String(sum((s) => s.leavesChecked)),
     String(sum((s) => s.checks)),
     String(sum((s) => s.samples)),
+    String(sum((s) => s.tornReads)),
+    String(sum((s) => s.lost)),
     String(sum((s) => s.problems.length)),
     `${(totalMs / 1000).toFixed(0)} s`,
   ]);
@@ -239,7 +251,7 @@ function formatReport(all: KindStats[], totalMs: number): string {
     if (faultsTotal(s) > 0) detail.push(`faults served ${fmt(s.faults)}; HTTP retries ${s.retries}`);
     if (s.kind === 'restart') detail.push(`stops that found a run in flight: ${s.stopsMidRun} of ${s.s3Restarts + s.dynamoRestarts}; cursor samples failed while a server was down: ${s.sampleErrors}`);
     if (s.temporaryFilesLeft > 0) detail.push(`temporary files left by killed local runs: ${s.temporaryFilesLeft}`);
-    detail.push(`catalog commits synced in all: ${s.commits}`);
+    detail.push(`catalog commits synced in all: ${s.commits}; objects read back by samples during runs: ${s.objectsSampled}`);
     if (s.incomplete.length > 0) detail.push(`INCOMPLETE (clean runs did not reach the head): ${s.incomplete.length}: ${s.incomplete.slice(0, 3).join(' | ')}`);
     if (s.harnessErrors.length > 0) detail.push(`HARNESS ERRORS: ${s.harnessErrors.length}: ${s.harnessErrors.map((e) => e.split('\n')[0]).join(' | ')}`);
     const errors = Object.entries(s.errors).sort((a, b) => b[1] - a[1]);

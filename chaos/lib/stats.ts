@@ -26,6 +26,12 @@ export interface KindStats {
   checks: number;
   samples: number;
   sampleErrors: number;
+  /** Objects read back byte for byte by samples while runs went on. */
+  objectsSampled: number;
+  /** Torn reads of objects being overwritten, whole once no run was in flight (stock s3rver only). */
+  tornReads: number;
+  /** Objects torn and still torn once no run was in flight (also among the problems). */
+  lost: number;
   /** Temporary files found left behind by killed local runs (not a violation: see README). */
   temporaryFilesLeft: number;
   /** Iterations whose clean runs at the end did not reach the head of the catalog, with the last error. */
@@ -59,6 +65,9 @@ export function newStats(kind: string): KindStats {
     checks: 0,
     samples: 0,
     sampleErrors: 0,
+    objectsSampled: 0,
+    tornReads: 0,
+    lost: 0,
     temporaryFilesLeft: 0,
     incomplete: [],
     problems: [],
@@ -94,6 +103,9 @@ export function absorb(stats: KindStats, checker: InvariantChecker): void {
   stats.checks += checker.checks;
   stats.samples += checker.samples;
   stats.sampleErrors += checker.sampleErrors;
+  stats.objectsSampled += checker.objectsSampled;
+  stats.tornReads += checker.tornReads;
+  stats.lost += checker.lost;
 }
 
 export function faultsTotal(stats: KindStats): number {

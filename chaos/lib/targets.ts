@@ -5,6 +5,7 @@
  * engine's stores or the CLI's flags for runs.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -21,6 +22,7 @@ import { clientsFor, createBucket, createCursorTable, type EmulatorClients } fro
 import { uniqueName } from '../../test/support/env.js';
 import { listFiles, localKeys, readLocalState, verifyLocal } from '../../test/support/local-verify.js';
 import { SyncHarness } from '../../test/support/sync-harness.js';
+import { describeMismatch, readS3Object, type ReadFault } from './object-reads.js';
 import type { Emulators } from './servers.js';
 
 
@@ -48,6 +50,11 @@ export interface Target {
    * remove its own); they are counted by {@link temporaryFiles}.
    */
   verify(catalog: GeneratedCatalog, origin: string, upTo: Ticks, fromIndex?: number): Promise<string[]>;
+  /**
+   * Reads one object (a key of the bucket or a file of the folder) back: undefined when it is whole and,
+   * with `expected`, exactly those bytes; otherwise what is wrong. Never throws.
+   */
+  readObject(key: string, expected?: Buffer): Promise<ReadFault>;
   /** Temporary files left behind (local folder only). */
   temporaryFiles(): Promise<number>;
   /** The CLI's store flags. */
@@ -111,6 +118,10 @@ export async function awsTarget(emulators: Emulators, prefix: string): Promise<T
       const slice = fromIndex > 0 ? { ...catalog, commits: catalog.commits.slice(fromIndex) } : catalog;
       return harness.verify(slice, origin, upTo, prefix);
     },
+    async readObject(key, expected) {
+      current();
+      return readS3Object(clients.s3, bucket, key, expected);
+    },
     async temporaryFiles() {
       return 0;
     },
@@ -168,6 +179,16 @@ export function localTarget(prefix: string): Target {
     manifestKeys: async () => (await localKeys(dir, `${prefix}commits/`)).filter((key) => !key.includes('.tmp-')),
     async verify(catalog, origin, upTo) {
       return (await verifyLocal(dir, catalog, origin, upTo, prefix)).filter((problem) => !problem.startsWith('temporary file left'));
+    },
+    async readObject(key, expected) {
+      let body: Buffer;
+      try {
+        body = await readFile(join(dir, key));
+      } catch (error) {
+        return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing (no such file)' : `unreadable: ${(error as Error).message}`;
+      }
+      if (!expected) return undefined;
+      return describeMismatch(body, expected);
     },
     async temporaryFiles() {
       // Beside a key (before 21be406) or in the state folder's tmp/ (since).
