@@ -32,8 +32,9 @@ interface StateFile {
 /**
  * The embedded default: snapshots as files with exactly the S3 key layout, the cursors in one JSON file, and
  * each cursor's run log in a JSON-lines file that runs append to (a checkpoint never rewrites the log). Every
- * write is atomic (a temporary file, then a rename), and cursor updates are compare-and-set under an exclusive
- * lock file, so two local runs at once are as safe as two Lambdas.
+ * write is atomic (a temporary file, then a rename) and durable before it resolves (fsynced, with its folder),
+ * and cursor updates are compare-and-set under an exclusive lock file ({@link LocalLock}: owner token,
+ * heartbeat), so two local runs at once, on one host or on hosts sharing the folder, are as safe as two Lambdas.
  */
 export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   private readonly stateDir: string;
