@@ -1,54 +1,119 @@
 /**
- * Reproduction of the liveness problem the `kill` kind met on the local folder (fixed in f0c2b8c: a lock whose
- * process is gone is broken at once): a run SIGKILLed while it held `.catalog-sync/state.lock` left the lock
- * behind, and every run in the next 30 s failed with "state.lock: still locked after 2001 attempts", because the
- * lock was broken only once 30 s old (STALE_LOCK_MS) while a waiter gave up after 2,000 attempts of 2-10 ms
- * (about 12 s). Kept as a check: exit 0 now, 1 before the fix.
+ * Reproductions of the local lock's two problems, kept as checks (exit 0 now, 1 if either comes back):
+ *
+ * 1. Liveness (the `kill` kind, fixed in f0c2b8c): a run SIGKILLed while it held `.catalog-sync/state.lock` left
+ *    the lock behind, and every run in the next 30 s failed with "still locked", because the lock was broken only
+ *    once 30 s old. A child process takes the lock as LocalStore does (a record with its token, host and pid,
+ *    linked into place) and is SIGKILLed; a cursor write must then succeed at once.
+ * 2. Safety (issue 10, item 2): run A holds the lock and has read the state (cursor 2019); the lock ages past
+ *    30 s; run B breaks it and writes 2022; A then wrote its stale copy, 2020: the cursor went backward and B's
+ *    acknowledged write was lost. Replayed step by step with a clock moved by hand (no 30 s wait): once with A
+ *    heartbeating (B must wait, never break it), once with A paused and silent (B breaks it; A's write must fail
+ *    and write nothing). Either way the cursor must end at the newest acknowledged write.
  *
  *   npx tsx chaos/repro-stale-lock.ts
- *
- * A child process takes the lock exactly as LocalStore does (open 'wx', write its pid) and is SIGKILLed; then a
- * cursor write is attempted at once, and again after the lock has turned 30 s old. Exits 1 when the first write
- * fails although the holder is dead.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { LocalStore, STATE_DIR } from '../lambda/stores/local-store.js';
+import { parseTimestamp, type Ticks } from '../lambda/catalog/timestamp.js';
+import { LocalStore, STATE_DIR, type LockEvent } from '../lambda/stores/local-store.js';
+import type { CompareAndSetResult } from '../lambda/stores/types.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-lock-'));
-const lock = join(dir, STATE_DIR, 'state.lock');
-mkdirSync(join(dir, STATE_DIR), { recursive: true });
-try {
-  // The holder: takes the lock like LocalStore.withLock, then is killed before it can remove it.
-  const holder = spawn(process.execPath, ['-e', `const fs=require('fs');const h=fs.openSync(${JSON.stringify(lock)},'wx');fs.writeSync(h,String(process.pid));fs.closeSync(h);setInterval(()=>{},1000)`]);
+const Y2019 = parseTimestamp('2019-01-01T00:00:00.0000000Z');
+const Y2020 = parseTimestamp('2020-01-01T00:00:00.0000000Z');
+const Y2022 = parseTimestamp('2022-01-01T00:00:00.0000000Z');
+const say = (line: string): void => void process.stdout.write(`${line}\n`);
+const folders: string[] = [];
+const newFolder = (): string => {
+  const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-lock-'));
+  folders.push(dir);
+  mkdirSync(join(dir, STATE_DIR, 'tmp'), { recursive: true });
+  return dir;
+};
+
+async function deadHolder(): Promise<boolean> {
+  const dir = newFolder();
+  const lock = join(dir, STATE_DIR, 'state.lock');
+  const aside = join(dir, STATE_DIR, 'tmp', 'lock-child');
+  const take = `const fs=require('fs'),os=require('os');const t=Date.now();fs.writeFileSync(${JSON.stringify(aside)},JSON.stringify({token:'child',host:os.hostname(),pid:process.pid,createdAt:t,heartbeatAt:t}));fs.linkSync(${JSON.stringify(aside)},${JSON.stringify(lock)});fs.rmSync(${JSON.stringify(aside)});setInterval(()=>{},1000)`;
+  const holder = spawn(process.execPath, ['-e', take]);
   while (!existsSync(lock)) await delay(10);
-  await delay(50);
   holder.kill('SIGKILL');
   await new Promise((resolve) => holder.once('exit', resolve));
-  process.stdout.write(`lock left by pid ${holder.pid}, which is dead (SIGKILL)\n`);
-
-  const store = new LocalStore(dir);
-  const attempt = async (label: string): Promise<boolean> => {
-    const started = Date.now();
-    try {
-      await store.compareAndSet('catalog-to-s3', undefined, { value: 1n, commitId: 'c', runId: 'r' });
-      process.stdout.write(`${label}: written after ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-      return true;
-    } catch (error) {
-      process.stdout.write(`${label}: FAILED after ${((Date.now() - started) / 1000).toFixed(1)} s: ${(error as Error).message}\n`);
-      return false;
-    }
-  };
-  const first = await attempt('a cursor write right after the kill');
-  if (!first) {
-    await delay(Math.max(0, 31_000 - 12_000));
-    await attempt('the same write once the lock is 30 s old');
+  say(`1. lock left by pid ${holder.pid}, which is dead (SIGKILL)`);
+  const started = Date.now();
+  try {
+    await new LocalStore(dir).compareAndSet('c', undefined, { value: Y2019, commitId: 'c', runId: 'r' });
+    say(`   a cursor write right after the kill: written after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return true;
+  } catch (error) {
+    say(`   a cursor write right after the kill: FAILED: ${(error as Error).message}`);
+    return false;
   }
-  process.stdout.write(first ? '\nno problem\n' : '\nREPRODUCED: a dead holder\'s lock fails every run for 30 s\n');
-  process.exitCode = first ? 0 : 1;
+}
+
+/** A holds and has read; the lock ages 40 s (A heartbeating or not); B tries; A goes on. */
+async function staleCopy(aHeartbeats: boolean): Promise<boolean> {
+  const dir = newFolder();
+  await new LocalStore(dir).compareAndSet('c', undefined, { value: Y2019, commitId: '2019', runId: 'r0' });
+  const expected = await new LocalStore(dir).read('c');
+  let now = Date.now();
+  const clock = (): number => now;
+  let beatA: (() => Promise<void>) | undefined;
+  let aRead!: () => void;
+  let goA!: () => void;
+  const aHasRead = new Promise<void>((resolve) => (aRead = resolve));
+  const aMayGo = new Promise<void>((resolve) => (goA = resolve));
+  const storeA = new LocalStore(dir, {
+    lock: { now: clock, scheduleHeartbeat: (beat) => ((beatA = beat), () => (beatA = undefined)) },
+    onLockEvent: async (event) => {
+      if (event !== 'committing') return;
+      aRead();
+      await aMayGo;
+    },
+  });
+  const eventsB: LockEvent[] = [];
+  let bTried!: () => void;
+  const bHasTried = new Promise<void>((resolve) => (bTried = resolve));
+  const storeB = new LocalStore(dir, {
+    lock: { now: clock, scheduleHeartbeat: () => () => undefined },
+    onLockEvent: (event) => {
+      eventsB.push(event);
+      if (event === 'waiting' || event === 'acquired') bTried();
+    },
+  });
+
+  const outcome = (promise: Promise<CompareAndSetResult>): Promise<CompareAndSetResult | Error> => promise.catch((error: Error) => error);
+  const a = outcome(storeA.compareAndSet('c', expected, { value: Y2020, commitId: '2020', runId: 'rA' }));
+  await aHasRead;
+  for (let i = 0; i < 4; i++) {
+    now += 10_000;
+    if (aHeartbeats) await beatA?.();
+  }
+  const b = outcome(storeB.compareAndSet('c', expected, { value: Y2022, commitId: '2022', runId: 'rB' }));
+  await bHasTried;
+  goA();
+  const [resultA, resultB] = await Promise.all([a, b]);
+  const stored = (await new LocalStore(dir).read('c'))?.value;
+  const acknowledged: Ticks[] = [resultA, resultB].flatMap((result, i) => (!(result instanceof Error) && result.outcome === 'written' ? [i === 0 ? Y2020 : Y2022] : []));
+  const newest = acknowledged.reduce((max, value) => (value > max ? value : max), Y2019);
+  const show = (result: CompareAndSetResult | Error): string => (result instanceof Error ? `error: ${result.message}` : result.outcome);
+  say(`${aHeartbeats ? '2a' : '2b'}. A ${aHeartbeats ? 'heartbeating' : 'paused, silent'} for 40 s; B ${eventsB.includes('stale') ? 'broke the lock' : 'waited'}`);
+  say(`   A (2020): ${show(resultA)}`);
+  say(`   B (2022): ${show(resultB)}`);
+  const ok = stored === newest && (aHeartbeats ? !eventsB.includes('stale') : resultA instanceof Error);
+  say(`   cursor now ${stored === Y2022 ? '2022' : stored === Y2020 ? '2020' : String(stored)}, newest acknowledged ${newest === Y2022 ? '2022' : '2020'}: ${ok ? 'ok' : 'REPRODUCED'}`);
+  return ok;
+}
+
+try {
+  const results = [await deadHolder(), await staleCopy(true), await staleCopy(false)];
+  const ok = results.every(Boolean);
+  say(ok ? '\nno problem' : '\nREPRODUCED');
+  process.exitCode = ok ? 0 : 1;
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  for (const dir of folders) rmSync(dir, { recursive: true, force: true });
 }

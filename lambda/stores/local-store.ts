@@ -1,29 +1,20 @@
-import { randomBytes } from 'node:crypto';
-import { appendFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, sep } from 'node:path';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { join, sep } from 'node:path';
 import { formatTimestamp, parseTimestamp } from '../catalog/timestamp.js';
 import type { RunSummary } from '../sync/run-summary.js';
 import { resolveFileNameMode } from './file-name-mode.js';
 import { fileNamesOf, unescapeName, type FileNameMode } from './local-paths.js';
+import { AtomicFileWriter, type RenameGuard } from './atomic-file.js';
+import { type HeldLock, LocalLock, type LocalLockOptions, type LockEvent } from './local-lock.js';
+import { LocalStateError } from './local-state-error.js';
 import { compareRunsNewestFirst } from './run-order.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery, SnapshotStore } from './types.js';
 
 /** Where the embedded default keeps its cursors and run log, inside the data folder. */
 export const STATE_DIR = '.catalog-sync';
 const STATE_FILE = 'state.json';
-const LOCK_FILE = 'state.lock';
-/** Held, for microseconds, by whoever removes a stale {@link LOCK_FILE}: one breaker at a time. */
-const BREAK_LOCK_FILE = 'state.lock.break';
-/** A lock older than this is left over by a killed process: state updates take milliseconds. */
-const STALE_LOCK_MS = 30_000;
-/** A lock file still without a process id after this was left by a process killed while creating it. */
-const UNNAMED_LOCK_MS = 5_000;
-/** How long a run waits for the lock before giving up. */
-const LOCK_WAIT_MS = 60_000;
 /** Temporary files of atomic writes, inside the state folder. */
 const TMP_DIR = 'tmp';
-/** A temporary file older than this was left by a killed process: no write takes an hour. */
-const STALE_TMP_MS = 60 * 60 * 1000;
 /** The run log of each cursor: one JSON line per run, appended, so a checkpoint never rewrites it. */
 const RUNS_DIR = 'runs';
 /** Runs kept in a local log at most, newest first, besides the TTL. */
@@ -33,29 +24,21 @@ const COMPACT_RUN_LOG_BYTES = 4 * 1024 * 1024;
 
 type StoredRun = RunSummary & { sk: string; expiresAt: number };
 
-/**
- * What the lock does, for tests that interleave two stores deterministically: `acquired` (the lock is
- * held, the update has not begun), `stale` (a lock was judged left by a dead process, before it is
- * broken), `kept` (a lock judged stale was found live, or replaced, when checked again, and kept).
- * @internal
- */
-export type LockEvent = 'acquired' | 'stale' | 'kept';
+export type { LockEvent } from './local-lock.js';
+export { LocalStateError } from './local-state-error.js';
 
 interface StateFile {
   cursors: Record<string, { cursor: string; commitId?: string; runId?: string; updatedAt?: string }>;
 }
 
-/** The local state file could not be read or locked. */
-export class LocalStateError extends Error {
-  override readonly name = 'LocalStateError';
-}
-
 /**
  * The embedded default: snapshots as files with the S3 key layout, the cursors in one JSON file, and
  * each cursor's run log in a JSON-lines file that runs append to (a checkpoint never rewrites the log). Every
- * write is atomic (a temporary file, then a rename), and cursor updates are compare-and-set under an exclusive
- * lock file, so two local runs at once are as safe as two Lambdas. On a case-insensitive file system the file
- * names escape upper-case letters ({@link FileNameMode}), chosen at first use and recorded in the folder.
+ * write is atomic (a temporary file, then a rename) and durable before it resolves (fsynced, with its folder),
+ * and cursor updates are compare-and-set under an exclusive lock file ({@link LocalLock}: owner token,
+ * heartbeat), so two local runs at once, on one host or on hosts sharing the folder, are as safe as two Lambdas.
+ * On a case-insensitive file system the file names escape upper-case letters ({@link FileNameMode}), chosen at
+ * first use and recorded in the folder.
  */
 export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   private readonly stateDir: string;
@@ -63,14 +46,17 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   private readonly compactRunLogBytes: number;
   private readonly maxRuns: number;
 
-  private readonly onLockEvent: ((event: LockEvent) => Promise<void> | void) | undefined;
+  private readonly lock: LocalLock;
+  private readonly writer: AtomicFileWriter;
 
   private readonly forceCaseInsensitive: boolean;
 
   /**
    * @param options - run-log compaction: past `compactRunLogBytes`, keep the newest `maxRuns` live runs;
    * `onLockEvent`, for tests only, is awaited at each {@link LockEvent}; `caseInsensitive`, for tests only,
-   * takes the file system as case-insensitive whatever the probe finds.
+   * takes the file system as case-insensitive whatever the probe finds;
+   * `lock`, for tests only, gives the lock a clock and a heartbeat driven by hand; `durable: false` skips every
+   * fsync (benchmark comparison only).
    */
   constructor(
     readonly root: string,
@@ -79,13 +65,16 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
       maxRuns?: number;
       onLockEvent?: (event: LockEvent) => Promise<void> | void;
       caseInsensitive?: boolean;
+      lock?: Omit<LocalLockOptions, 'onLockEvent'>;
+      durable?: boolean;
     } = {},
   ) {
     this.stateDir = join(root, STATE_DIR);
     this.compactRunLogBytes = options.compactRunLogBytes ?? COMPACT_RUN_LOG_BYTES;
     this.maxRuns = options.maxRuns ?? MAX_LOCAL_RUNS;
-    this.onLockEvent = options.onLockEvent;
     this.forceCaseInsensitive = options.caseInsensitive === true;
+    this.lock = new LocalLock(this.stateDir, { ...options.lock, ...(options.onLockEvent ? { onLockEvent: options.onLockEvent } : {}) });
+    this.writer = new AtomicFileWriter(root, join(this.stateDir, TMP_DIR), options.durable === undefined ? {} : { durable: options.durable });
   }
 
   // --- snapshots -------------------------------------------------------------------------------------
@@ -181,38 +170,12 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   }
 
   /**
-   * Writes a whole file or nothing: the bytes go to a temporary file in the state folder's `tmp/` (same file
-   * system, so the rename is atomic), then it is renamed into place. A process killed mid-write leaves its
-   * temporary file there, never beside the snapshots where a consumer would see it; such leftovers are
-   * removed once they are old.
+   * Writes a whole file or nothing, and durably before it resolves (see {@link AtomicFileWriter}): so everything
+   * a cursor covers is on disk before the cursor is written. Under the lock, `guard` makes the rename only while
+   * the lock is still ours.
    */
-  private async writeAtomic(path: string, body: Buffer): Promise<void> {
-    await this.ensureTmpDir();
-    await mkdir(dirname(path), { recursive: true });
-    const temporary = join(this.stateDir, TMP_DIR, `${process.pid}-${randomBytes(6).toString('hex')}`);
-    try {
-      await writeFile(temporary, body);
-      await rename(temporary, path);
-    } catch (error) {
-      await rm(temporary, { force: true });
-      throw error;
-    }
-  }
-
-  private tmpReady: Promise<void> | undefined;
-
-  /** Creates `tmp/` once, and clears what killed processes left there long ago. */
-  private ensureTmpDir(): Promise<void> {
-    this.tmpReady ??= (async () => {
-      const dir = join(this.stateDir, TMP_DIR);
-      await mkdir(dir, { recursive: true });
-      for (const name of await readdir(dir)) {
-        const file = join(dir, name);
-        const info = await stat(file).catch(() => undefined);
-        if (info && Date.now() - info.mtimeMs > STALE_TMP_MS) await rm(file, { force: true });
-      }
-    })();
-    return this.tmpReady;
+  private async writeAtomic(path: string, body: Buffer, guard?: RenameGuard): Promise<void> {
+    await this.writer.write(path, body, guard);
   }
 
   // --- cursors ---------------------------------------------------------------------------------------
@@ -223,7 +186,7 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   }
 
   async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget): Promise<CompareAndSetResult> {
-    return this.withLock(async () => {
+    return this.withLock(async (held) => {
       const state = await this.readState();
       const current = state.cursors[name];
       const matches = expected === undefined ? current === undefined : current?.cursor === expected.stored;
@@ -234,7 +197,7 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
         runId: next.runId,
         updatedAt: new Date().toISOString(),
       };
-      await this.writeState(state);
+      await this.writeState(state, held.whileHeld);
       return { outcome: 'written' };
     });
   }
@@ -244,13 +207,12 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
   async appendRun(summary: RunSummary, expiresAt: number): Promise<void> {
     const path = this.runLogPath(summary.cursorName);
     const line = `${JSON.stringify({ ...summary, sk: `run#${summary.runId}`, expiresAt })}\n`;
-    await this.withLock(async () => {
-      await mkdir(dirname(path), { recursive: true });
-      await appendFile(path, line);
+    await this.withLock(async (held) => {
+      await held.whileHeld(() => this.writer.append(path, line));
       if ((await stat(path)).size > this.compactRunLogBytes) {
         const now = Math.floor(Date.now() / 1000);
         const kept = (await this.readRuns(path)).filter((run) => run.expiresAt > now).sort(compareRunsNewestFirst).slice(0, this.maxRuns);
-        await this.writeAtomic(path, Buffer.from(kept.reverse().map((run) => `${JSON.stringify(run)}\n`).join('')));
+        await this.writeAtomic(path, Buffer.from(kept.reverse().map((run) => `${JSON.stringify(run)}\n`).join('')), held.whileHeld);
       }
     });
   }
@@ -312,78 +274,14 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
     }
   }
 
-  private async writeState(state: StateFile): Promise<void> {
-    await this.writeAtomic(this.statePath(), Buffer.from(JSON.stringify(state, null, 1)));
+  private async writeState(state: StateFile, guard: RenameGuard): Promise<void> {
+    await this.writeAtomic(this.statePath(), Buffer.from(JSON.stringify(state, null, 1)), guard);
   }
 
-  /** Runs `action` holding an exclusive lock file: `open(…, 'wx')` fails while another process holds it. */
-  private async withLock<T>(action: () => Promise<T>): Promise<T> {
-    await mkdir(this.stateDir, { recursive: true });
-    const lockPath = join(this.stateDir, LOCK_FILE);
-    const waitingSince = Date.now();
-    for (let attempt = 0; ; attempt++) {
-      if (await createLockFile(lockPath)) {
-        try {
-          await this.onLockEvent?.('acquired');
-          return await action();
-        } finally {
-          await rm(lockPath, { force: true });
-        }
-      }
-      await this.breakStaleLock(lockPath);
-      if (Date.now() - waitingSince > LOCK_WAIT_MS) {
-        throw new LocalStateError(`${lockPath}: still locked after ${LOCK_WAIT_MS / 1000} s (${attempt} attempts); remove it if no catalog-sync is running`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 8));
-    }
+  /** Runs `action` holding the folder's lock (see {@link LocalLock}): one state update at a time, across processes and hosts. */
+  private withLock<T>(action: (held: HeldLock) => Promise<T>): Promise<T> {
+    return this.lock.hold(action);
   }
-
-  /**
-   * Removes a lock its holder can no longer release: the process named in it is gone (killed), or it names no
-   * process and is older than a few seconds (its writer died between creating and filling it), or it is older
-   * than {@link STALE_LOCK_MS} whatever it says (another host's process, on a shared folder). State updates
-   * take milliseconds.
-   *
-   * Two waiters may judge the same dead lock at once; if both removed it, the second could remove the lock
-   * the first had just taken, and two updates would overlap. So the lock is removed only under a second lock,
-   * {@link BREAK_LOCK_FILE}, after checking again that it is the same file and still stale.
-   */
-  private async breakStaleLock(lockPath: string): Promise<void> {
-    const judged = await judgeLock(lockPath);
-    if (!judged?.stale) return;
-    await this.onLockEvent?.('stale');
-    const breakPath = join(this.stateDir, BREAK_LOCK_FILE);
-    if (!(await createLockFile(breakPath))) {
-      // Another waiter is breaking it. Its break lock is held for microseconds, unless it was killed doing so.
-      const breaker = await judgeLock(breakPath);
-      if (breaker?.stale) await rm(breakPath, { force: true });
-      return;
-    }
-    try {
-      const again = await judgeLock(lockPath);
-      if (again?.stale && again.ino === judged.ino) await rm(lockPath, { force: true });
-      else await this.onLockEvent?.('kept');
-    } finally {
-      await rm(breakPath, { force: true });
-    }
-  }
-}
-
-/** Creates the lock file `path` holding this process's id; false if it exists (someone else holds it). */
-async function createLockFile(path: string): Promise<boolean> {
-  let handle;
-  try {
-    handle = await open(path, 'wx');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
-  }
-  try {
-    await handle.writeFile(String(process.pid));
-  } finally {
-    await handle.close();
-  }
-  return true;
 }
 
 /** Reads a whole text file; undefined if it does not exist. */
@@ -393,28 +291,6 @@ async function readTextIfExists(path: string): Promise<string | undefined> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
-  }
-}
-
-/** A lock file as found: its inode, and whether its holder can no longer release it; undefined if it is gone. */
-async function judgeLock(path: string): Promise<{ ino: number; stale: boolean } | undefined> {
-  try {
-    const info = await stat(path);
-    const age = Date.now() - info.mtimeMs;
-    const pid = Number(await readFile(path, 'utf8'));
-    const named = Number.isInteger(pid) && pid > 0;
-    return { ino: info.ino, stale: named ? !isAlive(pid) || age >= STALE_LOCK_MS : age >= UNNAMED_LOCK_MS };
-  } catch {
-    return undefined; // gone already, or being replaced: the next attempt tells
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+
+/** A temporary file older than this was left by a killed process: no write takes an hour. */
+const STALE_TMP_MS = 60 * 60 * 1000;
+/** Folders known durable (their names synced into their parents) that a writer remembers; older ones are forgotten. */
+const KNOWN_DURABLE_FOLDERS = 4_096;
+/** Windows cannot open a folder to fsync it (EPERM); NTFS journals its metadata, so the rename is kept anyway. */
+const CAN_SYNC_DIRECTORIES = process.platform !== 'win32';
+
+/** Makes the final rename of a write: runs it, or refuses to (a lock guard: the lock must still be ours). */
+export type RenameGuard = (rename: () => Promise<void>) => Promise<void>;
+
+const unguarded: RenameGuard = (doRename) => doRename();
+
+/**
+ * Writes whole files or nothing, durably. Each write goes to a temporary file in `tmpDir` (on the same file
+ * system as the targets, so the rename is atomic), is fsynced, renamed into place, and the target's folder is
+ * fsynced: when {@link AtomicFileWriter.write} resolves, the file survives a power cut with all its bytes.
+ * Without the file sync, a power cut after the rename can leave the new name pointing at an empty file;
+ * without the folder sync, the rename itself can be lost. A folder's own name is synced into its parent too,
+ * up to `root`, the first time this writer writes into it. Syncs of one folder requested while one is under way
+ * are made once, together, after it (a group commit): concurrent leaves of a commit share their folders' syncs.
+ * A process killed mid-write leaves its temporary file in `tmpDir`, never beside
+ * the targets; such leftovers are removed once an hour old.
+ */
+export class AtomicFileWriter {
+  private readonly durable: boolean;
+  private tmpReady: Promise<void> | undefined;
+  /** Folders whose names are durable in their parents, in the order they were learnt (oldest forgotten first). */
+  private readonly durableFolders = new Map<string, true>();
+  private readonly folderSyncs = new Map<string, CoalescedSync>();
+
+  /**
+   * @param root - the folder every target is under: folders created by a write are synced up to it.
+   * @param tmpDir - where temporary files are staged, on the same file system as `root`.
+   * @param options - `durable: false` skips every fsync (the benchmark's comparison only: a power cut can
+   * then leave empty or missing files behind a cursor that covers them).
+   */
+  constructor(
+    readonly root: string,
+    readonly tmpDir: string,
+    options: { durable?: boolean } = {},
+  ) {
+    this.durable = options.durable ?? true;
+  }
+
+  /** Replaces `path` with `body` atomically and durably; `guard` decides, at the last moment, whether the rename happens. */
+  async write(path: string, body: Buffer, guard: RenameGuard = unguarded): Promise<void> {
+    await this.ensureTmpDir();
+    await mkdir(dirname(path), { recursive: true });
+    const temporary = join(this.tmpDir, `${process.pid}-${randomBytes(6).toString('hex')}`);
+    try {
+      const handle = await open(temporary, 'wx');
+      try {
+        await handle.writeFile(body);
+        if (this.durable) await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await guard(() => rename(temporary, path));
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+    await this.syncFolders(dirname(path));
+  }
+
+  /** Appends `text` to `path` (created if missing) and syncs it, and its folder, before resolving. */
+  async append(path: string, text: string): Promise<void> {
+    await mkdir(dirname(path), { recursive: true });
+    const handle = await open(path, 'a');
+    try {
+      await handle.appendFile(text);
+      if (this.durable) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    // The file may be new: its name must be durable too. One folder sync per append is cheap (runs are rare).
+    await this.syncFolders(dirname(path));
+  }
+
+  /**
+   * Syncs `dir` (it holds the new name) and, up to {@link root}, the parent of every folder on the way not yet
+   * known durable. Whether this write created a folder does not matter: a concurrent write may have created
+   * it and not synced it yet, and none may resolve before the names it depends on are durable.
+   */
+  private async syncFolders(dir: string): Promise<void> {
+    if (!this.durable || !CAN_SYNC_DIRECTORIES) return;
+    const unknown: string[] = [];
+    const depth = relative(this.root, dir).split(sep).filter((segment) => segment !== '').length;
+    for (let i = 0, folder = dir; i < depth && !this.durableFolders.has(folder); i++, folder = dirname(folder)) unknown.push(folder);
+    await Promise.all([dir, ...unknown.map((folder) => dirname(folder))].map((folder) => this.syncFolder(folder)));
+    for (const folder of unknown) this.rememberDurable(folder);
+  }
+
+  private syncFolder(dir: string): Promise<void> {
+    let sync = this.folderSyncs.get(dir);
+    if (!sync) {
+      sync = new CoalescedSync(dir, () => this.folderSyncs.delete(dir));
+      this.folderSyncs.set(dir, sync);
+    }
+    return sync.request();
+  }
+
+  private rememberDurable(folder: string): void {
+    this.durableFolders.set(folder, true);
+    if (this.durableFolders.size > KNOWN_DURABLE_FOLDERS) this.durableFolders.delete(this.durableFolders.keys().next().value!);
+  }
+
+  /** Creates `tmpDir` once, and clears what killed processes left there long ago. */
+  private ensureTmpDir(): Promise<void> {
+    this.tmpReady ??= (async () => {
+      await mkdir(this.tmpDir, { recursive: true });
+      for (const name of await readdir(this.tmpDir)) {
+        const file = join(this.tmpDir, name);
+        const info = await stat(file).catch(() => undefined);
+        if (info && Date.now() - info.mtimeMs > STALE_TMP_MS) await rm(file, { force: true });
+      }
+    })();
+    return this.tmpReady;
+  }
+}
+
+/**
+ * The syncs of one folder, grouped: a request made while a sync runs is served by one more sync after it (the
+ * running one may have begun before the request's change); every request made meanwhile shares that one.
+ */
+class CoalescedSync {
+  private running: Promise<void> | undefined;
+  private next: Promise<void> | undefined;
+
+  constructor(
+    private readonly dir: string,
+    private readonly onIdle: () => void,
+  ) {}
+
+  request(): Promise<void> {
+    if (this.next) return this.next;
+    if (!this.running) return this.start();
+    this.next = this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.next = undefined;
+        return this.start();
+      });
+    return this.next;
+  }
+
+  private start(): Promise<void> {
+    const running = syncDirectory(this.dir).finally(() => {
+      if (this.running !== running) return;
+      this.running = undefined;
+      if (!this.next) this.onIdle();
+    });
+    this.running = running;
+    return running;
+  }
+}
+
+/** fsyncs a folder, so the names created or renamed in it survive a power cut. */
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
