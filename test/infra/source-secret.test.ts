@@ -79,12 +79,13 @@ describe('sourceSecret (context catalog-sync:sourceSecret)', () => {
       'catalog-sync:sourceSecret': 'catalog-sync/feed',
       'catalog-sync:sourceSecretKeyArn': KEY_ARN,
     });
-    const partial = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':secretsmanager:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':secret:catalog-sync/feed']] };
+    const arnStart = ['arn:', { Ref: 'AWS::Partition' }, ':secretsmanager:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }];
+    const partial = { 'Fn::Join': ['', [...arnStart, ':secret:catalog-sync/feed']] };
     const [fn] = s.functions;
     expect(fn!.env.SOURCE_SECRET_ARN).toEqual(partial);
     const region = { 'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']] };
     expect(fn!.statements).toEqual([
-      { Sid: 'ReadSourceSecret', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: { 'Fn::Join': ['', [...partial['Fn::Join'][1].slice(0, -1), ':secret:catalog-sync/feed-??????']] } },
+      { Sid: 'ReadSourceSecret', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: { 'Fn::Join': ['', [...arnStart, ':secret:catalog-sync/feed-??????']] } },
       { Sid: 'DecryptSourceSecret', Effect: 'Allow', Action: 'kms:Decrypt', Resource: KEY_ARN, Condition: { StringEquals: { 'kms:ViaService': region } } },
     ]);
     expect(s.nag).toEqual([]);
