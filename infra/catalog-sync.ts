@@ -716,6 +716,10 @@ export class CatalogSync extends Construct {
     };
     const credentials = embeddedCredentialsProblem(environment.CATALOG_SOURCE ?? '');
     if (credentials) fail(credentials);
+    const source = environment.CATALOG_SOURCE ?? '';
+    if (o.props.sourceSecret !== undefined && !Token.isUnresolved(source) && URL.canParse(source) && new URL(source).protocol !== 'https:') {
+      fail(`sourceSecret: the credentials are sent over https only, and source (CATALOG_SOURCE) ${JSON.stringify(redactUrl(source))} is not https`);
+    }
     if (o.props.sourceSecretKeyArn !== undefined && typeof o.props.sourceSecret !== 'string') {
       fail(
         o.props.sourceSecret === undefined

@@ -119,5 +119,8 @@ describe('sourceSecret (context catalog-sync:sourceSecret)', () => {
     });
     expect(text).not.toMatch(/resolve:secretsmanager/);
     expect(() => new CatalogSync(new Stack(app, 'Twice'), 'Sync', { sourceSecretKeyArn: KEY_ARN })).toThrow(/sourceSecretKeyArn is the key of sourceSecret: give sourceSecret too/);
+    expect(() => new CatalogSync(new Stack(app, 'Plain'), 'Sync', { source: 'http://pkgs.example/v3/index.json', sourceSecret: ARN })).toThrow(
+      /^Plain\/Sync: sourceSecret: the credentials are sent over https only, and source \(CATALOG_SOURCE\) "http:\/\/pkgs\.example\/v3\/index\.json" is not https$/,
+    );
   });
 });
