@@ -28,6 +28,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, LogLevel } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
@@ -43,6 +44,9 @@ import {
   SettingsError,
 } from '../lambda/sync/settings.js';
 import { MIN_TIMESTAMP } from '../lambda/catalog/timestamp.js';
+import { redactUrl } from '../lambda/catalog/redact.js';
+import { SOURCE_SECRET_ENV } from '../lambda/source-secret.js';
+import { embeddedCredentialsProblem, grantSourceSecretRead, sourceSecretOf } from './source-secret.js';
 
 /** The repository root: the bundle's project root, lock file and entry are found from it, whatever the cwd. */
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -91,6 +95,25 @@ export interface CatalogSyncProps {
    * @default 'https://api.nuget.org/v3/index.json'
    */
   readonly source?: string;
+
+  /**
+   * The secret holding a private feed's credentials: an `ISecret`, or a secret's name or ARN (the complete ARN,
+   * with the six characters Secrets Manager appends, grants most narrowly). Its value is
+   * `{"username": "…", "password": "…"}` (username optional) or a bare token, sent as the password with the
+   * user name `catalog-sync`. The template holds only its ARN (`SOURCE_SECRET_ARN`); the function reads it
+   * once per container and sends the credentials as HTTP Basic authentication to the source's origin only.
+   * Credentials in `source` itself are refused: they would be in plain text in the template.
+   * @default - none: a public feed
+   */
+  readonly sourceSecret?: secretsmanager.ISecret | string;
+
+  /**
+   * ARN of the customer-managed KMS key encrypting `sourceSecret`, when it is given by name or ARN and is not
+   * encrypted with the AWS managed key `aws/secretsmanager`. The function may decrypt with it through Secrets
+   * Manager only. (An `ISecret` brings its own `encryptionKey`.)
+   * @default - the AWS managed key: no KMS permission needed
+   */
+  readonly sourceSecretKeyArn?: string;
 
   /**
    * Name of this sync's cursor (`CURSOR_NAME`): the `pk` of its cursor and run-log items. Unique per table.
@@ -291,6 +314,8 @@ export class CatalogSync extends Construct {
   readonly function: NodejsFunction;
   /** The function's log group. */
   readonly logGroup: logs.LogGroup;
+  /** The secret of the private feed's credentials, when one was given. */
+  readonly sourceSecret?: secretsmanager.ISecret;
   /** The EventBridge rule that starts a run every `schedule`. */
   readonly scheduleRule: events.Rule;
   /** Failed runs (on-failure destination) and ticks EventBridge could not deliver (rule target DLQ). */
@@ -348,6 +373,7 @@ export class CatalogSync extends Construct {
       RUN_LOG_DAYS: String(props.runLogDays ?? DEFAULT_RUN_LOG_DAYS),
     };
     this.validate(settings, { rate, timeout, maxEventAge, runtime, props });
+    if (props.sourceSecret !== undefined) this.sourceSecret = sourceSecretOf(this, 'SourceSecret', props.sourceSecret, props.sourceSecretKeyArn);
 
     // --- state: table and bucket -----------------------------------------------------------------------
     this.table = props.table ?? this.createTable();
@@ -363,6 +389,8 @@ export class CatalogSync extends Construct {
     const { CATALOG_SOURCE, CURSOR_NAME, DEPENDS_ON, ...rest } = settings;
     const environment: Record<string, string> = {
       CATALOG_SOURCE,
+      // The secret's ARN only: its value is read by the function at run time, never put in the template.
+      ...(this.sourceSecret ? { [SOURCE_SECRET_ENV]: this.sourceSecret.secretArn } : {}),
       CURSOR_NAME,
       DEPENDS_ON,
       CURSOR_TABLE: this.table.tableName,
@@ -381,7 +409,7 @@ export class CatalogSync extends Construct {
     // A role of our own, so that nothing but the statements below is attached (no managed policy).
     const role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `catalog-sync ${this.cursorName}: cursor items, PutObject under its prefix, its logs`,
+      description: `catalog-sync ${this.cursorName}: cursor items, PutObject under its prefix, its logs${this.sourceSecret ? ', its source secret' : ''}`,
     });
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
@@ -402,7 +430,8 @@ export class CatalogSync extends Construct {
       role,
       logGroup: this.logGroup,
       environment,
-      description: `catalog-sync: cursor ${this.cursorName} of ${environment.CATALOG_SOURCE}`,
+      // ListFunctions shows the description to anyone allowed to list functions: no query values in it.
+      description: `catalog-sync: cursor ${this.cursorName} of ${redactUrl(CATALOG_SOURCE)}`,
       ...(props.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: props.reservedConcurrency }),
       // Asynchronous invocation (the schedule): no retry, since the next tick is the retry and overlapping runs
       // are safe; a tick that cannot start within maxEventAge is dropped; a failed run goes to the DLQ with
@@ -593,6 +622,17 @@ export class CatalogSync extends Construct {
       id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(this).resolve(objects))}]`,
       reason: `Every object this sync writes is named by a package and a commit, unknown in advance: PutObject (only) on keys under its own prefix "${this.prefix}" of the snapshot bucket, which no other sync writes.`,
     });
+    // The private feed's credentials: GetSecretValue on that one secret (and kms:Decrypt of its customer key).
+    if (this.sourceSecret) {
+      const secretArn = grantSourceSecretRead(role, this.sourceSecret);
+      if (secretArn.endsWith('-??????')) {
+        Validations.of(role).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(this).resolve(secretArn))}]`,
+          reason:
+            'The source secret was given by name or partial ARN: "-??????" matches exactly the six characters Secrets Manager appends to that name (as AWS advises), GetSecretValue only. Give its complete ARN to drop the wildcard.',
+        });
+      }
+    }
   }
 
   private createTable(): dynamodb.Table {
@@ -674,6 +714,19 @@ export class CatalogSync extends Construct {
     const fail = (message: string): never => {
       throw new CatalogSyncPropsError(`${this.node.path}: ${message}`);
     };
+    const credentials = embeddedCredentialsProblem(environment.CATALOG_SOURCE ?? '');
+    if (credentials) fail(credentials);
+    const source = environment.CATALOG_SOURCE ?? '';
+    if (o.props.sourceSecret !== undefined && !Token.isUnresolved(source) && URL.canParse(source) && new URL(source).protocol !== 'https:') {
+      fail(`sourceSecret: the credentials are sent over https only, and source (CATALOG_SOURCE) ${JSON.stringify(redactUrl(source))} is not https`);
+    }
+    if (o.props.sourceSecretKeyArn !== undefined && typeof o.props.sourceSecret !== 'string') {
+      fail(
+        o.props.sourceSecret === undefined
+          ? 'sourceSecretKeyArn is the key of sourceSecret: give sourceSecret too'
+          : 'sourceSecretKeyArn: the ISecret given as sourceSecret brings its own encryptionKey (Secret.fromSecretAttributes)',
+      );
+    }
     // Settings given as tokens (e.g. CloudFormation parameters) are checked by the function at start instead.
     if (!Object.values(environment).some((value) => Token.isUnresolved(value))) {
       try {

@@ -101,6 +101,10 @@ function readConfig(get: Raw): AppConfig {
     const firstName = first.cursorName ?? DEFAULT_CURSOR_NAME;
     const source = props.source ?? first.source;
     const allowedOrigins = props.allowedOrigins ?? first.allowedOrigins;
+    // The first one's feed credentials go with its source, and only with it.
+    const sameSource = props.source === undefined;
+    const sourceSecret = props.sourceSecret ?? (sameSource ? first.sourceSecret : undefined);
+    const sourceSecretKeyArn = props.sourceSecretKeyArn ?? (sameSource && props.sourceSecret === undefined ? first.sourceSecretKeyArn : undefined);
     second = {
       ...props,
       // The point of a second sync in one app: it follows the first one's cursor, never passing it, so it
@@ -108,6 +112,8 @@ function readConfig(get: Raw): AppConfig {
       dependsOn: props.dependsOn ?? [firstName],
       ...(source === undefined ? {} : { source }),
       ...(allowedOrigins === undefined ? {} : { allowedOrigins }),
+      ...(sourceSecret === undefined ? {} : { sourceSecret }),
+      ...(sourceSecretKeyArn === undefined ? {} : { sourceSecretKeyArn }),
       // Sharing the first one's bucket: its own prefix, named after its cursor.
       prefix: props.prefix ?? `${secondName}/`,
       ownBucket: flag(get, `${SECOND_PREFIX}ownBucket`) ?? false,
@@ -128,6 +134,8 @@ function syncProps(get: Raw, scope: string): CatalogSyncProps {
   const key = (name: string) => scope + name;
   const props: Record<string, unknown> = {
     source: text(get, key('source')),
+    sourceSecret: text(get, key('sourceSecret')),
+    sourceSecretKeyArn: text(get, key('sourceSecretKeyArn')),
     cursorName: text(get, key('cursorName')),
     dependsOn: list(get, key('dependsOn')),
     prefix: text(get, key('prefix'), true),

@@ -11,6 +11,7 @@ import { S3SnapshotStore } from './stores/s3-store.js';
 import { lagSeconds, runSlice, SyncError } from './sync/engine.js';
 import type { RunSummary } from './sync/run-summary.js';
 import { parseSettings, SettingsError, type SyncSettings } from './sync/settings.js';
+import { sourceSecretId, SourceSecretReader, withSourceCredentials, type SourceCredentials } from './source-secret.js';
 import { parseTimestamp } from './catalog/timestamp.js';
 
 // The CDK stack sets POWERTOOLS_SERVICE_NAME to `catalog-sync-<cursor>` so that two syncs' metrics and alarms
@@ -31,10 +32,19 @@ interface Warm {
   readonly runLogDays: number;
 }
 let warm: Warm | undefined;
+/** The private feed's credentials (SOURCE_SECRET_ARN), read once per container. */
+export const sourceSecrets = new SourceSecretReader();
 
-/** The Lambda's settings beyond the engine's own: where state lives. */
-export function lambdaSettings(env: NodeJS.ProcessEnv): { settings: SyncSettings; table: string; bucket: string; runLogDays: number } {
-  const settings = parseSettings(env);
+/**
+ * The Lambda's settings beyond the engine's own: where state lives. `credentials`, read from the secret of
+ * SOURCE_SECRET_ARN, join the source URL.
+ */
+export function lambdaSettings(
+  env: NodeJS.ProcessEnv,
+  credentials?: SourceCredentials,
+): { settings: SyncSettings; table: string; bucket: string; runLogDays: number } {
+  const parsed = parseSettings(env);
+  const settings = credentials ? withSourceCredentials(env, parsed, credentials) : parsed;
   const table = env.CURSOR_TABLE?.trim();
   if (!table) throw new SettingsError('CURSOR_TABLE', 'is required: the DynamoDB table holding the cursor');
   const bucket = env.SNAPSHOT_BUCKET?.trim();
@@ -44,10 +54,12 @@ export function lambdaSettings(env: NodeJS.ProcessEnv): { settings: SyncSettings
   return { settings, table, bucket, runLogDays: Number(daysText) };
 }
 
-function warmUp(env: NodeJS.ProcessEnv): Warm {
+async function warmUp(env: NodeJS.ProcessEnv): Promise<Warm> {
   const key = JSON.stringify(env, Object.keys(env).sort());
   if (warm?.key === key) return warm;
-  const { settings, table, bucket, runLogDays } = lambdaSettings(env);
+  const secretId = sourceSecretId(env);
+  const credentials = secretId === undefined ? undefined : await sourceSecrets.read(secretId);
+  const { settings, table, bucket, runLogDays } = lambdaSettings(env, credentials);
   const clients = awsClients(env, settings.concurrency);
   const http = new HttpClient({ connections: settings.concurrency });
   warm = {
@@ -79,7 +91,7 @@ export const handler = async (_event: unknown, context: Pick<Context, 'getRemain
   logger.appendKeys({ runId });
   let head: Ticks | undefined;
   try {
-    const { settings, catalog, store, snapshots, runLogDays } = warmUp(process.env);
+    const { settings, catalog, store, snapshots, runLogDays } = await warmUp(process.env);
     logger.appendKeys({ cursorName: settings.cursorName });
     const remaining = context.getRemainingTimeInMillis();
     const summary = await runSlice(settings, {

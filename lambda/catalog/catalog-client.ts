@@ -1,3 +1,4 @@
+import { checkCatalogUrl } from './catalog-url-safety.js';
 import { InvalidDocumentError } from './errors.js';
 import { HttpClient } from './http-client.js';
 import { FetchError } from './http-errors.js';
@@ -84,6 +85,8 @@ export class CatalogClient {
     let indexUrl: string;
     if (detectSourceKind(json) === 'service-index') {
       indexUrl = findCatalogUrl(parseServiceIndex(response.body, this.source), this.source);
+      // The index is a document from the network: it must not aim the function at this machine's services.
+      checkCatalogUrl(this.source, indexUrl);
     } else {
       indexUrl = this.source;
       // The body is the catalog index itself: keep it, with its validators, as the first cached copy.
