@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { appendFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
+import { MAX_FILE_NAME_BYTES } from '../catalog/identity.js';
 import { formatTimestamp, parseTimestamp } from '../catalog/timestamp.js';
 import type { RunSummary } from '../sync/run-summary.js';
 import { compareRunsNewestFirst } from './run-order.js';
@@ -55,6 +56,8 @@ export class LocalStateError extends Error {
  * lock file, so two local runs at once are as safe as two Lambdas.
  */
 export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
+  /** Each key segment is a file or folder name. */
+  readonly maxKeySegmentBytes = MAX_FILE_NAME_BYTES;
   private readonly stateDir: string;
 
   private readonly compactRunLogBytes: number;

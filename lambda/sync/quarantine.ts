@@ -3,7 +3,7 @@ import { InvalidDocumentError } from '../catalog/errors.js';
 import { parseCatalogPage, type PageItem } from '../catalog/schemas.js';
 import { manifestKey } from '../catalog/identity.js';
 import type { SnapshotStore } from '../stores/types.js';
-import { leafKeyOf, metadataOf, type ManifestEntry } from './layout.js';
+import { metadataOf, placeLeaf, type ManifestEntry } from './layout.js';
 
 /** One quarantine record, as stored, with where it is. */
 export interface QuarantineRecord {
@@ -61,16 +61,19 @@ function pageItemOf(item: unknown, key: string): PageItem {
 /**
  * Fetches every quarantined leaf again. Each one that now succeeds is stored at its leaf key, its commit's
  * manifest entry loses `"quarantined": true` (the manifest is rewritten: consumers see that commit's manifest
- * once more, now whole), and the record is deleted. Records that still fail stay.
+ * once more, now whole), and the record is deleted. Records that still fail stay, and so do those of items
+ * no store can hold (they are not fetched).
  */
 export async function retryQuarantine(catalog: CatalogClient, snapshots: SnapshotStore, prefix: string): Promise<RetryOutcome[]> {
   await catalog.resolveIndexUrl();
   const outcomes: RetryOutcome[] = [];
   for (const record of await listQuarantine(snapshots, prefix)) {
     try {
+      const { key: leafKey, problem } = placeLeaf(prefix, record.commitKey, record.item, snapshots.maxKeySegmentBytes);
+      if (problem !== undefined) throw problem;
       const fetched = await catalog.getLeaf(record.item);
-      await snapshots.putLeaf(leafKeyOf(prefix, record.commitKey, record.item), fetched.body, metadataOf(record.item));
-      await clearManifestMark(snapshots, prefix, record);
+      await snapshots.putLeaf(leafKey, fetched.body, metadataOf(record.item));
+      await clearManifestMark(snapshots, prefix, record.commitKey, leafKey);
       await snapshots.deleteKey(record.key);
       outcomes.push({ key: record.key, url: record.url, outcome: 'stored' });
     } catch (error) {
@@ -80,11 +83,10 @@ export async function retryQuarantine(catalog: CatalogClient, snapshots: Snapsho
   return outcomes;
 }
 
-async function clearManifestMark(snapshots: SnapshotStore, prefix: string, record: QuarantineRecord): Promise<void> {
-  const key = manifestKey(prefix, record.commitKey);
+async function clearManifestMark(snapshots: SnapshotStore, prefix: string, commitKey: string, leafKey: string): Promise<void> {
+  const key = manifestKey(prefix, commitKey);
   const manifest = (await snapshots.getJson(key)) as { leaves?: ManifestEntry[] } | undefined;
   if (!manifest?.leaves) return;
-  const leafKey = leafKeyOf(prefix, record.commitKey, record.item);
   manifest.leaves = manifest.leaves.map((entry) => {
     if (entry.key !== leafKey) return entry;
     const { quarantined: _quarantined, ...rest } = entry;
