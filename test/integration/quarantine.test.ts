@@ -231,3 +231,38 @@ describe('ids and versions no store can hold', () => {
     }
   });
 });
+
+describe('quarantine vs store under overlap', () => {
+  it('a stored leaf wins: run A writes its manifest flagging a leaf after run B stored it; retry-quarantine keeps the leaf and clears the flag', async () => {
+    const harness = await SyncHarness.create();
+    const leaf = catalog.commits[7]!.leaves[0]!;
+    const key = commitKey(commitTicks(catalog, 7));
+    const stored = leafKey('', key, leaf.id, leaf.version);
+    const manifestOfCommit = async (): Promise<Manifest> => (await harness.snapshots.getJson(`commits/${key}.json`)) as Manifest;
+
+    // Step 1: run B stores the leaf and writes the commit's manifest.
+    await harness.run(replica.serviceIndexUrl, { CURSOR_NAME: 'run-b' });
+    expect((await manifestOfCommit()).leaves.find((e) => e.key === stored)?.quarantined).toBeUndefined();
+    // Step 2: run A, over the same commits, fails to fetch the leaf, quarantines it and writes the manifest last.
+    replica.failWith(leaf.path, 503, 1_000);
+    const http = new HttpClient({ connections: 4, retry: FAST_RETRY });
+    try {
+      expect(await harness.run(replica.serviceIndexUrl, { CURSOR_NAME: 'run-a', QUARANTINE: 'true' })).toMatchObject({ quarantined: 1 });
+      expect((await manifestOfCommit()).leaves.find((e) => e.key === stored)?.quarantined).toBe(true);
+      expect(await harness.exists(stored)).toBe(true);
+
+      // Step 3: with the source still failing, retry-quarantine resolves the stale flag without a fetch.
+      replica.clearLog();
+      const outcomes = await retryQuarantine(new CatalogClient(http, replica.serviceIndexUrl), harness.snapshots, '');
+      expect(outcomes).toEqual([{ key: quarantineKey('', key, leaf.id, leaf.version), url: replica.leafUrl(leaf), outcome: 'already-stored' }]);
+      expect(replica.countRequests(leaf.path)).toBe(0);
+      expect((await manifestOfCommit()).leaves.some((e) => e.quarantined)).toBe(false);
+      expect(await harness.keys('quarantine/')).toEqual([]);
+      expect((await harness.getObject(stored)).body.toString('utf8')).toBe(leafBody(catalog, leaf, replica.origin));
+      expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+    } finally {
+      replica.clearFaults();
+      await http.close();
+    }
+  });
+});
