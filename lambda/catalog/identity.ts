@@ -161,12 +161,15 @@ export function quarantineKey(keyPrefix: string, commitKey: string, id: string, 
 
 /**
  * Longest package id, in UTF-16 code units as .NET's `string.Length` counts them: NuGet's own rule
- * (`PackageIdValidator.MaxPackageIdLength`), which nuget.org enforces at upload.
+ * (NuGet.Packaging `PackageIdValidator.MaxPackageIdLength`), which nuget.org enforces at upload. Its
+ * characters are not bounded here: NuGet's `^\w+([.-]\w+)*$` takes any Unicode letter or digit, and the
+ * percent-encoding makes any character safe in a key.
  */
 export const MAX_ID_LENGTH = 100;
 /**
  * Longest version, in UTF-16 code units: the gallery stores `Version` and `NormalizedVersion` in
- * 64-character columns, so nuget.org never publishes a longer one.
+ * 64-character columns (NuGet.Services.Entities `Constants.MaxVersionLength`), so nuget.org never
+ * publishes a longer one.
  */
 export const MAX_VERSION_LENGTH = 64;
 /** S3 keys are at most 1,024 bytes of UTF-8; every key written stays below that. */
