@@ -188,6 +188,23 @@ export const MAX_IDENTITY_SEGMENT_BYTES = MAX_KEY_BYTES - MAX_PREFIX_BYTES - KEY
 /** Longest file name on ext4, XFS, APFS and NTFS (bytes, or UTF-16 units): one key segment of a local folder. */
 export const MAX_FILE_NAME_BYTES = 255;
 
+/** Most characters {@link normalizeVersion} adds: `1` → `1.0.0`. */
+const NORMALIZATION_GROWTH = 4;
+
+/**
+ * An upper bound of the bytes of `encodeKeySegment(s.toLowerCase())`: an ASCII character is 1 byte when it stays
+ * literal (upper-case letters are lowercased first) and 3 when encoded; any other UTF-16 unit is at most 9
+ * (3 UTF-8 bytes, or half of a 4-byte pair; `İ`, whose lower case is two units, is 7).
+ */
+function encodedBytesAtMost(s: string): number {
+  let bytes = 0;
+  for (let i = 0; i < s.length; i++) {
+    const unit = s.charCodeAt(i);
+    bytes += unit >= 0x80 ? 9 : isSafe(unit) || (unit >= 0x41 && unit <= 0x5a) ? 1 : 3;
+  }
+  return bytes;
+}
+
 /**
  * Why the package `id` + `version` cannot become a key, or `undefined` when it can. Checks NuGet's
  * length limits, that the version leaves something to store (`+build` alone does not), that the two
@@ -198,6 +215,14 @@ export function identityKeyProblem(id: string, version: string, maxSegmentBytes 
   if (id.length > MAX_ID_LENGTH) return `nuget:id is ${id.length} characters; NuGet allows at most ${MAX_ID_LENGTH}`;
   if (version.length > MAX_VERSION_LENGTH) {
     return `nuget:version is ${version.length} characters; NuGet allows at most ${MAX_VERSION_LENGTH}`;
+  }
+  // Nearly every item is far inside the bounds: an upper bound, without building the segments, settles it.
+  if (version !== '' && !version.startsWith('+')) {
+    const idAtMost = encodedBytesAtMost(id);
+    const versionAtMost = encodedBytesAtMost(version) + NORMALIZATION_GROWTH;
+    if (idAtMost + versionAtMost <= MAX_IDENTITY_SEGMENT_BYTES && Math.max(idAtMost, versionAtMost + '.json'.length) <= maxSegmentBytes) {
+      return undefined;
+    }
   }
   let idBytes: number;
   let versionBytes: number;

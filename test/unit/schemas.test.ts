@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidDocumentError } from '../../lambda/catalog/errors.js';
-import { leafKey, MAX_PREFIX_BYTES, quarantineKey } from '../../lambda/catalog/identity.js';
+import { identityKeyProblem, leafKey, MAX_PREFIX_BYTES, quarantineKey } from '../../lambda/catalog/identity.js';
 import {
   detectSourceKind,
   findCatalogUrl,
@@ -1111,16 +1111,31 @@ describe('bounds on ids and versions (issue 10, item 4)', () => {
 
   it('every item without a problem has keys below 1,024 bytes under the longest prefix', () => {
     const prefix = 'p'.repeat(MAX_PREFIX_BYTES - 1) + '/';
-    const unit = fc.constantFrom('a', 'Z', '.', '+', ' ', 'é', '包', '𝒳', '\ud800');
+    const unit = fc.constantFrom('a', 'Z', '.', '+', ' ', '0', 'é', 'İ', '包', '𝒳', '\ud800');
+    // Ids of up to 105 three-byte characters (often 85 or more) and a tail, versions of a short core and a label:
+    // many keys close to the bounds.
+    const ids = fc
+      .tuple(fc.oneof(fc.integer({ min: 0, max: 105 }), fc.integer({ min: 85, max: 101 })), fc.string({ unit, maxLength: 12 }))
+      .map(([wide, tail]) => '包'.repeat(wide) + tail)
+      .filter((id) => id !== '');
+    const versions = fc
+      .tuple(fc.constantFrom('', '1', '1.0', '01.2.3.0', '+'), fc.oneof(fc.string({ unit, maxLength: 66 }), fc.string({ unit, minLength: 4, maxLength: 30 })))
+      .map(([core, label]) => (core === '' ? label : `${core}-${label}`))
+      .filter((version) => version !== '');
     fc.assert(
-      fc.property(fc.string({ unit, minLength: 1, maxLength: 110 }), fc.string({ unit, minLength: 1, maxLength: 70 }), (id, version) => {
+      fc.property(ids, versions, (id, version) => {
         const item = parseCatalogPage(pageWith({ 'nuget:id': id, 'nuget:version': version }), PAGE_URL).items[1]!;
         if (item.problem !== undefined) return;
         for (const key of [leafKey(prefix, 'AAAAAAAAAAAA', id, version), quarantineKey(prefix, 'AAAAAAAAAAAA', id, version)]) {
           expect(Buffer.byteLength(key)).toBeLessThan(1_024);
         }
+        // And in a folder, whose file names hold 255 bytes: no segment of an accepted item is longer.
+        if (identityKeyProblem(id, version, 255) === undefined) {
+          const segments = leafKey('', 'AAAAAAAAAAAA', id, version).split('/');
+          expect(Math.max(...segments.map((segment) => Buffer.byteLength(segment)))).toBeLessThanOrEqual(255);
+        }
       }),
-      { numRuns: 300 },
+      { numRuns: 500 },
     );
   });
 });
