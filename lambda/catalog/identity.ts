@@ -154,3 +154,94 @@ export function manifestKey(keyPrefix: string, commitKey: string): string {
 export function quarantineKey(keyPrefix: string, commitKey: string, id: string, version: string): string {
   return `${keyPrefix}quarantine/${checkedCommitKey(commitKey)}/${idSegment(id)}/${versionSegment(version)}.json`;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Bounds: ids and versions every store can hold
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Longest package id, in UTF-16 code units as .NET's `string.Length` counts them: NuGet's own rule
+ * (NuGet.Packaging `PackageIdValidator.MaxPackageIdLength`), which nuget.org enforces at upload. Its
+ * characters are not bounded here: NuGet's `^\w+([.-]\w+)*$` takes any Unicode letter or digit, and the
+ * percent-encoding makes any character safe in a key.
+ */
+export const MAX_ID_LENGTH = 100;
+/**
+ * Longest version, in UTF-16 code units: the gallery stores `Version` and `NormalizedVersion` in
+ * 64-character columns (NuGet.Services.Entities `Constants.MaxVersionLength`), so nuget.org never
+ * publishes a longer one.
+ */
+export const MAX_VERSION_LENGTH = 64;
+/** S3 keys are at most 1,024 bytes of UTF-8; every key written stays below that. */
+export const MAX_KEY_BYTES = 1_023;
+/** Longest key prefix (`SNAPSHOT_PREFIX`, `--prefix`), in UTF-8 bytes. */
+export const MAX_PREFIX_BYTES = 64;
+/** The longest key's bytes besides prefix, `{id}` and `{version}`: `quarantine/` + commit key + `/` + `/` + `.json`. */
+const KEY_OVERHEAD_BYTES = 'quarantine/'.length + 12 + 2 + '.json'.length;
+/**
+ * Most bytes of the `{id}` and `{version}` segments together, so that with any allowed prefix every
+ * key stays within {@link MAX_KEY_BYTES} (1,023 − 64 − 30 = 929). Any id of at most 100 characters
+ * encodes to at most 900 bytes (a BMP character is 3 bytes, 9 once encoded; a surrogate pair is two
+ * code units for 12), so a 100-character id of any script fits with a version of up to 29 bytes.
+ */
+export const MAX_IDENTITY_SEGMENT_BYTES = MAX_KEY_BYTES - MAX_PREFIX_BYTES - KEY_OVERHEAD_BYTES;
+/** Longest file name on ext4, XFS, APFS and NTFS (bytes, or UTF-16 units): one key segment of a local folder. */
+export const MAX_FILE_NAME_BYTES = 255;
+
+/** Most characters {@link normalizeVersion} adds: `1` → `1.0.0`. */
+const NORMALIZATION_GROWTH = 4;
+
+/**
+ * An upper bound of the bytes of `encodeKeySegment(s.toLowerCase())`: an ASCII character is 1 byte when it stays
+ * literal (upper-case letters are lowercased first) and 3 when encoded; any other UTF-16 unit is at most 9
+ * (3 UTF-8 bytes, or half of a 4-byte pair; `İ`, whose lower case is two units, is 7).
+ */
+function encodedBytesAtMost(s: string): number {
+  let bytes = 0;
+  for (let i = 0; i < s.length; i++) {
+    const unit = s.charCodeAt(i);
+    bytes += unit >= 0x80 ? 9 : isSafe(unit) || (unit >= 0x41 && unit <= 0x5a) ? 1 : 3;
+  }
+  return bytes;
+}
+
+/**
+ * Why the package `id` + `version` cannot become a key, or `undefined` when it can. Checks NuGet's
+ * length limits, that the version leaves something to store (`+build` alone does not), that the two
+ * encoded segments fit {@link MAX_IDENTITY_SEGMENT_BYTES}, and, when a store names one, that each
+ * segment (`{version}` with its `.json`) fits `maxSegmentBytes`.
+ */
+export function identityKeyProblem(id: string, version: string, maxSegmentBytes = Infinity): string | undefined {
+  if (id.length > MAX_ID_LENGTH) return `nuget:id is ${id.length} characters; NuGet allows at most ${MAX_ID_LENGTH}`;
+  if (version.length > MAX_VERSION_LENGTH) {
+    return `nuget:version is ${version.length} characters; NuGet allows at most ${MAX_VERSION_LENGTH}`;
+  }
+  // Nearly every item is far inside the bounds: an upper bound, without building the segments, settles it.
+  if (version !== '' && !version.startsWith('+')) {
+    const idAtMost = encodedBytesAtMost(id);
+    const versionAtMost = encodedBytesAtMost(version) + NORMALIZATION_GROWTH;
+    if (idAtMost + versionAtMost <= MAX_IDENTITY_SEGMENT_BYTES && Math.max(idAtMost, versionAtMost + '.json'.length) <= maxSegmentBytes) {
+      return undefined;
+    }
+  }
+  let idBytes: number;
+  let versionBytes: number;
+  try {
+    idBytes = idSegment(id).length;
+    versionBytes = versionSegment(version).length;
+  } catch (error) {
+    if (error instanceof KeySegmentError) return error.message;
+    throw error;
+  }
+  if (idBytes + versionBytes > MAX_IDENTITY_SEGMENT_BYTES) {
+    return (
+      `its key segments {id} and {version} encode to ${idBytes} + ${versionBytes} bytes; ` +
+      `at most ${MAX_IDENTITY_SEGMENT_BYTES} keep every key below ${MAX_KEY_BYTES + 1} bytes`
+    );
+  }
+  const longest = Math.max(idBytes, versionBytes + '.json'.length);
+  if (longest > maxSegmentBytes) {
+    return `its key segment ${idBytes >= versionBytes + 5 ? '{id}' : '{version}.json'} encodes to ${longest} bytes; this store holds at most ${maxSegmentBytes} bytes per segment (a file name)`;
+  }
+  return undefined;
+}

@@ -13,6 +13,7 @@
  */
 import { z } from 'zod';
 import { DocumentKind, InvalidDocumentError } from './errors.js';
+import { identityKeyProblem } from './identity.js';
 import { parseTimestamp, type Ticks } from './timestamp.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -92,6 +93,12 @@ export interface PageItem {
   readonly id: string;
   /** The package version (`nuget:version`), as written. */
   readonly version: string;
+  /**
+   * Set when the item is past the bounds no store can go beyond (an id over 100 characters, a
+   * version over 64, keys over 1,024 bytes): the error, naming the page and the item, that the
+   * pipeline raises for this leaf alone, as for a bad leaf. The rest of the page stays valid.
+   */
+  readonly problem?: InvalidDocumentError;
 }
 
 /** A catalog page. Items are in document order, which is not defined. */
@@ -562,10 +569,16 @@ const catalogPageSchema = z.object({
   items: z.array(pageItemSchema),
 });
 
+/** `package "id" "version" (leaf "url")`, each clipped: how an item is named in a per-item error. */
+export function describeItem(item: Pick<PageItem, 'id' | 'version' | 'url'>): string {
+  return `package ${quote(item.id)} ${quote(item.version)} (leaf ${quote(item.url)})`;
+}
+
 /**
  * Parses and validates a catalog page: its shape, and the protocol's guarantees within it: no item
  * newer than the page, one commit id per timestamp and one timestamp per commit id, at most one
- * leaf per package id + version in a commit, and no leaf URL twice.
+ * leaf per package id + version in a commit, and no leaf URL twice. An item whose id or version no
+ * store can hold does not fail the page: it gets a {@link PageItem.problem}.
  *
  * @param body - the response body; one leading UTF-8 BOM is ignored.
  * @param url - where the body came from, for error messages.
@@ -594,7 +607,11 @@ export function parseCatalogPage(body: DocumentBody, url: string): CatalogPage {
       id: raw['nuget:id'],
       version: raw['nuget:version'],
     };
-    items[i] = item;
+    const unstorable = identityKeyProblem(item.id, item.version);
+    items[i] =
+      unstorable === undefined
+        ? item
+        : { ...item, problem: new InvalidDocumentError(url, `items[${i}]: ${describeItem(item)} cannot be stored: ${unstorable}`) };
 
     const sameUrl = byUrl.get(item.url);
     if (sameUrl !== undefined) problems.add(['items', i, '@id'], `duplicate of items[${sameUrl}]: ${quote(item.url)}`);

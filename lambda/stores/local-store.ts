@@ -1,5 +1,6 @@
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
+import { MAX_FILE_NAME_BYTES } from '../catalog/identity.js';
 import { formatTimestamp, parseTimestamp } from '../catalog/timestamp.js';
 import type { RunSummary } from '../sync/run-summary.js';
 import { resolveFileNameMode } from './file-name-mode.js';
@@ -41,6 +42,8 @@ interface StateFile {
  * first use and recorded in the folder.
  */
 export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
+  /** Each key segment is a file or folder name. */
+  readonly maxKeySegmentBytes = MAX_FILE_NAME_BYTES;
   private readonly stateDir: string;
 
   private readonly compactRunLogBytes: number;

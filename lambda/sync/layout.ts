@@ -1,5 +1,7 @@
-import { leafKey, manifestKey, quarantineKey } from '../catalog/identity.js';
-import type { PageItem } from '../catalog/schemas.js';
+import { createHash } from 'node:crypto';
+import { InvalidDocumentError } from '../catalog/errors.js';
+import { identityKeyProblem, leafKey, manifestKey } from '../catalog/identity.js';
+import { describeItem, type PageItem } from '../catalog/schemas.js';
 import { formatTimestamp } from '../catalog/timestamp.js';
 import type { PlannedCommit } from './commit-stream.js';
 
@@ -19,15 +21,59 @@ export function leafKeyOf(prefix: string, commitKey: string, item: PageItem): st
   return leafKey(prefix, commitKey, item.id, item.version);
 }
 
+/**
+ * The `{id}` segment that stands for every identity no store can hold. `~` is never produced by the
+ * percent-encoding of a real id (it becomes `%7E`), so it cannot collide with one.
+ */
+export const UNSTORABLE_SEGMENT = '~unstorable';
+
+/** Where a leaf goes, and, when it cannot be stored, why. */
+export interface LeafPlacement {
+  /**
+   * `{prefix}leaves/{commitKey}/{id}/{version}.json`; for a leaf that cannot be stored, the bounded
+   * stand-in `{prefix}leaves/{commitKey}/~unstorable/{sha256}.json`, which is never written (the manifest
+   * lists it as quarantined, and its quarantine record sits at the same path under `quarantine/`).
+   */
+  readonly key: string;
+  /** Why the leaf cannot be stored: raised for it alone, as for a bad leaf. */
+  readonly problem?: InvalidDocumentError;
+}
+
+/**
+ * Places a page item's leaf: at its key, or, for an item past the bounds ({@link PageItem.problem}) or
+ * whose key segments a store's file names cannot hold (`maxSegmentBytes`, the local folder's 255), at
+ * the bounded stand-in key with the problem.
+ */
+export function placeLeaf(prefix: string, commitKey: string, item: PageItem, maxSegmentBytes?: number): LeafPlacement {
+  let problem = item.problem;
+  if (problem === undefined && maxSegmentBytes !== undefined) {
+    const reason = identityKeyProblem(item.id, item.version, maxSegmentBytes);
+    if (reason !== undefined) problem = new InvalidDocumentError(item.url, `${describeItem(item)} cannot be stored in this store: ${reason}`);
+  }
+  if (problem === undefined) return { key: leafKeyOf(prefix, commitKey, item) };
+  return { key: `${prefix}leaves/${commitKey}/${UNSTORABLE_SEGMENT}/${identityDigest(item)}.json`, problem };
+}
+
+/** SHA-256 of the identity, lowercased as keys are: every run names the same unstorable item alike. */
+function identityDigest(item: PageItem): string {
+  return createHash('sha256').update(`${item.id.toLowerCase()}\n${item.version.toLowerCase()}`).digest('hex');
+}
+
+/** The quarantine record's key of a leaf key: the same path, under `quarantine/` instead of `leaves/`. */
+export function quarantineKeyFor(prefix: string, leafKeyOfItem: string): string {
+  return `${prefix}quarantine/${leafKeyOfItem.slice(prefix.length + 'leaves/'.length)}`;
+}
+
+/** The leaf key a quarantine record stands for: the inverse of {@link quarantineKeyFor}. */
+export function leafKeyForRecord(prefix: string, recordKey: string): string {
+  return `${prefix}leaves/${recordKey.slice(prefix.length + 'quarantine/'.length)}`;
+}
+
 /** `{prefix}commits/{commitKey}.json`. */
 export function manifestKeyOf(prefix: string, commitKey: string): string {
   return manifestKey(prefix, commitKey);
 }
 
-/** `{prefix}quarantine/{commitKey}/{id}/{version}.json`. */
-export function quarantineKeyOf(prefix: string, commitKey: string, item: PageItem): string {
-  return quarantineKey(prefix, commitKey, item.id, item.version);
-}
 
 /** S3 user metadata is US-ASCII: anything else is percent-encoded so the PUT never fails on it. */
 function asciiMetadata(value: string): string {

@@ -7,7 +7,7 @@ import { commitKey } from '../ids/commit-key.js';
 import type { Checkpointer } from './checkpointer.js';
 import { commitsAfter, type PlannedCommit } from './commit-stream.js';
 import type { EngineDeps, EngineLogger } from './engine.js';
-import { leafKeyOf, manifestKeyOf, manifestOf, metadataOf, quarantineKeyOf, quarantineRecordOf, type ManifestEntry } from './layout.js';
+import { manifestKeyOf, manifestOf, metadataOf, placeLeaf, quarantineKeyFor, quarantineRecordOf, type LeafPlacement, type ManifestEntry } from './layout.js';
 import { StoppedBy } from './run-summary.js';
 import type { SyncSettings } from './settings.js';
 
@@ -107,8 +107,10 @@ export async function runPipeline(
     finalizer = finalizer.then(finalizeReady);
   };
 
-  const processLeaf = async (commit: CommitWork, item: PageItem, key: string): Promise<void> => {
+  const processLeaf = async (commit: CommitWork, item: PageItem, { key, problem }: LeafPlacement): Promise<void> => {
     try {
+      // A leaf no store can hold is never fetched nor written: it fails here, alone, like a bad leaf.
+      if (problem !== undefined) throw problem;
       const startMs = deps.onLeaf ? performance.now() : 0;
       const fetched = await catalog.getLeaf(item, deadline);
       const fetchedMs = deps.onLeaf ? performance.now() : 0;
@@ -121,7 +123,7 @@ export async function runPipeline(
     } catch (error) {
       if (settings.quarantine && isSourceFailure(error)) {
         try {
-          await snapshots.putJson(quarantineKeyOf(settings.prefix, commit.commitKey, item), quarantineRecordOf(item, error));
+          await snapshots.putJson(quarantineKeyFor(settings.prefix, key), quarantineRecordOf(item, error));
           commit.entries.push({ key, id: item.id, version: item.version, type: item.type, quarantined: true });
           commit.quarantined++;
           logger.warn('leaf quarantined', { url: redactUrl(item.url), error: (error as Error).message });
@@ -156,7 +158,7 @@ export async function runPipeline(
         stop = StoppedBy.maxLeaves;
         break;
       }
-      const keys = planKeys(settings.prefix, commit);
+      const keys = planKeys(settings.prefix, commit, snapshots.maxKeySegmentBytes);
       const state = new CommitWork(commit, keys.commitKey, keys.manifest);
       work.push(state);
       leavesTaken += commit.items.length;
@@ -183,11 +185,12 @@ export async function runPipeline(
 }
 
 /** Keys of a commit's leaves and manifest, checked for two items that would share a key. */
-function planKeys(prefix: string, commit: PlannedCommit): { commitKey: string; manifest: string; leaves: string[] } {
+function planKeys(prefix: string, commit: PlannedCommit, maxSegmentBytes?: number): { commitKey: string; manifest: string; leaves: LeafPlacement[] } {
   const key = commitKey(commit.ticks);
   const seen = new Map<string, string>();
   const leaves = commit.items.map((item) => {
-    const leafKey = leafKeyOf(prefix, key, item);
+    const placement = placeLeaf(prefix, key, item, maxSegmentBytes);
+    const leafKey = placement.key;
     const other = seen.get(leafKey);
     if (other !== undefined) {
       throw new InvalidDocumentError(
@@ -196,7 +199,7 @@ function planKeys(prefix: string, commit: PlannedCommit): { commitKey: string; m
       );
     }
     seen.set(leafKey, item.url);
-    return leafKey;
+    return placement;
   });
   return { commitKey: key, manifest: manifestKeyOf(prefix, key), leaves };
 }

@@ -3,7 +3,7 @@ import { InvalidDocumentError } from '../catalog/errors.js';
 import { parseCatalogPage, type PageItem } from '../catalog/schemas.js';
 import { manifestKey } from '../catalog/identity.js';
 import type { SnapshotStore } from '../stores/types.js';
-import { leafKeyOf, metadataOf, type ManifestEntry } from './layout.js';
+import { metadataOf, placeLeaf, type ManifestEntry } from './layout.js';
 
 /** One quarantine record, as stored, with where it is. */
 export interface QuarantineRecord {
@@ -20,7 +20,8 @@ export interface QuarantineRecord {
 export interface RetryOutcome {
   readonly key: string;
   readonly url: string;
-  readonly outcome: 'stored' | 'still-failing';
+  /** `already-stored`: an overlapping run had stored the leaf; it is kept and the record resolved without a fetch. */
+  readonly outcome: 'stored' | 'already-stored' | 'still-failing';
   readonly error?: string;
 }
 
@@ -61,18 +62,29 @@ function pageItemOf(item: unknown, key: string): PageItem {
 /**
  * Fetches every quarantined leaf again. Each one that now succeeds is stored at its leaf key, its commit's
  * manifest entry loses `"quarantined": true` (the manifest is rewritten: consumers see that commit's manifest
- * once more, now whole), and the record is deleted. Records that still fail stay.
+ * once more, now whole), and the record is deleted. Records that still fail stay, and so do those of items
+ * no store can hold (they are not fetched).
+ *
+ * A stored leaf wins over a quarantine record: when overlapping runs quarantined a leaf and stored it (the
+ * last manifest written may carry a stale `"quarantined": true`, or a stale record may remain), the leaf
+ * found at its key is kept as is, not fetched again, and the flag and the record are cleared all the same.
  */
 export async function retryQuarantine(catalog: CatalogClient, snapshots: SnapshotStore, prefix: string): Promise<RetryOutcome[]> {
   await catalog.resolveIndexUrl();
   const outcomes: RetryOutcome[] = [];
   for (const record of await listQuarantine(snapshots, prefix)) {
     try {
-      const fetched = await catalog.getLeaf(record.item);
-      await snapshots.putLeaf(leafKeyOf(prefix, record.commitKey, record.item), fetched.body, metadataOf(record.item));
-      await clearManifestMark(snapshots, prefix, record);
+      const { key: leafKey, problem } = placeLeaf(prefix, record.commitKey, record.item, snapshots.maxKeySegmentBytes);
+      if (problem !== undefined) throw problem;
+      let outcome: RetryOutcome['outcome'] = 'already-stored';
+      if (!(await isStored(snapshots, leafKey))) {
+        const fetched = await catalog.getLeaf(record.item);
+        await snapshots.putLeaf(leafKey, fetched.body, metadataOf(record.item));
+        outcome = 'stored';
+      }
+      await clearManifestMark(snapshots, prefix, record.commitKey, leafKey);
       await snapshots.deleteKey(record.key);
-      outcomes.push({ key: record.key, url: record.url, outcome: 'stored' });
+      outcomes.push({ key: record.key, url: record.url, outcome });
     } catch (error) {
       outcomes.push({ key: record.key, url: record.url, outcome: 'still-failing', error: (error as Error).message });
     }
@@ -80,11 +92,24 @@ export async function retryQuarantine(catalog: CatalogClient, snapshots: Snapsho
   return outcomes;
 }
 
-async function clearManifestMark(snapshots: SnapshotStore, prefix: string, record: QuarantineRecord): Promise<void> {
-  const key = manifestKey(prefix, record.commitKey);
+/**
+ * Whether a leaf is stored at `key`. Read through `getJson`, the one read a store offers: a stored leaf that
+ * is not plain JSON to `JSON.parse` (nuget.org writes some with a byte-order mark) is stored all the same.
+ */
+async function isStored(snapshots: SnapshotStore, key: string): Promise<boolean> {
+  try {
+    return (await snapshots.getJson(key)) !== undefined;
+  } catch (error) {
+    if (error instanceof SyntaxError) return true;
+    throw error;
+  }
+}
+
+/** Rewrites the commit's manifest without `"quarantined": true` on the leaf's entry, when it has the flag. */
+async function clearManifestMark(snapshots: SnapshotStore, prefix: string, commitKey: string, leafKey: string): Promise<void> {
+  const key = manifestKey(prefix, commitKey);
   const manifest = (await snapshots.getJson(key)) as { leaves?: ManifestEntry[] } | undefined;
-  if (!manifest?.leaves) return;
-  const leafKey = leafKeyOf(prefix, record.commitKey, record.item);
+  if (!manifest?.leaves?.some((entry) => entry.key === leafKey && entry.quarantined)) return;
   manifest.leaves = manifest.leaves.map((entry) => {
     if (entry.key !== leafKey) return entry;
     const { quarantined: _quarantined, ...rest } = entry;

@@ -1,3 +1,4 @@
+import { MAX_PREFIX_BYTES } from '../catalog/identity.js';
 import { redactUrl } from '../catalog/redact.js';
 import { MIN_TIMESTAMP, parseTimestamp, type Ticks } from '../catalog/timestamp.js';
 
@@ -93,6 +94,11 @@ export function parseSettings(raw: RawSettings, names: SettingNames = ENV_NAMES)
   const prefix = raw.SNAPSHOT_PREFIX ?? '';
   if (prefix.startsWith('/') || prefix.includes('..') || /[\u0000-\u001f\u007f\\]/.test(prefix)) {
     throw new SettingsError(names.SNAPSHOT_PREFIX, `${JSON.stringify(prefix)} must not start with "/" nor contain "..", "\\" or control characters`);
+  }
+  const prefixBytes = Buffer.byteLength(prefix, 'utf8');
+  if (prefixBytes > MAX_PREFIX_BYTES) {
+    // The bound on ids and versions leaves room for this much prefix and no more below S3's 1,024-byte keys.
+    throw new SettingsError(names.SNAPSHOT_PREFIX, `${JSON.stringify(prefix)} is ${prefixBytes} bytes of UTF-8; at most ${MAX_PREFIX_BYTES} keep every key below 1,024 bytes`);
   }
   let startCursor: Ticks;
   const startText = blankToUndefined(raw.START_CURSOR) ?? MIN_TIMESTAMP;

@@ -81,6 +81,24 @@ describe('bad leaves', () => {
     });
   }
 
+  it('a page item whose id no store can hold (300 characters): stops before the commit, naming the page and the item', async () => {
+    const path = replica.pagePaths().find((page) => replica.documentAt(page).includes(replica.leafUrl(badLeaf())))!;
+    const page = JSON.parse(replica.documentAt(path)) as { items: Record<string, unknown>[] };
+    page.items.find((item) => item['@id'] === replica.leafUrl(badLeaf()))!['nuget:id'] = `Too.Long.${'x'.repeat(291)}`;
+    replica.overrideBody(path, JSON.stringify(page), { times: 1_000 });
+    replica.clearLog();
+    const pageUrl = `${replica.origin}${path}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    try {
+      await expectStopBeforeBadLeaf(
+        new RegExp(`${pageUrl}: items\\[\\d+\\]: package "Too\\.Long\\.x+… \\(302 characters\\) .* cannot be stored: nuget:id is 300 characters; NuGet allows at most 100`),
+      );
+      // The page is named, and the leaf was never asked for: nothing could have been done with it.
+      expect(replica.countRequests(badLeaf().path)).toBe(0);
+    } finally {
+      replica.clearFaults();
+    }
+  });
+
   it('a body larger than its bound', async () => {
     replica.overrideBody(badLeaf().path, Buffer.alloc(33 * 1024 * 1024, 0x20), { times: 1_000 });
     try {

@@ -3,13 +3,17 @@
  * `quarantine/`, marked in its commit's manifest, counted, and the run goes on. A page that fails still stops.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
+import { HttpClient } from '../../lambda/catalog/http-client.js';
 import { quarantineKey, leafKey } from '../../lambda/catalog/identity.js';
 import { formatTimestamp } from '../../lambda/catalog/timestamp.js';
 import { commitKey } from '../../lambda/ids/commit-key.js';
+import { LocalStore } from '../../lambda/stores/local-store.js';
 import { SyncError } from '../../lambda/sync/engine.js';
-import { generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
+import { retryQuarantine } from '../../lambda/sync/quarantine.js';
+import { generateCatalog, leafBody, type GeneratedCatalog, type GeneratedLeaf } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';
-import { commitTicks, SyncHarness } from '../support/sync-harness.js';
+import { commitTicks, FAST_RETRY, SyncHarness } from '../support/sync-harness.js';
 import { runCli } from '../support/cli-process.js';
 import { verifyLocal } from '../support/local-verify.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -122,6 +126,143 @@ describe('quarantine', () => {
     } finally {
       replica.clearFaults();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** 300 characters: three times NuGet's limit. */
+const LONG_ID = `Too.Long.${'x'.repeat(291)}`;
+/** 100 characters of 3 bytes each: valid, 900 bytes once percent-encoded, more than a file name holds. */
+const WIDE_ID = '包'.repeat(100);
+
+/**
+ * Serves each leaf under another package id, on its page item and in its body (as a source would that
+ * published it so), until the faults are cleared. Returns the URL of each leaf's page.
+ */
+function renameLeaves(renames: ReadonlyMap<GeneratedLeaf, string>): Map<GeneratedLeaf, string> {
+  const pageOf = new Map<GeneratedLeaf, string>();
+  const pages = new Map<string, { items: Record<string, unknown>[] }>();
+  for (const [leaf, id] of renames) {
+    const path = replica.pagePaths().find((page) => replica.documentAt(page).includes(replica.leafUrl(leaf)))!;
+    const page = pages.get(path) ?? (JSON.parse(replica.documentAt(path)) as { items: Record<string, unknown>[] });
+    pages.set(path, page);
+    page.items.find((item) => item['@id'] === replica.leafUrl(leaf))!['nuget:id'] = id;
+    pageOf.set(leaf, `${replica.origin}${path}`);
+    const body = JSON.parse(leafBody(catalog, leaf, replica.origin)) as Record<string, unknown>;
+    body.id = id;
+    replica.overrideBody(leaf.path, JSON.stringify(body), { times: 1_000 });
+  }
+  for (const [path, page] of pages) replica.overrideBody(path, JSON.stringify(page), { times: 1_000 });
+  return pageOf;
+}
+
+interface Manifest {
+  leaves: { key: string; id: string; quarantined?: boolean }[];
+}
+
+describe('ids and versions no store can hold', () => {
+  const total = (): number => catalog.commits.reduce((n, c) => n + c.leaves.length, 0);
+  const tooLong = (): GeneratedLeaf => catalog.commits[3]!.leaves[0]!;
+  const wide = (): GeneratedLeaf => catalog.commits[15]!.leaves[1]!;
+
+  it('on S3: a 300-character id is set aside under a bounded key and the run goes on; a 100-character multi-byte id is stored', async () => {
+    const harness = await SyncHarness.create();
+    const pageOf = renameLeaves(new Map([[tooLong(), LONG_ID], [wide(), WIDE_ID]]));
+    try {
+      const summary = await harness.run(replica.serviceIndexUrl, { QUARANTINE: 'true' });
+      expect(summary).toMatchObject({ stoppedBy: 'caught-up', commits: 20, quarantined: 1, leaves: total() - 1 });
+      expect(await harness.cursor()).toBe(formatTimestamp(commitTicks(catalog, -1)));
+
+      const key = commitKey(commitTicks(catalog, 3));
+      const records = await harness.keys('quarantine/');
+      expect(records).toEqual([expect.stringMatching(new RegExp(`^quarantine/${key}/~unstorable/[0-9a-f]{64}\\.json$`))]);
+      const record = (await harness.snapshots.getJson(records[0]!)) as { url: string; error: string; item: Record<string, string> };
+      expect(record.url).toBe(replica.leafUrl(tooLong()));
+      expect(record.error).toContain(`${pageOf.get(tooLong())}: items[`);
+      expect(record.error).toContain(`(leaf "${replica.leafUrl(tooLong())}") cannot be stored: nuget:id is 300 characters; NuGet allows at most 100`);
+      expect(record.item).toMatchObject({ '@id': replica.leafUrl(tooLong()), 'nuget:id': LONG_ID, 'nuget:version': tooLong().version });
+      const manifest = (await harness.snapshots.getJson(`commits/${key}.json`)) as Manifest;
+      const entry = manifest.leaves.find((e) => e.id === LONG_ID);
+      expect(entry).toMatchObject({ key: records[0]!.replace('quarantine/', 'leaves/'), quarantined: true });
+      expect(await harness.exists(entry!.key)).toBe(false);
+      expect(await harness.keys(`leaves/${key}/too.long`)).toEqual([]);
+
+      const wideKey = leafKey('', commitKey(commitTicks(catalog, 15)), WIDE_ID, wide().version);
+      expect(Buffer.byteLength(wideKey.split('/')[2]!)).toBe(900);
+      expect(JSON.parse((await harness.getObject(wideKey)).body.toString('utf8'))).toMatchObject({ id: WIDE_ID });
+      const wideManifest = (await harness.snapshots.getJson(`commits/${commitKey(commitTicks(catalog, 15))}.json`)) as Manifest;
+      expect(wideManifest.leaves.find((e) => e.id === WIDE_ID)).toEqual({ key: wideKey, id: WIDE_ID, version: wide().version, type: 'PackageDetails' });
+    } finally {
+      replica.clearFaults();
+    }
+  });
+
+  it('in the local folder: a segment longer than a file name is an item error naming the leaf, set aside like the 300-character id', async () => {
+    const harness = await SyncHarness.create();
+    const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-bounds-'));
+    const folder = new LocalStore(dir);
+    const http = new HttpClient({ connections: 2, retry: FAST_RETRY });
+    renameLeaves(new Map([[tooLong(), LONG_ID], [wide(), WIDE_ID]]));
+    try {
+      const summary = await harness.run(replica.serviceIndexUrl, { QUARANTINE: 'true' }, { snapshots: folder });
+      expect(summary).toMatchObject({ stoppedBy: 'caught-up', commits: 20, quarantined: 2, leaves: total() - 2 });
+      const keys: string[] = [];
+      for await (const key of folder.listKeys('')) keys.push(key);
+      expect(keys.flatMap((key) => key.split('/')).filter((segment) => Buffer.byteLength(segment) > 255)).toEqual([]);
+      const records = keys.filter((key) => key.startsWith('quarantine/'));
+      expect(records).toHaveLength(2);
+      const wideRecord = records.find((key) => key.startsWith(`quarantine/${commitKey(commitTicks(catalog, 15))}/`))!;
+      expect(wideRecord).toMatch(/\/~unstorable\/[0-9a-f]{64}\.json$/);
+      const record = (await folder.getJson(wideRecord)) as { error: string; item: Record<string, string> };
+      expect(record.error).toContain(`${replica.leafUrl(wide())}: package "${WIDE_ID}"`);
+      expect(record.error).toContain('cannot be stored in this store: its key segment {id} encodes to 900 bytes; this store holds at most 255 bytes per segment');
+      expect(record.item['nuget:id']).toBe(WIDE_ID);
+
+      // retry-quarantine leaves both records: no fetch can make them storable.
+      replica.clearLog();
+      const outcomes = await retryQuarantine(new CatalogClient(http, replica.serviceIndexUrl), folder, '');
+      expect(outcomes.map((outcome) => outcome.outcome)).toEqual(['still-failing', 'still-failing']);
+      expect(outcomes.map((outcome) => outcome.error).join('\n')).toMatch(/nuget:id is 300 characters[^]*255 bytes per segment|255 bytes per segment[^]*nuget:id is 300 characters/);
+      expect(replica.countRequests(tooLong().path) + replica.countRequests(wide().path)).toBe(0);
+    } finally {
+      replica.clearFaults();
+      await http.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('quarantine vs store under overlap', () => {
+  it('a stored leaf wins: run A writes its manifest flagging a leaf after run B stored it; retry-quarantine keeps the leaf and clears the flag', async () => {
+    const harness = await SyncHarness.create();
+    const leaf = catalog.commits[7]!.leaves[0]!;
+    const key = commitKey(commitTicks(catalog, 7));
+    const stored = leafKey('', key, leaf.id, leaf.version);
+    const manifestOfCommit = async (): Promise<Manifest> => (await harness.snapshots.getJson(`commits/${key}.json`)) as Manifest;
+
+    // Step 1: run B stores the leaf and writes the commit's manifest.
+    await harness.run(replica.serviceIndexUrl, { CURSOR_NAME: 'run-b' });
+    expect((await manifestOfCommit()).leaves.find((e) => e.key === stored)?.quarantined).toBeUndefined();
+    // Step 2: run A, over the same commits, fails to fetch the leaf, quarantines it and writes the manifest last.
+    replica.failWith(leaf.path, 503, 1_000);
+    const http = new HttpClient({ connections: 4, retry: FAST_RETRY });
+    try {
+      expect(await harness.run(replica.serviceIndexUrl, { CURSOR_NAME: 'run-a', QUARANTINE: 'true' })).toMatchObject({ quarantined: 1 });
+      expect((await manifestOfCommit()).leaves.find((e) => e.key === stored)?.quarantined).toBe(true);
+      expect(await harness.exists(stored)).toBe(true);
+
+      // Step 3: with the source still failing, retry-quarantine resolves the stale flag without a fetch.
+      replica.clearLog();
+      const outcomes = await retryQuarantine(new CatalogClient(http, replica.serviceIndexUrl), harness.snapshots, '');
+      expect(outcomes).toEqual([{ key: quarantineKey('', key, leaf.id, leaf.version), url: replica.leafUrl(leaf), outcome: 'already-stored' }]);
+      expect(replica.countRequests(leaf.path)).toBe(0);
+      expect((await manifestOfCommit()).leaves.some((e) => e.quarantined)).toBe(false);
+      expect(await harness.keys('quarantine/')).toEqual([]);
+      expect((await harness.getObject(stored)).body.toString('utf8')).toBe(leafBody(catalog, leaf, replica.origin));
+      expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+    } finally {
+      replica.clearFaults();
+      await http.close();
     }
   });
 });

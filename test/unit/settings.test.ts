@@ -56,6 +56,7 @@ describe('settings', () => {
     ['DEPENDS_ON', 'catalog-to-s3', /cannot depend on itself/],
     ['SNAPSHOT_PREFIX', '/abs', /must not start with/],
     ['SNAPSHOT_PREFIX', 'a/../b', /must not start with/],
+    ['SNAPSHOT_PREFIX', `${'p'.repeat(61)}/é/`, /is 65 bytes of UTF-8; at most 64 keep every key below 1,024 bytes/],
     ['START_CURSOR', '2017-10-31T23:30:32', /invalid timestamp/],
     ['START_CURSOR', '2017-02-30T00:00:00Z', /day 30 is out of range/],
     ['MAX_COMMITS', '0', /whole number from 1/],
