@@ -130,6 +130,25 @@ describe('bounded slices', () => {
     expect(summary).toMatchObject({ commits: 0, stoppedBy: 'time-budget', caughtUp: false });
     expect(await harness.count('commits/')).toBe(0);
   });
+
+  it('a leaf that trickles for ever is aborted at the deadline: the run checkpoints the last complete commit and returns time-budget', async () => {
+    const catalog = generateCatalog({ commits: 8, seed: 15 });
+    const replica = await replicaOf(catalog);
+    const harness = await SyncHarness.create();
+    // In the second commit: the first one is stored well within the 2 s, even on a loaded machine.
+    const slow = catalog.commits[1]!.leaves[0]!;
+    // One byte a second: the leaf would take many minutes, and no body timeout ever fires.
+    replica.trickleBody(slow.path, 1_000, 1_000);
+    const summary = await harness.run(replica.serviceIndexUrl, { QUARANTINE: 'true' }, { deadline: Date.now() + 2_000 });
+    const lastComplete = formatTimestamp(commitTicks(catalog, 0));
+    expect(summary).toMatchObject({ stoppedBy: 'time-budget', caughtUp: false, commits: 1, quarantined: 0, cursorAfter: lastComplete });
+    expect(await harness.cursor()).toBe(lastComplete);
+    expect(await harness.manifestsAfter(catalog, commitTicks(catalog, 0))).toEqual([]);
+    expect(await harness.keys('quarantine/')).toEqual([]);
+    // The run did not wait for the leaf: its one request was cut, and the replica saw the connection closed.
+    await replica.whenAbandoned(slow.path, 1);
+    expect(replica.countRequests(slow.path)).toBe(1);
+  });
 });
 
 describe('overlapping runs', () => {
