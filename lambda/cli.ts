@@ -63,7 +63,7 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
     .option('--concurrency <n>', `leaves in flight at once (default ${DEFAULT_CONCURRENCY})`)
     .option('--quarantine', 'set aside a leaf that keeps failing, and go on', false)
     .option('--allow-origin <origin>', 'another origin leaves or pages may come from (repeatable)', collect)
-    .option('--time-budget <seconds>', 'stop taking new work after this many seconds')
+    .option('--time-budget <seconds>', 'stop after this many seconds: requests in flight are aborted, the last complete commit is checkpointed')
     .option('--follow', 'slice after slice until caught up, then poll', false)
     .option('--poll-interval <seconds>', `seconds between polls with --follow (default ${DEFAULT_POLL_SECONDS})`)
     .option('--json', 'print each run summary as one JSON line', false)
@@ -186,7 +186,7 @@ async function runCommand(options: RunOptions): Promise<void> {
   const onSignal = (): void => {
     if (stop.signal.aborted) process.exit(130);
     stop.abort();
-    if (!options.json) process.stderr.write('\nstopping: finishing in-flight leaves and checkpointing (Ctrl-C again to quit now)\n');
+    if (!options.json) process.stderr.write('\nstopping: aborting requests in flight and checkpointing the last complete commit (Ctrl-C again to quit now)\n');
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

@@ -75,8 +75,9 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<Warm> {
 }
 
 /**
- * The time kept back from the Lambda's limit: in-flight leaves finish and the cursor is checkpointed within
- * it. A fifth of the remaining time, at least 5 s and at most 30 s.
+ * The time kept back from the Lambda's limit: at the deadline the engine aborts the requests in flight, and
+ * within this margin it writes the manifests of completed commits, checkpoints the cursor and stores the run.
+ * A fifth of the remaining time, at least 5 s and at most 30 s.
  */
 export function safetyMarginMs(remainingMs: number): number {
   return Math.min(30_000, Math.max(5_000, Math.floor(remainingMs / 5)));
@@ -106,6 +107,7 @@ export const handler = async (_event: unknown, context: Pick<Context, 'getRemain
         warn: (message, extra) => logger.warn(message, extra ?? {}),
         error: (message, extra) => logger.error(message, extra ?? {}),
       },
+      // The engine turns it into the signal that aborts every request in flight when it passes.
       deadline: Date.now() + remaining - safetyMarginMs(remaining),
       onIndex: (ticks) => {
         head = ticks;

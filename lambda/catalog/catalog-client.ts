@@ -1,6 +1,6 @@
 import { checkCatalogUrl } from './catalog-url-safety.js';
 import { InvalidDocumentError } from './errors.js';
-import { HttpClient } from './http-client.js';
+import { HttpClient, type RequestBounds } from './http-client.js';
 import { FetchError } from './http-errors.js';
 import {
   detectSourceKind,
@@ -68,13 +68,13 @@ export class CatalogClient {
     http.useCredentialsOf(source);
   }
 
-  /** The catalog index URL, resolving a service index once. */
-  async resolveIndexUrl(deadline?: number): Promise<string> {
+  /** The catalog index URL, resolving a service index once. `bounds`: the run's deadline and stop signal. */
+  async resolveIndexUrl(bounds: RequestBounds = {}): Promise<string> {
     if (this.catalogIndexUrl) return this.catalogIndexUrl;
     const response = await this.http.get(this.source, {
       maxBytes: Math.max(this.limits.serviceIndexBytes, this.limits.indexBytes),
       anyOrigin: true,
-      ...(deadline === undefined ? {} : { deadline }),
+      ...bounds,
     });
     let json: unknown;
     try {
@@ -98,8 +98,8 @@ export class CatalogClient {
   }
 
   /** The catalog index: a conditional GET when a copy is cached. */
-  async getIndex(deadline?: number): Promise<CatalogIndex> {
-    const url = await this.resolveIndexUrl(deadline);
+  async getIndex(bounds: RequestBounds = {}): Promise<CatalogIndex> {
+    const url = await this.resolveIndexUrl(bounds);
     if (this.resolvedIndex) {
       const index = this.resolvedIndex;
       this.resolvedIndex = undefined;
@@ -111,7 +111,7 @@ export class CatalogClient {
     const response = await this.http.get(url, {
       maxBytes: this.limits.indexBytes,
       headers,
-      ...(deadline === undefined ? {} : { deadline }),
+      ...bounds,
     });
     if (response.status === 304 && this.cachedIndex) return this.cachedIndex.index;
     if (response.status === 304) throw new FetchError(url, 'HTTP 304 to an unconditional request', false);
@@ -122,13 +122,13 @@ export class CatalogClient {
    * A page, never older than its index entry: a stale cached copy is fetched again with `Cache-Control:
    * no-cache`, and still stale after a few tries it is an error.
    */
-  async getPage(entry: CatalogIndexEntry, deadline?: number): Promise<CatalogPage> {
+  async getPage(entry: CatalogIndexEntry, bounds: RequestBounds = {}): Promise<CatalogPage> {
     for (let attempt = 0; ; attempt++) {
       const headers: Record<string, string> = attempt === 0 ? {} : { 'cache-control': 'no-cache', pragma: 'no-cache' };
       const response = await this.http.get(entry.url, {
         maxBytes: this.limits.pageBytes,
         headers,
-        ...(deadline === undefined ? {} : { deadline }),
+        ...bounds,
       });
       const page = parseCatalogPage(response.body, entry.url);
       if (page.commitTicks >= entry.commitTicks) return page;
@@ -142,10 +142,10 @@ export class CatalogClient {
   }
 
   /** A leaf's exact bytes and its validated document, checked against the page item that named it. */
-  async getLeaf(item: PageItem, deadline?: number): Promise<FetchedLeaf> {
+  async getLeaf(item: PageItem, bounds: RequestBounds = {}): Promise<FetchedLeaf> {
     const response = await this.http.get(item.url, {
       maxBytes: this.limits.leafBytes,
-      ...(deadline === undefined ? {} : { deadline }),
+      ...bounds,
     });
     return { body: response.body, leaf: parseLeaf(response.body, item.url, item), attempts: response.attempts };
   }

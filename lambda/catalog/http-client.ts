@@ -1,7 +1,9 @@
+import { setTimeout as wait } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { Agent, type Dispatcher } from 'undici';
-import { BodyTooLargeError, FetchError, ForbiddenOriginError } from './http-errors.js';
+import { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from './http-errors.js';
+import { redactUrl } from './redact.js';
 import { VERSION } from '../version.js';
 
 const gunzip = promisify(zlib.gunzip);
@@ -29,9 +31,24 @@ export interface HttpClientOptions {
   readonly headersTimeoutMs: number;
   /** Longest silence while the body streams. */
   readonly bodyTimeoutMs: number;
+  /**
+   * Longest time one attempt may take in all, from sending the request to the last byte of the body: a server
+   * that sends a byte now and then never trips {@link bodyTimeoutMs}, and this bounds it. Hitting it is a
+   * retryable failure, like a 5xx.
+   */
+  readonly totalTimeoutMs: number;
   readonly retry: RetryPolicy;
   readonly userAgent: string;
 }
+
+/**
+ * Default {@link HttpClientOptions.totalTimeoutMs}: 30 s per attempt. nuget.org's index (a few MB) arrives in
+ * well under a second from a Lambda, and a leaf in milliseconds. Chosen against the time budget: a leaf that
+ * always times out costs at most 5 attempts × 30 s + backoff (under 4 s) ≈ 155 s, well inside the default
+ * Lambda budget (300 s timeout less a 30 s margin = 270 s), so its failure is known, and quarantine can set it
+ * aside, within one run.
+ */
+export const DEFAULT_TOTAL_TIMEOUT_MS = 30_000;
 
 /** Defaults for a Lambda talking to a CDN: generous enough for a several-MB index, short enough to fail fast. */
 export const DEFAULT_HTTP_OPTIONS: HttpClientOptions = {
@@ -39,17 +56,27 @@ export const DEFAULT_HTTP_OPTIONS: HttpClientOptions = {
   connectTimeoutMs: 10_000,
   headersTimeoutMs: 30_000,
   bodyTimeoutMs: 30_000,
+  totalTimeoutMs: DEFAULT_TOTAL_TIMEOUT_MS,
   retry: { attempts: 5, baseDelayMs: 250, maxDelayMs: 10_000, maxRetryAfterMs: 60_000 },
   userAgent: `catalog-sync/${VERSION} (+https://www.npmjs.com/package/catalog-sync)`,
 };
 
+/** How a caller bounds its requests in time: the run's deadline and its stop signal. */
+export interface RequestBounds {
+  /** Epoch ms after which no retry is started (a wait that would end past it is not begun). */
+  readonly deadline?: number;
+  /**
+   * Aborting it aborts the request in flight (the connection is closed) or the wait before a retry, with
+   * {@link FetchAbortedError}. The engine fires it at the deadline and on Ctrl-C.
+   */
+  readonly signal?: AbortSignal;
+}
+
 /** One GET. */
-export interface GetOptions {
+export interface GetOptions extends RequestBounds {
   /** Bound of the body, compressed and decompressed alike. */
   readonly maxBytes: number;
   readonly headers?: Record<string, string>;
-  /** Epoch ms after which no retry is started. */
-  readonly deadline?: number;
   /** Skip the origin rule: only for the source URL the user configured. */
   readonly anyOrigin?: boolean;
 }
@@ -129,15 +156,21 @@ export class HttpClient {
     if (!this.allowed.has(origin)) throw new ForbiddenOriginError(url, this.allowedOrigins());
   }
 
-  /** GETs `url`, retrying what may succeed on another attempt. */
+  /**
+   * GETs `url`, retrying what may succeed on another attempt.
+   *
+   * @throws {@link FetchError} when it failed for good; {@link FetchAbortedError} when `options.signal` stopped it.
+   */
   async get(url: string, options: GetOptions): Promise<HttpResponse> {
     if (!options.anyOrigin) this.checkOrigin(url);
     const { retry } = this.options;
     for (let attempt = 1; ; attempt++) {
+      if (options.signal?.aborted) throw new FetchAbortedError(url, `before attempt ${attempt}`, { cause: options.signal.reason });
       try {
         const response = await this.attempt(url, options);
         return { ...response, attempts: attempt };
       } catch (error) {
+        if (error instanceof FetchAbortedError) throw error;
         const failure =
           error instanceof FetchError ? error : new FetchError(url, describeNetworkError(error), true, { cause: error });
         failure.attempts = attempt;
@@ -151,18 +184,48 @@ export class HttpClient {
           throw new FetchError(url, `${failure.reason} (no time left in the run for another attempt)`, false, { cause: failure, status: failure.status, attempts: attempt });
         }
         this.onRetry?.({ url, attempt, delayMs, error: failure });
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        try {
+          await wait(delayMs, undefined, options.signal === undefined ? {} : { signal: options.signal });
+        } catch (cause) {
+          throw new FetchAbortedError(url, `while waiting to retry (after: ${failure.reason})`, { cause });
+        }
       }
     }
   }
 
+  /**
+   * One attempt, bounded by the total timeout and by the caller's signal: either aborts the request, which
+   * closes its connection.
+   */
   private async attempt(url: string, options: GetOptions): Promise<Omit<HttpResponse, 'attempts'>> {
+    const attemptStop = new AbortController();
+    const timeoutMs = this.options.totalTimeoutMs;
+    const timer = setTimeout(() => attemptStop.abort(new Error(`total timeout of ${timeoutMs} ms`)), timeoutMs);
+    const callerStopped = (): void => attemptStop.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', callerStopped, { once: true });
+    try {
+      return await this.exchange(url, options, attemptStop.signal);
+    } catch (error) {
+      // The caller's stop comes first: a request cut by it is aborted, whatever error the cut surfaced as.
+      if (options.signal?.aborted) throw new FetchAbortedError(url, 'in flight', { cause: error });
+      if (attemptStop.signal.aborted) {
+        throw new FetchError(url, `total timeout of ${timeoutMs / 1000} s exceeded (response headers and body)`, true, { cause: error });
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', callerStopped);
+    }
+  }
+
+  private async exchange(url: string, options: GetOptions, signal: AbortSignal): Promise<Omit<HttpResponse, 'attempts'>> {
     const origin = new URL(url).origin;
     const authorization = this.credentials.get(origin);
     const response = await this.agent.request({
       origin,
       path: pathOf(url),
       method: 'GET',
+      signal,
       headers: {
         accept: 'application/json',
         'accept-encoding': 'gzip, br, deflate',
@@ -179,7 +242,7 @@ export class HttpClient {
     if (statusCode < 200 || statusCode >= 300) {
       await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       const retryAfterMs = parseRetryAfter(headers['retry-after']);
-      const location = statusCode >= 300 && statusCode < 400 ? ` to ${String(headers.location)} (redirects are not followed)` : '';
+      const location = statusCode >= 300 && statusCode < 400 ? ` to ${redirectTarget(url, headers.location)} (redirects are not followed)` : '';
       throw new FetchError(url, `HTTP ${statusCode}${location}`, RETRYABLE_STATUS.has(statusCode), {
         status: statusCode,
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
@@ -223,6 +286,22 @@ export class HttpClient {
 function discard(body: Dispatcher.ResponseData['body']): void {
   body.on('error', () => undefined);
   body.destroy();
+}
+
+/**
+ * A redirect's `Location`, resolved against the request URL and redacted: a redirect to a signed URL (a CDN's
+ * `?X-Amz-Signature=…`) or one with user info must not put its secrets in an error message or a log.
+ */
+function redirectTarget(url: string, location: string | string[] | undefined): string {
+  const text = Array.isArray(location) ? location[0] : location;
+  if (text === undefined) return 'no Location';
+  let absolute: string;
+  try {
+    absolute = new URL(text, url).href;
+  } catch {
+    absolute = text;
+  }
+  return redactUrl(absolute);
 }
 
 function pathOf(url: string): string {

@@ -47,3 +47,24 @@ export class BodyTooLargeError extends FetchError {
     super(url, `${what} exceeds the limit of ${limitBytes} bytes`, false);
   }
 }
+
+/**
+ * A request given up because its caller stopped it (the run's time budget ran out, or Ctrl-C): the response
+ * was not complete, but nothing is known against the source. Deliberately not a {@link FetchError}, so it is
+ * never mistaken for a failed fetch: an aborted leaf is not quarantined and does not fail the run.
+ */
+export class FetchAbortedError extends Error {
+  override readonly name = 'FetchAbortedError';
+  /** The URL that was being requested, with any credentials or query values hidden. */
+  readonly url: string;
+
+  constructor(
+    url: string,
+    /** When it was stopped, in words (e.g. "in flight", "before attempt 3"). */
+    readonly when: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${redactUrl(url)}: aborted ${when}: the run was stopped (time budget reached or interrupted)`, options);
+    this.url = redactUrl(url);
+  }
+}

@@ -1,4 +1,5 @@
 import type { CatalogClient } from '../catalog/catalog-client.js';
+import type { RequestBounds } from '../catalog/http-client.js';
 import { InvalidDocumentError } from '../catalog/errors.js';
 import type { CatalogIndex, CatalogIndexEntry, CatalogPage, PageItem } from '../catalog/schemas.js';
 import { compareTicks, formatTimestamp, type Ticks } from '../catalog/timestamp.js';
@@ -37,12 +38,12 @@ export async function* commitsAfter(
   index: CatalogIndex,
   cursor: Ticks,
   upper: Ticks,
-  deadline?: number,
+  bounds: RequestBounds = {},
 ): AsyncGenerator<PlannedCommit> {
   const entries = pagesAfter(index, cursor);
   const pending = new Map<Ticks, { commitId: string; items: PageItem[]; pageUrl: string }>();
   const fetchPage = (entry: CatalogIndexEntry): Promise<CatalogPage> => {
-    const promise = client.getPage(entry, deadline);
+    const promise = client.getPage(entry, bounds);
     // The prefetch may be abandoned when the slice ends; its failure is observed only if awaited.
     promise.catch(() => undefined);
     return promise;

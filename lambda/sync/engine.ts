@@ -1,9 +1,11 @@
 import type { CatalogClient } from '../catalog/catalog-client.js';
+import { FetchAbortedError } from '../catalog/http-errors.js';
 import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../catalog/timestamp.js';
 import { id as newId } from '../ids/kuuid.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
 import { Checkpointer } from './checkpointer.js';
 import { runPipeline } from './leaf-pipeline.js';
+import { startRunBudget } from './run-budget.js';
 import { StoppedBy, type RunSummary } from './run-summary.js';
 import type { SyncSettings } from './settings.js';
 
@@ -31,9 +33,12 @@ export interface EngineDeps {
   readonly snapshots: SnapshotStore;
   readonly runLog?: RunLogStore;
   readonly logger?: EngineLogger;
-  /** Epoch ms after which the run takes no new leaf, then checkpoints and returns. */
+  /**
+   * Epoch ms at which the run stops: it takes no new leaf, aborts the requests in flight (their commits stay
+   * incomplete), checkpoints the last complete commit and returns `time-budget`.
+   */
   readonly deadline?: number;
-  /** Aborting stops the run like the time budget does (Ctrl-C in the CLI). */
+  /** Aborting stops the run like the deadline does (Ctrl-C in the CLI). */
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: Progress) => void;
   /** Days a run-log record is kept (TTL). */
@@ -79,6 +84,8 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   let failure: unknown;
   let upper: Ticks = MIN_TICKS;
   const deadline = deps.deadline;
+  const budget = startRunBudget(deadline, deps.signal);
+  const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(budget.signal === undefined ? {} : { signal: budget.signal }) };
 
   try {
     let dependencyBound: Ticks | undefined;
@@ -87,7 +94,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       const value = state?.value ?? MIN_TICKS;
       if (dependencyBound === undefined || value < dependencyBound) dependencyBound = value;
     }
-    const index = await deps.catalog.getIndex(deadline);
+    const index = await deps.catalog.getIndex(bounds);
     deps.onIndex?.(index.commitTicks);
     if (index.commitTicks < cursorBefore) {
       logger.warn('stale catalog index: it is older than the stored cursor; nothing to do', {
@@ -103,7 +110,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       const outcome =
         upper <= cursorBefore
           ? { stoppedBy: StoppedBy.caughtUp, exhausted: true, failure: undefined }
-          : await runPipeline(settings, deps, logger, checkpointer, cursorBefore, upper, totals, index);
+          : await runPipeline(settings, { ...deps, ...bounds }, logger, checkpointer, cursorBefore, upper, totals, index);
       stoppedBy = outcome.stoppedBy;
       failure = outcome.failure;
       if (outcome.exhausted && failure === undefined && !checkpointer.lostRace) {
@@ -112,7 +119,11 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       }
     }
   } catch (error) {
-    failure = error;
+    // The index was not read whole before the budget ran out: a stop, not a failure.
+    if (error instanceof FetchAbortedError) stoppedBy = StoppedBy.timeBudget;
+    else failure = error;
+  } finally {
+    budget.release();
   }
   try {
     await checkpointer.flush();

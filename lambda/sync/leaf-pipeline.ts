@@ -1,5 +1,5 @@
 import { InvalidDocumentError } from '../catalog/errors.js';
-import { FetchError } from '../catalog/http-errors.js';
+import { FetchAbortedError, FetchError } from '../catalog/http-errors.js';
 import { redactUrl } from '../catalog/redact.js';
 import type { PageItem } from '../catalog/schemas.js';
 import { formatTimestamp, type Ticks } from '../catalog/timestamp.js';
@@ -20,6 +20,8 @@ class CommitWork {
   quarantined = 0;
   bytes = 0;
   failed = false;
+  /** A leaf's request was aborted by the run's stop: the commit is incomplete, but nothing failed. */
+  aborted = false;
   constructor(
     readonly commit: PlannedCommit,
     /** The 12-character commit key. */
@@ -55,6 +57,7 @@ export async function runPipeline(
   index: Parameters<typeof commitsAfter>[1],
 ): Promise<PipelineOutcome> {
   const { catalog, snapshots, deadline, signal } = deps;
+  const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(signal === undefined ? {} : { signal }) };
   // Commits taken, in order; a finalized commit's slot is emptied so its page items and manifest entries are
   // not held until the end of the slice (memory stays flat however many commits a slice takes).
   const work: (CommitWork | undefined)[] = [];
@@ -84,7 +87,7 @@ export async function runPipeline(
   const finalizeReady = async (): Promise<void> => {
     while (finalized < work.length && !manifestFailed) {
       const done = work[finalized]!;
-      if (done.remaining > 0 || done.failed) return;
+      if (done.remaining > 0 || done.failed || done.aborted) return;
       try {
         await snapshots.putJson(done.manifestKey, manifestOf(done.commit, done.entries));
       } catch (error) {
@@ -112,7 +115,7 @@ export async function runPipeline(
       // A leaf no store can hold is never fetched nor written: it fails here, alone, like a bad leaf.
       if (problem !== undefined) throw problem;
       const startMs = deps.onLeaf ? performance.now() : 0;
-      const fetched = await catalog.getLeaf(item, deadline);
+      const fetched = await catalog.getLeaf(item, bounds);
       const fetchedMs = deps.onLeaf ? performance.now() : 0;
       await snapshots.putLeaf(key, fetched.body, metadataOf(item));
       deps.onLeaf?.(startMs, fetchedMs, performance.now());
@@ -121,6 +124,12 @@ export async function runPipeline(
       commit.bytes += fetched.body.length;
       if (item.type === 'PackageDelete') commit.deletes++;
     } catch (error) {
+      if (error instanceof FetchAbortedError) {
+        // The run stopped, the leaf did not fail: never quarantined, and its commit is never finalized.
+        commit.aborted = true;
+        if (stop !== StoppedBy.error) stop = StoppedBy.timeBudget;
+        return;
+      }
       if (settings.quarantine && isSourceFailure(error)) {
         try {
           await snapshots.putJson(quarantineKeyFor(settings.prefix, key), quarantineRecordOf(item, error));
@@ -148,7 +157,7 @@ export async function runPipeline(
   };
 
   try {
-    commits: for await (const commit of commitsAfter(catalog, index, cursor, upper, deadline)) {
+    commits: for await (const commit of commitsAfter(catalog, index, cursor, upper, bounds)) {
       if (shouldStop()) break;
       if (work.length >= settings.maxCommits) {
         stop = StoppedBy.maxCommits;
@@ -175,7 +184,10 @@ export async function runPipeline(
     // Every way out of the loop but its end sets `stop`.
     exhausted = stop === undefined;
   } catch (error) {
-    fail(error);
+    // A page aborted by the run's stop ends the slice like the budget does.
+    if (error instanceof FetchAbortedError) {
+      if (stop !== StoppedBy.error) stop = StoppedBy.timeBudget;
+    } else fail(error);
   }
   await Promise.allSettled([...inFlight]);
   kick();

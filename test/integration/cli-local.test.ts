@@ -133,6 +133,22 @@ describe('catalog-sync run with the embedded default', () => {
     expect(await verifyLocal(dir, catalog, replica.origin, ticks(summary.cursorAfter), 'mirror/')).toEqual([]);
   });
 
+  it('--time-budget aborts a leaf that trickles for ever: exit 0, time-budget, the cursor at the last complete commit', async () => {
+    const dir = newDir('budget');
+    const slow = catalog.commits[1]!.leaves[0]!;
+    replica.trickleBody(slow.path, 1_000, 1_000);
+    try {
+      const summary = await runJson(dir, ['--time-budget', '3']);
+      const lastComplete = formatTimestamp(commitTicks(catalog, 0));
+      expect(summary).toMatchObject({ stoppedBy: 'time-budget', caughtUp: false, commits: 1, quarantined: 0, cursorAfter: lastComplete });
+      expect(await readLocalCursor(dir)).toBe(lastComplete);
+      expect(await localManifestsAfter(dir, catalog, commitTicks(catalog, 0))).toEqual([]);
+      await replica.whenAbandoned(slow.path, 1);
+    } finally {
+      replica.clearFaults();
+    }
+  });
+
   it('prints plain lines, no progress-bar escape codes, when output is not a terminal', async () => {
     const dir = newDir('plain');
     const result = await runCli(['run', ...at(dir)]);

@@ -1,7 +1,8 @@
 /** The HTTP layer against the replica: retries, Retry-After, bounds, origins, timeouts, encodings. */
+import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient, parseRetryAfter } from '../../lambda/catalog/http-client.js';
-import { BodyTooLargeError, FetchError, ForbiddenOriginError } from '../../lambda/catalog/http-errors.js';
+import { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from '../../lambda/catalog/http-errors.js';
 import { generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';
 import { FAST_RETRY } from '../support/sync-harness.js';
@@ -80,6 +81,69 @@ describe('HttpClient', () => {
     replica.failWith(leaf().path, 302, 1, { location: 'https://elsewhere.example/' });
     const redirect = await client().get(url(), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
     expect((redirect as Error).message).toContain('redirects are not followed');
+  });
+
+  it('redacts the Location of a redirect: no user info nor signed query in the message or its cause chain', async () => {
+    replica.clearFaults();
+    replica.failWith(leaf().path, 302, 1, { location: 'https://alice:pa55word@cdn.example/leaf.json?X-Amz-Signature=f00dfeed&sig=c0ffee' });
+    replica.failWith(leaf().path, 307, 1, { location: '/moved/leaf.json?token=c0ffee' });
+    for (const shown of [
+      'https://REDACTED@cdn.example/leaf.json?X-Amz-Signature=REDACTED&sig=REDACTED',
+      `${replica.origin}/moved/leaf.json?token=REDACTED`,
+    ]) {
+      const error = await client().get(url(), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(FetchError);
+      expect((error as Error).message).toContain(`to ${shown} (redirects are not followed)`);
+      // Every property of the error and of each cause, stack included.
+      const everything = inspect(error, { depth: null, showHidden: true });
+      for (const secret of ['alice', 'pa55word', 'f00dfeed', 'c0ffee']) expect(everything).not.toContain(secret);
+    }
+  });
+
+  it('bounds each attempt with a total timeout: a body that trickles in fails, naming the URL and the timeout', async () => {
+    replica.clearFaults();
+    replica.clearLog();
+    replica.trickleBody(leaf().path, 50, 2);
+    const http = client({ totalTimeoutMs: 300, retry: { ...FAST_RETRY, attempts: 2 } });
+    const error = await http.get(url(), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FetchError);
+    expect((error as FetchError).message).toBe(`${url()}: total timeout of 0.3 s exceeded (response headers and body)`);
+    expect((error as FetchError).attempts).toBe(2);
+    // Each timed-out attempt closed its connection.
+    await replica.whenAbandoned(leaf().path, 2);
+    expect(replica.countRequests(leaf().path)).toBe(2);
+  });
+
+  it('a request in flight ends when its signal aborts: the connection is closed, and it is not a fetch failure', async () => {
+    replica.clearFaults();
+    replica.clearLog();
+    replica.trickleBody(leaf().path, 50, 1);
+    const stop = new AbortController();
+    replica.onRequest = () => stop.abort();
+    try {
+      const error = await client().get(url(), { maxBytes: 1 << 20, signal: stop.signal }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(FetchAbortedError);
+      expect(error).not.toBeInstanceOf(FetchError);
+      expect((error as Error).message).toBe(`${url()}: aborted in flight: the run was stopped (time budget reached or interrupted)`);
+      await replica.whenAbandoned(leaf().path, 1);
+      expect(replica.countRequests(leaf().path)).toBe(1);
+    } finally {
+      replica.onRequest = undefined;
+    }
+  });
+
+  it('a wait before a retry ends when the signal aborts', async () => {
+    replica.clearFaults();
+    replica.clearLog();
+    replica.failWith(leaf().path, 503, 100, { 'retry-after': '50' });
+    const stop = new AbortController();
+    const http = client({ retry: { ...FAST_RETRY, maxRetryAfterMs: 120_000 } });
+    http.onRetry = () => stop.abort();
+    const error = await http.get(url(), { maxBytes: 1 << 20, signal: stop.signal }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FetchAbortedError);
+    expect((error as Error).message).toContain('aborted while waiting to retry (after: HTTP 503)');
+    expect(replica.countRequests(leaf().path)).toBe(1);
+    replica.clearFaults();
   });
 
   it('gives up after the last attempt with the URL and the last reason', async () => {

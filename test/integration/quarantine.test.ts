@@ -67,6 +67,51 @@ describe('quarantine', () => {
     }
   });
 
+  describe('a leaf that keeps hitting its total timeout', () => {
+    const slowLeaf = () => catalog.commits[7]!.leaves[0]!;
+    /**
+     * A catalog client whose requests time out after 1.5 s in all, with two attempts: short for a test, yet
+     * far above what an honest leaf takes on a loaded machine.
+     */
+    async function withShortTimeout<T>(use: (catalog: CatalogClient) => Promise<T>): Promise<T> {
+      const http = new HttpClient({ totalTimeoutMs: 1_500, retry: { ...FAST_RETRY, attempts: 2 } });
+      try {
+        return await use(new CatalogClient(http, replica.serviceIndexUrl));
+      } finally {
+        await http.close();
+      }
+    }
+
+    it('is set aside by quarantine, and the run goes on to the head', async () => {
+      const harness = await SyncHarness.create();
+      replica.trickleBody(slowLeaf().path, 200, 1_000);
+      try {
+        const summary = await withShortTimeout((client) => harness.run(replica.serviceIndexUrl, { QUARANTINE: 'true' }, { catalog: client }));
+        expect(summary).toMatchObject({ stoppedBy: 'caught-up', commits: 20, quarantined: 1 });
+        expect(await harness.cursor()).toBe(formatTimestamp(commitTicks(catalog, -1)));
+        const key = commitKey(commitTicks(catalog, 7));
+        const record = (await harness.snapshots.getJson(quarantineKey('', key, slowLeaf().id, slowLeaf().version))) as Record<string, unknown>;
+        expect(record.error).toBe(`${replica.leafUrl(slowLeaf())}: total timeout of 1.5 s exceeded (response headers and body)`);
+        expect(record.attempts).toBe(2);
+      } finally {
+        replica.clearFaults();
+      }
+    });
+
+    it('without quarantine stops the run at the commit before it, naming the URL and the timeout', async () => {
+      const harness = await SyncHarness.create();
+      replica.trickleBody(slowLeaf().path, 200, 1_000);
+      try {
+        const error = await withShortTimeout((client) => harness.run(replica.serviceIndexUrl, {}, { catalog: client })).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(SyncError);
+        expect((error as Error).message).toContain(`${replica.leafUrl(slowLeaf())}: total timeout of 1.5 s exceeded`);
+        expect((error as SyncError).summary).toMatchObject({ stoppedBy: 'error', commits: 7, cursorAfter: formatTimestamp(commitTicks(catalog, 6)) });
+      } finally {
+        replica.clearFaults();
+      }
+    });
+  });
+
   it('a page that fails still stops the run', async () => {
     const harness = await SyncHarness.create();
     const pages = replica.pagePaths();

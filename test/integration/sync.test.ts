@@ -2,7 +2,7 @@
  * The engine end to end, over real HTTP: a catalog replica on 127.0.0.1, DynamoDB Local (or dynalite) and
  * s3rver. Every test checks the bucket byte for byte against the generated catalog.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { formatTimestamp, parseTimestamp } from '../../lambda/catalog/timestamp.js';
@@ -129,6 +129,47 @@ describe('bounded slices', () => {
     const summary = await harness.run(replica.serviceIndexUrl, {}, { deadline: Date.now() - 1 });
     expect(summary).toMatchObject({ commits: 0, stoppedBy: 'time-budget', caughtUp: false });
     expect(await harness.count('commits/')).toBe(0);
+  });
+
+  it('a leaf that trickles for ever is aborted at the deadline: the run checkpoints the last complete commit and returns time-budget', async () => {
+    const catalog = generateCatalog({ commits: 8, seed: 15 });
+    const replica = await replicaOf(catalog);
+    const harness = await SyncHarness.create();
+    // In the second commit: the first one is stored well within the 2 s, even on a loaded machine.
+    const slow = catalog.commits[1]!.leaves[0]!;
+    // One byte a second: the leaf would take many minutes, and no body timeout ever fires.
+    replica.trickleBody(slow.path, 1_000, 1_000);
+    const summary = await harness.run(replica.serviceIndexUrl, { QUARANTINE: 'true' }, { deadline: Date.now() + 2_000 });
+    const lastComplete = formatTimestamp(commitTicks(catalog, 0));
+    expect(summary).toMatchObject({ stoppedBy: 'time-budget', caughtUp: false, commits: 1, quarantined: 0, cursorAfter: lastComplete });
+    expect(await harness.cursor()).toBe(lastComplete);
+    expect(await harness.manifestsAfter(catalog, commitTicks(catalog, 0))).toEqual([]);
+    expect(await harness.keys('quarantine/')).toEqual([]);
+    // The run did not wait for the leaf: its one request was cut, and the replica saw the connection closed.
+    await replica.whenAbandoned(slow.path, 1);
+    expect(replica.countRequests(slow.path)).toBe(1);
+  });
+
+  it('the Lambda handler aborts at its remaining time less the margin, and returns time-budget', async () => {
+    const catalog = generateCatalog({ commits: 4, seed: 16 });
+    const replica = await replicaOf(catalog);
+    const harness = await SyncHarness.create();
+    const slow = catalog.commits[1]!.leaves[0]!;
+    replica.trickleBody(slow.path, 1_000, 1_000);
+    const saved = { ...process.env };
+    Object.assign(process.env, harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl }));
+    // Powertools logs every run as JSON on stdout and stderr: kept out of the test output.
+    const quiet = [vi.spyOn(process.stdout, 'write').mockImplementation(() => true), vi.spyOn(process.stderr, 'write').mockImplementation(() => true)];
+    try {
+      const { handler } = await import('../../lambda/handler.js');
+      // 7 s left, less the 5 s margin: a 2 s budget.
+      const summary = await handler({}, { getRemainingTimeInMillis: () => 7_000 });
+      expect(summary).toMatchObject({ stoppedBy: 'time-budget', commits: 1, cursorAfter: formatTimestamp(commitTicks(catalog, 0)) });
+      await replica.whenAbandoned(slow.path, 1);
+    } finally {
+      for (const spy of quiet) spy.mockRestore();
+      process.env = saved;
+    }
   });
 });
 

@@ -75,6 +75,11 @@ const DEFAULT_PAGE_SIZE = 550;
 export class CatalogReplica {
   /** Every request received, in order of arrival. */
   readonly requests: LoggedRequest[] = [];
+  /** Paths of trickled responses whose connection the client closed before the last byte, in order. */
+  readonly abandoned: string[] = [];
+  private readonly abandonWaiters: { match: PathMatch; count: number; resolve: () => void }[] = [];
+  /** Told of each request as it arrives, before it is answered: a test steps in at an exact point. */
+  onRequest: ((request: LoggedRequest) => void) | undefined;
 
   private source!: ReplicaSource;
   private latencyMs: number;
@@ -233,6 +238,31 @@ export class CatalogReplica {
     this.faults.add(match, times, { kind: 'stall' });
   }
 
+  /**
+   * The next `times` matching requests get the headers (with the full `Content-Length`), then one byte of
+   * the body every `intervalMs`: a response that is never silent long enough for a body timeout. If the
+   * client closes the connection first, the path is recorded in {@link abandoned}.
+   */
+  trickleBody(match: PathMatch, intervalMs: number, times = 1): void {
+    this.faults.add(match, times, { kind: 'trickle', intervalMs });
+  }
+
+  /** Resolves once `count` trickled responses matching `match` were abandoned by the client. */
+  whenAbandoned(match: PathMatch, count = 1): Promise<void> {
+    return new Promise((resolve) => {
+      this.abandonWaiters.push({ match, count, resolve });
+      this.wakeAbandonWaiters();
+    });
+  }
+
+  private wakeAbandonWaiters(): void {
+    for (const waiter of [...this.abandonWaiters]) {
+      if (this.abandoned.filter((path) => matchesPath(waiter.match, path)).length < waiter.count) continue;
+      this.abandonWaiters.splice(this.abandonWaiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+  }
+
   /** Matching requests get `body` instead of the document (invalid JSON, wrong types, huge...). */
   overrideBody(match: PathMatch, body: string | Buffer, options: OverrideOptions = {}): void {
     const document: ServedDocument = {
@@ -283,9 +313,10 @@ export class CatalogReplica {
     return this.requests.filter((r) => (method === undefined || r.method === method) && matchesPath(match, r.path)).length;
   }
 
-  /** Empties the request log. */
+  /** Empties the request log and the record of abandoned responses. */
   clearLog(): void {
     this.requests.length = 0;
+    this.abandoned.length = 0;
   }
 
   /** Stops the server: ends stalled responses, closes every connection. */
@@ -301,7 +332,9 @@ export class CatalogReplica {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
     const path = new URL(req.url ?? '/', this.origin).pathname;
-    this.requests.push({ method, path, headers: req.headers });
+    const logged = { method, path, headers: req.headers };
+    this.requests.push(logged);
+    this.onRequest?.(logged);
     if (this.latencyMs > 0) {
       try {
         await delay(this.latencyMs, undefined, { signal: this.closing.signal });
@@ -345,6 +378,15 @@ export class CatalogReplica {
         const body = await gzipBomb();
         res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Content-Length': body.length });
         res.end(body);
+        return;
+      }
+      case 'trickle': {
+        const document = this.source.resolve(path);
+        if (!document) {
+          res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not Found');
+          return;
+        }
+        this.trickle(res, path, document, fault.intervalMs);
         return;
       }
       case 'truncate':
@@ -402,6 +444,28 @@ export class CatalogReplica {
     this.stalled.add(res);
     res.on('close', () => this.stalled.delete(res));
     res.write(half);
+  }
+
+  private trickle(res: ServerResponse, path: string, document: ServedDocument, intervalMs: number): void {
+    res.writeHead(200, { 'Content-Type': document.contentType, 'Content-Length': document.body.length });
+    res.flushHeaders();
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (sent < document.body.length) res.write(document.body.subarray(sent, ++sent));
+      if (sent === document.body.length) {
+        clearInterval(timer);
+        res.end();
+      }
+    }, intervalMs);
+    this.stalled.add(res);
+    res.on('close', () => {
+      clearInterval(timer);
+      this.stalled.delete(res);
+      if (!res.writableFinished && !this.closing.signal.aborted) {
+        this.abandoned.push(path);
+        this.wakeAbandonWaiters();
+      }
+    });
   }
 
   private encode(document: ServedDocument, coding: ContentCoding): Buffer {

@@ -16,6 +16,8 @@ export type Fault =
   | { kind: 'truncate' }
   /** Send the headers and half the body, then nothing more until the client gives up. */
   | { kind: 'stall' }
+  /** Send the headers, then one byte of the body every `intervalMs`: never silent long enough for a body timeout. */
+  | { kind: 'trickle'; intervalMs: number }
   /** Serve this document instead (malformed, wrong types, huge...). */
   | { kind: 'override'; document: ServedDocument; status: number; headers: OutgoingHttpHeaders }
   /** Serve the page as it was `commitsBack` commits earlier. */

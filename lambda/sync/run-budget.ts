@@ -1,0 +1,61 @@
+import { setMaxListeners } from 'node:events';
+
+/**
+ * The run's time budget as an `AbortSignal`: a deadline only stops new work, but a request in flight (a
+ * server sending a byte every few seconds) would hold the run past it. The signal reaches every request, so
+ * the run stops at its budget, checkpoints and returns `time-budget`.
+ */
+
+/** Longest delay `setTimeout` takes (2³¹−1 ms, about 24.8 days); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A run's stop signal, and the means to release its timer when the run ends. */
+export interface RunBudget {
+  /** Aborted at the deadline, or when the caller's signal aborts (Ctrl-C); undefined when there is neither. */
+  readonly signal: AbortSignal | undefined;
+  /** Clears the deadline timer: a warm Lambda or a following CLI must not keep one per past run. */
+  release(): void;
+}
+
+/** Why a run's signal fired at its deadline. */
+export class TimeBudgetReached extends Error {
+  override readonly name = 'TimeBudgetReached';
+  constructor(deadline: number) {
+    super(`the run's time budget ended at ${new Date(deadline).toISOString()}`);
+  }
+}
+
+/**
+ * A signal that aborts at `deadline` (epoch ms) or when `stop` aborts, whichever comes first.
+ *
+ * @param deadline - the run's deadline; in the past, the signal is aborted already.
+ * @param stop - the caller's own stop signal (the CLI's Ctrl-C).
+ */
+export function startRunBudget(deadline: number | undefined, stop: AbortSignal | undefined): RunBudget {
+  if (deadline === undefined) return { signal: listenedByEveryRequest(stop), release() {} };
+  const atDeadline = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      atDeadline.abort(new TimeBudgetReached(deadline));
+      return;
+    }
+    // A budget beyond the timer's range is reached in steps.
+    timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+  };
+  arm();
+  return {
+    signal: listenedByEveryRequest(stop === undefined ? atDeadline.signal : AbortSignal.any([stop, atDeadline.signal])),
+    release: () => clearTimeout(timer),
+  };
+}
+
+/**
+ * Every request in flight listens on the run's signal (`CONCURRENCY` of them, 64 by default): that many
+ * listeners are the design, not a leak, so Node's warning past 10 is turned off for it.
+ */
+function listenedByEveryRequest(signal: AbortSignal | undefined): AbortSignal | undefined {
+  if (signal !== undefined) setMaxListeners(0, signal);
+  return signal;
+}
