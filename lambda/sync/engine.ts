@@ -4,6 +4,7 @@ import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../catal
 import { id as newId } from '../ids/kuuid.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
 import { Checkpointer } from './checkpointer.js';
+import { watermarkKeyOf, watermarkOf } from './layout.js';
 import { runPipeline } from './leaf-pipeline.js';
 import { startRunBudget } from './run-budget.js';
 import { StoppedBy, type RunSummary } from './run-summary.js';
@@ -129,6 +130,15 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     await checkpointer.flush();
   } catch (error) {
     failure ??= error;
+  }
+  // After the cursor, never before it: the watermark may lag the stored cursor, never lead it.
+  const moved = checkpointer.current;
+  if (checkpointer.writes > 0 && moved !== undefined) {
+    try {
+      await deps.snapshots.putJson(watermarkKeyOf(settings.prefix), watermarkOf(moved.value, moved.commitId));
+    } catch (error) {
+      failure ??= error;
+    }
   }
   if (checkpointer.lostRace) {
     stoppedBy = StoppedBy.lostRace;

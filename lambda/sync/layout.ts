@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { InvalidDocumentError } from '../catalog/errors.js';
 import { identityKeyProblem, leafKey, manifestKey } from '../catalog/identity.js';
 import { describeItem, type PageItem } from '../catalog/schemas.js';
-import { formatTimestamp } from '../catalog/timestamp.js';
+import { formatTimestamp, type Ticks } from '../catalog/timestamp.js';
+import { commitKey as commitKeyOfTicks } from '../ids/commit-key.js';
 import type { PlannedCommit } from './commit-stream.js';
 
 /** One leaf in a commit manifest. */
@@ -67,6 +68,19 @@ export function quarantineKeyFor(prefix: string, leafKeyOfItem: string): string 
 /** The leaf key a quarantine record stands for: the inverse of {@link quarantineKeyFor}. */
 export function leafKeyForRecord(prefix: string, recordKey: string): string {
   return `${prefix}leaves/${recordKey.slice(prefix.length + 'quarantine/'.length)}`;
+}
+
+/** `{prefix}watermark.json`: the one watermark a consumer with only S3 access can trust (see {@link watermarkOf}). */
+export function watermarkKeyOf(prefix: string): string {
+  return `${prefix}watermark.json`;
+}
+
+/**
+ * `{ cursor, commitId, commitKey, updatedAt }` of a stored cursor: written only after the cursor itself, so it may
+ * lag the table's cursor, never lead it, and everything at or before its `cursor` is stored.
+ */
+export function watermarkOf(cursor: Ticks, commitId: string | undefined, now: Date = new Date()): unknown {
+  return { cursor: formatTimestamp(cursor), commitId: commitId ?? null, commitKey: commitKeyOfTicks(cursor), updatedAt: now.toISOString() };
 }
 
 /** `{prefix}commits/{commitKey}.json`. */

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { formatTimestamp, parseTimestamp } from '../../lambda/catalog/timestamp.js';
+import { commitKey } from '../../lambda/ids/commit-key.js';
 import { SyncError } from '../../lambda/sync/engine.js';
 import { generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';
@@ -63,7 +64,17 @@ describe('a full sync', () => {
     const keys = await harness.keys();
     expect(keys.filter((key) => key.startsWith('leaves/'))).toHaveLength(leaves);
     expect(keys.filter((key) => key.startsWith('commits/'))).toHaveLength(catalog.commits.length);
-    expect(keys.filter((key) => !key.startsWith('leaves/') && !key.startsWith('commits/'))).toEqual([]);
+    expect(keys.filter((key) => !key.startsWith('leaves/') && !key.startsWith('commits/'))).toEqual(['watermark.json']);
+  });
+
+  it('writes watermark.json with the cursor it moved to: cursor, commitId, commitKey, updatedAt', async () => {
+    const head = catalog.commits.at(-1)!;
+    expect(await harness.snapshots.getJson('watermark.json')).toEqual({
+      cursor: formatTimestamp(commitTicks(catalog, -1)),
+      commitId: head.commitId,
+      commitKey: commitKey(commitTicks(catalog, -1)),
+      updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
   });
 
   it('stores the cursor with exactly seven fractional digits, and the run in the run log', async () => {
@@ -129,6 +140,24 @@ describe('bounded slices', () => {
     const summary = await harness.run(replica.serviceIndexUrl, {}, { deadline: Date.now() - 1 });
     expect(summary).toMatchObject({ commits: 0, stoppedBy: 'time-budget', caughtUp: false });
     expect(await harness.count('commits/')).toBe(0);
+    // A run that did not move the cursor writes no watermark.
+    expect(await harness.keys('watermark.json')).toEqual([]);
+  });
+
+  it('writes the watermark only once the cursor it names is stored: it may lag the cursor, never lead it', async () => {
+    const catalog = generateCatalog({ commits: 30, seed: 16 });
+    const replica = await replicaOf(catalog, { pageSize: 6 });
+    const harness = await SyncHarness.create();
+    const seen: { watermark: string; storedCursor: string | undefined }[] = [];
+    const snapshots = Object.create(harness.snapshots) as typeof harness.snapshots;
+    snapshots.putJson = async (key: string, value: unknown): Promise<void> => {
+      if (key === 'watermark.json') seen.push({ watermark: (value as { cursor: string }).cursor, storedCursor: await harness.cursor() });
+      await harness.snapshots.putJson(key, value);
+    };
+    for (const maxCommits of ['7', '11', '1000']) await harness.run(replica.serviceIndexUrl, { MAX_COMMITS: maxCommits }, { snapshots });
+    expect(seen.map((s) => s.watermark)).toEqual([6, 17, 29].map((i) => formatTimestamp(commitTicks(catalog, i))));
+    for (const { watermark, storedCursor } of seen) expect(storedCursor).toBe(watermark);
+    expect(((await harness.snapshots.getJson('watermark.json')) as { cursor: string }).cursor).toBe(await harness.cursor());
   });
 
   it('a leaf that trickles for ever is aborted at the deadline: the run checkpoints the last complete commit and returns time-budget', async () => {
