@@ -175,8 +175,8 @@ export function localTarget(prefix: string): Target {
       if (!item) return undefined;
       return { cursor: String(item.cursor), ...(item.commitId === undefined ? {} : { commitId: item.commitId }) };
     },
-    // Temporary files (`*.tmp-*`) of killed writers are not keys: LocalStore.listKeys skips them too.
-    manifestKeys: async () => (await localKeys(dir, `${prefix}commits/`)).filter((key) => !key.includes('.tmp-')),
+    // Temporary files live in `.catalog-sync/tmp/`, never beside a key, so every file here is a manifest.
+    manifestKeys: async () => localKeys(dir, `${prefix}commits/`),
     async verify(catalog, origin, upTo) {
       return (await verifyLocal(dir, catalog, origin, upTo, prefix)).filter((problem) => !problem.startsWith('temporary file left'));
     },

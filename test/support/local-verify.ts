@@ -85,7 +85,7 @@ export async function verifyLocal(dataDir: string, catalog: GeneratedCatalog, or
   const files = await listFiles(dataDir);
   for (const file of files) if (file.includes('.tmp-') || file.startsWith(`${STATE_DIR}/tmp/`)) problems.push(`temporary file left: ${file}`);
 
-  const known = new Set<string>();
+  const known = new Set<string>([`${prefix}watermark.json`]);
   for (const commit of catalog.commits) {
     const key = commitKey(parseTimestamp(commit.timestamp));
     known.add(manifestKey(prefix, key));
