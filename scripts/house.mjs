@@ -2,24 +2,32 @@
 /**
  * `npm run house`: checks the code against the intended house (docs/development.md, "The house").
  *
- * Prints the floors and the import edges between them, every rule violation of .dependency-cruiser.cjs,
+ * Prints the floors and the import edges between them, every violation of the rules in house-rules.mjs,
  * every cycle between files, uses of `process`/`console` in the engine, and the largest source files.
  * It reports and exits 0; with `--strict` it exits 1 when an error-level rule is broken, a cycle exists,
  * the engine touches the shell, or a source file is over the line limit (warnings never fail), so it
  * can become a test once the restructure is done.
+ *
+ * It needs no dependency: the imports are found with regexes in the source with its comments blanked out
+ * (`import ... from`, `import '...'`, `export ... from`, `import type`, `import('...')` with a literal).
+ * A well-kept tool (dependency-cruiser) needs a real parser for TypeScript 7, and the one it can use (swc)
+ * ships per-platform builds that the registry here lacks, which broke `npm ci` (docs/development.md).
  */
-import { createRequire } from 'node:module';
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cruise, getAvailableTranspilers } from 'dependency-cruiser';
+import { FLOORS, RULES } from './house-rules.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SOURCE_FOLDERS = ['lambda', 'infra', 'test', 'bench', 'chaos', 'scripts', 'bin'];
 const SOURCE_FILE = /\.(ts|mts|cts|js|mjs|cjs)$/;
 /** Generated or recorded data, not source: never counted. */
 const NOT_SOURCE = /(^|\/)(node_modules|dist|cdk\.out|fixtures|results)(\/|$)/;
+/** bin/ only loads dist/: its lines are counted, its imports are not part of the house. */
+const NOT_IN_GRAPH = /^bin\//;
 const MAX_LINES = 400;
 
 const { values: flags } = parseArgs({
@@ -41,39 +49,35 @@ if (!Number.isInteger(top) || top < 0) {
   process.exit(2);
 }
 
-const config = createRequire(import.meta.url)(join(root, '.dependency-cruiser.cjs'));
-const floors = config.floors.map((floor) => ({ ...floor, pattern: new RegExp(floor.path) }));
+const floors = FLOORS.map((floor) => ({ ...floor, pattern: new RegExp(floor.path) }));
 const floorOf = (path) => floors.find((floor) => floor.pattern.test(path));
+const rules = RULES.map((rule) => ({
+  ...rule,
+  fromPath: rule.from.path ? new RegExp(rule.from.path) : null,
+  toPath: rule.to.path ? new RegExp(rule.to.path) : null,
+  toPathNot: rule.to.pathNot ? new RegExp(rule.to.pathNot) : null,
+}));
 
-// Without swc, dependency-cruiser skips every .ts file and would report an empty, rule-abiding house.
-const swc = getAvailableTranspilers().find((transpiler) => transpiler.name === 'swc');
-if (!swc?.available) {
-  console.error('house: @swc/core is not installed for this platform (dependency-cruiser reads .ts files with it); run `npm install` here');
-  process.exit(2);
-}
-
-process.chdir(root);
-const cruised = await cruise(
-  SOURCE_FOLDERS.filter((folder) => folder !== 'bin'), // bin/ only loads dist/: nothing to resolve
-  { ...config.options, validate: true, ruleSet: { forbidden: config.forbidden } },
-);
-const { modules, summary } = cruised.output;
-if (modules.length === 0) {
+const files = sourceFiles();
+const texts = new Map(files.map((path) => [path, readFileSync(posix.join(root, path), 'utf8')]));
+const code = new Map(files.map((path) => [path, withoutComments(texts.get(path))]));
+const known = new Set(files);
+/** Project files only: node's own modules and npm packages are not part of the house. */
+const projectModules = files.filter((path) => !NOT_IN_GRAPH.test(path));
+if (projectModules.length === 0) {
   console.error(`house: no module found under ${SOURCE_FOLDERS.join(', ')} (run it from a checkout of catalog-sync)`);
   process.exit(2);
 }
-
-/** Project files only: node's own modules and npm packages are not part of the house. */
-const projectModules = modules.filter((module) => !module.coreModule && !/node_modules/.test(module.source));
+/** path -> [{ to, core }]: each imported file (or node module) once per importing file. */
+const graph = new Map(projectModules.map((path) => [path, importsOf(path)]));
 
 printFloors();
 printEdges();
-const errors = printViolations();
+const { errors, warnings } = printViolations();
 const cycles = printCycles();
 const shellUses = printShellUses();
 const oversized = printLargestFiles();
 
-const warnings = summary.violations.filter((violation) => violation.rule.severity === 'warn').length;
 const summaryLine = `house: ${errors} imports break error-level rules, ${warnings} warnings, ${cycles} cycles, ` +
   `${shellUses} uses of the shell in the engine, ${oversized} files over ${MAX_LINES} lines`;
 console.log(`\n${summaryLine}`);
@@ -83,20 +87,21 @@ if (flags.strict && broken) process.exit(1);
 function printFloors() {
   console.log('# Floors (top down; a file may import its own floor and lower ones)\n');
   for (const floor of floors) {
-    const files = projectModules.filter((module) => floorOf(module.source) === floor).length;
-    console.log(`  ${floor.rank}  ${floor.name.padEnd(9)} ${String(files).padStart(4)} files  ${floor.what}`);
+    const count = projectModules.filter((path) => floorOf(path) === floor).length;
+    console.log(`  ${floor.rank}  ${floor.name.padEnd(9)} ${String(count).padStart(4)} files  ${floor.what}`);
   }
-  const unplaced = projectModules.map((module) => module.source).filter((source) => !floorOf(source));
+  const unplaced = projectModules.filter((path) => !floorOf(path));
   if (unplaced.length > 0) console.log(`\n  not on any floor yet: ${unplaced.join(', ')}`);
 }
 
 function printEdges() {
   const edges = new Map();
-  for (const module of projectModules) {
-    const from = floorOf(module.source);
+  for (const [path, dependencies] of graph) {
+    const from = floorOf(path);
     if (!from) continue;
-    for (const dependency of module.dependencies) {
-      const to = floorOf(dependency.resolved);
+    for (const dependency of dependencies) {
+      if (dependency.core) continue;
+      const to = floorOf(dependency.to);
       if (!to || to === from) continue;
       const key = `${from.name} -> ${to.name}`;
       const edge = edges.get(key) ?? { from, to, count: 0 };
@@ -111,59 +116,107 @@ function printEdges() {
   }
 }
 
+/** Every import that breaks a rule (the rule against cycles aside: see printCycles). */
+function violations() {
+  const found = [];
+  for (const [from, dependencies] of graph) {
+    for (const rule of rules) {
+      if (rule.to.circular || (rule.fromPath && !rule.fromPath.test(from))) continue;
+      for (const dependency of dependencies) {
+        if (Boolean(rule.to.core) !== dependency.core) continue;
+        if (rule.toPath && !rule.toPath.test(dependency.to)) continue;
+        if (rule.toPathNot && rule.toPathNot.test(dependency.to)) continue;
+        found.push({ from, to: dependency.to, rule });
+      }
+    }
+  }
+  const order = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+  const rank = ({ rule }) => (rule.severity === 'error' ? 0 : 1);
+  return found.sort((a, b) => rank(a) - rank(b) || order(a.rule.name, b.rule.name) || order(a.from, b.from) || order(a.to, b.to));
+}
+
 /** Each broken import once, with every rule it breaks; the rules first, with what they mean. */
 function printViolations() {
-  const rules = new Map();
+  const broken = violations();
+  const byRule = new Map();
   const imports = new Map();
-  for (const violation of summary.violations) {
-    if (violation.cycle) continue; // listed once per loop below
-    const { name, severity } = violation.rule;
-    rules.set(name, { severity, count: (rules.get(name)?.count ?? 0) + 1 });
-    const key = `${violation.from} -> ${violation.to}`;
-    const broken = imports.get(key) ?? { key, severity, rules: [] };
-    if (severity === 'error') broken.severity = 'error';
-    broken.rules.push(name);
-    imports.set(key, broken);
+  for (const { from, to, rule } of broken) {
+    const { name, severity } = rule;
+    byRule.set(name, { rule, count: (byRule.get(name)?.count ?? 0) + 1 });
+    const key = `${from} -> ${to}`;
+    const entry = imports.get(key) ?? { key, severity, rules: [] };
+    if (severity === 'error') entry.severity = 'error';
+    entry.rules.push(name);
+    imports.set(key, entry);
   }
   console.log('\n# Rules broken\n');
-  if (rules.size === 0) console.log('  none');
-  for (const [name, { severity, count }] of rules) {
-    const rule = config.forbidden.find((candidate) => candidate.name === name);
-    console.log(`  ${name} (${severity}, ${count}): ${rule?.comment ?? ''}`);
-  }
+  if (byRule.size === 0) console.log('  none');
+  for (const [name, { rule, count }] of byRule) console.log(`  ${name} (${rule.severity}, ${count}): ${rule.comment}`);
   console.log('\n# Imports that break them (errors first)\n');
   if (imports.size === 0) console.log('  none');
   const sorted = [...imports.values()].sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'error' ? -1 : 1));
-  for (const broken of sorted) console.log(`  ${broken.severity.padEnd(5)}  ${broken.key}  [${broken.rules.join(', ')}]`);
-  return sorted.filter((broken) => broken.severity === 'error').length;
+  for (const entry of sorted) console.log(`  ${entry.severity.padEnd(5)}  ${entry.key}  [${entry.rules.join(', ')}]`);
+  return {
+    errors: sorted.filter((entry) => entry.severity === 'error').length,
+    warnings: broken.filter(({ rule }) => rule.severity === 'warn').length,
+  };
 }
 
+/**
+ * Every import that lies on a loop closes one: for each, the shortest way back from the imported file to
+ * the importer is a cycle. The same loop is found from each of its imports, so it is started at its
+ * smallest file name and listed once.
+ */
 function printCycles() {
   const cycles = new Map();
-  for (const violation of summary.violations) {
-    if (!violation.cycle) continue;
-    const files = [violation.from, ...violation.cycle.map((step) => step.name)];
-    files.pop(); // the cycle ends where it began
-    // The same loop is reported from each of its files: start it at its smallest name to count it once.
-    const start = files.indexOf([...files].sort()[0]);
-    const loop = [...files.slice(start), ...files.slice(0, start)];
-    cycles.set(loop.join(' -> '), loop);
+  if (rules.some((rule) => rule.to.circular)) {
+    for (const [from, dependencies] of graph) {
+      for (const dependency of dependencies) {
+        if (dependency.core) continue;
+        const back = shortestPath(dependency.to, from);
+        if (!back) continue;
+        const loop = [from, ...back.slice(0, -1)];
+        const start = loop.indexOf([...loop].sort()[0]);
+        const rotated = [...loop.slice(start), ...loop.slice(0, start)];
+        cycles.set(rotated.join(' -> '), rotated);
+      }
+    }
   }
   console.log('\n# Cycles between files\n');
   if (cycles.size === 0) console.log('  none');
-  for (const loop of cycles.values()) console.log(`  ${[...loop, loop[0]].join(' -> ')}`);
+  const sorted = [...cycles.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [, loop] of sorted) console.log(`  ${[...loop, loop[0]].join(' -> ')}`);
   return cycles.size;
+}
+
+/** The files from `start` to `goal` along imports, both included, by the fewest imports; null if none. */
+function shortestPath(start, goal) {
+  const cameFrom = new Map([[start, null]]);
+  const queue = [start];
+  while (queue.length > 0) {
+    const current = queue.shift();
+    if (current === goal) {
+      const path = [];
+      for (let step = goal; step !== null; step = cameFrom.get(step)) path.unshift(step);
+      return path;
+    }
+    for (const dependency of graph.get(current) ?? []) {
+      if (dependency.core || cameFrom.has(dependency.to)) continue;
+      cameFrom.set(dependency.to, current);
+      queue.push(dependency.to);
+    }
+  }
+  return null;
 }
 
 /** The engine knows no shell: its code names neither `process` nor `console` (comments aside). */
 function printShellUses() {
   const engine = floors.find((floor) => floor.name === 'engine');
   const uses = [];
-  for (const module of projectModules.filter((candidate) => floorOf(candidate.source) === engine)) {
-    const lines = withoutComments(readFileSync(join(root, module.source), 'utf8')).split('\n');
-    lines.forEach((line, index) => {
+  for (const path of projectModules.filter((candidate) => floorOf(candidate) === engine)) {
+    code.get(path).split('\n').forEach((line, index) => {
       if (/\b(process|console)\s*(\.|\[)|globalThis\.(process|console)\b/.test(line)) {
-        uses.push(`${module.source}:${index + 1}: ${line.trim()}`);
+        uses.push(`${path}:${index + 1}: ${line.trim()}`);
       }
     });
   }
@@ -172,15 +225,8 @@ function printShellUses() {
   return uses.length;
 }
 
-/** Block and line comments blanked, line breaks kept so line numbers still match. */
-function withoutComments(text) {
-  return text
-    .replace(/\/\*[\s\S]*?\*\//g, (comment) => comment.replace(/[^\n]/g, ' '))
-    .replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
-}
-
 function printLargestFiles() {
-  const sized = sourceFiles().map((path) => ({ path, lines: lineCount(readFileSync(join(root, path), 'utf8')) }));
+  const sized = files.map((path) => ({ path, lines: lineCount(texts.get(path)) }));
   sized.sort((a, b) => b.lines - a.lines || a.path.localeCompare(b.path));
   const over = sized.filter((file) => file.lines > MAX_LINES);
   const shown = sized.slice(0, Math.max(top, over.length));
@@ -191,18 +237,152 @@ function printLargestFiles() {
   return over.length;
 }
 
+/** The source files git knows of (committed or new, not ignored) that are still on disk. */
 function sourceFiles() {
-  const found = [];
-  const walk = (folder) => {
-    for (const entry of readdirSync(join(root, folder), { withFileTypes: true })) {
-      const path = `${folder}/${entry.name}`;
-      if (NOT_SOURCE.test(path)) continue;
-      if (entry.isDirectory()) walk(path);
-      else if (SOURCE_FILE.test(entry.name)) found.push(path);
-    }
+  let listed;
+  try {
+    listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z', '--', ...SOURCE_FOLDERS], {
+      cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024,
+    });
+  } catch (error) {
+    console.error(`house: cannot list the source files with git (${error.message.split('\n')[0]}); run it from a git checkout`);
+    process.exit(2);
+  }
+  const paths = new Set(listed.split('\0').filter((path) => SOURCE_FILE.test(path) && !NOT_SOURCE.test(path)));
+  return [...paths].filter((path) => existsSync(posix.join(root, path))).sort();
+}
+
+/** What a file imports: project files (resolved to their path) and node's own modules (by specifier). */
+function importsOf(path) {
+  const text = code.get(path);
+  const specifiers = [];
+  const patterns = [
+    // import x from '...', import { a, type B } from '...', import * as x from '...', import type X from '...'
+    /(?<![\w$.])import\s+(?:type\s+)?[\w$*{},\s]*?\bfrom\s*(['"])([^'"\n]+)\1/g,
+    // import '...' (for its effects)
+    /(?<![\w$.])import\s*(['"])([^'"\n]+)\1/g,
+    // export * from '...', export { a } from '...', export type { A } from '...', export * as x from '...'
+    /(?<![\w$.])export\s+(?:type\s+)?[\w$*{},\s]*?\bfrom\s*(['"])([^'"\n]+)\1/g,
+    // import('...'), also in types (typeof import('...'))
+    /(?<![\w$.])import\s*\(\s*(['"`])([^'"`\n]+)\1\s*[,)]/g,
+  ];
+  for (const pattern of patterns) for (const match of text.matchAll(pattern)) specifiers.push(match[2]);
+  const found = new Map();
+  for (const specifier of specifiers) {
+    if (specifier.startsWith('.')) {
+      const to = resolve(path, specifier);
+      if (to) found.set(to, { to, core: false });
+    } else if (isCore(specifier)) {
+      found.set(specifier, { to: specifier, core: true });
+    } // npm packages are not part of the house
+  }
+  return [...found.values()];
+}
+
+function isCore(specifier) {
+  return specifier.startsWith('node:') || builtinModules.includes(specifier.split('/')[0]) || builtinModules.includes(specifier);
+}
+
+/** A relative specifier as TypeScript resolves it (`.js` names the `.ts` beside it, folders their index), to a source file. */
+function resolve(from, specifier) {
+  const base = posix.normalize(posix.join(posix.dirname(from), specifier));
+  const swapped = { '.js': ['.ts', '.tsx'], '.mjs': ['.mts'], '.cjs': ['.cts'] };
+  const extension = posix.extname(base);
+  const candidates = [];
+  if (swapped[extension]) candidates.push(...swapped[extension].map((ext) => base.slice(0, -extension.length) + ext));
+  candidates.push(base);
+  for (const ext of ['.ts', '.tsx', '.mts', '.cts', '.js', '.mjs', '.cjs']) candidates.push(base + ext);
+  for (const ext of ['.ts', '.tsx', '.mts', '.js', '.mjs']) candidates.push(`${base}/index${ext}`);
+  return candidates.find((candidate) => known.has(candidate)) ?? null;
+}
+
+/**
+ * The text with comments blanked (line breaks kept, so line numbers still match) and strings, template
+ * literals and regex literals left as they are, so `//` or `/*` inside them is not taken for a comment.
+ */
+function withoutComments(text) {
+  let out = '';
+  let i = 0;
+  /** Brace depths at which a `${` of a template literal was opened. */
+  const templates = [];
+  let depth = 0;
+  /** The last character of code that is not white space: tells a regex literal from a division. */
+  let last = '';
+  const blank = (from, to) => text.slice(from, to).replace(/[^\n]/g, ' ');
+  const skipString = (quote, start) => {
+    let j = start + 1;
+    while (j < text.length && text[j] !== quote && text[j] !== '\n') j += text[j] === '\\' ? 2 : 1;
+    return Math.min(j + 1, text.length);
   };
-  SOURCE_FOLDERS.forEach(walk);
-  return found;
+  /** From inside a template literal to its end or to a `${`; returns the index after it. */
+  const skipTemplate = (start) => {
+    let j = start;
+    while (j < text.length) {
+      if (text[j] === '\\') j += 2;
+      else if (text[j] === '`') return { end: j + 1, opened: false };
+      else if (text[j] === '$' && text[j + 1] === '{') return { end: j + 2, opened: true };
+      else j += 1;
+    }
+    return { end: text.length, opened: false };
+  };
+  const regexMayStart = () => last === '' || /[(,=:[!&|?{};+\-*%<>~^]/.test(last) || /\b(return|typeof|case|do|else|in|of|void|yield|await)$/.test(out.trimEnd());
+  while (i < text.length) {
+    const c = text[i];
+    const next = text[i + 1];
+    if (c === '/' && next === '/') {
+      const end = text.indexOf('\n', i);
+      const stop = end === -1 ? text.length : end;
+      out += blank(i, stop);
+      i = stop;
+    } else if (c === '/' && next === '*') {
+      const end = text.indexOf('*/', i + 2);
+      const stop = end === -1 ? text.length : end + 2;
+      out += blank(i, stop);
+      i = stop;
+    } else if (c === '\'' || c === '"') {
+      const stop = skipString(c, i);
+      out += text.slice(i, stop);
+      i = stop;
+      last = c;
+    } else if (c === '`' || (c === '}' && templates.length > 0 && templates.at(-1) === depth)) {
+      if (c === '}') templates.pop();
+      const { end, opened } = skipTemplate(i + 1);
+      if (opened) templates.push(depth);
+      out += text.slice(i, end);
+      i = end;
+      last = opened ? '{' : '`';
+    } else if (c === '/' && regexMayStart()) {
+      let j = i + 1;
+      let inClass = false;
+      while (j < text.length && text[j] !== '\n') {
+        if (text[j] === '\\') j += 2;
+        else {
+          if (text[j] === '[') inClass = true;
+          else if (text[j] === ']') inClass = false;
+          else if (text[j] === '/' && !inClass) break;
+          j += 1;
+        }
+      }
+      if (text[j] !== '/') {
+        out += c; // not a regex after all
+        i += 1;
+        last = c;
+        continue;
+      }
+      j += 1;
+      while (j < text.length && /[a-z]/i.test(text[j])) j += 1;
+      out += text.slice(i, j);
+      i = j;
+      last = '/';
+    } else {
+      if (c === '{') depth += 1;
+      else if (c === '}') depth -= 1;
+      out += c;
+      if (!/\s/.test(c)) last = c;
+      i += 1;
+    }
+  }
+  return out;
 }
 
 function lineCount(text) {
