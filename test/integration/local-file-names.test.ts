@@ -155,6 +155,7 @@ describe('catalog-sync with a folder on a case-insensitive file system (forced)'
         leafKey('', UPPER, c1!.leaves[0]!.id, c1!.leaves[0]!.version),
         quarantineKey('', UPPER, failing.id, failing.version),
         ...c2!.leaves.map((leaf) => leafKey('', LOWER, leaf.id, leaf.version)),
+        'watermark.json',
       ].sort();
       const files = await snapshotFiles(dir);
       expect(new Set(files.map((file) => file.toLowerCase())).size).toBe(expected.length);
