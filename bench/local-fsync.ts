@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { leafKey } from '../lambda/catalog/identity.js';
-import { parseTimestamp, type Ticks } from '../lambda/catalog/timestamp.js';
+import { parseTimestamp, type Ticks } from '../lambda/contract/time.js';
 import { commitKeyOf } from '../lambda/ids/commit-key.js';
 import { LocalStore } from '../lambda/stores/local-store.js';
 import { generateCatalog, leafBody } from '../test/support/catalog-generator.js';

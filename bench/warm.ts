@@ -11,7 +11,7 @@
 import { CatalogClient } from '../lambda/catalog/catalog-client.js';
 import { HttpClient, type GetOptions, type HttpResponse } from '../lambda/catalog/http-client.js';
 import { parseCatalogIndex } from '../lambda/catalog/schemas.js';
-import { parseTimestamp, type Ticks } from '../lambda/catalog/timestamp.js';
+import { parseTimestamp, type Ticks } from '../lambda/contract/time.js';
 import { awsClients } from '../lambda/stores/aws-clients.js';
 import { S3SnapshotStore } from '../lambda/stores/s3-store.js';
 import { runSlice } from '../lambda/sync/engine.js';

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CatalogClient } from '../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../lambda/catalog/http-client.js';
-import { formatTimestamp, parseTimestamp } from '../lambda/catalog/timestamp.js';
+import { formatTimestamp, parseTimestamp } from '../lambda/contract/time.js';
 import { LocalStore } from '../lambda/stores/local-store.js';
 import { runSlice } from '../lambda/sync/engine.js';
 import { parseSettings } from '../lambda/sync/settings.js';

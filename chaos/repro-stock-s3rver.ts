@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { leafKey, manifestKey } from '../lambda/catalog/identity.js';
-import { parseTimestamp } from '../lambda/catalog/timestamp.js';
+import { parseTimestamp } from '../lambda/contract/time.js';
 import { commitKey } from '../lambda/ids/commit-key.js';
 import { appendCommits, generateCatalog, leafBody, type GeneratedLeaf } from '../test/support/catalog-generator.js';
 import { CatalogReplica } from '../test/support/catalog-replica.js';

@@ -43,7 +43,7 @@ import {
   parseSettings,
   SettingsError,
 } from '../lambda/sync/settings.js';
-import { MIN_TIMESTAMP } from '../lambda/catalog/timestamp.js';
+import { MIN_TIMESTAMP } from '../lambda/contract/time.js';
 import { redactUrl } from '../lambda/catalog/redact.js';
 import { SOURCE_SECRET_ENV } from '../lambda/source-secret.js';
 import { embeddedCredentialsProblem, grantSourceSecretRead, sourceSecretOf } from './source-secret.js';

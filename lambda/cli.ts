@@ -3,7 +3,7 @@ import { CatalogClient } from './catalog/catalog-client.js';
 import type { CatalogIndex } from './catalog/schemas.js';
 import { HttpClient } from './catalog/http-client.js';
 import { redactUrl } from './catalog/redact.js';
-import { formatTimestamp, parseTimestamp, type Ticks } from './catalog/timestamp.js';
+import { formatTimestamp, parseTimestamp, type Ticks } from './contract/time.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type RunOptions, type StoreOptions } from './cli/options.js';
 import { openStores } from './cli/open-stores.js';
 import { ProgressReporter } from './cli/progress.js';

@@ -3,7 +3,7 @@ import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { CatalogClient } from './catalog/catalog-client.js';
 import { HttpClient } from './catalog/http-client.js';
-import type { Ticks } from './catalog/timestamp.js';
+import type { Ticks } from './contract/time.js';
 import { id as newId } from './ids/kuuid.js';
 import { awsClients } from './stores/aws-clients.js';
 import { DynamoStore } from './stores/dynamo-store.js';
@@ -12,7 +12,7 @@ import { lagSeconds, runSlice, SyncError } from './sync/engine.js';
 import type { RunSummary } from './sync/run-summary.js';
 import { parseSettings, SettingsError, type SyncSettings } from './sync/settings.js';
 import { sourceSecretId, SourceSecretReader, withSourceCredentials, type SourceCredentials } from './source-secret.js';
-import { parseTimestamp } from './catalog/timestamp.js';
+import { parseTimestamp } from './contract/time.js';
 
 // The CDK stack sets POWERTOOLS_SERVICE_NAME to `catalog-sync-<cursor>` so that two syncs' metrics and alarms
 // do not collide; an explicit serviceName would override it, so it is read here.

@@ -17,7 +17,7 @@
  * *torn read* (the emulator's); still broken, it is *lost*, a violation.
  */
 import { leafKey, manifestKey } from '../../lambda/catalog/identity.js';
-import { parseTimestamp } from '../../lambda/catalog/timestamp.js';
+import { parseTimestamp } from '../../lambda/contract/time.js';
 import { commitKey } from '../../lambda/ids/commit-key.js';
 import { leafBody, type GeneratedCatalog } from '../../test/support/catalog-generator.js';
 import { parseTicks } from '../../test/support/catalog-time.js';

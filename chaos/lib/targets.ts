@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { Ticks } from '../../lambda/catalog/timestamp.js';
+import type { Ticks } from '../../lambda/contract/time.js';
 import { awsClients } from '../../lambda/stores/aws-clients.js';
 import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
 import { LocalStore, STATE_DIR } from '../../lambda/stores/local-store.js';

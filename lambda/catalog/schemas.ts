@@ -14,7 +14,7 @@
 import { z } from 'zod';
 import { DocumentKind, InvalidDocumentError } from './errors.js';
 import { identityKeyProblem } from './identity.js';
-import { parseTimestamp, type Ticks } from './timestamp.js';
+import { parseTimestamp, type Ticks } from '../contract/time.js';
 
 // ---------------------------------------------------------------------------------------------
 // Public types

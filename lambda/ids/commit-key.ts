@@ -16,7 +16,7 @@ import {
   TICKS_PER_SECOND,
   UNIX_EPOCH_TICKS,
   type Ticks,
-} from '../catalog/timestamp.js';
+} from '../contract/time.js';
 
 /** Characters of the sub-second part: 62⁴ = 14,776,336 ≥ 10,000,000 ticks per second. */
 const FRACTION_LENGTH = 4;

@@ -25,7 +25,7 @@ import {
   TICKS_PER_MILLISECOND,
   UNIX_EPOCH_TICKS,
   type Ticks,
-} from '../catalog/timestamp.js';
+} from '../contract/time.js';
 
 /** A time as kuuid accepts it: a `Date`, epoch milliseconds, or ISO 8601 text; absent means now. */
 export type KuuidTime = Date | number | string | null | undefined;

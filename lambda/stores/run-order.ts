@@ -1,4 +1,4 @@
-import { parseTimestamp, type Ticks } from '../catalog/timestamp.js';
+import { parseTimestamp, type Ticks } from '../contract/time.js';
 import type { RunSummary } from '../sync/run-summary.js';
 
 /** Characters of a kuuid id that hold its second; the rest is random. */

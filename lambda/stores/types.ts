@@ -1,4 +1,4 @@
-import type { Ticks } from '../catalog/timestamp.js';
+import type { Ticks } from '../contract/time.js';
 import type { RunSummary } from '../sync/run-summary.js';
 
 /** A stored cursor, as read. */

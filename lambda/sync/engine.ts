@@ -1,6 +1,6 @@
 import type { CatalogClient } from '../catalog/catalog-client.js';
 import { FetchAbortedError } from '../catalog/http-errors.js';
-import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../catalog/timestamp.js';
+import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../contract/time.js';
 import { id as newId } from '../ids/kuuid.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
 import { Checkpointer } from './checkpointer.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { InvalidDocumentError } from '../catalog/errors.js';
 import { identityKeyProblem, leafKey, manifestKey } from '../catalog/identity.js';
 import { describeItem, type PageItem } from '../catalog/schemas.js';
-import { formatTimestamp, type Ticks } from '../catalog/timestamp.js';
+import { formatTimestamp, type Ticks } from '../contract/time.js';
 import { commitKey as commitKeyOfTicks } from '../ids/commit-key.js';
 import type { PlannedCommit } from './commit-stream.js';
 

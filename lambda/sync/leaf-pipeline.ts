@@ -2,7 +2,7 @@ import { InvalidDocumentError } from '../catalog/errors.js';
 import { FetchAbortedError, FetchError } from '../catalog/http-errors.js';
 import { redactUrl } from '../catalog/redact.js';
 import type { PageItem } from '../catalog/schemas.js';
-import { formatTimestamp, type Ticks } from '../catalog/timestamp.js';
+import { formatTimestamp, type Ticks } from '../contract/time.js';
 import { commitKey } from '../ids/commit-key.js';
 import type { Checkpointer } from './checkpointer.js';
 import { commitsAfter, type PlannedCommit } from './commit-stream.js';

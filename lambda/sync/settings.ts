@@ -1,6 +1,6 @@
 import { MAX_PREFIX_BYTES } from '../catalog/identity.js';
 import { redactUrl } from '../catalog/redact.js';
-import { MIN_TIMESTAMP, parseTimestamp, type Ticks } from '../catalog/timestamp.js';
+import { MIN_TIMESTAMP, parseTimestamp, type Ticks } from '../contract/time.js';
 
 /** nuget.org's service index. */
 export const DEFAULT_SOURCE = 'https://api.nuget.org/v3/index.json';

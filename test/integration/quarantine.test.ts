@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../../lambda/catalog/http-client.js';
 import { quarantineKey, leafKey } from '../../lambda/catalog/identity.js';
-import { formatTimestamp } from '../../lambda/catalog/timestamp.js';
+import { formatTimestamp } from '../../lambda/contract/time.js';
 import { commitKey } from '../../lambda/ids/commit-key.js';
 import { LocalStore } from '../../lambda/stores/local-store.js';
 import { SyncError } from '../../lambda/sync/engine.js';

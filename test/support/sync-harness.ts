@@ -7,7 +7,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../../lambda/catalog/http-client.js';
 import { leafKey, manifestKey } from '../../lambda/catalog/identity.js';
-import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/catalog/timestamp.js';
+import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
 import { commitKey } from '../../lambda/ids/commit-key.js';
 import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
 import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';

@@ -10,7 +10,7 @@ import {
   TICKS_PER_SECOND,
   UNIX_EPOCH_TICKS,
   type Ticks,
-} from '../../lambda/catalog/timestamp.js';
+} from '../../lambda/contract/time.js';
 
 interface CatalogPage {
   commitTimeStamp: string;

@@ -18,7 +18,7 @@ import {
   SourceKind,
   type PageItem,
 } from '../../lambda/catalog/schemas.js';
-import { formatTimestamp, parseTimestamp } from '../../lambda/catalog/timestamp.js';
+import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures
