@@ -5,7 +5,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { formatTimestamp } from '../lambda/contract/time.js';
-import type { RunSummary } from '../lambda/sync/run-summary.js';
+import type { RunSummary } from '../lambda/contract/run-summary.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery } from '../lambda/stores/types.js';
 
 export class MemoryCursorStore implements CursorStore, RunLogStore {

@@ -30,7 +30,7 @@ import type { CursorStore, RunLogStore } from '../lambda/stores/types.js';
 import { pagesAfter } from '../lambda/sync/commit-stream.js';
 import { runSlice } from '../lambda/sync/engine.js';
 import { leafKeyOf, manifestKeyOf, manifestOf, metadataOf, type ManifestEntry } from '../lambda/sync/layout.js';
-import type { RunSummary } from '../lambda/sync/run-summary.js';
+import type { RunSummary } from '../lambda/contract/run-summary.js';
 import { parseSettings } from '../lambda/sync/settings.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 import { LeanS3SnapshotStore } from './lean-s3-store.js';

@@ -8,7 +8,7 @@ import { collect, FLAG_NAMES, rawSettingsOf, type RunOptions, type StoreOptions 
 import { openStores } from './cli/open-stores.js';
 import { ProgressReporter } from './cli/progress.js';
 import { lagSeconds, runSlice, SyncError } from './sync/engine.js';
-import type { RunSummary } from './sync/run-summary.js';
+import { StoppedBy, type RunSummary } from './contract/run-summary.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, DEFAULT_SOURCE, parseSettings, SettingsError } from './sync/settings.js';
 import { prefix as kuuidPrefix } from './ids/kuuid.js';
 import { startAfterKey } from './ids/commit-key.js';
@@ -228,7 +228,7 @@ async function runCommand(options: RunOptions): Promise<void> {
       printSummary(summary, options.json === true, head);
       if (!options.follow || stop.signal.aborted) return;
       if (deadline !== undefined && Date.now() >= deadline) return;
-      if (summary.stoppedBy === 'lost-race') return;
+      if (summary.stoppedBy === StoppedBy.lostRace) return;
       if (summary.caughtUp) {
         await abortableDelay(pollSeconds * 1000, stop.signal);
         if (stop.signal.aborted) return;

@@ -9,7 +9,7 @@ import { awsClients } from './stores/aws-clients.js';
 import { DynamoStore } from './stores/dynamo-store.js';
 import { S3SnapshotStore } from './stores/s3-store.js';
 import { lagSeconds, runSlice, SyncError } from './sync/engine.js';
-import type { RunSummary } from './sync/run-summary.js';
+import { StoppedBy, type RunSummary } from './contract/run-summary.js';
 import { parseSettings, SettingsError, type SyncSettings } from './sync/settings.js';
 import { sourceSecretId, SourceSecretReader, withSourceCredentials, type SourceCredentials } from './source-secret.js';
 import { parseTimestamp } from './contract/time.js';
@@ -131,8 +131,8 @@ function record(summary: RunSummary, head: Ticks | undefined): void {
   metrics.addMetric('Deletes', MetricUnit.Count, summary.deletes);
   metrics.addMetric('Quarantined', MetricUnit.Count, summary.quarantined);
   metrics.addMetric('Bytes', MetricUnit.Bytes, summary.bytes);
-  metrics.addMetric('RunSucceeded', MetricUnit.Count, summary.stoppedBy === 'error' ? 0 : 1);
-  metrics.addMetric('RunFailed', MetricUnit.Count, summary.stoppedBy === 'error' ? 1 : 0);
+  metrics.addMetric('RunSucceeded', MetricUnit.Count, summary.stoppedBy === StoppedBy.error ? 0 : 1);
+  metrics.addMetric('RunFailed', MetricUnit.Count, summary.stoppedBy === StoppedBy.error ? 1 : 0);
   if (head !== undefined) {
     metrics.addMetric('CursorLagSeconds', MetricUnit.Seconds, lagSeconds(head, parseTimestamp(summary.cursorAfter)));
   }

@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { formatTimestamp, parseTimestamp } from '../contract/time.js';
-import type { RunSummary } from '../sync/run-summary.js';
+import type { RunSummary } from '../contract/run-summary.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery } from './types.js';
 import { compareRunsNewestFirst, runSecond } from './run-order.js';
 

@@ -7,7 +7,7 @@ import { Checkpointer } from './checkpointer.js';
 import { watermarkKeyOf, watermarkOf } from './layout.js';
 import { runPipeline } from './leaf-pipeline.js';
 import { startRunBudget } from './run-budget.js';
-import { StoppedBy, type RunSummary } from './run-summary.js';
+import { StoppedBy, type RunSummary } from '../contract/run-summary.js';
 import type { SyncSettings } from './settings.js';
 
 /** Structured logging, as Powertools Logger offers it. */

@@ -8,7 +8,7 @@ import type { Checkpointer } from './checkpointer.js';
 import { commitsAfter, type PlannedCommit } from './commit-stream.js';
 import type { EngineDeps, EngineLogger } from './engine.js';
 import { manifestKeyOf, manifestOf, metadataOf, placeLeaf, quarantineKeyFor, quarantineRecordOf, type LeafPlacement, type ManifestEntry } from './layout.js';
-import { StoppedBy } from './run-summary.js';
+import { StoppedBy } from '../contract/run-summary.js';
 import type { SyncSettings } from './settings.js';
 
 /** A commit being worked on. */

@@ -14,7 +14,7 @@ import { createKuuid, prefix } from '../../lambda/ids/kuuid.js';
 import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
 import { LocalStore } from '../../lambda/stores/local-store.js';
 import type { CursorStore, RunLogStore } from '../../lambda/stores/types.js';
-import type { RunSummary } from '../../lambda/sync/run-summary.js';
+import type { RunSummary } from '../../lambda/contract/run-summary.js';
 import { clientsFor, createCursorTable, startDynamo } from '../support/emulators.js';
 import { testServices, uniqueName } from '../support/env.js';
 
