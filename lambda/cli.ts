@@ -15,13 +15,17 @@ import { startAfterKey } from './ids/commit-key.js';
 import { commitsAfter, pagesAfter } from './sync/commit-stream.js';
 import { listQuarantine, retryQuarantine } from './sync/quarantine.js';
 import { VERSION } from './version.js';
+import { CatalogSyncError, ErrorCode } from './contract/errors.js';
 
 /** Exit codes, as the README documents them. */
 export const ExitCode = { done: 0, runFailed: 1, usage: 2 } as const;
 
 /** Raised for usage errors that commander does not catch itself. */
-class UsageError extends Error {
+class UsageError extends CatalogSyncError {
   override readonly name = 'UsageError';
+  override get code(): ErrorCode {
+    return ErrorCode.usage;
+  }
 }
 
 const DEFAULT_DATA_DIR = './catalog-data';

@@ -8,10 +8,14 @@
  * never share a key.
  */
 import { decodeCommitKey } from '../ids/commit-key.js';
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** A package id or version that cannot become a key segment. */
-export class KeySegmentError extends Error {
+export class KeySegmentError extends CatalogSyncError {
   override readonly name = 'KeySegmentError';
+  override get code(): ErrorCode {
+    return ErrorCode.keySegment;
+  }
   constructor(
     /** The offending id, version or segment. */
     readonly input: unknown,

@@ -17,6 +17,7 @@ import {
   UNIX_EPOCH_TICKS,
   type Ticks,
 } from '../contract/time.js';
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** Characters of the sub-second part: 62⁴ = 14,776,336 ≥ 10,000,000 ticks per second. */
 const FRACTION_LENGTH = 4;
@@ -27,8 +28,11 @@ const MAX_SECONDS = 62n ** 8n - 1n;
 const KEY_PATTERN = /^[0-9A-Za-z]{12}$/;
 
 /** A commit time that has no key, or a text that is not a commit key. */
-export class CommitKeyError extends Error {
+export class CommitKeyError extends CatalogSyncError {
   override readonly name = 'CommitKeyError';
+  override get code(): ErrorCode {
+    return ErrorCode.commitKey;
+  }
   constructor(
     /** The offending ticks, timestamp or key. */
     readonly input: unknown,

@@ -26,6 +26,7 @@ import {
   UNIX_EPOCH_TICKS,
   type Ticks,
 } from '../contract/time.js';
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** A time as kuuid accepts it: a `Date`, epoch milliseconds, or ISO 8601 text; absent means now. */
 export type KuuidTime = Date | number | string | null | undefined;
@@ -61,8 +62,11 @@ const PREFIX_PATTERN = /^[0-9A-Za-z]{8}$/;
 const ZONELESS_PATTERN = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/;
 
 /** A time or id that kuuid would mishandle or that cannot be encoded. */
-export class KuuidError extends Error {
+export class KuuidError extends CatalogSyncError {
   override readonly name = 'KuuidError';
+  override get code(): ErrorCode {
+    return ErrorCode.kuuid;
+  }
   constructor(
     /** The offending time or text. */
     readonly input: unknown,

@@ -9,6 +9,7 @@ import { runPipeline } from './leaf-pipeline.js';
 import { startRunBudget } from './run-budget.js';
 import { StoppedBy, type RunSummary } from '../contract/run-summary.js';
 import type { SyncSettings } from './settings.js';
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** Structured logging, as Powertools Logger offers it. */
 export interface EngineLogger {
@@ -53,8 +54,11 @@ export interface EngineDeps {
 }
 
 /** A run that stopped on an error: carries the summary of what it completed before the error. */
-export class SyncError extends Error {
+export class SyncError extends CatalogSyncError {
   override readonly name = 'SyncError';
+  override get code(): ErrorCode {
+    return ErrorCode.sync;
+  }
   constructor(
     readonly summary: RunSummary,
     cause: unknown,

@@ -1,6 +1,7 @@
 import { MAX_PREFIX_BYTES } from '../catalog/identity.js';
 import { redactUrl } from '../catalog/redact.js';
 import { MIN_TIMESTAMP, parseTimestamp, type Ticks } from '../contract/time.js';
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** nuget.org's service index. */
 export const DEFAULT_SOURCE = 'https://api.nuget.org/v3/index.json';
@@ -36,8 +37,11 @@ export interface SyncSettings {
 }
 
 /** A setting with a bad value. The message names the setting as the user spelled it. */
-export class SettingsError extends Error {
+export class SettingsError extends CatalogSyncError {
   override readonly name = 'SettingsError';
+  override get code(): ErrorCode {
+    return ErrorCode.settings;
+  }
   constructor(
     readonly setting: string,
     readonly reason: string,
