@@ -47,6 +47,7 @@ import { MIN_TIMESTAMP } from '../lambda/contract/time.js';
 import { redactUrl } from '../lambda/catalog/redact.js';
 import { SOURCE_SECRET_ENV } from '../lambda/source-secret.js';
 import { embeddedCredentialsProblem, grantSourceSecretRead, sourceSecretOf } from './source-secret.js';
+import { CatalogSyncError, ErrorCode } from '../lambda/contract/errors.js';
 
 /** The repository root: the bundle's project root, lock file and entry are found from it, whatever the cwd. */
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -84,8 +85,11 @@ export const DEFAULT_LAG_THRESHOLD = Duration.hours(1);
 const IAM_SPECIAL = /[*?$]/;
 
 /** A prop of {@link CatalogSync} that cannot be deployed; the message names the construct and the prop. */
-export class CatalogSyncPropsError extends Error {
+export class CatalogSyncPropsError extends CatalogSyncError {
   override readonly name = 'CatalogSyncPropsError';
+  override get code(): ErrorCode {
+    return ErrorCode.props;
+  }
 }
 
 /** Properties of a {@link CatalogSync}. Every one is optional: the defaults follow nuget.org. */

@@ -9,6 +9,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { DEFAULT_CURSOR_NAME } from '../lambda/sync/settings.js';
 import type { CatalogSyncProps } from './catalog-sync.js';
+import { CatalogSyncError, ErrorCode } from '../lambda/contract/errors.js';
 
 /** Prefix of every context key of this app. */
 export const CONTEXT_PREFIX = 'catalog-sync:';
@@ -30,8 +31,11 @@ export interface AppConfig {
 }
 
 /** A context value that cannot be used. The message names the key. */
-export class ContextError extends Error {
+export class ContextError extends CatalogSyncError {
   override readonly name = 'ContextError';
+  override get code(): ErrorCode {
+    return ErrorCode.context;
+  }
 }
 
 type Raw = (key: string) => unknown;
