@@ -7,7 +7,7 @@
  * two commits inside one millisecond still get distinct, ordered keys. The key comes from the
  * catalog's commit timestamp, never the clock, so the same leaf always lands on the same key.
  */
-import { decodeBase62, encodeBase62 } from './base62.js';
+import { decodeBase62, encodeBase62 } from '../contract/base62.js';
 import { prefix, PREFIX_LENGTH } from './kuuid.js';
 import {
   parseTimestamp,

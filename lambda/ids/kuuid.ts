@@ -17,7 +17,7 @@
  * time); a `Date` here means that date. Only `undefined` and `null` mean "now".
  */
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
-import { decodeBase62, encodeBase62 } from './base62.js';
+import { decodeBase62, encodeBase62 } from '../contract/base62.js';
 import {
   parseTimestamp,
   ticksFromEpochMs,

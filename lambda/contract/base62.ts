@@ -5,7 +5,7 @@
  * compare as bytes exactly as their numbers compare. That is what makes padded kuuid prefixes and
  * commit keys sortable by S3, DynamoDB and CouchDB without any collation.
  */
-import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
+import { CatalogSyncError, ErrorCode } from './errors.js';
 
 /** The 62 digits in ascending value, which is also ascending ASCII order. */
 export const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
