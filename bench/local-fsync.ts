@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { leafKey } from '../lambda/catalog/identity.js';
 import { parseTimestamp, type Ticks } from '../lambda/contract/time.js';
-import { commitKeyOf } from '../lambda/ids/commit-key.js';
+import { commitKeyOf } from '../lambda/contract/keys.js';
 import { LocalStore } from '../lambda/stores/local-store.js';
 import { generateCatalog, leafBody } from '../test/support/catalog-generator.js';
 import { machineCpuMs, quantile, round } from './stats.js';

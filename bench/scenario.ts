@@ -22,7 +22,7 @@ import { CatalogClient } from '../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../lambda/catalog/http-client.js';
 import type { PageItem } from '../lambda/catalog/schemas.js';
 import { compareTicks, MIN_TICKS, type Ticks } from '../lambda/contract/time.js';
-import { commitKey } from '../lambda/ids/commit-key.js';
+import { commitKey } from '../lambda/contract/keys.js';
 import { awsClients } from '../lambda/stores/aws-clients.js';
 import { DynamoStore } from '../lambda/stores/dynamo-store.js';
 import { S3SnapshotStore } from '../lambda/stores/s3-store.js';

@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { leafKey, manifestKey } from '../lambda/catalog/identity.js';
 import { parseTimestamp } from '../lambda/contract/time.js';
-import { commitKey } from '../lambda/ids/commit-key.js';
+import { commitKey } from '../lambda/contract/keys.js';
 import { appendCommits, generateCatalog, leafBody, type GeneratedLeaf } from '../test/support/catalog-generator.js';
 import { CatalogReplica } from '../test/support/catalog-replica.js';
 import { parseTicks } from '../test/support/catalog-time.js';

@@ -11,7 +11,7 @@ import { lagSeconds, runSlice, SyncError } from './sync/engine.js';
 import { StoppedBy, type RunSummary } from './contract/run-summary.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, DEFAULT_SOURCE, parseSettings, SettingsError } from './sync/settings.js';
 import { prefix as kuuidPrefix } from './ids/kuuid.js';
-import { startAfterKey } from './ids/commit-key.js';
+import { startAfterKey } from './ids/start-after.js';
 import { commitsAfter, pagesAfter } from './sync/commit-stream.js';
 import { listQuarantine, retryQuarantine } from './sync/quarantine.js';
 import { VERSION } from './version.js';

@@ -18,7 +18,7 @@
  */
 import { leafKey, manifestKey } from '../../lambda/catalog/identity.js';
 import { parseTimestamp } from '../../lambda/contract/time.js';
-import { commitKey } from '../../lambda/ids/commit-key.js';
+import { commitKey } from '../../lambda/contract/keys.js';
 import { leafBody, type GeneratedCatalog } from '../../test/support/catalog-generator.js';
 import { parseTicks } from '../../test/support/catalog-time.js';
 import type { Target } from './targets.js';

@@ -7,7 +7,7 @@
  * a `/` in an id can never add a folder, and the encoding is injective, so distinct identities can
  * never share a key.
  */
-import { decodeCommitKey } from '../ids/commit-key.js';
+import { decodeCommitKey } from '../contract/keys.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** A package id or version that cannot become a key segment. */

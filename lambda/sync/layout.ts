@@ -3,7 +3,7 @@ import { InvalidDocumentError } from '../catalog/errors.js';
 import { identityKeyProblem, leafKey, manifestKey } from '../catalog/identity.js';
 import { describeItem, type PageItem } from '../catalog/schemas.js';
 import { formatTimestamp, type Ticks } from '../contract/time.js';
-import { commitKey as commitKeyOfTicks } from '../ids/commit-key.js';
+import { commitKey as commitKeyOfTicks } from '../contract/keys.js';
 import type { PlannedCommit } from './commit-stream.js';
 
 /** One leaf in a commit manifest. */

@@ -3,7 +3,7 @@ import { FetchAbortedError, FetchError } from '../catalog/http-errors.js';
 import { redactUrl } from '../catalog/redact.js';
 import type { PageItem } from '../catalog/schemas.js';
 import { formatTimestamp, type Ticks } from '../contract/time.js';
-import { commitKey } from '../ids/commit-key.js';
+import { commitKey } from '../contract/keys.js';
 import type { Checkpointer } from './checkpointer.js';
 import { commitsAfter, type PlannedCommit } from './commit-stream.js';
 import type { EngineDeps, EngineLogger } from './engine.js';

@@ -11,7 +11,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { leafKey, manifestKey } from '../../lambda/catalog/identity.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
-import { commitKey } from '../../lambda/ids/commit-key.js';
+import { commitKey } from '../../lambda/contract/keys.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, SnapshotStore } from '../../lambda/stores/types.js';
 import { appendCommits, generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';

@@ -8,7 +8,7 @@ import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../../lambda/catalog/http-client.js';
 import { leafKey, manifestKey } from '../../lambda/catalog/identity.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
-import { commitKey } from '../../lambda/ids/commit-key.js';
+import { commitKey } from '../../lambda/contract/keys.js';
 import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
 import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget } from '../../lambda/stores/types.js';

@@ -10,7 +10,7 @@ import {
   quarantineKey,
   versionSegment,
 } from '../../lambda/catalog/identity.js';
-import { CommitKeyError } from '../../lambda/ids/commit-key.js';
+import { CommitKeyError } from '../../lambda/contract/keys.js';
 
 const COMMIT = '001e9fzMHc3F';
 

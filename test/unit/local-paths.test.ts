@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { leafKey, manifestKey, quarantineKey } from '../../lambda/catalog/identity.js';
-import { commitKey } from '../../lambda/ids/commit-key.js';
+import { commitKey } from '../../lambda/contract/keys.js';
 import { escapeName, FileNameError, fileNamesOf, keyOfFileNames, MAX_NAME_BYTES, unescapeName } from '../../lambda/stores/local-paths.js';
 import { mulberry32 } from '../support/prng.js';
 

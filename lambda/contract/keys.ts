@@ -7,8 +7,7 @@
  * two commits inside one millisecond still get distinct, ordered keys. The key comes from the
  * catalog's commit timestamp, never the clock, so the same leaf always lands on the same key.
  */
-import { decodeBase62, encodeBase62 } from '../contract/base62.js';
-import { prefix, PREFIX_LENGTH } from './kuuid.js';
+import { decodeBase62, encodeBase62 } from './base62.js';
 import {
   parseTimestamp,
   ticksToEpochSeconds,
@@ -16,13 +15,15 @@ import {
   TICKS_PER_SECOND,
   UNIX_EPOCH_TICKS,
   type Ticks,
-} from '../contract/time.js';
-import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
+} from './time.js';
+import { CatalogSyncError, ErrorCode } from './errors.js';
 
+/** Characters of the seconds part: the length of kuuid's `prefix` (the kuuid tests hold the two alike). */
+const SECONDS_LENGTH = 8;
 /** Characters of the sub-second part: 62⁴ = 14,776,336 ≥ 10,000,000 ticks per second. */
 const FRACTION_LENGTH = 4;
 /** Characters in a commit key. */
-export const COMMIT_KEY_LENGTH = PREFIX_LENGTH + FRACTION_LENGTH;
+export const COMMIT_KEY_LENGTH = SECONDS_LENGTH + FRACTION_LENGTH;
 /** The last second eight base-62 digits can hold (`zzzzzzzz`), about 6.9 million years after 1970. */
 const MAX_SECONDS = 62n ** 8n - 1n;
 const KEY_PATTERN = /^[0-9A-Za-z]{12}$/;
@@ -56,7 +57,7 @@ export function commitKey(ticks: Ticks): string {
   if (seconds > MAX_SECONDS) throw new CommitKeyError(ticks, 'beyond the 8-character seconds range');
   // The same digits as kuuid's prefix(), computed from ticks so no precision goes through Date.
   return (
-    encodeBase62(seconds).padStart(PREFIX_LENGTH, '0') +
+    encodeBase62(seconds).padStart(SECONDS_LENGTH, '0') +
     encodeBase62(ticksWithinSecond(ticks)).padStart(FRACTION_LENGTH, '0')
   );
 }
@@ -86,25 +87,8 @@ export function decodeCommitKey(key: string): Ticks {
   if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
     throw new CommitKeyError(key, `expected ${COMMIT_KEY_LENGTH} characters of 0-9A-Za-z`);
   }
-  const seconds = decodeBase62(key.slice(0, PREFIX_LENGTH));
-  const fraction = decodeBase62(key.slice(PREFIX_LENGTH));
+  const seconds = decodeBase62(key.slice(0, SECONDS_LENGTH));
+  const fraction = decodeBase62(key.slice(SECONDS_LENGTH));
   if (fraction >= TICKS_PER_SECOND) throw new CommitKeyError(key, 'sub-second part exceeds fxSJ (9,999,999 ticks)');
   return UNIX_EPOCH_TICKS + seconds * TICKS_PER_SECOND + fraction;
-}
-
-/**
- * The `ListObjectsV2` `StartAfter` that lists every leaf committed in the second of `t` or later:
- * `${keyPrefix}leaves/${prefix(t)}`, which a consumer can equally build with the real kuuid package.
- *
- * `StartAfter` is exclusive, but no key equals this value: every leaf key continues it with the four
- * sub-second characters and `/…`, and a proper prefix sorts before its extensions, so the leaves of
- * that second (`…/XXXXXXXX0000/…` and up) are included. The previous second's leaves
- * (`…/XXXXXXXW…`) differ at the eighth character and sort before it, so they are excluded.
- *
- * @throws `KuuidError` (from `./kuuid.js`) for a time kuuid would mishandle: before 1970, no zone,
- * invalid.
- */
-export function startAfterKey(t: Date | string, keyPrefix = ''): string {
-  // Narrower than kuuid's input on purpose: a listing bound should name its time, not default to now.
-  return `${keyPrefix}leaves/${prefix(t)}`;
 }
