@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { leafKey } from '../lambda/catalog/identity.js';
+import { leafKey } from '../lambda/contract/keys.js';
 import { parseTimestamp, type Ticks } from '../lambda/contract/time.js';
 import { commitKeyOf } from '../lambda/contract/keys.js';
 import { LocalStore } from '../lambda/stores/local-store.js';

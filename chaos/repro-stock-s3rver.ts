@@ -23,7 +23,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { leafKey, manifestKey } from '../lambda/catalog/identity.js';
+import { leafKey, manifestKey } from '../lambda/contract/keys.js';
 import { parseTimestamp } from '../lambda/contract/time.js';
 import { commitKey } from '../lambda/contract/keys.js';
 import { appendCommits, generateCatalog, leafBody, type GeneratedLeaf } from '../test/support/catalog-generator.js';

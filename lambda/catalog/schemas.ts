@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import { DocumentKind, InvalidDocumentError } from './errors.js';
-import { identityKeyProblem } from './identity.js';
+import { identityKeyProblem } from '../contract/identity.js';
 import { parseTimestamp, type Ticks } from '../contract/time.js';
 
 // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,6 @@
 /**
+ * The key layout: commit keys, and the keys of leaves, manifests and quarantine records built on them.
+ *
  * Commit keys: the 12-character, kuuid-compatible name of a catalog commit in S3 keys.
  *
  * A key is kuuid's `prefix` of the commit's second (8 characters) followed by the 100-ns ticks
@@ -17,6 +19,7 @@ import {
   type Ticks,
 } from './time.js';
 import { CatalogSyncError, ErrorCode } from './errors.js';
+import { idSegment, versionSegment } from './identity.js';
 
 /** Characters of the seconds part: the length of kuuid's `prefix` (the kuuid tests hold the two alike). */
 const SECONDS_LENGTH = 8;
@@ -91,4 +94,41 @@ export function decodeCommitKey(key: string): Ticks {
   const fraction = decodeBase62(key.slice(SECONDS_LENGTH));
   if (fraction >= TICKS_PER_SECOND) throw new CommitKeyError(key, 'sub-second part exceeds fxSJ (9,999,999 ticks)');
   return UNIX_EPOCH_TICKS + seconds * TICKS_PER_SECOND + fraction;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Object keys (contract.md, "S3 layout")
+// ---------------------------------------------------------------------------------------------
+
+/** Throws unless `key` is a well-formed commit key, so a bad one cannot produce a stray key. */
+function checkedCommitKey(key: string): string {
+  decodeCommitKey(key);
+  return key;
+}
+
+/**
+ * `{prefix}leaves/{commitKey}/{id}/{version}.json`, where every leaf of a commit is stored.
+ *
+ * @throws {@link KeySegmentError} for an empty id or version; `CommitKeyError` for a malformed key.
+ */
+export function leafKey(keyPrefix: string, commitKey: string, id: string, version: string): string {
+  return `${keyPrefix}leaves/${checkedCommitKey(commitKey)}/${idSegment(id)}/${versionSegment(version)}.json`;
+}
+
+/**
+ * `{prefix}commits/{commitKey}.json`, the manifest written once the whole commit is stored.
+ *
+ * @throws `CommitKeyError` for a malformed commit key.
+ */
+export function manifestKey(keyPrefix: string, commitKey: string): string {
+  return `${keyPrefix}commits/${checkedCommitKey(commitKey)}.json`;
+}
+
+/**
+ * `{prefix}quarantine/{commitKey}/{id}/{version}.json`, where a leaf that kept failing is recorded.
+ *
+ * @throws {@link KeySegmentError} for an empty id or version; `CommitKeyError` for a malformed key.
+ */
+export function quarantineKey(keyPrefix: string, commitKey: string, id: string, version: string): string {
+  return `${keyPrefix}quarantine/${checkedCommitKey(commitKey)}/${idSegment(id)}/${versionSegment(version)}.json`;
 }

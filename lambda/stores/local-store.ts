@@ -1,6 +1,6 @@
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { MAX_FILE_NAME_BYTES } from '../catalog/identity.js';
+import { MAX_FILE_NAME_BYTES } from '../contract/identity.js';
 import { formatTimestamp, parseTimestamp } from '../contract/time.js';
 import type { RunSummary } from '../contract/run-summary.js';
 import { resolveFileNameMode } from './file-name-mode.js';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidDocumentError } from '../catalog/errors.js';
-import { identityKeyProblem, leafKey, manifestKey } from '../catalog/identity.js';
+import { identityKeyProblem } from '../contract/identity.js';
+import { leafKey, manifestKey } from '../contract/keys.js';
 import { describeItem, type PageItem } from '../catalog/schemas.js';
 import { formatTimestamp, type Ticks } from '../contract/time.js';
 import { commitKey as commitKeyOfTicks } from '../contract/keys.js';

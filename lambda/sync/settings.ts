@@ -1,4 +1,4 @@
-import { MAX_PREFIX_BYTES } from '../catalog/identity.js';
+import { MAX_PREFIX_BYTES } from '../contract/identity.js';
 import { redactUrl } from '../catalog/redact.js';
 import { MIN_TIMESTAMP, parseTimestamp, type Ticks } from '../contract/time.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';

@@ -9,7 +9,7 @@
  * runs at once on one cursor, over a catalog that grows when the third cursor write is asked for.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { leafKey, manifestKey } from '../../lambda/catalog/identity.js';
+import { leafKey, manifestKey } from '../../lambda/contract/keys.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
 import { commitKey } from '../../lambda/contract/keys.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, SnapshotStore } from '../../lambda/stores/types.js';

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { leafKey, manifestKey, quarantineKey } from '../../lambda/catalog/identity.js';
+import { leafKey, manifestKey, quarantineKey } from '../../lambda/contract/keys.js';
 import { commitKeyOf } from '../../lambda/contract/keys.js';
 import { FORCE_CASE_INSENSITIVE_ENV, openStores } from '../../lambda/cli/open-stores.js';
 import { FILE_NAMES_RECORD, FileNameModeError } from '../../lambda/stores/file-name-mode.js';

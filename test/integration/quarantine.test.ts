@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../../lambda/catalog/http-client.js';
-import { quarantineKey, leafKey } from '../../lambda/catalog/identity.js';
+import { quarantineKey, leafKey } from '../../lambda/contract/keys.js';
 import { formatTimestamp } from '../../lambda/contract/time.js';
 import { commitKey } from '../../lambda/contract/keys.js';
 import { LocalStore } from '../../lambda/stores/local-store.js';

@@ -6,7 +6,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { leafKey, manifestKey } from '../../lambda/catalog/identity.js';
+import { leafKey, manifestKey } from '../../lambda/contract/keys.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
 import { commitKey } from '../../lambda/contract/keys.js';
 import { STATE_DIR } from '../../lambda/stores/local-store.js';

@@ -6,7 +6,7 @@ import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, type S3Clien
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../../lambda/catalog/http-client.js';
-import { leafKey, manifestKey } from '../../lambda/catalog/identity.js';
+import { leafKey, manifestKey } from '../../lambda/contract/keys.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
 import { commitKey } from '../../lambda/contract/keys.js';
 import { DynamoStore } from '../../lambda/stores/dynamo-store.js';

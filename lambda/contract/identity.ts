@@ -7,8 +7,7 @@
  * a `/` in an id can never add a folder, and the encoding is injective, so distinct identities can
  * never share a key.
  */
-import { decodeCommitKey } from '../contract/keys.js';
-import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
+import { CatalogSyncError, ErrorCode } from './errors.js';
 
 /** A package id or version that cannot become a key segment. */
 export class KeySegmentError extends CatalogSyncError {
@@ -124,39 +123,6 @@ export function idSegment(id: string): string {
 /** The `{version}` segment: the normalized version ({@link normalizeVersion}), then encoded. */
 export function versionSegment(version: string): string {
   return encodeKeySegment(normalizeVersion(version));
-}
-
-/** Throws unless `key` is a well-formed commit key, so a bad one cannot produce a stray key. */
-function checkedCommitKey(key: string): string {
-  decodeCommitKey(key);
-  return key;
-}
-
-/**
- * `{prefix}leaves/{commitKey}/{id}/{version}.json`, where every leaf of a commit is stored.
- *
- * @throws {@link KeySegmentError} for an empty id or version; `CommitKeyError` for a malformed key.
- */
-export function leafKey(keyPrefix: string, commitKey: string, id: string, version: string): string {
-  return `${keyPrefix}leaves/${checkedCommitKey(commitKey)}/${idSegment(id)}/${versionSegment(version)}.json`;
-}
-
-/**
- * `{prefix}commits/{commitKey}.json`, the manifest written once the whole commit is stored.
- *
- * @throws `CommitKeyError` for a malformed commit key.
- */
-export function manifestKey(keyPrefix: string, commitKey: string): string {
-  return `${keyPrefix}commits/${checkedCommitKey(commitKey)}.json`;
-}
-
-/**
- * `{prefix}quarantine/{commitKey}/{id}/{version}.json`, where a leaf that kept failing is recorded.
- *
- * @throws {@link KeySegmentError} for an empty id or version; `CommitKeyError` for a malformed key.
- */
-export function quarantineKey(keyPrefix: string, commitKey: string, id: string, version: string): string {
-  return `${keyPrefix}quarantine/${checkedCommitKey(commitKey)}/${idSegment(id)}/${versionSegment(version)}.json`;
 }
 
 // ---------------------------------------------------------------------------------------------
