@@ -41,6 +41,17 @@ const NUMERIC_VERSION = /^(\d+(?:\.\d+){0,3})(?:-(.*))?$/s;
  */
 export function normalizeVersion(version: string): string {
   if (typeof version !== 'string') throw new KeySegmentError(version, 'version must be a string');
+  const normalized = comparableVersion(version);
+  if (normalized === '') throw new KeySegmentError(version, 'empty version');
+  return normalized;
+}
+
+/**
+ * The rules of {@link normalizeVersion} without its refusal of an empty result: the form two versions are
+ * compared in (a delete's non-normalized `1.0` matches its page item's `1.0.0`). The one set of NuGet
+ * version rules; duplicate detection and key segments agree because both use it.
+ */
+export function comparableVersion(version: string): string {
   const plus = version.indexOf('+');
   const withoutBuild = plus < 0 ? version : version.slice(0, plus);
   const match = NUMERIC_VERSION.exec(withoutBuild);
@@ -53,9 +64,7 @@ export function normalizeVersion(version: string): string {
     normalized = parts.join('.') + (match[2] === undefined ? '' : `-${match[2]}`);
   }
   // toLowerCase, not toLocaleLowerCase: a Turkish locale must not turn `I` into a dotless `ı`.
-  normalized = normalized.toLowerCase();
-  if (normalized === '') throw new KeySegmentError(version, 'empty version');
-  return normalized;
+  return normalized.toLowerCase();
 }
 
 /** Whether a code point stays literal: `a-z`, `0-9`, `.`, `_`, `-`. */
