@@ -31,7 +31,7 @@ import { pagesAfter } from '../lambda/sync/commit-stream.js';
 import { runSlice } from '../lambda/sync/engine.js';
 import { leafKeyOf, manifestKeyOf, manifestOf, metadataOf, type ManifestEntry } from '../lambda/sync/layout.js';
 import type { RunSummary } from '../lambda/contract/run-summary.js';
-import { parseSettings } from '../lambda/sync/settings.js';
+import { parseSettings } from '../lambda/contract/settings.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 import { LeanS3SnapshotStore } from './lean-s3-store.js';
 import { profiled } from './profiler.js';

@@ -15,7 +15,7 @@ import { parseTimestamp, type Ticks } from '../lambda/contract/time.js';
 import { awsClients } from '../lambda/stores/aws-clients.js';
 import { S3SnapshotStore } from '../lambda/stores/s3-store.js';
 import { runSlice } from '../lambda/sync/engine.js';
-import { parseSettings } from '../lambda/sync/settings.js';
+import { parseSettings } from '../lambda/contract/settings.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 import type { LogSummary } from './servers.js';
 

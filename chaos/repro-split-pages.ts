@@ -19,7 +19,7 @@ import { HttpClient } from '../lambda/catalog/http-client.js';
 import { formatTimestamp, parseTimestamp } from '../lambda/contract/time.js';
 import { LocalStore } from '../lambda/stores/local-store.js';
 import { runSlice } from '../lambda/sync/engine.js';
-import { parseSettings } from '../lambda/sync/settings.js';
+import { parseSettings } from '../lambda/contract/settings.js';
 import { pagePath } from '../test/support/catalog-documents.js';
 import { generateCatalog, type GeneratedCatalog } from '../test/support/catalog-generator.js';
 import { layoutPages } from '../test/support/catalog-layout.js';

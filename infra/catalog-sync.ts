@@ -42,9 +42,9 @@ import {
   DEFAULT_SOURCE,
   parseSettings,
   SettingsError,
-} from '../lambda/sync/settings.js';
+} from '../lambda/contract/settings.js';
 import { MIN_TIMESTAMP } from '../lambda/contract/time.js';
-import { redactUrl } from '../lambda/catalog/redact.js';
+import { redactUrl } from '../lambda/contract/redact.js';
 import { SOURCE_SECRET_ENV } from '../lambda/source-secret.js';
 import { embeddedCredentialsProblem, grantSourceSecretRead, sourceSecretOf } from './source-secret.js';
 import { CatalogSyncError, ErrorCode } from '../lambda/contract/errors.js';

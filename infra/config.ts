@@ -7,7 +7,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
-import { DEFAULT_CURSOR_NAME } from '../lambda/sync/settings.js';
+import { DEFAULT_CURSOR_NAME } from '../lambda/contract/settings.js';
 import type { CatalogSyncProps } from './catalog-sync.js';
 import { CatalogSyncError, ErrorCode } from '../lambda/contract/errors.js';
 

@@ -10,7 +10,7 @@ import { DynamoStore } from './stores/dynamo-store.js';
 import { S3SnapshotStore } from './stores/s3-store.js';
 import { lagSeconds, runSlice, SyncError } from './sync/engine.js';
 import { StoppedBy, type RunSummary } from './contract/run-summary.js';
-import { parseSettings, SettingsError, type SyncSettings } from './sync/settings.js';
+import { parseSettings, SettingsError, type SyncSettings } from './contract/settings.js';
 import { sourceSecretId, SourceSecretReader, withSourceCredentials, type SourceCredentials } from './source-secret.js';
 import { parseTimestamp } from './contract/time.js';
 

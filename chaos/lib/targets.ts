@@ -14,7 +14,7 @@ import type { Ticks } from '../../lambda/contract/time.js';
 import { awsClients } from '../../lambda/stores/aws-clients.js';
 import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
 import { LocalStore, STATE_DIR } from '../../lambda/stores/local-store.js';
-import { DEFAULT_CURSOR_NAME } from '../../lambda/sync/settings.js';
+import { DEFAULT_CURSOR_NAME } from '../../lambda/contract/settings.js';
 import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../../lambda/stores/types.js';
 import type { GeneratedCatalog } from '../../test/support/catalog-generator.js';

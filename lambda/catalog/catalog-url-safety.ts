@@ -8,7 +8,7 @@
  * Host names are checked as written: a public name that resolves to a private address is not caught here.
  */
 import { InvalidDocumentError } from './errors.js';
-import { redactUrl } from './redact.js';
+import { redactUrl } from '../contract/redact.js';
 import { ErrorCode } from '../contract/errors.js';
 
 /** The kinds of address a catalog URL must not name unless the source does. */

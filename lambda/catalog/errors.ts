@@ -6,7 +6,7 @@
  * kept as fields and joined into the message.
  */
 
-import { redactUrl } from './redact.js';
+import { redactUrl } from '../contract/redact.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** The kinds of catalog documents, as they are named in messages. */

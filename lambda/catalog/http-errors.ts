@@ -1,4 +1,4 @@
-import { redactUrl } from './redact.js';
+import { redactUrl } from '../contract/redact.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /**

@@ -8,7 +8,7 @@ import { watermarkKeyOf, watermarkOf } from './layout.js';
 import { runPipeline } from './leaf-pipeline.js';
 import { startRunBudget } from './run-budget.js';
 import { StoppedBy, type RunSummary } from '../contract/run-summary.js';
-import type { SyncSettings } from './settings.js';
+import type { SyncSettings } from '../contract/settings.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** Structured logging, as Powertools Logger offers it. */

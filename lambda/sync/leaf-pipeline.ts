@@ -1,6 +1,6 @@
 import { InvalidDocumentError } from '../catalog/errors.js';
 import { FetchAbortedError, FetchError } from '../catalog/http-errors.js';
-import { redactUrl } from '../catalog/redact.js';
+import { redactUrl } from '../contract/redact.js';
 import type { PageItem } from '../catalog/schemas.js';
 import { formatTimestamp, type Ticks } from '../contract/time.js';
 import { commitKey } from '../contract/keys.js';
@@ -9,7 +9,7 @@ import { commitsAfter, type PlannedCommit } from './commit-stream.js';
 import type { EngineDeps, EngineLogger } from './engine.js';
 import { manifestKeyOf, manifestOf, metadataOf, placeLeaf, quarantineKeyFor, quarantineRecordOf, type LeafPlacement, type ManifestEntry } from './layout.js';
 import { StoppedBy } from '../contract/run-summary.js';
-import type { SyncSettings } from './settings.js';
+import type { SyncSettings } from '../contract/settings.js';
 
 /** A commit being worked on. */
 class CommitWork {

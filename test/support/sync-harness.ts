@@ -14,7 +14,7 @@ import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget } from '../../lambda/stores/types.js';
 import { runSlice, type EngineDeps } from '../../lambda/sync/engine.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
-import { parseSettings, type RawSettings } from '../../lambda/sync/settings.js';
+import { parseSettings, type RawSettings } from '../../lambda/contract/settings.js';
 import { leafBody, type GeneratedCatalog, type GeneratedCommit } from './catalog-generator.js';
 import { clientsFor, createBucket, createCursorTable } from './emulators.js';
 import { testServices, uniqueName } from './env.js';

@@ -1,7 +1,7 @@
-import { MAX_PREFIX_BYTES } from '../contract/identity.js';
-import { redactUrl } from '../catalog/redact.js';
-import { MIN_TIMESTAMP, parseTimestamp, type Ticks } from '../contract/time.js';
-import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
+import { MAX_PREFIX_BYTES } from './identity.js';
+import { redactUrl } from './redact.js';
+import { MIN_TIMESTAMP, parseTimestamp, type Ticks } from './time.js';
+import { CatalogSyncError, ErrorCode } from './errors.js';
 
 /** nuget.org's service index. */
 export const DEFAULT_SOURCE = 'https://api.nuget.org/v3/index.json';
