@@ -45,15 +45,12 @@ import {
 } from '../lambda/contract/settings.js';
 import { MIN_TIMESTAMP } from '../lambda/contract/time.js';
 import { redactUrl } from '../lambda/contract/redact.js';
-import { SOURCE_SECRET_ENV } from '../lambda/source-secret.js';
+import { DEFAULT_METRICS_NAMESPACE, DEFAULT_RUN_LOG_DAYS, SOURCE_SECRET_ENV } from '../lambda/contract/settings.js';
 import { embeddedCredentialsProblem, grantSourceSecretRead, sourceSecretOf } from './source-secret.js';
 import { CatalogSyncError, ErrorCode } from '../lambda/contract/errors.js';
 
 /** The repository root: the bundle's project root, lock file and entry are found from it, whatever the cwd. */
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** CloudWatch namespace of the handler's EMF metrics (Powertools `namespace`). */
-export const METRICS_NAMESPACE = 'CatalogSync';
 
 /**
  * Memory of the function. 1,024 MB on arm64 gives about 0.58 vCPU (1,769 MB is one full vCPU; see the README's Performance section) for JSON parsing and TLS while the run is
@@ -74,9 +71,6 @@ export const DEFAULT_SCHEDULE = Duration.minutes(5);
 
 /** How long a scheduled event may wait to be run before it is dropped (to the DLQ): the next tick takes over. */
 export const DEFAULT_MAX_EVENT_AGE = Duration.minutes(2);
-
-/** TTL of run-log items, in days (RUN_LOG_DAYS). */
-export const DEFAULT_RUN_LOG_DAYS = 30;
 
 /** Cursor lag above which the lag alarm fires (after `lagAlarmPeriods` schedule periods in a row). */
 export const DEFAULT_LAG_THRESHOLD = Duration.hours(1);
@@ -401,7 +395,7 @@ export class CatalogSync extends Construct {
       SNAPSHOT_BUCKET: this.bucket.bucketName,
       ...rest,
       POWERTOOLS_SERVICE_NAME: this.serviceName,
-      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+      POWERTOOLS_METRICS_NAMESPACE: DEFAULT_METRICS_NAMESPACE,
       NODE_OPTIONS: '--enable-source-maps',
     };
 
@@ -576,7 +570,7 @@ export class CatalogSync extends Construct {
   /** A metric of this sync's EMF output (namespace `CatalogSync`, dimension `service`). */
   metric(metricName: string, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return new cloudwatch.Metric({
-      namespace: METRICS_NAMESPACE,
+      namespace: DEFAULT_METRICS_NAMESPACE,
       metricName,
       dimensionsMap: { service: this.serviceName },
       ...props,

@@ -3,7 +3,7 @@ import { CatalogClient } from './catalog/catalog-client.js';
 import type { CatalogIndex } from './catalog/schemas.js';
 import { HttpClient } from './catalog/http-client.js';
 import { redactUrl } from './contract/redact.js';
-import { formatTimestamp, parseTimestamp, type Ticks } from './contract/time.js';
+import { formatTimestamp, MIN_TIMESTAMP, parseTimestamp, type Ticks } from './contract/time.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type RunOptions, type StoreOptions } from './cli/options.js';
 import { openStores } from './cli/open-stores.js';
 import { ProgressReporter } from './cli/progress.js';
@@ -61,7 +61,7 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
   storeOptions(root.command('run'))
     .description('run one bounded slice of the catalog (or keep following with --follow)')
     .option('--depends-on <cursor>', 'a cursor this one must never pass (repeatable)', collect)
-    .option('--start <timestamp>', 'cursor to start from when none is stored', '0001-01-01T00:00:00Z')
+    .option('--start <timestamp>', 'cursor to start from when none is stored', MIN_TIMESTAMP)
     .option('--max-commits <n>', `most commits in one run (default ${DEFAULT_MAX_COMMITS})`)
     .option('--max-leaves <n>', `most leaves in one run (default ${DEFAULT_MAX_LEAVES})`)
     .option('--concurrency <n>', `leaves in flight at once (default ${DEFAULT_CONCURRENCY})`)

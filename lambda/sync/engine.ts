@@ -8,7 +8,7 @@ import { watermarkKeyOf, watermarkOf } from './layout.js';
 import { runPipeline } from './leaf-pipeline.js';
 import { startRunBudget } from './run-budget.js';
 import { StoppedBy, type RunSummary } from '../contract/run-summary.js';
-import type { SyncSettings } from '../contract/settings.js';
+import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../contract/settings.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** Structured logging, as Powertools Logger offers it. */
@@ -67,7 +67,6 @@ export class SyncError extends CatalogSyncError {
   }
 }
 
-const DEFAULT_RUN_LOG_DAYS = 30;
 const NOOP_LOGGER: EngineLogger = { info() {}, warn() {}, error() {} };
 
 /**
