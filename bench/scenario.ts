@@ -29,7 +29,8 @@ import { S3SnapshotStore } from '../lambda/stores/s3-store.js';
 import type { CursorStore, RunLogStore } from '../lambda/stores/types.js';
 import { pagesAfter } from '../lambda/sync/commit-stream.js';
 import { runSlice } from '../lambda/sync/engine.js';
-import { leafKeyOf, manifestKeyOf, manifestOf, metadataOf, type ManifestEntry } from '../lambda/sync/layout.js';
+import { manifestKey } from '../lambda/contract/keys.js';
+import { leafKeyOf, manifestOf, metadataOf, type ManifestEntry } from '../lambda/sync/layout.js';
 import type { RunSummary } from '../lambda/contract/run-summary.js';
 import { parseSettings } from '../lambda/contract/settings.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
@@ -357,7 +358,7 @@ async function runSequential(config: ScenarioConfig): Promise<ScenarioResult> {
         leaves++;
         bytes += fetched.body.length;
       }
-      await snapshots.putJson(manifestKeyOf('', key), manifestOf(commit, entries));
+      await snapshots.putJson(manifestKey('', key), manifestOf(commit, entries));
       commitsDone++;
     }
     // 7. The cursor: the last commit processed.

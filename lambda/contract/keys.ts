@@ -132,3 +132,24 @@ export function manifestKey(keyPrefix: string, commitKey: string): string {
 export function quarantineKey(keyPrefix: string, commitKey: string, id: string, version: string): string {
   return `${keyPrefix}quarantine/${checkedCommitKey(commitKey)}/${idSegment(id)}/${versionSegment(version)}.json`;
 }
+
+/**
+ * The `{id}` segment that stands for every identity no store can hold. `~` is never produced by the
+ * percent-encoding of a real id (it becomes `%7E`), so it cannot collide with one.
+ */
+export const UNSTORABLE_SEGMENT = '~unstorable';
+
+/** The quarantine record's key of a leaf key: the same path, under `quarantine/` instead of `leaves/`. */
+export function quarantineKeyFor(prefix: string, leafKeyOfItem: string): string {
+  return `${prefix}quarantine/${leafKeyOfItem.slice(prefix.length + 'leaves/'.length)}`;
+}
+
+/** The leaf key a quarantine record stands for: the inverse of {@link quarantineKeyFor}. */
+export function leafKeyForRecord(prefix: string, recordKey: string): string {
+  return `${prefix}leaves/${recordKey.slice(prefix.length + 'quarantine/'.length)}`;
+}
+
+/** `{prefix}watermark.json`: the one watermark a consumer with only S3 access can trust (its document: `watermarkOf` in lambda/sync/layout.ts). */
+export function watermarkKeyOf(prefix: string): string {
+  return `${prefix}watermark.json`;
+}

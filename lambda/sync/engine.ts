@@ -4,7 +4,8 @@ import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../contr
 import { id as newId } from '../ids/kuuid.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
 import { Checkpointer } from './checkpointer.js';
-import { watermarkKeyOf, watermarkOf } from './layout.js';
+import { watermarkKeyOf } from '../contract/keys.js';
+import { watermarkOf } from './layout.js';
 import { runPipeline } from './leaf-pipeline.js';
 import { startRunBudget } from './run-budget.js';
 import { StoppedBy, type RunSummary } from '../contract/run-summary.js';
