@@ -35,19 +35,22 @@ import { Construct, type IConstruct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import {
+  CatalogSyncError,
   DEFAULT_CONCURRENCY,
   DEFAULT_CURSOR_NAME,
   DEFAULT_MAX_COMMITS,
   DEFAULT_MAX_LEAVES,
+  DEFAULT_METRICS_NAMESPACE,
+  DEFAULT_RUN_LOG_DAYS,
   DEFAULT_SOURCE,
+  ErrorCode,
+  MIN_TIMESTAMP,
   parseSettings,
+  redactUrl,
   SettingsError,
-} from '../lambda/contract/settings.js';
-import { MIN_TIMESTAMP } from '../lambda/contract/time.js';
-import { redactUrl } from '../lambda/contract/redact.js';
-import { DEFAULT_METRICS_NAMESPACE, DEFAULT_RUN_LOG_DAYS, SOURCE_SECRET_ENV } from '../lambda/contract/settings.js';
+  SOURCE_SECRET_ENV,
+} from '../lambda/contract/index.js';
 import { embeddedCredentialsProblem, grantSourceSecretRead, sourceSecretOf } from './source-secret.js';
-import { CatalogSyncError, ErrorCode } from '../lambda/contract/errors.js';
 
 /** The repository root: the bundle's project root, lock file and entry are found from it, whatever the cwd. */
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
