@@ -359,7 +359,7 @@ export class CatalogSync extends Construct {
     const runtime = props.runtime ?? lambda.Runtime.NODEJS_22_X;
     const enabled = props.enabled ?? true;
 
-    // The engine's settings (lambda/sync/settings.ts), checked at synth time by the engine's own parser.
+    // The engine's settings (lambda/contract/settings.ts), checked at synth time by the same parser the handler uses.
     const settings = {
       CATALOG_SOURCE: props.source ?? DEFAULT_SOURCE,
       CURSOR_NAME: this.cursorName,
