@@ -4,8 +4,7 @@
  * DynamoStore: a write succeeds only when the stored value is still the one the caller read.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { formatTimestamp } from '../lambda/catalog/timestamp.js';
-import type { RunSummary } from '../lambda/sync/run-summary.js';
+import { formatTimestamp, type RunSummary } from '../lambda/contract/index.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery } from '../lambda/stores/types.js';
 
 export class MemoryCursorStore implements CursorStore, RunLogStore {

@@ -9,7 +9,7 @@
  * warm one. Heap: what the parsed index keeps alive, and the peak growth while parsing.
  */
 import { parseCatalogIndex } from '../lambda/catalog/schemas.js';
-import { MIN_TICKS } from '../lambda/catalog/timestamp.js';
+import { MIN_TICKS } from '../lambda/contract/index.js';
 import { pagesAfter } from '../lambda/sync/commit-stream.js';
 import { CATALOG_CONTEXT } from '../test/support/catalog-documents.js';
 import { formatTicks, TICKS_PER_SECOND } from '../test/support/catalog-time.js';

@@ -11,7 +11,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULT_CONCURRENCY } from '../lambda/sync/settings.js';
+import { DEFAULT_CONCURRENCY } from '../lambda/contract/index.js';
 import type { PlanningConfig, PlanningResult } from './planning.js';
 import type { ValidationConfig, ValidationResult } from './validation.js';
 import { formatProfile, summarizeProfile, type ProfileSummary } from './profile-summary.js';

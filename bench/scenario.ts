@@ -21,17 +21,14 @@ import { Agent } from 'undici';
 import { CatalogClient } from '../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../lambda/catalog/http-client.js';
 import type { PageItem } from '../lambda/catalog/schemas.js';
-import { compareTicks, MIN_TICKS, type Ticks } from '../lambda/catalog/timestamp.js';
-import { commitKey } from '../lambda/ids/commit-key.js';
+import { commitKey, compareTicks, manifestKey, MIN_TICKS, parseSettings, type RunSummary, type Ticks } from '../lambda/contract/index.js';
 import { awsClients } from '../lambda/stores/aws-clients.js';
 import { DynamoStore } from '../lambda/stores/dynamo-store.js';
 import { S3SnapshotStore } from '../lambda/stores/s3-store.js';
 import type { CursorStore, RunLogStore } from '../lambda/stores/types.js';
 import { pagesAfter } from '../lambda/sync/commit-stream.js';
 import { runSlice } from '../lambda/sync/engine.js';
-import { leafKeyOf, manifestKeyOf, manifestOf, metadataOf, type ManifestEntry } from '../lambda/sync/layout.js';
-import type { RunSummary } from '../lambda/sync/run-summary.js';
-import { parseSettings } from '../lambda/sync/settings.js';
+import { leafKeyOf, manifestOf, metadataOf, type ManifestEntry } from '../lambda/sync/layout.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 import { LeanS3SnapshotStore } from './lean-s3-store.js';
 import { profiled } from './profiler.js';
@@ -357,7 +354,7 @@ async function runSequential(config: ScenarioConfig): Promise<ScenarioResult> {
         leaves++;
         bytes += fetched.body.length;
       }
-      await snapshots.putJson(manifestKeyOf('', key), manifestOf(commit, entries));
+      await snapshots.putJson(manifestKey('', key), manifestOf(commit, entries));
       commitsDone++;
     }
     // 7. The cursor: the last commit processed.

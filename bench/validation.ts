@@ -5,7 +5,7 @@
  * per-leaf CPU the engine spends on validation, to set against its CPU per leaf in the scenarios.
  */
 import { parseLeaf, type PageItem } from '../lambda/catalog/schemas.js';
-import { parseTimestamp } from '../lambda/catalog/timestamp.js';
+import { parseTimestamp } from '../lambda/contract/index.js';
 import { generateCatalog } from '../test/support/catalog-generator.js';
 import { renderLeafBody } from '../test/support/leaf-body.js';
 import { median, round } from './stats.js';

@@ -11,11 +11,10 @@
 import { CatalogClient } from '../lambda/catalog/catalog-client.js';
 import { HttpClient, type GetOptions, type HttpResponse } from '../lambda/catalog/http-client.js';
 import { parseCatalogIndex } from '../lambda/catalog/schemas.js';
-import { parseTimestamp, type Ticks } from '../lambda/catalog/timestamp.js';
+import { parseSettings, parseTimestamp, type Ticks } from '../lambda/contract/index.js';
 import { awsClients } from '../lambda/stores/aws-clients.js';
 import { S3SnapshotStore } from '../lambda/stores/s3-store.js';
 import { runSlice } from '../lambda/sync/engine.js';
-import { parseSettings } from '../lambda/sync/settings.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 import type { LogSummary } from './servers.js';
 

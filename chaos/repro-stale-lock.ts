@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { parseTimestamp, type Ticks } from '../lambda/catalog/timestamp.js';
+import { parseTimestamp, type Ticks } from '../lambda/contract/index.js';
 import { LocalStore, STATE_DIR, type LockEvent } from '../lambda/stores/local-store.js';
 import type { CompareAndSetResult } from '../lambda/stores/types.js';
 

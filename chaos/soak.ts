@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as delay } from 'node:timers/promises';
-import { parseTimestamp } from '../lambda/catalog/timestamp.js';
+import { parseTimestamp } from '../lambda/contract/index.js';
 import { appendCommits, generateCatalog } from '../test/support/catalog-generator.js';
 import { CatalogReplica } from '../test/support/catalog-replica.js';
 import { parseTicks } from '../test/support/catalog-time.js';

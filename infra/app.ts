@@ -8,7 +8,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { pathToFileURL } from 'node:url';
 import { CatalogSyncPropsError } from './catalog-sync.js';
 import { appConfigFromContext, ContextError } from './config.js';
-import { SettingsError } from '../lambda/sync/settings.js';
+import { SettingsError } from '../lambda/contract/index.js';
 import { CatalogSyncStack } from './stack.js';
 
 /** Builds the app: for `cdk synth`/`deploy` (context from the CLI) and for the tests (context given). */

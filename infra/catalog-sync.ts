@@ -35,24 +35,25 @@ import { Construct, type IConstruct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import {
+  CatalogSyncError,
   DEFAULT_CONCURRENCY,
   DEFAULT_CURSOR_NAME,
   DEFAULT_MAX_COMMITS,
   DEFAULT_MAX_LEAVES,
+  DEFAULT_METRICS_NAMESPACE,
+  DEFAULT_RUN_LOG_DAYS,
   DEFAULT_SOURCE,
+  ErrorCode,
+  MIN_TIMESTAMP,
   parseSettings,
+  redactUrl,
   SettingsError,
-} from '../lambda/sync/settings.js';
-import { MIN_TIMESTAMP } from '../lambda/catalog/timestamp.js';
-import { redactUrl } from '../lambda/catalog/redact.js';
-import { SOURCE_SECRET_ENV } from '../lambda/source-secret.js';
+  SOURCE_SECRET_ENV,
+} from '../lambda/contract/index.js';
 import { embeddedCredentialsProblem, grantSourceSecretRead, sourceSecretOf } from './source-secret.js';
 
 /** The repository root: the bundle's project root, lock file and entry are found from it, whatever the cwd. */
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** CloudWatch namespace of the handler's EMF metrics (Powertools `namespace`). */
-export const METRICS_NAMESPACE = 'CatalogSync';
 
 /**
  * Memory of the function. 1,024 MB on arm64 gives about 0.58 vCPU (1,769 MB is one full vCPU; see the README's Performance section) for JSON parsing and TLS while the run is
@@ -74,9 +75,6 @@ export const DEFAULT_SCHEDULE = Duration.minutes(5);
 /** How long a scheduled event may wait to be run before it is dropped (to the DLQ): the next tick takes over. */
 export const DEFAULT_MAX_EVENT_AGE = Duration.minutes(2);
 
-/** TTL of run-log items, in days (RUN_LOG_DAYS). */
-export const DEFAULT_RUN_LOG_DAYS = 30;
-
 /** Cursor lag above which the lag alarm fires (after `lagAlarmPeriods` schedule periods in a row). */
 export const DEFAULT_LAG_THRESHOLD = Duration.hours(1);
 
@@ -84,8 +82,11 @@ export const DEFAULT_LAG_THRESHOLD = Duration.hours(1);
 const IAM_SPECIAL = /[*?$]/;
 
 /** A prop of {@link CatalogSync} that cannot be deployed; the message names the construct and the prop. */
-export class CatalogSyncPropsError extends Error {
+export class CatalogSyncPropsError extends CatalogSyncError {
   override readonly name = 'CatalogSyncPropsError';
+  override get code(): ErrorCode {
+    return ErrorCode.props;
+  }
 }
 
 /** Properties of a {@link CatalogSync}. Every one is optional: the defaults follow nuget.org. */
@@ -358,7 +359,7 @@ export class CatalogSync extends Construct {
     const runtime = props.runtime ?? lambda.Runtime.NODEJS_22_X;
     const enabled = props.enabled ?? true;
 
-    // The engine's settings (lambda/sync/settings.ts), checked at synth time by the engine's own parser.
+    // The engine's settings (lambda/contract/settings.ts), checked at synth time by the same parser the handler uses.
     const settings = {
       CATALOG_SOURCE: props.source ?? DEFAULT_SOURCE,
       CURSOR_NAME: this.cursorName,
@@ -397,7 +398,7 @@ export class CatalogSync extends Construct {
       SNAPSHOT_BUCKET: this.bucket.bucketName,
       ...rest,
       POWERTOOLS_SERVICE_NAME: this.serviceName,
-      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+      POWERTOOLS_METRICS_NAMESPACE: DEFAULT_METRICS_NAMESPACE,
       NODE_OPTIONS: '--enable-source-maps',
     };
 
@@ -572,7 +573,7 @@ export class CatalogSync extends Construct {
   /** A metric of this sync's EMF output (namespace `CatalogSync`, dimension `service`). */
   metric(metricName: string, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return new cloudwatch.Metric({
-      namespace: METRICS_NAMESPACE,
+      namespace: DEFAULT_METRICS_NAMESPACE,
       metricName,
       dimensionsMap: { service: this.serviceName },
       ...props,

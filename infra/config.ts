@@ -7,7 +7,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
-import { DEFAULT_CURSOR_NAME } from '../lambda/sync/settings.js';
+import { CatalogSyncError, DEFAULT_CURSOR_NAME, ErrorCode } from '../lambda/contract/index.js';
 import type { CatalogSyncProps } from './catalog-sync.js';
 
 /** Prefix of every context key of this app. */
@@ -30,8 +30,11 @@ export interface AppConfig {
 }
 
 /** A context value that cannot be used. The message names the key. */
-export class ContextError extends Error {
+export class ContextError extends CatalogSyncError {
   override readonly name = 'ContextError';
+  override get code(): ErrorCode {
+    return ErrorCode.context;
+  }
 }
 
 type Raw = (key: string) => unknown;

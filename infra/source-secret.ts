@@ -9,7 +9,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { redactUrl } from '../lambda/catalog/redact.js';
+import { redactUrl } from '../lambda/contract/index.js';
 
 /** A complete secret ARN ends with '-' and the six characters Secrets Manager appends to the name. */
 const COMPLETE_ARN = /^arn:[^:]+:secretsmanager:[^:]*:[^:]*:secret:.+-[A-Za-z0-9]{6}$/;

@@ -2,26 +2,30 @@ import { Command, CommanderError, Option } from 'commander';
 import { CatalogClient } from './catalog/catalog-client.js';
 import type { CatalogIndex } from './catalog/schemas.js';
 import { HttpClient } from './catalog/http-client.js';
-import { redactUrl } from './catalog/redact.js';
-import { formatTimestamp, parseTimestamp, type Ticks } from './catalog/timestamp.js';
+import { redactUrl } from './contract/redact.js';
+import { formatTimestamp, MIN_TIMESTAMP, parseTimestamp, type Ticks } from './contract/time.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type RunOptions, type StoreOptions } from './cli/options.js';
 import { openStores } from './cli/open-stores.js';
 import { ProgressReporter } from './cli/progress.js';
 import { lagSeconds, runSlice, SyncError } from './sync/engine.js';
-import type { RunSummary } from './sync/run-summary.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, DEFAULT_SOURCE, parseSettings, SettingsError } from './sync/settings.js';
+import { StoppedBy, type RunSummary } from './contract/run-summary.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, DEFAULT_SOURCE, parseSettings, SettingsError } from './contract/settings.js';
 import { prefix as kuuidPrefix } from './ids/kuuid.js';
-import { startAfterKey } from './ids/commit-key.js';
+import { startAfterKey } from './ids/start-after.js';
 import { commitsAfter, pagesAfter } from './sync/commit-stream.js';
 import { listQuarantine, retryQuarantine } from './sync/quarantine.js';
 import { VERSION } from './version.js';
+import { CatalogSyncError, ErrorCode } from './contract/errors.js';
 
 /** Exit codes, as the README documents them. */
 export const ExitCode = { done: 0, runFailed: 1, usage: 2 } as const;
 
 /** Raised for usage errors that commander does not catch itself. */
-class UsageError extends Error {
+class UsageError extends CatalogSyncError {
   override readonly name = 'UsageError';
+  override get code(): ErrorCode {
+    return ErrorCode.usage;
+  }
 }
 
 const DEFAULT_DATA_DIR = './catalog-data';
@@ -57,7 +61,7 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
   storeOptions(root.command('run'))
     .description('run one bounded slice of the catalog (or keep following with --follow)')
     .option('--depends-on <cursor>', 'a cursor this one must never pass (repeatable)', collect)
-    .option('--start <timestamp>', 'cursor to start from when none is stored', '0001-01-01T00:00:00Z')
+    .option('--start <timestamp>', 'cursor to start from when none is stored', MIN_TIMESTAMP)
     .option('--max-commits <n>', `most commits in one run (default ${DEFAULT_MAX_COMMITS})`)
     .option('--max-leaves <n>', `most leaves in one run (default ${DEFAULT_MAX_LEAVES})`)
     .option('--concurrency <n>', `leaves in flight at once (default ${DEFAULT_CONCURRENCY})`)
@@ -228,7 +232,7 @@ async function runCommand(options: RunOptions): Promise<void> {
       printSummary(summary, options.json === true, head);
       if (!options.follow || stop.signal.aborted) return;
       if (deadline !== undefined && Date.now() >= deadline) return;
-      if (summary.stoppedBy === 'lost-race') return;
+      if (summary.stoppedBy === StoppedBy.lostRace) return;
       if (summary.caughtUp) {
         await abortableDelay(pollSeconds * 1000, stop.signal);
         if (stop.signal.aborted) return;

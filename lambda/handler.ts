@@ -3,21 +3,21 @@ import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { CatalogClient } from './catalog/catalog-client.js';
 import { HttpClient } from './catalog/http-client.js';
-import type { Ticks } from './catalog/timestamp.js';
+import type { Ticks } from './contract/time.js';
 import { id as newId } from './ids/kuuid.js';
 import { awsClients } from './stores/aws-clients.js';
 import { DynamoStore } from './stores/dynamo-store.js';
 import { S3SnapshotStore } from './stores/s3-store.js';
 import { lagSeconds, runSlice, SyncError } from './sync/engine.js';
-import type { RunSummary } from './sync/run-summary.js';
-import { parseSettings, SettingsError, type SyncSettings } from './sync/settings.js';
+import { StoppedBy, type RunSummary } from './contract/run-summary.js';
+import { DEFAULT_METRICS_NAMESPACE, parseRunLogDays, parseSettings, SettingsError, type SyncSettings } from './contract/settings.js';
 import { sourceSecretId, SourceSecretReader, withSourceCredentials, type SourceCredentials } from './source-secret.js';
-import { parseTimestamp } from './catalog/timestamp.js';
+import { parseTimestamp } from './contract/time.js';
 
 // The CDK stack sets POWERTOOLS_SERVICE_NAME to `catalog-sync-<cursor>` so that two syncs' metrics and alarms
 // do not collide; an explicit serviceName would override it, so it is read here.
 const serviceName = process.env.POWERTOOLS_SERVICE_NAME?.trim() || 'catalog-sync';
-const namespace = process.env.POWERTOOLS_METRICS_NAMESPACE?.trim() || 'CatalogSync';
+const namespace = process.env.POWERTOOLS_METRICS_NAMESPACE?.trim() || DEFAULT_METRICS_NAMESPACE;
 const logger = new Logger({ serviceName });
 const metrics = new Metrics({ namespace, serviceName });
 
@@ -49,9 +49,7 @@ export function lambdaSettings(
   if (!table) throw new SettingsError('CURSOR_TABLE', 'is required: the DynamoDB table holding the cursor');
   const bucket = env.SNAPSHOT_BUCKET?.trim();
   if (!bucket) throw new SettingsError('SNAPSHOT_BUCKET', 'is required: the S3 bucket receiving the snapshots');
-  const daysText = env.RUN_LOG_DAYS?.trim() || '30';
-  if (!/^\d+$/.test(daysText) || Number(daysText) < 1) throw new SettingsError('RUN_LOG_DAYS', `${JSON.stringify(daysText)} must be a whole number of days, at least 1`);
-  return { settings, table, bucket, runLogDays: Number(daysText) };
+  return { settings, table, bucket, runLogDays: parseRunLogDays(env.RUN_LOG_DAYS) };
 }
 
 async function warmUp(env: NodeJS.ProcessEnv): Promise<Warm> {
@@ -131,8 +129,8 @@ function record(summary: RunSummary, head: Ticks | undefined): void {
   metrics.addMetric('Deletes', MetricUnit.Count, summary.deletes);
   metrics.addMetric('Quarantined', MetricUnit.Count, summary.quarantined);
   metrics.addMetric('Bytes', MetricUnit.Bytes, summary.bytes);
-  metrics.addMetric('RunSucceeded', MetricUnit.Count, summary.stoppedBy === 'error' ? 0 : 1);
-  metrics.addMetric('RunFailed', MetricUnit.Count, summary.stoppedBy === 'error' ? 1 : 0);
+  metrics.addMetric('RunSucceeded', MetricUnit.Count, summary.stoppedBy === StoppedBy.error ? 0 : 1);
+  metrics.addMetric('RunFailed', MetricUnit.Count, summary.stoppedBy === StoppedBy.error ? 1 : 0);
   if (head !== undefined) {
     metrics.addMetric('CursorLagSeconds', MetricUnit.Seconds, lagSeconds(head, parseTimestamp(summary.cursorAfter)));
   }

@@ -5,11 +5,9 @@
  * `https://user:password@host/…` does, so they go as HTTP Basic authentication to the source's origin only.
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { redactUrl } from './catalog/redact.js';
-import { ENV_NAMES, parseSettings, SettingsError, type RawSettings, type SyncSettings } from './sync/settings.js';
+import { redactUrl } from './contract/redact.js';
+import { ENV_NAMES, parseSettings, SettingsError, SOURCE_SECRET_ENV, type RawSettings, type SyncSettings } from './contract/settings.js';
 
-/** The Lambda environment variable naming the secret (its ARN, or its name in the function's account). */
-export const SOURCE_SECRET_ENV = 'SOURCE_SECRET_ARN';
 
 /**
  * The user name sent with a secret that is a bare token. Azure Artifacts and GitHub Packages take a personal

@@ -16,9 +16,7 @@
  * is only a *suspect*, read again at the next check (no run in flight then); whole then, it is counted as a
  * *torn read* (the emulator's); still broken, it is *lost*, a violation.
  */
-import { leafKey, manifestKey } from '../../lambda/catalog/identity.js';
-import { parseTimestamp } from '../../lambda/catalog/timestamp.js';
-import { commitKey } from '../../lambda/ids/commit-key.js';
+import { commitKey, leafKey, manifestKey, parseTimestamp } from '../../lambda/contract/index.js';
 import { leafBody, type GeneratedCatalog } from '../../test/support/catalog-generator.js';
 import { parseTicks } from '../../test/support/catalog-time.js';
 import type { Target } from './targets.js';

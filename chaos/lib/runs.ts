@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
 import { HttpClient, type HttpClientOptions } from '../../lambda/catalog/http-client.js';
 import { runSlice, SyncError } from '../../lambda/sync/engine.js';
-import { parseSettings } from '../../lambda/sync/settings.js';
+import { parseSettings } from '../../lambda/contract/index.js';
 import { startCli, type CliResult } from '../../test/support/cli-process.js';
 import type { Target } from './targets.js';
 

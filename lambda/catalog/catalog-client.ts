@@ -15,7 +15,7 @@ import {
   type Leaf,
   type PageItem,
 } from './schemas.js';
-import { formatTimestamp } from './timestamp.js';
+import { formatTimestamp } from '../contract/time.js';
 
 /** Bounds on documents: a hostile or broken source cannot exhaust memory. */
 export interface DocumentLimits {

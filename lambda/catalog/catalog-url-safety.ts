@@ -8,7 +8,8 @@
  * Host names are checked as written: a public name that resolves to a private address is not caught here.
  */
 import { InvalidDocumentError } from './errors.js';
-import { redactUrl } from './redact.js';
+import { redactUrl } from '../contract/redact.js';
+import { ErrorCode } from '../contract/errors.js';
 
 /** The kinds of address a catalog URL must not name unless the source does. */
 export type SpecialHost = 'this machine' | 'link-local' | 'instance metadata' | 'Lambda runtime API';
@@ -26,11 +27,14 @@ const WHY: Record<SpecialHost, string> = {
  * An {@link InvalidDocumentError} of the service index (and named so), since that is where the fault lies.
  */
 export class UnsafeCatalogUrlError extends InvalidDocumentError {
+  override get code(): ErrorCode {
+    return ErrorCode.unsafeCatalogUrl;
+  }
   /** The catalog URL, with any credentials or query values hidden. */
   readonly catalogUrl: string;
 
-  constructor(serviceIndexUrl: string, catalogUrl: string, why: string) {
-    super(serviceIndexUrl, `the catalog URL it names, ${redactUrl(catalogUrl)}, is refused: ${why}`);
+  constructor(serviceIndexUrl: string, catalogUrl: string, why: string, options?: ErrorOptions) {
+    super(serviceIndexUrl, `the catalog URL it names, ${redactUrl(catalogUrl)}, is refused: ${why}`, options);
     this.catalogUrl = redactUrl(catalogUrl);
   }
 }

@@ -6,7 +6,8 @@
  * kept as fields and joined into the message.
  */
 
-import { redactUrl } from './redact.js';
+import { redactUrl } from '../contract/redact.js';
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** The kinds of catalog documents, as they are named in messages. */
 export const DocumentKind = {
@@ -26,8 +27,11 @@ export type DocumentKind = (typeof DocumentKind)[keyof typeof DocumentKind];
  * The message is `${url}: ${reason}`, e.g.
  * `https://x/page3.json: items[4].commitTimeStamp: invalid timestamp "2017-13-01T00:00:00Z": month 13 is out of range`.
  */
-export class InvalidDocumentError extends Error {
+export class InvalidDocumentError extends CatalogSyncError {
   override readonly name = 'InvalidDocumentError';
+  override get code(): ErrorCode {
+    return ErrorCode.invalidDocument;
+  }
 
   /**
    * @param url - the URL the document was fetched from.

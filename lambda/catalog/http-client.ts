@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { Agent, type Dispatcher } from 'undici';
 import { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from './http-errors.js';
-import { redactUrl } from './redact.js';
+import { redactUrl } from '../contract/redact.js';
 import { VERSION } from '../version.js';
 
 const gunzip = promisify(zlib.gunzip);

@@ -1,12 +1,16 @@
-import { redactUrl } from './redact.js';
+import { redactUrl } from '../contract/redact.js';
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /**
  * Errors of the HTTP layer. Each names the URL and what went wrong, and says whether a retry may help.
  */
 
 /** A fetch that failed: network error, bad status, body too large, or a URL not allowed. */
-export class FetchError extends Error {
+export class FetchError extends CatalogSyncError {
   override readonly name: string = 'FetchError';
+  override get code(): ErrorCode {
+    return ErrorCode.fetch;
+  }
   /** The URL that was (or would have been) requested, with any credentials or query values hidden. */
   readonly url: string;
 
@@ -35,6 +39,9 @@ export class FetchError extends Error {
 /** A URL outside the catalog's origin and the explicitly allowed origins. Never retried, never requested. */
 export class ForbiddenOriginError extends FetchError {
   override readonly name = 'ForbiddenOriginError';
+  override get code(): ErrorCode {
+    return ErrorCode.forbiddenOrigin;
+  }
   constructor(url: string, allowed: readonly string[]) {
     super(url, `origin not allowed (allowed: ${allowed.join(', ') || 'none'}); set ALLOWED_ORIGINS / --allow-origin to permit it`, false);
   }
@@ -43,6 +50,9 @@ export class ForbiddenOriginError extends FetchError {
 /** A body larger than its bound, before or after decompression. Never retried. */
 export class BodyTooLargeError extends FetchError {
   override readonly name = 'BodyTooLargeError';
+  override get code(): ErrorCode {
+    return ErrorCode.bodyTooLarge;
+  }
   constructor(url: string, limitBytes: number, what: 'body' | 'decompressed body') {
     super(url, `${what} exceeds the limit of ${limitBytes} bytes`, false);
   }
@@ -53,8 +63,11 @@ export class BodyTooLargeError extends FetchError {
  * was not complete, but nothing is known against the source. Deliberately not a {@link FetchError}, so it is
  * never mistaken for a failed fetch: an aborted leaf is not quarantined and does not fail the run.
  */
-export class FetchAbortedError extends Error {
+export class FetchAbortedError extends CatalogSyncError {
   override readonly name = 'FetchAbortedError';
+  override get code(): ErrorCode {
+    return ErrorCode.fetchAborted;
+  }
   /** The URL that was being requested, with any credentials or query values hidden. */
   readonly url: string;
 

@@ -13,8 +13,8 @@
  */
 import { z } from 'zod';
 import { DocumentKind, InvalidDocumentError } from './errors.js';
-import { identityKeyProblem } from './identity.js';
-import { parseTimestamp, type Ticks } from './timestamp.js';
+import { comparableVersion, identityKeyProblem } from '../contract/identity.js';
+import { parseTimestamp, type Ticks } from '../contract/time.js';
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -347,32 +347,6 @@ const leafTypeField = typeList.transform((value, ctx) => {
   }
   return { types, type };
 });
-
-// ---------------------------------------------------------------------------------------------
-// Versions
-// ---------------------------------------------------------------------------------------------
-
-const DIGITS = /^\d+$/;
-
-/**
- * A version reduced for comparison: lowercased, `+metadata` dropped, and a numeric core padded to
- * three parts with leading zeros and a zero fourth part dropped, so that a delete's non-normalized
- * `1.0` matches its page item's `1.0.0`. Anything that is not such a version is compared as is.
- */
-function comparableVersion(version: string): string {
-  const lower = version.toLowerCase();
-  const plus = lower.indexOf('+');
-  const withoutMetadata = plus < 0 ? lower : lower.slice(0, plus);
-  const dash = withoutMetadata.indexOf('-');
-  const core = dash < 0 ? withoutMetadata : withoutMetadata.slice(0, dash);
-  const release = dash < 0 ? '' : withoutMetadata.slice(dash);
-  const parts = core.split('.');
-  if (parts.length > 4 || !parts.every((part) => DIGITS.test(part))) return withoutMetadata;
-  const numbers = parts.map((part) => part.replace(/^0+(?=\d)/, ''));
-  while (numbers.length < 3) numbers.push('0');
-  if (numbers.length === 4 && numbers[3] === '0') numbers.pop();
-  return numbers.join('.') + release;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Service index

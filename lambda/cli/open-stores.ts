@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { LocalStore } from '../stores/local-store.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
-import { SettingsError } from '../sync/settings.js';
+import { SettingsError } from '../contract/settings.js';
 import type { StoreOptions } from './options.js';
 
 /** The stores a CLI command works with, and how to describe them to the user. */

@@ -1,4 +1,4 @@
-import { formatTimestamp, type Ticks } from '../catalog/timestamp.js';
+import { formatTimestamp, type Ticks } from '../contract/time.js';
 import type { Progress } from '../sync/engine.js';
 
 /** What bounds a slice, besides the catalog head. */

@@ -17,7 +17,7 @@
  * time); a `Date` here means that date. Only `undefined` and `null` mean "now".
  */
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
-import { decodeBase62, encodeBase62 } from './base62.js';
+import { decodeBase62, encodeBase62 } from '../contract/base62.js';
 import {
   parseTimestamp,
   ticksFromEpochMs,
@@ -25,7 +25,8 @@ import {
   TICKS_PER_MILLISECOND,
   UNIX_EPOCH_TICKS,
   type Ticks,
-} from '../catalog/timestamp.js';
+} from '../contract/time.js';
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** A time as kuuid accepts it: a `Date`, epoch milliseconds, or ISO 8601 text; absent means now. */
 export type KuuidTime = Date | number | string | null | undefined;
@@ -61,8 +62,11 @@ const PREFIX_PATTERN = /^[0-9A-Za-z]{8}$/;
 const ZONELESS_PATTERN = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$/;
 
 /** A time or id that kuuid would mishandle or that cannot be encoded. */
-export class KuuidError extends Error {
+export class KuuidError extends CatalogSyncError {
   override readonly name = 'KuuidError';
+  override get code(): ErrorCode {
+    return ErrorCode.kuuid;
+  }
   constructor(
     /** The offending time or text. */
     readonly input: unknown,

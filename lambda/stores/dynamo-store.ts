@@ -1,9 +1,10 @@
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { formatTimestamp, parseTimestamp } from '../catalog/timestamp.js';
-import type { RunSummary } from '../sync/run-summary.js';
+import { formatTimestamp, parseTimestamp } from '../contract/time.js';
+import type { RunSummary } from '../contract/run-summary.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery } from './types.js';
 import { compareRunsNewestFirst, runSecond } from './run-order.js';
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** Sort key of a cursor item. */
 export const CURSOR_SK = 'cursor';
@@ -13,8 +14,11 @@ export const RUN_SK_PREFIX = 'run#';
 const SAME_SECOND_SLACK = 10;
 
 /** A cursor item that cannot be read back as a cursor. */
-export class CursorItemError extends Error {
+export class CursorItemError extends CatalogSyncError {
   override readonly name = 'CursorItemError';
+  override get code(): ErrorCode {
+    return ErrorCode.cursorItem;
+  }
   constructor(table: string, name: string, reason: string, options?: { cause?: unknown }) {
     super(`DynamoDB table ${table}, cursor ${JSON.stringify(name)}: ${reason}`, options);
   }

@@ -6,13 +6,17 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FileNameMode } from './local-paths.js';
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** The record of a folder's mode, in its state folder: `{"fileNames":"exact"}` or `{"fileNames":"escaped"}`. */
 export const FILE_NAMES_RECORD = 'file-names.json';
 
 /** A folder whose recorded mode cannot be used here, or whose record is unreadable. */
-export class FileNameModeError extends Error {
+export class FileNameModeError extends CatalogSyncError {
   override readonly name = 'FileNameModeError';
+  override get code(): ErrorCode {
+    return ErrorCode.fileNameMode;
+  }
 }
 
 /** Where a folder keeps its files, and how to write its record. */

@@ -21,6 +21,7 @@
  * the upper-case letters do, between `9` and `_`. Only upper-case letters grow (to two bytes): id and
  * version segments never, a commit key from 12 to at most 24 characters.
  */
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** Whether file names are the keys themselves, or keys with their upper-case letters escaped. */
 export type FileNameMode = 'exact' | 'escaped';
@@ -29,8 +30,11 @@ export type FileNameMode = 'exact' | 'escaped';
 export const MAX_NAME_BYTES = 255;
 
 /** A key whose escaped file name would be too long for the file system. */
-export class FileNameError extends Error {
+export class FileNameError extends CatalogSyncError {
   override readonly name = 'FileNameError';
+  override get code(): ErrorCode {
+    return ErrorCode.fileName;
+  }
 }
 
 const UPPER_HEX = /^[0-9A-F]{2}$/;

@@ -1,8 +1,8 @@
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { MAX_FILE_NAME_BYTES } from '../catalog/identity.js';
-import { formatTimestamp, parseTimestamp } from '../catalog/timestamp.js';
-import type { RunSummary } from '../sync/run-summary.js';
+import { MAX_FILE_NAME_BYTES } from '../contract/identity.js';
+import { formatTimestamp, parseTimestamp } from '../contract/time.js';
+import type { RunSummary } from '../contract/run-summary.js';
 import { resolveFileNameMode } from './file-name-mode.js';
 import { fileNamesOf, unescapeName, type FileNameMode } from './local-paths.js';
 import { AtomicFileWriter, type RenameGuard } from './atomic-file.js';

@@ -1,5 +1,5 @@
-import { parseTimestamp, type Ticks } from '../catalog/timestamp.js';
-import type { RunSummary } from '../sync/run-summary.js';
+import { parseTimestamp, type Ticks } from '../contract/time.js';
+import type { RunSummary } from '../contract/run-summary.js';
 
 /** Characters of a kuuid id that hold its second; the rest is random. */
 export const RUN_ID_SECOND_LENGTH = 8;

@@ -1,5 +1,5 @@
-import type { Ticks } from '../catalog/timestamp.js';
-import type { RunSummary } from '../sync/run-summary.js';
+import type { Ticks } from '../contract/time.js';
+import type { RunSummary } from '../contract/run-summary.js';
 
 /** A stored cursor, as read. */
 export interface CursorState {

@@ -1,4 +1,4 @@
-import { formatTimestamp, type Ticks } from '../catalog/timestamp.js';
+import { formatTimestamp, type Ticks } from '../contract/time.js';
 import type { CursorState, CursorStore } from '../stores/types.js';
 
 /**

@@ -1,14 +1,16 @@
 import type { CatalogClient } from '../catalog/catalog-client.js';
 import { FetchAbortedError } from '../catalog/http-errors.js';
-import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../catalog/timestamp.js';
+import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../contract/time.js';
 import { id as newId } from '../ids/kuuid.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
 import { Checkpointer } from './checkpointer.js';
-import { watermarkKeyOf, watermarkOf } from './layout.js';
+import { watermarkKeyOf } from '../contract/keys.js';
+import { watermarkOf } from './layout.js';
 import { runPipeline } from './leaf-pipeline.js';
 import { startRunBudget } from './run-budget.js';
-import { StoppedBy, type RunSummary } from './run-summary.js';
-import type { SyncSettings } from './settings.js';
+import { StoppedBy, type RunSummary } from '../contract/run-summary.js';
+import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../contract/settings.js';
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /** Structured logging, as Powertools Logger offers it. */
 export interface EngineLogger {
@@ -53,8 +55,11 @@ export interface EngineDeps {
 }
 
 /** A run that stopped on an error: carries the summary of what it completed before the error. */
-export class SyncError extends Error {
+export class SyncError extends CatalogSyncError {
   override readonly name = 'SyncError';
+  override get code(): ErrorCode {
+    return ErrorCode.sync;
+  }
   constructor(
     readonly summary: RunSummary,
     cause: unknown,
@@ -63,7 +68,6 @@ export class SyncError extends Error {
   }
 }
 
-const DEFAULT_RUN_LOG_DAYS = 30;
 const NOOP_LOGGER: EngineLogger = { info() {}, warn() {}, error() {} };
 
 /**

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { InvalidDocumentError } from '../catalog/errors.js';
-import { identityKeyProblem, leafKey, manifestKey } from '../catalog/identity.js';
+import { identityKeyProblem } from '../contract/identity.js';
+import { commitKey as commitKeyOfTicks, leafKey, UNSTORABLE_SEGMENT } from '../contract/keys.js';
 import { describeItem, type PageItem } from '../catalog/schemas.js';
-import { formatTimestamp, type Ticks } from '../catalog/timestamp.js';
-import { commitKey as commitKeyOfTicks } from '../ids/commit-key.js';
+import { formatTimestamp, type Ticks } from '../contract/time.js';
 import type { PlannedCommit } from './commit-stream.js';
 
 /** One leaf in a commit manifest. */
@@ -21,12 +21,6 @@ export interface ManifestEntry {
 export function leafKeyOf(prefix: string, commitKey: string, item: PageItem): string {
   return leafKey(prefix, commitKey, item.id, item.version);
 }
-
-/**
- * The `{id}` segment that stands for every identity no store can hold. `~` is never produced by the
- * percent-encoding of a real id (it becomes `%7E`), so it cannot collide with one.
- */
-export const UNSTORABLE_SEGMENT = '~unstorable';
 
 /** Where a leaf goes, and, when it cannot be stored, why. */
 export interface LeafPlacement {
@@ -60,21 +54,6 @@ function identityDigest(item: PageItem): string {
   return createHash('sha256').update(`${item.id.toLowerCase()}\n${item.version.toLowerCase()}`).digest('hex');
 }
 
-/** The quarantine record's key of a leaf key: the same path, under `quarantine/` instead of `leaves/`. */
-export function quarantineKeyFor(prefix: string, leafKeyOfItem: string): string {
-  return `${prefix}quarantine/${leafKeyOfItem.slice(prefix.length + 'leaves/'.length)}`;
-}
-
-/** The leaf key a quarantine record stands for: the inverse of {@link quarantineKeyFor}. */
-export function leafKeyForRecord(prefix: string, recordKey: string): string {
-  return `${prefix}leaves/${recordKey.slice(prefix.length + 'quarantine/'.length)}`;
-}
-
-/** `{prefix}watermark.json`: the one watermark a consumer with only S3 access can trust (see {@link watermarkOf}). */
-export function watermarkKeyOf(prefix: string): string {
-  return `${prefix}watermark.json`;
-}
-
 /**
  * `{ cursor, commitId, commitKey, updatedAt }` of a stored cursor: written only after the cursor itself, so it may
  * lag the table's cursor, never lead it, and everything at or before its `cursor` is stored.
@@ -82,12 +61,6 @@ export function watermarkKeyOf(prefix: string): string {
 export function watermarkOf(cursor: Ticks, commitId: string | undefined, now: Date = new Date()): unknown {
   return { cursor: formatTimestamp(cursor), commitId: commitId ?? null, commitKey: commitKeyOfTicks(cursor), updatedAt: now.toISOString() };
 }
-
-/** `{prefix}commits/{commitKey}.json`. */
-export function manifestKeyOf(prefix: string, commitKey: string): string {
-  return manifestKey(prefix, commitKey);
-}
-
 
 /** S3 user metadata is US-ASCII: anything else is percent-encoded so the PUT never fails on it. */
 function asciiMetadata(value: string): string {

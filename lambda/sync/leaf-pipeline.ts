@@ -1,15 +1,16 @@
 import { InvalidDocumentError } from '../catalog/errors.js';
 import { FetchAbortedError, FetchError } from '../catalog/http-errors.js';
-import { redactUrl } from '../catalog/redact.js';
+import { redactUrl } from '../contract/redact.js';
 import type { PageItem } from '../catalog/schemas.js';
-import { formatTimestamp, type Ticks } from '../catalog/timestamp.js';
-import { commitKey } from '../ids/commit-key.js';
+import { formatTimestamp, type Ticks } from '../contract/time.js';
+import { commitKey } from '../contract/keys.js';
 import type { Checkpointer } from './checkpointer.js';
 import { commitsAfter, type PlannedCommit } from './commit-stream.js';
 import type { EngineDeps, EngineLogger } from './engine.js';
-import { manifestKeyOf, manifestOf, metadataOf, placeLeaf, quarantineKeyFor, quarantineRecordOf, type LeafPlacement, type ManifestEntry } from './layout.js';
-import { StoppedBy } from './run-summary.js';
-import type { SyncSettings } from './settings.js';
+import { manifestKey, quarantineKeyFor } from '../contract/keys.js';
+import { manifestOf, metadataOf, placeLeaf, quarantineRecordOf, type LeafPlacement, type ManifestEntry } from './layout.js';
+import { StoppedBy } from '../contract/run-summary.js';
+import type { SyncSettings } from '../contract/settings.js';
 
 /** A commit being worked on. */
 class CommitWork {
@@ -213,7 +214,7 @@ function planKeys(prefix: string, commit: PlannedCommit, maxSegmentBytes?: numbe
     seen.set(leafKey, item.url);
     return placement;
   });
-  return { commitKey: key, manifest: manifestKeyOf(prefix, key), leaves };
+  return { commitKey: key, manifest: manifestKey(prefix, key), leaves };
 }
 
 /** A failure of the source (after retries) or of its document: what quarantine may set aside. */

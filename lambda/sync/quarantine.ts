@@ -1,7 +1,7 @@
 import type { CatalogClient } from '../catalog/catalog-client.js';
 import { InvalidDocumentError } from '../catalog/errors.js';
 import { parseCatalogPage, type PageItem } from '../catalog/schemas.js';
-import { manifestKey } from '../catalog/identity.js';
+import { manifestKey } from '../contract/keys.js';
 import type { SnapshotStore } from '../stores/types.js';
 import { metadataOf, placeLeaf, type ManifestEntry } from './layout.js';
 

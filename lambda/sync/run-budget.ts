@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
 /**
  * The run's time budget as an `AbortSignal`: a deadline only stops new work, but a request in flight (a
@@ -18,10 +19,13 @@ export interface RunBudget {
 }
 
 /** Why a run's signal fired at its deadline. */
-export class TimeBudgetReached extends Error {
+export class TimeBudgetReached extends CatalogSyncError {
   override readonly name = 'TimeBudgetReached';
-  constructor(deadline: number) {
-    super(`the run's time budget ended at ${new Date(deadline).toISOString()}`);
+  override get code(): ErrorCode {
+    return ErrorCode.timeBudget;
+  }
+  constructor(deadline: number, options?: ErrorOptions) {
+    super(`the run's time budget ended at ${new Date(deadline).toISOString()}`, options);
   }
 }
 

@@ -9,9 +9,9 @@
  * runs at once on one cursor, over a catalog that grows when the third cursor write is asked for.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { leafKey, manifestKey } from '../../lambda/catalog/identity.js';
-import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/catalog/timestamp.js';
-import { commitKey } from '../../lambda/ids/commit-key.js';
+import { leafKey, manifestKey } from '../../lambda/contract/keys.js';
+import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
+import { commitKey } from '../../lambda/contract/keys.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, SnapshotStore } from '../../lambda/stores/types.js';
 import { appendCommits, generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';

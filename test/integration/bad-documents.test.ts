@@ -3,7 +3,7 @@
  * before it, nothing after is marked done, and the error names the URL and what is wrong.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatTimestamp } from '../../lambda/catalog/timestamp.js';
+import { formatTimestamp } from '../../lambda/contract/time.js';
 import { SyncError } from '../../lambda/sync/engine.js';
 import { generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';

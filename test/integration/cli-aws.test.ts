@@ -4,7 +4,7 @@
  * run killed with SIGKILL mid-slice loses nothing.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { formatTimestamp, parseTimestamp } from '../../lambda/catalog/timestamp.js';
+import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 import { generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';
 import { runCli, startCli, waitFor } from '../support/cli-process.js';

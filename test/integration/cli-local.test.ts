@@ -9,9 +9,9 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatTimestamp, parseTimestamp, ticksToEpochMs, type Ticks } from '../../lambda/catalog/timestamp.js';
+import { formatTimestamp, parseTimestamp, ticksToEpochMs, type Ticks } from '../../lambda/contract/time.js';
 import { FILE_NAMES_RECORD } from '../../lambda/stores/file-name-mode.js';
-import type { RunSummary } from '../../lambda/sync/run-summary.js';
+import type { RunSummary } from '../../lambda/contract/run-summary.js';
 import { appendCommits, generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';
 import { runCli, startCli, waitFor, type CliResult } from '../support/cli-process.js';

@@ -12,7 +12,7 @@ import { HttpClient } from '../../lambda/catalog/http-client.js';
 import { BodyTooLargeError } from '../../lambda/catalog/http-errors.js';
 import { LocalStore } from '../../lambda/stores/local-store.js';
 import { runSlice, SyncError } from '../../lambda/sync/engine.js';
-import { parseSettings } from '../../lambda/sync/settings.js';
+import { parseSettings } from '../../lambda/contract/settings.js';
 import { generateCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';
 import { verifyLocal } from '../support/local-verify.js';

@@ -8,13 +8,13 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { leafKey, manifestKey, quarantineKey } from '../../lambda/catalog/identity.js';
-import { commitKeyOf } from '../../lambda/ids/commit-key.js';
+import { leafKey, manifestKey, quarantineKey } from '../../lambda/contract/keys.js';
+import { commitKeyOf } from '../../lambda/contract/keys.js';
 import { FORCE_CASE_INSENSITIVE_ENV, openStores } from '../../lambda/cli/open-stores.js';
 import { FILE_NAMES_RECORD, FileNameModeError } from '../../lambda/stores/file-name-mode.js';
 import { fileNamesOf, keyOfFileNames } from '../../lambda/stores/local-paths.js';
 import { LocalStore, STATE_DIR } from '../../lambda/stores/local-store.js';
-import { SettingsError } from '../../lambda/sync/settings.js';
+import { SettingsError } from '../../lambda/contract/settings.js';
 import { generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';
 import { runCli } from '../support/cli-process.js';

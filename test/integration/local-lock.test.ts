@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, w
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseTimestamp, type Ticks } from '../../lambda/catalog/timestamp.js';
+import { parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
 import { LocalStateError, LocalStore, STATE_DIR, type LockEvent } from '../../lambda/stores/local-store.js';
 import type { CompareAndSetResult } from '../../lambda/stores/types.js';
 

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../../lambda/catalog/http-client.js';
-import { quarantineKey, leafKey } from '../../lambda/catalog/identity.js';
-import { formatTimestamp } from '../../lambda/catalog/timestamp.js';
-import { commitKey } from '../../lambda/ids/commit-key.js';
+import { quarantineKey, leafKey } from '../../lambda/contract/keys.js';
+import { formatTimestamp } from '../../lambda/contract/time.js';
+import { commitKey } from '../../lambda/contract/keys.js';
 import { LocalStore } from '../../lambda/stores/local-store.js';
 import { SyncError } from '../../lambda/sync/engine.js';
 import { retryQuarantine } from '../../lambda/sync/quarantine.js';

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync, createGunzip, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseTimestamp } from '../../lambda/catalog/timestamp.js';
+import { parseTimestamp } from '../../lambda/contract/time.js';
 import {
   appendCommits,
   generateCatalog,

@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatTimestamp, parseTimestamp } from '../../lambda/catalog/timestamp.js';
+import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 import { createKuuid, prefix } from '../../lambda/ids/kuuid.js';
 import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
 import { LocalStore } from '../../lambda/stores/local-store.js';
 import type { CursorStore, RunLogStore } from '../../lambda/stores/types.js';
-import type { RunSummary } from '../../lambda/sync/run-summary.js';
+import type { RunSummary } from '../../lambda/contract/run-summary.js';
 import { clientsFor, createCursorTable, startDynamo } from '../support/emulators.js';
 import { testServices, uniqueName } from '../support/env.js';
 

@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { formatTimestamp, parseTimestamp } from '../../lambda/catalog/timestamp.js';
-import { commitKey } from '../../lambda/ids/commit-key.js';
+import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
+import { commitKey } from '../../lambda/contract/keys.js';
 import { SyncError } from '../../lambda/sync/engine.js';
 import { generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';

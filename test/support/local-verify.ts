@@ -6,9 +6,9 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { leafKey, manifestKey } from '../../lambda/catalog/identity.js';
-import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/catalog/timestamp.js';
-import { commitKey } from '../../lambda/ids/commit-key.js';
+import { leafKey, manifestKey } from '../../lambda/contract/keys.js';
+import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
+import { commitKey } from '../../lambda/contract/keys.js';
 import { STATE_DIR } from '../../lambda/stores/local-store.js';
 import { leafBody, type GeneratedCatalog, type GeneratedCommit } from './catalog-generator.js';
 

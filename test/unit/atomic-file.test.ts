@@ -8,9 +8,9 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parseTimestamp } from '../../lambda/catalog/timestamp.js';
+import { parseTimestamp } from '../../lambda/contract/time.js';
 import { LocalStore, STATE_DIR } from '../../lambda/stores/local-store.js';
-import type { RunSummary } from '../../lambda/sync/run-summary.js';
+import type { RunSummary } from '../../lambda/contract/run-summary.js';
 
 interface Sync {
   readonly ino: number;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { ALPHABET, Base62Error, decodeBase62, encodeBase62 } from '../../lambda/ids/base62.js';
+import { ALPHABET, Base62Error, decodeBase62, encodeBase62 } from '../../lambda/contract/base62.js';
 
 interface Vectors {
   alphabet: string;

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { CommitKeyError, COMMIT_KEY_LENGTH, commitKey, commitKeyOf, decodeCommitKey, startAfterKey } from '../../lambda/ids/commit-key.js';
+import { CommitKeyError, COMMIT_KEY_LENGTH, commitKey, commitKeyOf, decodeCommitKey } from '../../lambda/contract/keys.js';
+import { startAfterKey } from '../../lambda/ids/start-after.js';
 import { KuuidError, prefix, prefixms } from '../../lambda/ids/kuuid.js';
 import {
   formatTimestamp,
@@ -10,7 +11,7 @@ import {
   TICKS_PER_SECOND,
   UNIX_EPOCH_TICKS,
   type Ticks,
-} from '../../lambda/catalog/timestamp.js';
+} from '../../lambda/contract/time.js';
 
 interface CatalogPage {
   commitTimeStamp: string;

@@ -1,16 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import {
-  encodeKeySegment,
-  idSegment,
-  KeySegmentError,
-  leafKey,
-  manifestKey,
-  normalizeVersion,
-  quarantineKey,
-  versionSegment,
-} from '../../lambda/catalog/identity.js';
-import { CommitKeyError } from '../../lambda/ids/commit-key.js';
+import { encodeKeySegment, idSegment, KeySegmentError, normalizeVersion, versionSegment } from '../../lambda/contract/identity.js';
+import { leafKey, manifestKey, quarantineKey } from '../../lambda/contract/keys.js';
+import { CommitKeyError } from '../../lambda/contract/keys.js';
 
 const COMMIT = '001e9fzMHc3F';
 

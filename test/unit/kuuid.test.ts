@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { ALPHABET, decodeBase62 } from '../../lambda/ids/base62.js';
+import { ALPHABET, decodeBase62 } from '../../lambda/contract/base62.js';
 import {
   createKuuid,
   decode,

@@ -3,8 +3,8 @@
  * escaped, reversibly, so keys differing only in case (commit keys) stay distinct files.
  */
 import { describe, expect, it } from 'vitest';
-import { leafKey, manifestKey, quarantineKey } from '../../lambda/catalog/identity.js';
-import { commitKey } from '../../lambda/ids/commit-key.js';
+import { leafKey, manifestKey, quarantineKey } from '../../lambda/contract/keys.js';
+import { commitKey } from '../../lambda/contract/keys.js';
 import { escapeName, FileNameError, fileNamesOf, keyOfFileNames, MAX_NAME_BYTES, unescapeName } from '../../lambda/stores/local-paths.js';
 import { mulberry32 } from '../support/prng.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidDocumentError } from '../../lambda/catalog/errors.js';
 import { FetchError } from '../../lambda/catalog/http-errors.js';
-import { redactUrl } from '../../lambda/catalog/redact.js';
-import { parseSettings } from '../../lambda/sync/settings.js';
+import { redactUrl } from '../../lambda/contract/redact.js';
+import { parseSettings } from '../../lambda/contract/settings.js';
 
 describe('redactUrl', () => {
   it('hides credentials and every query value, keeps the rest', () => {

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidDocumentError } from '../../lambda/catalog/errors.js';
-import { identityKeyProblem, leafKey, MAX_PREFIX_BYTES, quarantineKey } from '../../lambda/catalog/identity.js';
+import { identityKeyProblem, MAX_PREFIX_BYTES } from '../../lambda/contract/identity.js';
+import { leafKey, quarantineKey } from '../../lambda/contract/keys.js';
 import {
   detectSourceKind,
   findCatalogUrl,
@@ -18,7 +19,7 @@ import {
   SourceKind,
   type PageItem,
 } from '../../lambda/catalog/schemas.js';
-import { formatTimestamp, parseTimestamp } from '../../lambda/catalog/timestamp.js';
+import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures

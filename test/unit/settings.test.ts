@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { FLAG_NAMES } from '../../lambda/cli/options.js';
 import { lambdaSettings, safetyMarginMs } from '../../lambda/handler.js';
-import { parseTimestamp } from '../../lambda/catalog/timestamp.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, parseSettings, SettingsError, type RawSettings } from '../../lambda/sync/settings.js';
+import { parseTimestamp } from '../../lambda/contract/time.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, parseSettings, SettingsError, type RawSettings } from '../../lambda/contract/settings.js';
 
 describe('settings', () => {
   it('has the documented defaults', () => {

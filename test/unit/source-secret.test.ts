@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseSourceSecret, TOKEN_USER_NAME, withSourceCredentials } from '../../lambda/source-secret.js';
-import { parseSettings } from '../../lambda/sync/settings.js';
+import { parseSettings } from '../../lambda/contract/settings.js';
 
 const ID = 'catalog-sync/feed';
 const PASSWORD = 'pat-%41:@/ é"}';

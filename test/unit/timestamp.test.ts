@@ -12,7 +12,7 @@ import {
   ticksToEpochSeconds,
   ticksWithinSecond,
   UNIX_EPOCH_TICKS,
-} from '../../lambda/catalog/timestamp.js';
+} from '../../lambda/contract/time.js';
 
 /** A random instant from year 1 to 9999, as its parts, and its text with 0–7 fractional digits. */
 const instant = fc

@@ -5,6 +5,7 @@
  * compare as bytes exactly as their numbers compare. That is what makes padded kuuid prefixes and
  * commit keys sortable by S3, DynamoDB and CouchDB without any collation.
  */
+import { CatalogSyncError, ErrorCode } from './errors.js';
 
 /** The 62 digits in ascending value, which is also ascending ASCII order. */
 export const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -19,8 +20,11 @@ const DIGIT_VALUES: readonly number[] = (() => {
 })();
 
 /** A number that cannot be encoded, or a text that is not base 62. */
-export class Base62Error extends Error {
+export class Base62Error extends CatalogSyncError {
   override readonly name = 'Base62Error';
+  override get code(): ErrorCode {
+    return ErrorCode.base62;
+  }
   constructor(
     /** The offending number or text. */
     readonly input: unknown,

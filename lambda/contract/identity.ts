@@ -7,11 +7,14 @@
  * a `/` in an id can never add a folder, and the encoding is injective, so distinct identities can
  * never share a key.
  */
-import { decodeCommitKey } from '../ids/commit-key.js';
+import { CatalogSyncError, ErrorCode } from './errors.js';
 
 /** A package id or version that cannot become a key segment. */
-export class KeySegmentError extends Error {
+export class KeySegmentError extends CatalogSyncError {
   override readonly name = 'KeySegmentError';
+  override get code(): ErrorCode {
+    return ErrorCode.keySegment;
+  }
   constructor(
     /** The offending id, version or segment. */
     readonly input: unknown,
@@ -38,6 +41,17 @@ const NUMERIC_VERSION = /^(\d+(?:\.\d+){0,3})(?:-(.*))?$/s;
  */
 export function normalizeVersion(version: string): string {
   if (typeof version !== 'string') throw new KeySegmentError(version, 'version must be a string');
+  const normalized = comparableVersion(version);
+  if (normalized === '') throw new KeySegmentError(version, 'empty version');
+  return normalized;
+}
+
+/**
+ * The rules of {@link normalizeVersion} without its refusal of an empty result: the form two versions are
+ * compared in (a delete's non-normalized `1.0` matches its page item's `1.0.0`). The one set of NuGet
+ * version rules; duplicate detection and key segments agree because both use it.
+ */
+export function comparableVersion(version: string): string {
   const plus = version.indexOf('+');
   const withoutBuild = plus < 0 ? version : version.slice(0, plus);
   const match = NUMERIC_VERSION.exec(withoutBuild);
@@ -50,9 +64,7 @@ export function normalizeVersion(version: string): string {
     normalized = parts.join('.') + (match[2] === undefined ? '' : `-${match[2]}`);
   }
   // toLowerCase, not toLocaleLowerCase: a Turkish locale must not turn `I` into a dotless `ı`.
-  normalized = normalized.toLowerCase();
-  if (normalized === '') throw new KeySegmentError(version, 'empty version');
-  return normalized;
+  return normalized.toLowerCase();
 }
 
 /** Whether a code point stays literal: `a-z`, `0-9`, `.`, `_`, `-`. */
@@ -120,39 +132,6 @@ export function idSegment(id: string): string {
 /** The `{version}` segment: the normalized version ({@link normalizeVersion}), then encoded. */
 export function versionSegment(version: string): string {
   return encodeKeySegment(normalizeVersion(version));
-}
-
-/** Throws unless `key` is a well-formed commit key, so a bad one cannot produce a stray key. */
-function checkedCommitKey(key: string): string {
-  decodeCommitKey(key);
-  return key;
-}
-
-/**
- * `{prefix}leaves/{commitKey}/{id}/{version}.json`, where every leaf of a commit is stored.
- *
- * @throws {@link KeySegmentError} for an empty id or version; `CommitKeyError` for a malformed key.
- */
-export function leafKey(keyPrefix: string, commitKey: string, id: string, version: string): string {
-  return `${keyPrefix}leaves/${checkedCommitKey(commitKey)}/${idSegment(id)}/${versionSegment(version)}.json`;
-}
-
-/**
- * `{prefix}commits/{commitKey}.json`, the manifest written once the whole commit is stored.
- *
- * @throws `CommitKeyError` for a malformed commit key.
- */
-export function manifestKey(keyPrefix: string, commitKey: string): string {
-  return `${keyPrefix}commits/${checkedCommitKey(commitKey)}.json`;
-}
-
-/**
- * `{prefix}quarantine/{commitKey}/{id}/{version}.json`, where a leaf that kept failing is recorded.
- *
- * @throws {@link KeySegmentError} for an empty id or version; `CommitKeyError` for a malformed key.
- */
-export function quarantineKey(keyPrefix: string, commitKey: string, id: string, version: string): string {
-  return `${keyPrefix}quarantine/${checkedCommitKey(commitKey)}/${idSegment(id)}/${versionSegment(version)}.json`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
  * {@link Ticks} value: an exact count of 100-ns ticks since 0001-01-01T00:00:00Z (the same origin as
  * .NET `DateTime.Ticks`), as a `bigint`.
  */
+import { CatalogSyncError, ErrorCode } from './errors.js';
 
 /** 100-nanosecond ticks since 0001-01-01T00:00:00Z. */
 export type Ticks = bigint;
@@ -28,13 +29,17 @@ const UNIX_EPOCH_DAYS = 719_162n;
 export const UNIX_EPOCH_TICKS: Ticks = UNIX_EPOCH_DAYS * SECONDS_PER_DAY * TICKS_PER_SECOND;
 
 /** A text that is not an exact ISO 8601 UTC timestamp. */
-export class TimestampError extends Error {
+export class TimestampError extends CatalogSyncError {
   override readonly name = 'TimestampError';
+  override get code(): ErrorCode {
+    return ErrorCode.timestamp;
+  }
   constructor(
     readonly text: unknown,
     readonly reason: string,
+    options?: ErrorOptions,
   ) {
-    super(`invalid timestamp ${JSON.stringify(text)}: ${reason}`);
+    super(`invalid timestamp ${JSON.stringify(text)}: ${reason}`, options);
   }
 }
 

@@ -1,6 +1,7 @@
-import { MAX_PREFIX_BYTES } from '../catalog/identity.js';
-import { redactUrl } from '../catalog/redact.js';
-import { MIN_TIMESTAMP, parseTimestamp, type Ticks } from '../catalog/timestamp.js';
+import { MAX_PREFIX_BYTES } from './identity.js';
+import { redactUrl } from './redact.js';
+import { MIN_TIMESTAMP, parseTimestamp, type Ticks } from './time.js';
+import { CatalogSyncError, ErrorCode } from './errors.js';
 
 /** nuget.org's service index. */
 export const DEFAULT_SOURCE = 'https://api.nuget.org/v3/index.json';
@@ -15,6 +16,13 @@ export const DEFAULT_MAX_COMMITS = 5_000;
 export const DEFAULT_MAX_LEAVES = 20_000;
 /** Leaves in flight at once (fetch + PUT). See the README's figures. */
 export const DEFAULT_CONCURRENCY = 32;
+
+/** Days a run-log item is kept (its DynamoDB TTL) when `RUN_LOG_DAYS` is not set. */
+export const DEFAULT_RUN_LOG_DAYS = 30;
+/** CloudWatch namespace of the handler's EMF metrics when `POWERTOOLS_METRICS_NAMESPACE` is not set. */
+export const DEFAULT_METRICS_NAMESPACE = 'CatalogSync';
+/** The Lambda environment variable naming a private feed's secret (its ARN, or its name in the function's account). */
+export const SOURCE_SECRET_ENV = 'SOURCE_SECRET_ARN';
 
 /** What one run of the engine needs to know. The Lambda reads it from the environment, the CLI from flags. */
 export interface SyncSettings {
@@ -36,8 +44,11 @@ export interface SyncSettings {
 }
 
 /** A setting with a bad value. The message names the setting as the user spelled it. */
-export class SettingsError extends Error {
+export class SettingsError extends CatalogSyncError {
   override readonly name = 'SettingsError';
+  override get code(): ErrorCode {
+    return ErrorCode.settings;
+  }
   constructor(
     readonly setting: string,
     readonly reason: string,
@@ -194,4 +205,15 @@ function booleanOf(setting: string, value: string | boolean | undefined): boolea
   if (text === undefined || text === 'false' || text === '0' || text === 'no') return false;
   if (text === 'true' || text === '1' || text === 'yes') return true;
   throw new SettingsError(setting, `${JSON.stringify(value)} must be true or false`);
+}
+
+/**
+ * `RUN_LOG_DAYS`: whole days a run-log item is kept, at least 1; {@link DEFAULT_RUN_LOG_DAYS} when blank or unset.
+ *
+ * @throws {@link SettingsError} naming `RUN_LOG_DAYS`.
+ */
+export function parseRunLogDays(text: string | undefined): number {
+  const daysText = text?.trim() || String(DEFAULT_RUN_LOG_DAYS);
+  if (!/^\d+$/.test(daysText) || Number(daysText) < 1) throw new SettingsError('RUN_LOG_DAYS', `${JSON.stringify(daysText)} must be a whole number of days, at least 1`);
+  return Number(daysText);
 }

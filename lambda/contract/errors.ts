@@ -1,0 +1,54 @@
+/**
+ * The errors of catalog-sync: every error the project throws on purpose is a {@link CatalogSyncError} with a
+ * stable {@link ErrorCode} a caller can switch on (as undici's `UND_ERR_*`), and the underlying error, when
+ * there is one, as the standard `cause` (as Powertools' errors carry it, through `ErrorOptions`).
+ *
+ * The classes themselves live next to the code that throws them; their codes live here, in one list, so no
+ * two classes share a code and a code never changes once published.
+ */
+
+/** Every code, by the error it names. Values are stable: add new ones, never rename. */
+export const ErrorCode = {
+  timestamp: 'CS_ERR_TIMESTAMP',
+  base62: 'CS_ERR_BASE62',
+  kuuid: 'CS_ERR_KUUID',
+  commitKey: 'CS_ERR_COMMIT_KEY',
+  keySegment: 'CS_ERR_KEY_SEGMENT',
+  settings: 'CS_ERR_SETTINGS',
+  invalidDocument: 'CS_ERR_INVALID_DOCUMENT',
+  unsafeCatalogUrl: 'CS_ERR_UNSAFE_CATALOG_URL',
+  fetch: 'CS_ERR_FETCH',
+  forbiddenOrigin: 'CS_ERR_FORBIDDEN_ORIGIN',
+  bodyTooLarge: 'CS_ERR_BODY_TOO_LARGE',
+  fetchAborted: 'CS_ERR_FETCH_ABORTED',
+  cursorItem: 'CS_ERR_CURSOR_ITEM',
+  localState: 'CS_ERR_LOCAL_STATE',
+  fileName: 'CS_ERR_FILE_NAME',
+  fileNameMode: 'CS_ERR_FILE_NAME_MODE',
+  timeBudget: 'CS_ERR_TIME_BUDGET',
+  sync: 'CS_ERR_SYNC',
+  usage: 'CS_ERR_USAGE',
+  context: 'CS_ERR_CONTEXT',
+  props: 'CS_ERR_PROPS',
+} as const;
+
+/** One of {@link ErrorCode}'s values. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/**
+ * The base of every catalog-sync error. `code` is a getter on each class's prototype, not an own property,
+ * so an error's own fields (what logs and `toEqual` see) are those of its class alone.
+ */
+export abstract class CatalogSyncError extends Error {
+  /** The stable code of this kind of error. */
+  abstract get code(): ErrorCode;
+
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message, options);
+  }
+}
+
+/** True when `error` is a catalog-sync error with `code`. */
+export function hasErrorCode(error: unknown, code: ErrorCode): error is CatalogSyncError {
+  return error instanceof CatalogSyncError && error.code === code;
+}
