@@ -18,8 +18,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app.js';
-import { CatalogSync } from '../../infra/catalog-sync.js';
-import type { CatalogSyncStack } from '../../infra/stack.js';
+import { CatalogSync, type CatalogSyncStack } from '../../infra/index.js';
 
 const ROOT = new URL('../../', import.meta.url);
 const CDK_JSON = JSON.parse(readFileSync(new URL('cdk.json', ROOT), 'utf8')) as { app: string; context: Record<string, unknown> };
