@@ -6,7 +6,7 @@
 import { App, Validations, type AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { pathToFileURL } from 'node:url';
-import { CatalogSyncPropsError } from './catalog-sync.js';
+import { CatalogSyncPropsError } from './catalog-sync-props.js';
 import { appConfigFromContext, ContextError } from './config.js';
 import { SettingsError } from '../lambda/contract/index.js';
 import { CatalogSyncStack } from './stack.js';

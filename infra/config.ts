@@ -8,7 +8,7 @@ import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { CatalogSyncError, DEFAULT_CURSOR_NAME, ErrorCode } from '../lambda/contract/index.js';
-import type { CatalogSyncProps } from './catalog-sync.js';
+import type { CatalogSyncProps } from './catalog-sync-props.js';
 
 /** Prefix of every context key of this app. */
 export const CONTEXT_PREFIX = 'catalog-sync:';

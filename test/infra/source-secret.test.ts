@@ -12,7 +12,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app.js';
-import { CatalogSync, CatalogSyncPropsError } from '../../infra/catalog-sync.js';
+import { CatalogSync, CatalogSyncPropsError } from '../../infra/index.js';
 
 const CDK_JSON = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
 const OUT = mkdtempSync(join(tmpdir(), 'catalog-sync-secret-test-'));

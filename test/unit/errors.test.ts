@@ -17,7 +17,7 @@ import { TimeBudgetReached } from '../../lambda/sync/run-budget.js';
 import { SyncError } from '../../lambda/sync/engine.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
 import { ContextError } from '../../infra/config.js';
-import { CatalogSyncPropsError } from '../../infra/catalog-sync.js';
+import { CatalogSyncPropsError } from '../../infra/catalog-sync-props.js';
 
 const cause = new Error('underneath');
 const errors: readonly [CatalogSyncError, ErrorCode][] = [

@@ -1,0 +1,18 @@
+/**
+ * The face of infra/: the `CatalogSync` construct, its props and the resource groups it is made of, the stack
+ * `infra/app.ts` deploys, and the deployment defaults.
+ */
+export { CatalogSync } from './catalog-sync.js';
+export { CatalogSyncPropsError, type CatalogSyncProps } from './catalog-sync-props.js';
+export { SnapshotStorage, type SnapshotStorageProps } from './constructs/snapshot-storage.js';
+export { SyncFunction, type SyncFunctionProps } from './constructs/sync-function.js';
+export { SyncAlarms, syncMetric, type SyncAlarmsProps } from './constructs/sync-alarms.js';
+export { CommitEvents, type CommitEventsProps } from './constructs/commit-events.js';
+export { CatalogSyncStack, type CatalogSyncStackProps } from './stack.js';
+export {
+  DEFAULT_LAG_THRESHOLD,
+  DEFAULT_MAX_EVENT_AGE,
+  DEFAULT_MEMORY_MB,
+  DEFAULT_SCHEDULE,
+  DEFAULT_TIMEOUT,
+} from './defaults.js';

@@ -1,0 +1,139 @@
+/**
+ * What the infra tests share: the app as `cdk synth` builds it from cdk.json (with `-c`-style overrides), and
+ * walks over its template: resources by type, every policy statement, the no-wildcard rule, cdk-nag's findings
+ * and acknowledgements. Apps synthesize under one temporary folder per test file, removed after it.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { App, AppProps } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { afterAll, expect } from 'vitest';
+import { buildApp } from '../../infra/app.js';
+import type { CatalogSyncStack } from '../../infra/index.js';
+
+const ROOT = new URL('../../', import.meta.url);
+export const CDK_JSON = JSON.parse(readFileSync(new URL('cdk.json', ROOT), 'utf8')) as { app: string; context: Record<string, unknown> };
+/** Where each test file's apps synthesize (this module is loaded once per file): without an outdir, each App leaves a cdk.outXXXX folder in the system's temp. */
+const OUT = mkdtempSync(join(tmpdir(), 'catalog-sync-stack-test-'));
+afterAll(() => rmSync(OUT, { recursive: true, force: true }));
+export const outdir = (): string => mkdtempSync(join(OUT, 'app-'));
+
+/** Skips asset bundling (esbuild) for apps whose bundle is not under test. */
+export const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+
+export type Json = Record<string, any>;
+export type Resources = Record<string, { Type: string; Properties: Json; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
+
+export interface Synthesized {
+  app: App;
+  stack: CatalogSyncStack;
+  template: Template;
+  resources: Resources;
+}
+
+/** The app exactly as `cdk synth` builds it: cdk.json's context, plus `-c`-style overrides. */
+export function synth(overrides: Record<string, unknown> = {}, { bundle = false }: { bundle?: boolean } = {}): Synthesized {
+  const context = { ...CDK_JSON.context, ...(bundle ? {} : NO_BUNDLING), ...overrides };
+  const { app, stack } = buildApp({ context, outdir: outdir() } satisfies AppProps);
+  const template = Template.fromStack(stack);
+  return { app, stack, template, resources: template.toJSON().Resources as Resources };
+}
+
+/** The resources of one type, with their logical ids. */
+export function ofType(resources: Resources, type: string): Array<[string, Resources[string]]> {
+  return Object.entries(resources).filter(([, resource]) => resource.Type === type);
+}
+
+/** The one resource of a type (matching `where`), asserted to be exactly one: its logical id and properties. */
+export function only(resources: Resources, type: string, where: (properties: Json) => boolean = () => true): [string, Json] {
+  const found = ofType(resources, type).filter(([, resource]) => where(resource.Properties));
+  expect(found, `exactly one ${type}`).toHaveLength(1);
+  return [found[0]![0], found[0]![1].Properties];
+}
+
+export const getAtt = (id: string, attribute = 'Arn') => ({ 'Fn::GetAtt': [id, attribute] });
+export const ref = (id: string) => ({ Ref: id });
+export const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+
+/** Every statement of every policy in the template: identity policies and resource policies alike. */
+export function statements(resources: Resources): Array<{ where: string; statement: Json }> {
+  const all: Array<{ where: string; statement: Json }> = [];
+  const add = (where: string, document: Json | undefined) => {
+    for (const statement of asArray(document?.Statement)) all.push({ where, statement });
+  };
+  for (const [id, resource] of Object.entries(resources)) {
+    const p = resource.Properties ?? {};
+    switch (resource.Type) {
+      case 'AWS::IAM::Policy':
+      case 'AWS::IAM::ManagedPolicy':
+      case 'AWS::S3::BucketPolicy':
+      case 'AWS::SQS::QueuePolicy':
+      case 'AWS::SNS::TopicPolicy':
+        add(id, p.PolicyDocument);
+        break;
+      case 'AWS::IAM::Role':
+        add(`${id} (trust)`, p.AssumeRolePolicyDocument);
+        for (const inline of asArray(p.Policies as Json[])) add(`${id} (inline)`, inline.PolicyDocument);
+        break;
+    }
+  }
+  return all;
+}
+
+/** The identity-policy statements attached to a role. */
+export function roleStatements(resources: Resources, roleId: string): Json[] {
+  return ofType(resources, 'AWS::IAM::Policy')
+    .filter(([, policy]) => asArray(policy.Properties.Roles).some((role: Json) => role.Ref === roleId))
+    .flatMap(([, policy]) => asArray(policy.Properties.PolicyDocument.Statement));
+}
+
+/** A statement without its Sid, actions as a sorted list: compare statements as sets. */
+export function normalized(statement: Json): Json {
+  const { Sid: _sid, ...rest } = statement;
+  return { ...rest, Action: asArray(rest.Action).sort() };
+}
+
+const DATA_SERVICES = ['dynamodb', 's3', 'sqs', 'sns', 'logs', 'kms'];
+
+/** The no-wildcard rule: no Allow grants `*` actions or service-wide wildcards, nor data actions on `*`. */
+export function wildcardProblems(resources: Resources): string[] {
+  const problems: string[] = [];
+  for (const { where, statement } of statements(resources)) {
+    if (statement.Effect !== 'Allow') continue; // the TLS-only Deny statements use s3:* / sqs:* on purpose
+    const actions = asArray<string>(statement.Action);
+    if (statement.NotAction || statement.NotResource) problems.push(`${where}: NotAction/NotResource`);
+    for (const action of actions) {
+      if (action === '*' || /^[a-z0-9-]+:\*$/i.test(action)) problems.push(`${where}: grants ${action}`);
+      else if (action.includes('*')) problems.push(`${where}: wildcard action ${action}`);
+    }
+    if (where.endsWith('(trust)')) continue;
+    const dataActions = actions.filter((action) => DATA_SERVICES.includes(action.split(':')[0]!));
+    for (const resource of asArray(statement.Resource)) {
+      if (resource === '*' && dataActions.length > 0) problems.push(`${where}: ${dataActions.join(', ')} on *`);
+      if (typeof resource === 'string' && resource.includes('*') && resource !== '*') problems.push(`${where}: literal wildcard resource ${resource}`);
+    }
+  }
+  return problems;
+}
+
+/** The acknowledgements (rule id → reason) recorded anywhere under `scope`. */
+export function acknowledgements(scope: IConstruct): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const construct of scope.node.findAll()) {
+    for (const entry of construct.node.metadata) {
+      if (entry.type !== 'aws:cdk:acknowledged-rules') continue;
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) found.set(id.replace(/^annotation::/i, ''), reason);
+    }
+  }
+  return found;
+}
+
+/** cdk-nag's findings ignoring every acknowledgement: what the acknowledgements must answer, one for one. */
+export function rawFindings(scope: IConstruct): string[] {
+  const pack = new AwsSolutionsChecks();
+  (pack as unknown as { isAcknowledged: () => boolean }).isAcknowledged = () => false;
+  return pack.validateScope(scope).violations.map((violation) => violation.ruleName);
+}
