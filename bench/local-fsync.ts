@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { leafKey } from '../lambda/catalog/identity.js';
 import { parseTimestamp, type Ticks } from '../lambda/catalog/timestamp.js';
 import { commitKeyOf } from '../lambda/ids/commit-key.js';
-import { LocalStore } from '../lambda/stores/local-store.js';
+import { LocalStore } from '../lambda/stores/index.js';
 import { generateCatalog, leafBody } from '../test/support/catalog-generator.js';
 import { machineCpuMs, quantile, round } from './stats.js';
 

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { CatalogClient } from '../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../lambda/catalog/http-client.js';
 import { formatTimestamp, parseTimestamp } from '../lambda/catalog/timestamp.js';
-import { LocalStore } from '../lambda/stores/local-store.js';
+import { LocalStore } from '../lambda/stores/index.js';
 import { runSlice } from '../lambda/sync/engine.js';
 import { parseSettings } from '../lambda/sync/settings.js';
 import { pagePath } from '../test/support/catalog-documents.js';

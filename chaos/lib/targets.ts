@@ -13,7 +13,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Ticks } from '../../lambda/catalog/timestamp.js';
 import { awsClients } from '../../lambda/stores/aws-clients.js';
 import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
-import { LocalStore, STATE_DIR } from '../../lambda/stores/local-store.js';
+import { LocalStore, STATE_DIR } from '../../lambda/stores/index.js';
 import { DEFAULT_CURSOR_NAME } from '../../lambda/sync/settings.js';
 import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../../lambda/stores/types.js';

@@ -5,10 +5,6 @@ import { LocalRunLog, type LocalRunLogOptions } from './local-run-log.js';
 import { LocalSnapshotStore, type LocalSnapshotStoreOptions } from './local-snapshot-store.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery, SnapshotStore } from './types.js';
 
-export { STATE_DIR } from './local-folder.js';
-export type { LockEvent } from './local-lock.js';
-export { LocalStateError } from './local-state-error.js';
-
 /** Every setting of a folder's stores: the folder's own, run-log compaction and file names (all for tests). */
 export type LocalStoreOptions = LocalFolderOptions & LocalRunLogOptions & LocalSnapshotStoreOptions;
 

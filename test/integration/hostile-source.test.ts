@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../../lambda/catalog/http-client.js';
 import { BodyTooLargeError } from '../../lambda/catalog/http-errors.js';
-import { LocalStore } from '../../lambda/stores/local-store.js';
+import { LocalStore } from '../../lambda/stores/index.js';
 import { runSlice, SyncError } from '../../lambda/sync/engine.js';
 import { parseSettings } from '../../lambda/sync/settings.js';
 import { generateCatalog } from '../support/catalog-generator.js';

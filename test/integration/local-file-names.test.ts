@@ -13,7 +13,7 @@ import { commitKeyOf } from '../../lambda/ids/commit-key.js';
 import { FORCE_CASE_INSENSITIVE_ENV, openStores } from '../../lambda/cli/open-stores.js';
 import { FILE_NAMES_RECORD, FileNameModeError } from '../../lambda/stores/file-name-mode.js';
 import { fileNamesOf, keyOfFileNames } from '../../lambda/stores/local-paths.js';
-import { LocalStore, STATE_DIR } from '../../lambda/stores/local-store.js';
+import { LocalStore, STATE_DIR } from '../../lambda/stores/index.js';
 import { SettingsError } from '../../lambda/sync/settings.js';
 import { generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
 import { CatalogReplica } from '../support/catalog-replica.js';

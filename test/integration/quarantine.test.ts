@@ -8,7 +8,7 @@ import { HttpClient } from '../../lambda/catalog/http-client.js';
 import { quarantineKey, leafKey } from '../../lambda/catalog/identity.js';
 import { formatTimestamp } from '../../lambda/catalog/timestamp.js';
 import { commitKey } from '../../lambda/ids/commit-key.js';
-import { LocalStore } from '../../lambda/stores/local-store.js';
+import { LocalStore } from '../../lambda/stores/index.js';
 import { SyncError } from '../../lambda/sync/engine.js';
 import { retryQuarantine } from '../../lambda/sync/quarantine.js';
 import { generateCatalog, leafBody, type GeneratedCatalog, type GeneratedLeaf } from '../support/catalog-generator.js';

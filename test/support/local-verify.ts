@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { leafKey, manifestKey } from '../../lambda/catalog/identity.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/catalog/timestamp.js';
 import { commitKey } from '../../lambda/ids/commit-key.js';
-import { STATE_DIR } from '../../lambda/stores/local-store.js';
+import { STATE_DIR } from '../../lambda/stores/index.js';
 import { leafBody, type GeneratedCatalog, type GeneratedCommit } from './catalog-generator.js';
 
 /** The state file of the embedded default, relative to the data folder. */

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseTimestamp } from '../../lambda/catalog/timestamp.js';
-import { LocalStore, STATE_DIR } from '../../lambda/stores/local-store.js';
+import { LocalStore, STATE_DIR } from '../../lambda/stores/index.js';
 import type { RunSummary } from '../../lambda/sync/run-summary.js';
 
 interface Sync {
