@@ -8,7 +8,7 @@ import { HttpClient } from '../../lambda/catalog/http-client.js';
 import { quarantineKey, leafKey } from '../../lambda/catalog/identity.js';
 import { formatTimestamp } from '../../lambda/catalog/timestamp.js';
 import { commitKey } from '../../lambda/ids/commit-key.js';
-import { LocalStore } from '../../lambda/stores/index.js';
+import { openLocalStores } from '../../lambda/stores/index.js';
 import { SyncError } from '../../lambda/sync/engine.js';
 import { retryQuarantine } from '../../lambda/sync/quarantine.js';
 import { generateCatalog, leafBody, type GeneratedCatalog, type GeneratedLeaf } from '../support/catalog-generator.js';
@@ -245,7 +245,7 @@ describe('ids and versions no store can hold', () => {
   it('in the local folder: a segment longer than a file name is an item error naming the leaf, set aside like the 300-character id', async () => {
     const harness = await SyncHarness.create();
     const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-bounds-'));
-    const folder = new LocalStore(dir);
+    const folder = openLocalStores(dir).snapshots;
     const http = new HttpClient({ connections: 2, retry: FAST_RETRY });
     renameLeaves(new Map([[tooLong(), LONG_ID], [wide(), WIDE_ID]]));
     try {
