@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { commitKeyOf, leafKey, parseTimestamp, type Ticks } from '../lambda/contract/index.js';
-import { LocalStore } from '../lambda/stores/local-store.js';
+import { LocalStore } from '../lambda/stores/index.js';
 import { generateCatalog, leafBody } from '../test/support/catalog-generator.js';
 import { machineCpuMs, quantile, round } from './stats.js';
 

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { CatalogClient } from '../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../lambda/catalog/http-client.js';
 import { formatTimestamp, parseSettings, parseTimestamp } from '../lambda/contract/index.js';
-import { LocalStore } from '../lambda/stores/local-store.js';
+import { openLocalStores } from '../lambda/stores/index.js';
 import { runSlice } from '../lambda/sync/engine.js';
 import { pagePath } from '../test/support/catalog-documents.js';
 import { generateCatalog, type GeneratedCatalog } from '../test/support/catalog-generator.js';
@@ -83,21 +83,21 @@ process.exit(violations ? 1 : 0);
 async function scenario(title: string, options: { dependsOn?: string }): Promise<number> {
   process.stdout.write(`\n${title}\n`);
   const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-repro-'));
-  const store = new LocalStore(dir);
+  const { cursors, runLog, snapshots } = openLocalStores(dir);
   const atWrite: string[] = [];
-  const recording = new RecordingCursorStore(store, async (value) => {
+  const recording = new RecordingCursorStore(cursors, async (value) => {
     // Temporary files of the run's own writes in flight are not the point here.
     for (const problem of (await verifyLocal(dir, catalog!, replica.origin, value)).filter((p) => !p.startsWith('temporary file'))) {
       atWrite.push(`cursor written ${formatTimestamp(value)}: ${problem}`);
     }
   });
   if (options.dependsOn) {
-    await store.compareAndSet('upstream', undefined, { value: parseTimestamp(options.dependsOn), commitId: 'x', runId: 'x' });
+    await cursors.compareAndSet('upstream', undefined, { value: parseTimestamp(options.dependsOn), commitId: 'x', runId: 'x' });
   }
   const settings = parseSettings({ CATALOG_SOURCE: replica.serviceIndexUrl, CONCURRENCY: '4', ...(options.dependsOn ? { DEPENDS_ON: 'upstream' } : {}) });
   const http = new HttpClient({ connections: 4 });
   try {
-    const summary = await runSlice(settings, { catalog: new CatalogClient(http, settings.source), cursors: recording, snapshots: store, runLog: store });
+    const summary = await runSlice(settings, { catalog: new CatalogClient(http, settings.source), cursors: recording, snapshots, runLog });
     process.stdout.write(`   run: ${summary.stoppedBy}, ${summary.commits} commits completed, cursor ${summary.cursorAfter}\n`);
     const atEnd = await verifyLocal(dir, catalog!, replica.origin, parseTimestamp(summary.cursorAfter));
     process.stdout.write(`   at the instant of a cursor write, commits at or before it not stored whole: ${atWrite.length}\n${atWrite.map((p) => `     ${p}\n`).join('')}`);

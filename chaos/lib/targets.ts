@@ -13,7 +13,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_CURSOR_NAME, type Ticks } from '../../lambda/contract/index.js';
 import { awsClients } from '../../lambda/stores/aws-clients.js';
 import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
-import { LocalStore, STATE_DIR } from '../../lambda/stores/local-store.js';
+import { openLocalStores, STATE_DIR } from '../../lambda/stores/index.js';
 import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../../lambda/stores/types.js';
 import type { GeneratedCatalog } from '../../test/support/catalog-generator.js';
@@ -195,8 +195,8 @@ export function localTarget(prefix: string): Target {
     },
     cliArgs: () => ['--data-dir', dir, ...(prefix ? ['--prefix', prefix] : [])],
     engineStores() {
-      const store = new LocalStore(dir);
-      return { cursors: store, runLog: store, snapshots: store, close: () => undefined };
+      const { cursors, runLog, snapshots } = openLocalStores(dir);
+      return { cursors, runLog, snapshots, close: () => undefined };
     },
     close: () => {
       remove();

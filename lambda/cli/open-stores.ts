@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { LocalStore } from '../stores/local-store.js';
+// The local stores directly, not the stores' face: the face loads the AWS SDK, which a local run never needs.
+import { openLocalStores } from '../stores/local-store.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
 import { SettingsError } from '../contract/settings.js';
 import type { StoreOptions } from './options.js';
@@ -50,8 +51,8 @@ export async function openStores(options: StoreOptions, concurrency: number, env
     };
   }
   if (options.dataDir.trim() === '') throw new SettingsError('--data-dir', 'must not be empty');
-  const local = new LocalStore(resolve(options.dataDir), { caseInsensitive: forcedCaseInsensitive(env) });
-  return { cursors: local, runLog: local, snapshots: local, where: resolve(options.dataDir), close: () => undefined };
+  const { cursors, runLog, snapshots } = openLocalStores(resolve(options.dataDir), { caseInsensitive: forcedCaseInsensitive(env) });
+  return { cursors, runLog, snapshots, where: resolve(options.dataDir), close: () => undefined };
 }
 
 /**

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../../lambda/catalog/http-client.js';
 import { BodyTooLargeError } from '../../lambda/catalog/http-errors.js';
-import { LocalStore } from '../../lambda/stores/local-store.js';
+import { openLocalStores } from '../../lambda/stores/index.js';
 import { runSlice, SyncError } from '../../lambda/sync/engine.js';
 import { parseSettings } from '../../lambda/contract/settings.js';
 import { generateCatalog } from '../support/catalog-generator.js';
@@ -32,9 +32,9 @@ function tempDir(): string {
 async function runLocal(source: string, dataDir: string) {
   const settings = parseSettings({ CATALOG_SOURCE: source });
   const http = new HttpClient({ retry: FAST_RETRY });
-  const store = new LocalStore(dataDir);
+  const { cursors, runLog, snapshots } = openLocalStores(dataDir);
   try {
-    return await runSlice(settings, { catalog: new CatalogClient(http, settings.source), cursors: store, snapshots: store, runLog: store });
+    return await runSlice(settings, { catalog: new CatalogClient(http, settings.source), cursors, snapshots, runLog });
   } finally {
     await http.close();
   }

@@ -8,7 +8,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
-import { LocalStateError, LocalStore, STATE_DIR, type LockEvent } from '../../lambda/stores/local-store.js';
+import { LocalStateError, LocalStore, STATE_DIR, type LockEvent } from '../../lambda/stores/index.js';
 import type { CompareAndSetResult } from '../../lambda/stores/types.js';
 
 const Y2019 = parseTimestamp('2019-01-01T00:00:00.0000000Z');

@@ -8,7 +8,7 @@ import { HttpClient } from '../../lambda/catalog/http-client.js';
 import { quarantineKey, leafKey } from '../../lambda/contract/keys.js';
 import { formatTimestamp } from '../../lambda/contract/time.js';
 import { commitKey } from '../../lambda/contract/keys.js';
-import { LocalStore } from '../../lambda/stores/local-store.js';
+import { openLocalStores } from '../../lambda/stores/index.js';
 import { SyncError } from '../../lambda/sync/engine.js';
 import { retryQuarantine } from '../../lambda/sync/quarantine.js';
 import { generateCatalog, leafBody, type GeneratedCatalog, type GeneratedLeaf } from '../support/catalog-generator.js';
@@ -245,7 +245,7 @@ describe('ids and versions no store can hold', () => {
   it('in the local folder: a segment longer than a file name is an item error naming the leaf, set aside like the 300-character id', async () => {
     const harness = await SyncHarness.create();
     const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-bounds-'));
-    const folder = new LocalStore(dir);
+    const folder = openLocalStores(dir).snapshots;
     const http = new HttpClient({ connections: 2, retry: FAST_RETRY });
     renameLeaves(new Map([[tooLong(), LONG_ID], [wide(), WIDE_ID]]));
     try {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 import { createKuuid, prefix } from '../../lambda/ids/kuuid.js';
 import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
-import { LocalStore } from '../../lambda/stores/local-store.js';
+import { LocalStore } from '../../lambda/stores/index.js';
 import type { CursorStore, RunLogStore } from '../../lambda/stores/types.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
 import { clientsFor, createCursorTable, startDynamo } from '../support/emulators.js';

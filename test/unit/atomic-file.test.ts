@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseTimestamp } from '../../lambda/contract/time.js';
-import { LocalStore, STATE_DIR } from '../../lambda/stores/local-store.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
+import { LocalStore, STATE_DIR } from '../../lambda/stores/index.js';
 
 interface Sync {
   readonly ino: number;

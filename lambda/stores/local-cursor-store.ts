@@ -1,0 +1,76 @@
+import { formatTimestamp, parseTimestamp } from '../contract/time.js';
+import type { RenameGuard } from './atomic-file.js';
+import { isPlainObject, type LocalFolder, readTextIfExists } from './local-folder.js';
+import { LocalStateError } from './local-state-error.js';
+import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget } from './types.js';
+
+interface StateFile {
+  cursors: Record<string, { cursor: string; commitId?: string; runId?: string; updatedAt?: string }>;
+}
+
+/**
+ * The cursors of a local folder, in one JSON file of its state folder (`state.json`). Reads take no lock;
+ * a compare-and-set reads, compares and writes the whole file under the folder's lock, and the write is
+ * renamed into place only while the lock is still this run's: two local runs at once, on one host or on
+ * hosts sharing the folder, are as safe as two Lambdas on DynamoDB.
+ */
+export class LocalCursorStore implements CursorStore {
+  constructor(private readonly folder: LocalFolder) {}
+
+  async read(name: string): Promise<CursorState | undefined> {
+    const state = await this.readState();
+    return toCursorState(name, state.cursors[name], this.folder.statePath);
+  }
+
+  async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget): Promise<CompareAndSetResult> {
+    return this.folder.lock.hold(async (held) => {
+      const state = await this.readState();
+      const current = state.cursors[name];
+      const matches = expected === undefined ? current === undefined : current?.cursor === expected.stored;
+      if (!matches) return { outcome: 'conflict', current: toCursorState(name, current, this.folder.statePath) };
+      state.cursors[name] = {
+        cursor: formatTimestamp(next.value),
+        commitId: next.commitId,
+        runId: next.runId,
+        updatedAt: new Date().toISOString(),
+      };
+      await this.writeState(state, held.whileHeld);
+      return { outcome: 'written' };
+    });
+  }
+
+  private async readState(): Promise<StateFile> {
+    const text = await readTextIfExists(this.folder.statePath);
+    if (text === undefined) return { cursors: {} };
+    try {
+      const parsed = JSON.parse(text) as Partial<StateFile>;
+      if (!isPlainObject(parsed)) throw new Error('not a JSON object');
+      if (parsed.cursors !== undefined && !isPlainObject(parsed.cursors)) throw new Error('"cursors" is not a JSON object');
+      return { cursors: parsed.cursors ?? {} };
+    } catch (cause) {
+      throw new LocalStateError(`${this.folder.statePath}: not a valid state file: ${(cause as Error).message}`, { cause });
+    }
+  }
+
+  private async writeState(state: StateFile, guard: RenameGuard): Promise<void> {
+    await this.folder.writer.write(this.folder.statePath, Buffer.from(JSON.stringify(state, null, 1)), guard);
+  }
+}
+
+function toCursorState(name: string, item: StateFile['cursors'][string] | undefined, where: string): CursorState | undefined {
+  if (!item) return undefined;
+  if (typeof item.cursor !== 'string') throw new LocalStateError(`${where}: cursor ${JSON.stringify(name)} has no "cursor" string`);
+  let value;
+  try {
+    value = parseTimestamp(item.cursor);
+  } catch (cause) {
+    throw new LocalStateError(`${where}: cursor ${JSON.stringify(name)}: ${(cause as Error).message}`, { cause });
+  }
+  return {
+    value,
+    stored: item.cursor,
+    ...(item.commitId === undefined ? {} : { commitId: item.commitId }),
+    ...(item.runId === undefined ? {} : { runId: item.runId }),
+    ...(item.updatedAt === undefined ? {} : { updatedAt: item.updatedAt }),
+  };
+}

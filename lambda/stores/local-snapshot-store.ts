@@ -1,0 +1,124 @@
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import { MAX_FILE_NAME_BYTES } from '../contract/identity.js';
+import { resolveFileNameMode } from './file-name-mode.js';
+import { type LocalFolder, readTextIfExists, STATE_DIR } from './local-folder.js';
+import { fileNamesOf, unescapeName, type FileNameMode } from './local-paths.js';
+import { LocalStateError } from './local-state-error.js';
+import type { SnapshotStore } from './types.js';
+
+/** For tests only: `caseInsensitive` takes the file system as case-insensitive whatever the probe finds. */
+export interface LocalSnapshotStoreOptions {
+  readonly caseInsensitive?: boolean;
+}
+
+/**
+ * Snapshots, manifests and quarantine records as files of a local folder, with the S3 key layout: each `/`
+ * of a key is a folder. Every write is atomic and durable before it resolves (the folder's
+ * {@link AtomicFileWriter}), so everything a cursor covers is on disk before the cursor is written. On a
+ * case-insensitive file system the file names escape upper-case letters ({@link FileNameMode}), chosen at first
+ * use and recorded in the folder (`file-name-mode.ts`); keys are always listed as the S3 keys.
+ */
+export class LocalSnapshotStore implements SnapshotStore {
+  /** Each key segment is a file or folder name. */
+  readonly maxKeySegmentBytes = MAX_FILE_NAME_BYTES;
+  private readonly root: string;
+  private readonly forceCaseInsensitive: boolean;
+  private fileNames: Promise<FileNameMode> | undefined;
+
+  constructor(
+    private readonly folder: LocalFolder,
+    options: LocalSnapshotStoreOptions = {},
+  ) {
+    this.root = folder.root;
+    this.forceCaseInsensitive = options.caseInsensitive === true;
+  }
+
+  async putLeaf(key: string, body: Buffer): Promise<void> {
+    await this.folder.writer.write(this.pathOf(key, await this.fileNameMode()), body);
+  }
+
+  async putJson(key: string, value: unknown): Promise<void> {
+    await this.folder.writer.write(this.pathOf(key, await this.fileNameMode()), Buffer.from(JSON.stringify(value)));
+  }
+
+  async getJson(key: string): Promise<unknown> {
+    const mode = await this.fileNameModeToRead();
+    if (mode === undefined) return undefined;
+    const text = await readTextIfExists(this.pathOf(key, mode));
+    return text === undefined ? undefined : JSON.parse(text);
+  }
+
+  async deleteKey(key: string): Promise<void> {
+    const mode = await this.fileNameModeToRead();
+    if (mode !== undefined) await rm(this.pathOf(key, mode), { force: true });
+  }
+
+  /** Every key, as the S3 key (never the escaped file name), whatever the file names are. */
+  async *listKeys(prefix: string, startAfter?: string): AsyncIterable<string> {
+    const mode = await this.fileNameModeToRead();
+    if (mode === undefined) return;
+    const keys: string[] = [];
+    await this.walk(this.root, '', mode, keys);
+    keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const key of keys) {
+      if (key.startsWith(prefix) && (startAfter === undefined || key > startAfter)) yield key;
+    }
+  }
+
+  private async walk(dir: string, relative: string, mode: FileNameMode, keys: string[]): Promise<void> {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    for (const entry of entries) {
+      if (relative === '' && entry.name === STATE_DIR) continue;
+      // Temporary files live in the state folder, so every other file is a key: even an id like `x.tmp-y`.
+      const segment = mode === 'exact' ? entry.name : unescapeName(entry.name);
+      // An escaped folder holds only names catalog-sync escaped; others (`.DS_Store`) were never keys.
+      if (segment === undefined) continue;
+      const key = relative === '' ? segment : `${relative}/${segment}`;
+      if (entry.isDirectory()) await this.walk(join(dir, entry.name), key, mode, keys);
+      else keys.push(key);
+    }
+  }
+
+  /** The file of a key. Keys are made of encoded segments, so none climbs out of the root. */
+  private pathOf(key: string, mode: FileNameMode): string {
+    const segments = key.split('/');
+    if (segments.some((segment) => segment === '' || segment === '.' || segment === '..' || segment.includes(sep) || segment.includes('\0'))) {
+      throw new LocalStateError(`key ${JSON.stringify(key)} cannot be stored as a file: it has an empty, "." or ".." segment`);
+    }
+    try {
+      return join(this.root, ...fileNamesOf(key, mode));
+    } catch (cause) {
+      throw new LocalStateError(`${this.root}: ${(cause as Error).message}`, { cause });
+    }
+  }
+
+  /** How this folder names its files: probed and recorded on first use, then kept (`file-name-mode.ts`). */
+  private fileNameMode(): Promise<FileNameMode> {
+    this.fileNames ??= resolveFileNameMode({
+      root: this.root,
+      stateDir: this.folder.stateDir,
+      stateDirName: STATE_DIR,
+      stateFile: this.folder.statePath,
+      forceCaseInsensitive: this.forceCaseInsensitive,
+      writeAtomic: (path, body) => this.folder.writer.write(path, body),
+    }).catch((error: unknown) => {
+      // Found again next time: a passing failure (EMFILE) must not break a long --follow for good.
+      this.fileNames = undefined;
+      throw error;
+    });
+    return this.fileNames;
+  }
+
+  /** As {@link fileNameMode}, but `undefined` (nothing to read) for a folder that does not exist, which it does not create. */
+  private async fileNameModeToRead(): Promise<FileNameMode | undefined> {
+    if (this.fileNames === undefined && !(await stat(this.root).then(() => true, () => false))) return undefined;
+    return this.fileNameMode();
+  }
+}
