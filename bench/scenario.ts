@@ -20,7 +20,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { Agent } from 'undici';
 import { CatalogClient } from '../lambda/catalog/catalog-client.js';
 import { HttpClient } from '../lambda/catalog/http-client.js';
-import type { PageItem } from '../lambda/catalog/schemas.js';
+import type { PageItem } from '../lambda/catalog/index.js';
 import { commitKey, compareTicks, manifestKey, MIN_TICKS, parseSettings, type RunSummary, type Ticks } from '../lambda/contract/index.js';
 import { awsClients } from '../lambda/stores/aws-clients.js';
 import { DynamoStore } from '../lambda/stores/dynamo-store.js';

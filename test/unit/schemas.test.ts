@@ -18,7 +18,7 @@ import {
   parseSource,
   SourceKind,
   type PageItem,
-} from '../../lambda/catalog/schemas.js';
+} from '../../lambda/catalog/index.js';
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 
 // ---------------------------------------------------------------------------------------------
