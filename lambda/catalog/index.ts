@@ -17,13 +17,25 @@ export {
   type SourceDocument,
 } from './documents.js';
 export { parseJson } from './json.js';
-export { CATALOG_RESOURCE_TYPE, detectSourceKind, findCatalogUrl, parseServiceIndex, parseSource } from './service-index.js';
+export {
+  CATALOG_RESOURCE_TYPE,
+  detectSourceKind,
+  findCatalogUrl,
+  parseServiceIndex,
+  parseSource,
+} from './service-index.js';
 export { parseCatalogIndex } from './index-schema.js';
 export { describeItem, parseCatalogPage } from './page-schema.js';
 export { parseLeaf } from './leaf-schema.js';
 export { DocumentKind, InvalidDocumentError } from './errors.js';
 export { CatalogClient, DEFAULT_DOCUMENT_LIMITS, type DocumentLimits, type FetchedLeaf } from './catalog-client.js';
-export { checkCatalogUrl, specialHost, UnsafeCatalogUrlError, unsafeCatalogUrlReason, type SpecialHost } from './catalog-url-safety.js';
+export {
+  checkCatalogUrl,
+  specialHost,
+  UnsafeCatalogUrlError,
+  unsafeCatalogUrlReason,
+  type SpecialHost,
+} from './catalog-url-safety.js';
 export {
   DEFAULT_HTTP_OPTIONS,
   DEFAULT_TOTAL_TIMEOUT_MS,

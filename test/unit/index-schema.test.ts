@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { parseCatalogIndex, parseCatalogPage } from '../../lambda/catalog/index.js';
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 import {
-  type Json,
   INDEX_URL,
   PAGE_URL,
   rejects,
@@ -13,6 +12,7 @@ import {
   validIndex,
   pageItem,
   validPage,
+  type Json,
 } from './schema-kit.js';
 
 describe('parseCatalogIndex', () => {

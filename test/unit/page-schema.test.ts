@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import { LeafType, parseCatalogPage } from '../../lambda/catalog/index.js';
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 import {
-  type Json,
   INDEX_URL,
   PAGE_URL,
   rejects,
@@ -14,6 +13,7 @@ import {
   T_EARLIER,
   pageItem,
   validPage,
+  type Json,
 } from './schema-kit.js';
 
 describe('parseCatalogPage', () => {

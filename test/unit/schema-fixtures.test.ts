@@ -1,18 +1,24 @@
 /** The real catalog documents under test/fixtures: every one parses, and the leaves match their page items. */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { detectSourceKind, parseCatalogIndex, parseCatalogPage, parseLeaf, parseSource, SourceKind } from '../../lambda/catalog/index.js';
+import {
+  detectSourceKind,
+  parseCatalogIndex,
+  parseCatalogPage,
+  parseLeaf,
+  parseSource,
+  SourceKind,
+} from '../../lambda/catalog/index.js';
 import { parseTimestamp } from '../../lambda/contract/time.js';
 import {
-  type Json,
-  type Fixture,
   skipped,
   fixtures,
   ofKind,
   stripBom,
   itemFromLeaf,
   rejects,
-  body,
+  type Json,
+  type Fixture,
 } from './schema-kit.js';
 
 describe('fixtures', () => {

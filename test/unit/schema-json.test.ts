@@ -1,6 +1,13 @@
 /** Bodies and JSON, for every parser alike, and the error every parser throws. */
 import { describe, expect, it } from 'vitest';
-import { InvalidDocumentError, parseCatalogIndex, parseCatalogPage, parseJson, parseLeaf, parseServiceIndex } from '../../lambda/catalog/index.js';
+import {
+  InvalidDocumentError,
+  parseCatalogIndex,
+  parseCatalogPage,
+  parseJson,
+  parseLeaf,
+  parseServiceIndex,
+} from '../../lambda/catalog/index.js';
 import { PAGE_URL, rejects, body, validPage, expectedItem } from './schema-kit.js';
 
 describe('bodies that are not JSON objects', () => {

@@ -1,6 +1,13 @@
 /** The service index, the catalog URL it names, and telling a service index from a catalog index. */
 import { describe, expect, it } from 'vitest';
-import { detectSourceKind, findCatalogUrl, InvalidDocumentError, parseServiceIndex, parseSource, SourceKind } from '../../lambda/catalog/index.js';
+import {
+  detectSourceKind,
+  findCatalogUrl,
+  InvalidDocumentError,
+  parseServiceIndex,
+  parseSource,
+  SourceKind,
+} from '../../lambda/catalog/index.js';
 import { INDEX_URL, SERVICE_URL, rejects, body, validIndex, serviceIndex } from './schema-kit.js';
 
 describe('service index', () => {
