@@ -8,7 +8,7 @@
  * The first iteration is what a cold Lambda pays (nothing JIT-compiled yet); the median of the others is a
  * warm one. Heap: what the parsed index keeps alive, and the peak growth while parsing.
  */
-import { parseCatalogIndex } from '../lambda/catalog/schemas.js';
+import { parseCatalogIndex } from '../lambda/catalog/index.js';
 import { MIN_TICKS } from '../lambda/contract/index.js';
 import { pagesAfter } from '../lambda/sync/commit-stream.js';
 import { CATALOG_CONTEXT } from '../test/support/catalog-documents.js';

@@ -4,7 +4,7 @@
  * (nothing JIT-compiled yet); the median of the others is a warm one. CPU time, not wall time: this is the
  * per-leaf CPU the engine spends on validation, to set against its CPU per leaf in the scenarios.
  */
-import { parseLeaf, type PageItem } from '../lambda/catalog/schemas.js';
+import { parseLeaf, type PageItem } from '../lambda/catalog/index.js';
 import { parseTimestamp } from '../lambda/contract/index.js';
 import { generateCatalog } from '../test/support/catalog-generator.js';
 import { renderLeafBody } from '../test/support/leaf-body.js';

@@ -8,9 +8,7 @@
  * (checked: each at most once per run, and only pages newer than the cursor the run started from), and the
  * leaves.
  */
-import { CatalogClient } from '../lambda/catalog/catalog-client.js';
-import { HttpClient, type GetOptions, type HttpResponse } from '../lambda/catalog/http-client.js';
-import { parseCatalogIndex } from '../lambda/catalog/schemas.js';
+import { CatalogClient, HttpClient, parseCatalogIndex, type GetOptions, type HttpResponse } from '../lambda/catalog/index.js';
 import { parseSettings, parseTimestamp, type Ticks } from '../lambda/contract/index.js';
 import { awsClients } from '../lambda/stores/aws-clients.js';
 import { S3SnapshotStore } from '../lambda/stores/s3-store.js';

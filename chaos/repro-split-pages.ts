@@ -14,8 +14,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CatalogClient } from '../lambda/catalog/catalog-client.js';
-import { HttpClient } from '../lambda/catalog/http-client.js';
+import { CatalogClient, HttpClient } from '../lambda/catalog/index.js';
 import { formatTimestamp, parseSettings, parseTimestamp } from '../lambda/contract/index.js';
 import { openLocalStores } from '../lambda/stores/index.js';
 import { runSlice } from '../lambda/sync/engine.js';

@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { CatalogClient } from './catalog/catalog-client.js';
-import type { CatalogIndex } from './catalog/schemas.js';
+import type { CatalogIndex } from './catalog/index.js';
 import { HttpClient } from './catalog/http-client.js';
 import { redactUrl } from './contract/redact.js';
 import { formatTimestamp, MIN_TIMESTAMP, parseTimestamp, type Ticks } from './contract/time.js';

@@ -3,8 +3,7 @@
  * the built CLI in a child process (`bin/catalog-sync.js`, as a user runs it), optionally SIGKILLed.
  */
 import type { ChildProcess } from 'node:child_process';
-import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
-import { HttpClient, type HttpClientOptions } from '../../lambda/catalog/http-client.js';
+import { CatalogClient, HttpClient, type HttpClientOptions } from '../../lambda/catalog/index.js';
 import { runSlice, SyncError } from '../../lambda/sync/engine.js';
 import { parseSettings } from '../../lambda/contract/index.js';
 import { startCli, type CliResult } from '../../test/support/cli-process.js';

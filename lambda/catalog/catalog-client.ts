@@ -2,19 +2,11 @@ import { checkCatalogUrl } from './catalog-url-safety.js';
 import { InvalidDocumentError } from './errors.js';
 import { HttpClient, type RequestBounds } from './http-client.js';
 import { FetchError } from './http-errors.js';
-import {
-  detectSourceKind,
-  findCatalogUrl,
-  parseCatalogIndex,
-  parseCatalogPage,
-  parseLeaf,
-  parseServiceIndex,
-  type CatalogIndex,
-  type CatalogIndexEntry,
-  type CatalogPage,
-  type Leaf,
-  type PageItem,
-} from './schemas.js';
+import type { CatalogIndex, CatalogIndexEntry, CatalogPage, Leaf, PageItem } from './documents.js';
+import { parseCatalogIndex } from './index-schema.js';
+import { parseLeaf } from './leaf-schema.js';
+import { parseCatalogPage } from './page-schema.js';
+import { detectSourceKind, findCatalogUrl, parseServiceIndex } from './service-index.js';
 import { formatTimestamp } from '../contract/time.js';
 
 /** Bounds on documents: a hostile or broken source cannot exhaust memory. */

@@ -1,7 +1,7 @@
 import type { CatalogClient } from '../catalog/catalog-client.js';
 import type { RequestBounds } from '../catalog/http-client.js';
 import { InvalidDocumentError } from '../catalog/errors.js';
-import type { CatalogIndex, CatalogIndexEntry, CatalogPage, PageItem } from '../catalog/schemas.js';
+import type { CatalogIndex, CatalogIndexEntry, CatalogPage, PageItem } from '../catalog/index.js';
 import { compareTicks, formatTimestamp, type Ticks } from '../contract/time.js';
 
 /** One catalog commit: every leaf that shares a commit timestamp. */

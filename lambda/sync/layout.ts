@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { InvalidDocumentError } from '../catalog/errors.js';
 import { identityKeyProblem } from '../contract/identity.js';
 import { commitKey as commitKeyOfTicks, leafKey, UNSTORABLE_SEGMENT } from '../contract/keys.js';
-import { describeItem, type PageItem } from '../catalog/schemas.js';
+import { describeItem, type PageItem } from '../catalog/index.js';
 import { formatTimestamp, type Ticks } from '../contract/time.js';
 import type { PlannedCommit } from './commit-stream.js';
 

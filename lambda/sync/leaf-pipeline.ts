@@ -1,7 +1,7 @@
 import { InvalidDocumentError } from '../catalog/errors.js';
 import { FetchAbortedError, FetchError } from '../catalog/http-errors.js';
 import { redactUrl } from '../contract/redact.js';
-import type { PageItem } from '../catalog/schemas.js';
+import type { PageItem } from '../catalog/index.js';
 import { formatTimestamp, type Ticks } from '../contract/time.js';
 import { commitKey } from '../contract/keys.js';
 import type { Checkpointer } from './checkpointer.js';

@@ -1,6 +1,6 @@
 import type { CatalogClient } from '../catalog/catalog-client.js';
 import { InvalidDocumentError } from '../catalog/errors.js';
-import { parseCatalogPage, type PageItem } from '../catalog/schemas.js';
+import { parseCatalogPage, type PageItem } from '../catalog/index.js';
 import { manifestKey } from '../contract/keys.js';
 import type { SnapshotStore } from '../stores/types.js';
 import { metadataOf, placeLeaf, type ManifestEntry } from './layout.js';

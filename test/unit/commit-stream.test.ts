@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CatalogClient } from '../../lambda/catalog/catalog-client.js';
-import type { CatalogIndex, CatalogIndexEntry, CatalogPage, PageItem } from '../../lambda/catalog/schemas.js';
+import type { CatalogIndex, CatalogIndexEntry, CatalogPage, PageItem } from '../../lambda/catalog/index.js';
 import { commitsAfter } from '../../lambda/sync/commit-stream.js';
 
 interface FakeCommit {

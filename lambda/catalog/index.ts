@@ -1,0 +1,60 @@
+/**
+ * The catalog floor's face: the protocol client (HTTP with bounds, the catalog client, its errors)
+ * and the validated documents. Other floors import the catalog through this module; files inside
+ * lambda/catalog/ import each other directly (importing the face from inside would make a loop).
+ *
+ * Every catalog document is validated: service index, catalog index, catalog page and leaf. Everything
+ * fetched is untrusted input (contract: "Untrusted input"). Each `parse…` function takes the raw body
+ * and the URL it came from and returns a typed, validated object, or throws {@link InvalidDocumentError}
+ * naming the URL, the JSON path and the problem. Besides the shape of each document, the checks that the
+ * protocol's guarantees rest on are enforced there (one commit per timestamp, nothing newer than its
+ * container, no duplicates, a leaf matching the page item that pointed at it), so the sync engine can
+ * rely on them instead of re-checking. Zod checks shapes; the cross-item checks are plain loops over
+ * maps, so a hostile page with a million items is still parsed in linear time.
+ */
+export {
+  LeafType,
+  SourceKind,
+  type CatalogIndex,
+  type CatalogIndexEntry,
+  type CatalogPage,
+  type DocumentBody,
+  type Leaf,
+  type PageItem,
+  type ServiceIndex,
+  type ServiceIndexResource,
+  type SourceDocument,
+} from './documents.js';
+export { parseJson } from './json.js';
+export {
+  CATALOG_RESOURCE_TYPE,
+  detectSourceKind,
+  findCatalogUrl,
+  parseServiceIndex,
+  parseSource,
+} from './service-index.js';
+export { parseCatalogIndex } from './index-schema.js';
+export { describeItem, parseCatalogPage } from './page-schema.js';
+export { parseLeaf } from './leaf-schema.js';
+export { DocumentKind, InvalidDocumentError } from './errors.js';
+export { CatalogClient, DEFAULT_DOCUMENT_LIMITS, type DocumentLimits, type FetchedLeaf } from './catalog-client.js';
+export {
+  checkCatalogUrl,
+  specialHost,
+  UnsafeCatalogUrlError,
+  unsafeCatalogUrlReason,
+  type SpecialHost,
+} from './catalog-url-safety.js';
+export {
+  DEFAULT_HTTP_OPTIONS,
+  DEFAULT_TOTAL_TIMEOUT_MS,
+  HttpClient,
+  parseRetryAfter,
+  type GetOptions,
+  type HttpClientOptions,
+  type HttpResponse,
+  type RequestBounds,
+  type RetryListener,
+  type RetryPolicy,
+} from './http-client.js';
+export { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from './http-errors.js';
