@@ -1,8 +1,7 @@
-import type { CatalogClient } from '../catalog/catalog-client.js';
 import { FetchAbortedError } from '../catalog/http-errors.js';
 import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../contract/time.js';
+import type { EngineDeps, EngineLogger } from './engine-deps.js';
 import { id as newId } from '../ids/kuuid.js';
-import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
 import { Checkpointer } from './checkpointer.js';
 import { watermarkKeyOf } from '../contract/keys.js';
 import { watermarkOf } from './layout.js';
@@ -11,48 +10,6 @@ import { startRunBudget } from './run-budget.js';
 import { StoppedBy, type RunSummary } from '../contract/run-summary.js';
 import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../contract/settings.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
-
-/** Structured logging, as Powertools Logger offers it. */
-export interface EngineLogger {
-  info(message: string, extra?: Record<string, unknown>): void;
-  warn(message: string, extra?: Record<string, unknown>): void;
-  error(message: string, extra?: Record<string, unknown>): void;
-}
-
-/** Progress after each completed commit, for progress bars and metrics. */
-export interface Progress {
-  readonly commits: number;
-  readonly leaves: number;
-  readonly bytes: number;
-  readonly cursor: Ticks;
-  /** The newest commit this run may reach. */
-  readonly upper: Ticks;
-}
-
-/** What the engine talks to. */
-export interface EngineDeps {
-  readonly catalog: CatalogClient;
-  readonly cursors: CursorStore;
-  readonly snapshots: SnapshotStore;
-  readonly runLog?: RunLogStore;
-  readonly logger?: EngineLogger;
-  /**
-   * Epoch ms at which the run stops: it takes no new leaf, aborts the requests in flight (their commits stay
-   * incomplete), checkpoints the last complete commit and returns `time-budget`.
-   */
-  readonly deadline?: number;
-  /** Aborting stops the run like the deadline does (Ctrl-C in the CLI). */
-  readonly signal?: AbortSignal;
-  readonly onProgress?: (progress: Progress) => void;
-  /** Days a run-log record is kept (TTL). */
-  readonly runLogDays?: number;
-  /** The run id to use (a kuuid id); a new one when absent. */
-  readonly runId?: string;
-  /** Told the catalog head once the index is read: for the lag metric. */
-  readonly onIndex?: (head: Ticks) => void;
-  /** Told each stored leaf's timing (`performance.now()` ms: fetch start, fetched, PUT done); for the benchmark. */
-  readonly onLeaf?: (startMs: number, fetchedMs: number, storedMs: number) => void;
-}
 
 /** A run that stopped on an error: carries the summary of what it completed before the error. */
 export class SyncError extends CatalogSyncError {

@@ -6,7 +6,7 @@ import { formatTimestamp, type Ticks } from '../contract/time.js';
 import { commitKey } from '../contract/keys.js';
 import type { Checkpointer } from './checkpointer.js';
 import { commitsAfter, type PlannedCommit } from './commit-stream.js';
-import type { EngineDeps, EngineLogger } from './engine.js';
+import type { EngineDeps, EngineLogger } from './engine-deps.js';
 import { manifestKey, quarantineKeyFor } from '../contract/keys.js';
 import { manifestOf, metadataOf, placeLeaf, quarantineRecordOf, type LeafPlacement, type ManifestEntry } from './layout.js';
 import { StoppedBy } from '../contract/run-summary.js';
