@@ -5,7 +5,7 @@ import { id as newId } from '../ids/kuuid.js';
 import { Checkpointer } from './checkpointer.js';
 import { watermarkKeyOf } from '../contract/keys.js';
 import { watermarkOf } from './layout.js';
-import { runPipeline } from './leaf-pipeline.js';
+import { runPipeline, type RunTotals } from './leaf-pipeline.js';
 import { startRunBudget } from './run-budget.js';
 import { StoppedBy, type RunSummary } from '../contract/run-summary.js';
 import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../contract/settings.js';
@@ -40,7 +40,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const stored = await deps.cursors.read(settings.cursorName);
   const cursorBefore = stored?.value ?? settings.startCursor;
   const checkpointer = new Checkpointer(deps.cursors, settings.cursorName, stored, runId);
-  const totals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
+  let totals: RunTotals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
   let stoppedBy: StoppedBy = StoppedBy.caughtUp;
   let caughtUp = false;
   let failure: unknown;
@@ -71,8 +71,9 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       // Already at the bound: no page needs reading.
       const outcome =
         upper <= cursorBefore
-          ? { stoppedBy: StoppedBy.caughtUp, exhausted: true, failure: undefined }
-          : await runPipeline(settings, { ...deps, ...bounds }, logger, checkpointer, cursorBefore, upper, totals, index);
+          ? { stoppedBy: StoppedBy.caughtUp, exhausted: true, failure: undefined, totals }
+          : await runPipeline({ settings, deps: { ...deps, ...bounds }, logger, checkpointer, cursor: cursorBefore, upper, index });
+      totals = outcome.totals;
       stoppedBy = outcome.stoppedBy;
       failure = outcome.failure;
       if (outcome.exhausted && failure === undefined && !checkpointer.lostRace) {
