@@ -5,9 +5,10 @@ import { id as newId } from '../ids/kuuid.js';
 import { Checkpointer } from './checkpointer.js';
 import { watermarkKeyOf } from '../contract/keys.js';
 import { watermarkOf } from './layout.js';
-import { runPipeline, type RunTotals } from './leaf-pipeline.js';
+import { runPipeline, type PipelineOutcome, type RunTotals } from './leaf-pipeline.js';
+import { decideStop } from './stop-reason.js';
 import { startRunBudget } from './run-budget.js';
-import { StoppedBy, type RunSummary } from '../contract/run-summary.js';
+import type { RunSummary } from '../contract/run-summary.js';
 import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../contract/settings.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
@@ -41,9 +42,11 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const cursorBefore = stored?.value ?? settings.startCursor;
   const checkpointer = new Checkpointer(deps.cursors, settings.cursorName, stored, runId);
   let totals: RunTotals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
-  let stoppedBy: StoppedBy = StoppedBy.caughtUp;
-  let caughtUp = false;
   let failure: unknown;
+  let pipeline: PipelineOutcome | undefined;
+  let staleIndex = false;
+  let boundByDependency = false;
+  let aborted = false;
   let upper: Ticks = MIN_TICKS;
   const deadline = deps.deadline;
   const budget = startRunBudget(deadline, deps.signal);
@@ -64,26 +67,20 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
         cursor: formatTimestamp(cursorBefore),
       });
       upper = cursorBefore;
-      caughtUp = true;
+      staleIndex = true;
     } else {
-      const boundByDependency = dependencyBound !== undefined && dependencyBound < index.commitTicks;
+      boundByDependency = dependencyBound !== undefined && dependencyBound < index.commitTicks;
       upper = boundByDependency ? dependencyBound! : index.commitTicks;
       // Already at the bound: no page needs reading.
-      const outcome =
-        upper <= cursorBefore
-          ? { stoppedBy: StoppedBy.caughtUp, exhausted: true, failure: undefined, totals }
-          : await runPipeline({ settings, deps: { ...deps, ...bounds }, logger, checkpointer, cursor: cursorBefore, upper, index });
-      totals = outcome.totals;
-      stoppedBy = outcome.stoppedBy;
-      failure = outcome.failure;
-      if (outcome.exhausted && failure === undefined && !checkpointer.lostRace) {
-        caughtUp = true;
-        stoppedBy = boundByDependency ? StoppedBy.dependency : StoppedBy.caughtUp;
+      if (upper > cursorBefore) {
+        pipeline = await runPipeline({ settings, deps: { ...deps, ...bounds }, logger, checkpointer, cursor: cursorBefore, upper, index });
+        totals = pipeline.totals;
+        failure = pipeline.failure;
       }
     }
   } catch (error) {
     // The index was not read whole before the budget ran out: a stop, not a failure.
-    if (error instanceof FetchAbortedError) stoppedBy = StoppedBy.timeBudget;
+    if (error instanceof FetchAbortedError) aborted = true;
     else failure = error;
   } finally {
     budget.release();
@@ -102,14 +99,14 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       failure ??= error;
     }
   }
-  if (checkpointer.lostRace) {
-    stoppedBy = StoppedBy.lostRace;
-    caughtUp = false;
-  }
-  if (failure !== undefined) {
-    stoppedBy = StoppedBy.error;
-    caughtUp = false;
-  }
+  const { stoppedBy, caughtUp } = decideStop({
+    ...(pipeline === undefined ? {} : { pipeline }),
+    staleIndex,
+    boundByDependency,
+    aborted,
+    lostRace: checkpointer.lostRace,
+    failed: failure !== undefined,
+  });
   const cursorAfter = checkpointer.current?.value ?? cursorBefore;
   const summary: RunSummary = {
     runId,

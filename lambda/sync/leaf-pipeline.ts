@@ -58,9 +58,10 @@ export interface PipelineContext {
   readonly index: CatalogIndex;
 }
 
-/** How the pipeline ended. */
+/** How the pipeline ended: facts for `decideStop` (stop-reason.ts), which alone decides the run's stop reason. */
 export interface PipelineOutcome {
-  stoppedBy: StoppedBy;
+  /** Why the pipeline stopped taking commits (a limit, the time budget, a lost race, an error); undefined when it took every one. */
+  halt: StoppedBy | undefined;
   /** Every commit up to the upper bound was taken and completed. */
   exhausted: boolean;
   failure: unknown;
@@ -213,8 +214,8 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   await Promise.allSettled([...inFlight]);
   kick();
   await finalizer;
-  if (failure !== undefined) return { stoppedBy: StoppedBy.error, exhausted: false, failure, totals };
-  return { stoppedBy: stop ?? StoppedBy.caughtUp, exhausted: exhausted && finalized === work.length, failure, totals };
+  if (failure !== undefined) return { halt: StoppedBy.error, exhausted: false, failure, totals };
+  return { halt: stop, exhausted: exhausted && finalized === work.length, failure, totals };
 }
 
 /** Keys of a commit's leaves and manifest, checked for two items that would share a key. */
