@@ -1,5 +1,5 @@
 import { formatTimestamp, type Ticks } from '../contract/time.js';
-import type { Progress } from '../sync/engine.js';
+import type { Progress } from '../sync/index.js';
 
 /** What bounds a slice, besides the catalog head. */
 export interface ProgressOptions {

@@ -1,58 +1,16 @@
-import type { CatalogClient } from '../catalog/catalog-client.js';
 import { FetchAbortedError } from '../catalog/http-errors.js';
 import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../contract/time.js';
+import type { EngineDeps, EngineLogger } from './engine-deps.js';
 import { id as newId } from '../ids/kuuid.js';
-import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
 import { Checkpointer } from './checkpointer.js';
 import { watermarkKeyOf } from '../contract/keys.js';
 import { watermarkOf } from './layout.js';
-import { runPipeline } from './leaf-pipeline.js';
+import { runPipeline, type PipelineOutcome, type RunTotals } from './leaf-pipeline.js';
+import { decideStop } from './stop-reason.js';
 import { startRunBudget } from './run-budget.js';
-import { StoppedBy, type RunSummary } from '../contract/run-summary.js';
+import type { RunSummary } from '../contract/run-summary.js';
 import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../contract/settings.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
-
-/** Structured logging, as Powertools Logger offers it. */
-export interface EngineLogger {
-  info(message: string, extra?: Record<string, unknown>): void;
-  warn(message: string, extra?: Record<string, unknown>): void;
-  error(message: string, extra?: Record<string, unknown>): void;
-}
-
-/** Progress after each completed commit, for progress bars and metrics. */
-export interface Progress {
-  readonly commits: number;
-  readonly leaves: number;
-  readonly bytes: number;
-  readonly cursor: Ticks;
-  /** The newest commit this run may reach. */
-  readonly upper: Ticks;
-}
-
-/** What the engine talks to. */
-export interface EngineDeps {
-  readonly catalog: CatalogClient;
-  readonly cursors: CursorStore;
-  readonly snapshots: SnapshotStore;
-  readonly runLog?: RunLogStore;
-  readonly logger?: EngineLogger;
-  /**
-   * Epoch ms at which the run stops: it takes no new leaf, aborts the requests in flight (their commits stay
-   * incomplete), checkpoints the last complete commit and returns `time-budget`.
-   */
-  readonly deadline?: number;
-  /** Aborting stops the run like the deadline does (Ctrl-C in the CLI). */
-  readonly signal?: AbortSignal;
-  readonly onProgress?: (progress: Progress) => void;
-  /** Days a run-log record is kept (TTL). */
-  readonly runLogDays?: number;
-  /** The run id to use (a kuuid id); a new one when absent. */
-  readonly runId?: string;
-  /** Told the catalog head once the index is read: for the lag metric. */
-  readonly onIndex?: (head: Ticks) => void;
-  /** Told each stored leaf's timing (`performance.now()` ms: fetch start, fetched, PUT done); for the benchmark. */
-  readonly onLeaf?: (startMs: number, fetchedMs: number, storedMs: number) => void;
-}
 
 /** A run that stopped on an error: carries the summary of what it completed before the error. */
 export class SyncError extends CatalogSyncError {
@@ -83,10 +41,12 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const stored = await deps.cursors.read(settings.cursorName);
   const cursorBefore = stored?.value ?? settings.startCursor;
   const checkpointer = new Checkpointer(deps.cursors, settings.cursorName, stored, runId);
-  const totals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
-  let stoppedBy: StoppedBy = StoppedBy.caughtUp;
-  let caughtUp = false;
+  let totals: RunTotals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
   let failure: unknown;
+  let pipeline: PipelineOutcome | undefined;
+  let staleIndex = false;
+  let boundByDependency = false;
+  let aborted = false;
   let upper: Ticks = MIN_TICKS;
   const deadline = deps.deadline;
   const budget = startRunBudget(deadline, deps.signal);
@@ -107,25 +67,20 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
         cursor: formatTimestamp(cursorBefore),
       });
       upper = cursorBefore;
-      caughtUp = true;
+      staleIndex = true;
     } else {
-      const boundByDependency = dependencyBound !== undefined && dependencyBound < index.commitTicks;
+      boundByDependency = dependencyBound !== undefined && dependencyBound < index.commitTicks;
       upper = boundByDependency ? dependencyBound! : index.commitTicks;
       // Already at the bound: no page needs reading.
-      const outcome =
-        upper <= cursorBefore
-          ? { stoppedBy: StoppedBy.caughtUp, exhausted: true, failure: undefined }
-          : await runPipeline(settings, { ...deps, ...bounds }, logger, checkpointer, cursorBefore, upper, totals, index);
-      stoppedBy = outcome.stoppedBy;
-      failure = outcome.failure;
-      if (outcome.exhausted && failure === undefined && !checkpointer.lostRace) {
-        caughtUp = true;
-        stoppedBy = boundByDependency ? StoppedBy.dependency : StoppedBy.caughtUp;
+      if (upper > cursorBefore) {
+        pipeline = await runPipeline({ settings, deps: { ...deps, ...bounds }, logger, checkpointer, cursor: cursorBefore, upper, index });
+        totals = pipeline.totals;
+        failure = pipeline.failure;
       }
     }
   } catch (error) {
     // The index was not read whole before the budget ran out: a stop, not a failure.
-    if (error instanceof FetchAbortedError) stoppedBy = StoppedBy.timeBudget;
+    if (error instanceof FetchAbortedError) aborted = true;
     else failure = error;
   } finally {
     budget.release();
@@ -144,14 +99,14 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       failure ??= error;
     }
   }
-  if (checkpointer.lostRace) {
-    stoppedBy = StoppedBy.lostRace;
-    caughtUp = false;
-  }
-  if (failure !== undefined) {
-    stoppedBy = StoppedBy.error;
-    caughtUp = false;
-  }
+  const { stoppedBy, caughtUp } = decideStop({
+    ...(pipeline === undefined ? {} : { pipeline }),
+    staleIndex,
+    boundByDependency,
+    aborted,
+    lostRace: checkpointer.lostRace,
+    failed: failure !== undefined,
+  });
   const cursorAfter = checkpointer.current?.value ?? cursorBefore;
   const summary: RunSummary = {
     runId,

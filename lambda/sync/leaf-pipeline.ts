@@ -1,12 +1,12 @@
 import { InvalidDocumentError } from '../catalog/errors.js';
 import { FetchAbortedError, FetchError } from '../catalog/http-errors.js';
 import { redactUrl } from '../contract/redact.js';
-import type { PageItem } from '../catalog/index.js';
+import type { CatalogIndex, PageItem } from '../catalog/index.js';
 import { formatTimestamp, type Ticks } from '../contract/time.js';
 import { commitKey } from '../contract/keys.js';
 import type { Checkpointer } from './checkpointer.js';
 import { commitsAfter, type PlannedCommit } from './commit-stream.js';
-import type { EngineDeps, EngineLogger } from './engine.js';
+import type { EngineDeps, EngineLogger } from './engine-deps.js';
 import { manifestKey, quarantineKeyFor } from '../contract/keys.js';
 import { manifestOf, metadataOf, placeLeaf, quarantineRecordOf, type LeafPlacement, type ManifestEntry } from './layout.js';
 import { StoppedBy } from '../contract/run-summary.js';
@@ -33,12 +33,40 @@ class CommitWork {
   }
 }
 
-/** How the pipeline ended. */
+/** What a slice has completed: whole commits and what they hold. */
+export interface RunTotals {
+  commits: number;
+  leaves: number;
+  deletes: number;
+  quarantined: number;
+  bytes: number;
+}
+
+/** Everything one pipeline run works with. */
+export interface PipelineContext {
+  readonly settings: SyncSettings;
+  /** The engine's dependencies, with the run's deadline and abort signal. */
+  readonly deps: EngineDeps;
+  readonly logger: EngineLogger;
+  /** Moves the cursor as commits complete, in commit order. */
+  readonly checkpointer: Checkpointer;
+  /** The stored cursor: the pipeline takes commits after it. */
+  readonly cursor: Ticks;
+  /** The newest commit the pipeline may take. */
+  readonly upper: Ticks;
+  /** The catalog index read for this run. */
+  readonly index: CatalogIndex;
+}
+
+/** How the pipeline ended: facts for `decideStop` (stop-reason.ts), which alone decides the run's stop reason. */
 export interface PipelineOutcome {
-  stoppedBy: StoppedBy;
+  /** Why the pipeline stopped taking commits (a limit, the time budget, a lost race, an error); undefined when it took every one. */
+  halt: StoppedBy | undefined;
   /** Every commit up to the upper bound was taken and completed. */
   exhausted: boolean;
   failure: unknown;
+  /** The commits finalized (manifest written, cursor asked to move) and what they hold. */
+  totals: RunTotals;
 }
 
 /**
@@ -47,16 +75,9 @@ export interface PipelineOutcome {
  * the cursor after each one. Never throws: a failure is returned, after every commit completed before it is
  * finalized.
  */
-export async function runPipeline(
-  settings: SyncSettings,
-  deps: EngineDeps,
-  logger: EngineLogger,
-  checkpointer: Checkpointer,
-  cursor: Ticks,
-  upper: Ticks,
-  totals: { commits: number; leaves: number; deletes: number; quarantined: number; bytes: number },
-  index: Parameters<typeof commitsAfter>[1],
-): Promise<PipelineOutcome> {
+export async function runPipeline(context: PipelineContext): Promise<PipelineOutcome> {
+  const { settings, deps, logger, checkpointer, cursor, upper, index } = context;
+  const totals: RunTotals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
   const { catalog, snapshots, deadline, signal } = deps;
   const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(signal === undefined ? {} : { signal }) };
   // Commits taken, in order; a finalized commit's slot is emptied so its page items and manifest entries are
@@ -193,8 +214,8 @@ export async function runPipeline(
   await Promise.allSettled([...inFlight]);
   kick();
   await finalizer;
-  if (failure !== undefined) return { stoppedBy: StoppedBy.error, exhausted: false, failure };
-  return { stoppedBy: stop ?? StoppedBy.caughtUp, exhausted: exhausted && finalized === work.length, failure };
+  if (failure !== undefined) return { halt: StoppedBy.error, exhausted: false, failure, totals };
+  return { halt: stop, exhausted: exhausted && finalized === work.length, failure, totals };
 }
 
 /** Keys of a commit's leaves and manifest, checked for two items that would share a key. */

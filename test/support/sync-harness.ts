@@ -12,7 +12,7 @@ import { commitKey } from '../../lambda/contract/keys.js';
 import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
 import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget } from '../../lambda/stores/types.js';
-import { runSlice, type EngineDeps } from '../../lambda/sync/engine.js';
+import { runSlice, type EngineDeps } from '../../lambda/sync/index.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
 import { parseSettings, type RawSettings } from '../../lambda/contract/settings.js';
 import { leafBody, type GeneratedCatalog, type GeneratedCommit } from './catalog-generator.js';

@@ -1,0 +1,50 @@
+/**
+ * What the engine talks to and tells: its dependencies, its logger and its progress reports. Its own module so
+ * that the engine (`engine.ts`) and the leaf pipeline (`leaf-pipeline.ts`) both import it without importing each
+ * other.
+ */
+import type { CatalogClient } from '../catalog/catalog-client.js';
+import type { Ticks } from '../contract/time.js';
+import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
+
+/** Structured logging, as Powertools Logger offers it. */
+export interface EngineLogger {
+  info(message: string, extra?: Record<string, unknown>): void;
+  warn(message: string, extra?: Record<string, unknown>): void;
+  error(message: string, extra?: Record<string, unknown>): void;
+}
+
+/** Progress after each completed commit, for progress bars and metrics. */
+export interface Progress {
+  readonly commits: number;
+  readonly leaves: number;
+  readonly bytes: number;
+  readonly cursor: Ticks;
+  /** The newest commit this run may reach. */
+  readonly upper: Ticks;
+}
+
+/** What the engine talks to. */
+export interface EngineDeps {
+  readonly catalog: CatalogClient;
+  readonly cursors: CursorStore;
+  readonly snapshots: SnapshotStore;
+  readonly runLog?: RunLogStore;
+  readonly logger?: EngineLogger;
+  /**
+   * Epoch ms at which the run stops: it takes no new leaf, aborts the requests in flight (their commits stay
+   * incomplete), checkpoints the last complete commit and returns `time-budget`.
+   */
+  readonly deadline?: number;
+  /** Aborting stops the run like the deadline does (Ctrl-C in the CLI). */
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (progress: Progress) => void;
+  /** Days a run-log record is kept (TTL). */
+  readonly runLogDays?: number;
+  /** The run id to use (a kuuid id); a new one when absent. */
+  readonly runId?: string;
+  /** Told the catalog head once the index is read: for the lag metric. */
+  readonly onIndex?: (head: Ticks) => void;
+  /** Told each stored leaf's timing (`performance.now()` ms: fetch start, fetched, PUT done); for the benchmark. */
+  readonly onLeaf?: (startMs: number, fetchedMs: number, storedMs: number) => void;
+}

@@ -1,0 +1,7 @@
+/**
+ * The engine's face: run one bounded slice, the error a failed slice throws, what the engine talks to, and the
+ * commit stream the CLI's planning reads. Faces import the engine through this module.
+ */
+export { lagSeconds, runSlice, SyncError } from './engine.js';
+export type { EngineDeps, EngineLogger, Progress } from './engine-deps.js';
+export { commitsAfter, pagesAfter } from './commit-stream.js';

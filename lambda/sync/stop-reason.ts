@@ -1,0 +1,47 @@
+import { StoppedBy } from '../contract/run-summary.js';
+
+/** What happened in a run, as facts; {@link decideStop} turns them into the run's stop reason. */
+export interface StopFacts {
+  /**
+   * What the leaf pipeline reported, when it ran: `halt` is why it stopped taking commits (a limit, the time
+   * budget, a lost race, an error), `exhausted` that it took and completed every commit up to the bound.
+   * Absent when it did not run: the index was stale, the cursor was already at the bound, or the run failed or
+   * was aborted before it.
+   */
+  readonly pipeline?: { readonly halt: StoppedBy | undefined; readonly exhausted: boolean };
+  /** The catalog index was older than the stored cursor: nothing to do. */
+  readonly staleIndex: boolean;
+  /** A dependency cursor, not the catalog head, bounded the run. */
+  readonly boundByDependency: boolean;
+  /** The index read was aborted by the time budget or the run's signal. */
+  readonly aborted: boolean;
+  /** Another run moved the cursor first: this run's conditional write lost. */
+  readonly lostRace: boolean;
+  /** Something failed: the pipeline, a read before it, the checkpoint or the watermark. */
+  readonly failed: boolean;
+}
+
+/** Why a run stopped, and whether it reached its bound. */
+export interface StopDecision {
+  readonly stoppedBy: StoppedBy;
+  readonly caughtUp: boolean;
+}
+
+/**
+ * Decides why a run stopped (`stoppedBy`) and whether it caught up (`caughtUp`) from the facts of the run. This is
+ * the only place that decides them: the pipeline and the engine only report facts. In order of precedence: a
+ * failure (`error`), a lost race (`lost-race`), an aborted index read (`time-budget`), a stale index (caught up),
+ * the pipeline took every commit up to the bound or there was none to take (caught up, `dependency` when a
+ * dependency cursor was the bound, else `caught-up`), and otherwise the pipeline's own halt (`max-commits`,
+ * `max-leaves`, `time-budget`).
+ */
+export function decideStop(facts: StopFacts): StopDecision {
+  if (facts.failed) return { stoppedBy: StoppedBy.error, caughtUp: false };
+  if (facts.lostRace) return { stoppedBy: StoppedBy.lostRace, caughtUp: false };
+  if (facts.aborted) return { stoppedBy: StoppedBy.timeBudget, caughtUp: false };
+  if (facts.staleIndex) return { stoppedBy: StoppedBy.caughtUp, caughtUp: true };
+  if (facts.pipeline === undefined || facts.pipeline.exhausted) {
+    return { stoppedBy: facts.boundByDependency ? StoppedBy.dependency : StoppedBy.caughtUp, caughtUp: true };
+  }
+  return { stoppedBy: facts.pipeline.halt ?? StoppedBy.caughtUp, caughtUp: false };
+}
