@@ -2,7 +2,7 @@
  * `npm run bench`: the catalog-sync benchmark. See bench/README.md.
  *
  * This process only orchestrates: the catalog replicas and the fake S3 run in one child (servers.ts),
- * DynamoDB Local in another (test/support/emulators), and every scenario in a child of its own
+ * DynamoDB Local in another (testkit/emulators), and every scenario in a child of its own
  * (scenario.ts, warm.ts, planning.ts), so each scenario's peak RSS and CPU time are its own.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -243,7 +243,7 @@ async function main(): Promise<void> {
   const dynamoTable = 'catalog-sync-bench';
   if (opts.dynamo !== 'off') {
     try {
-      const emulators = await import('../test/support/emulators.js');
+      const emulators = await import('../testkit/emulators.js');
       dynamo = await emulators.startDynamo();
       await emulators.createCursorTable(dynamo.endpoint, dynamoTable);
       log(`DynamoDB emulator (${dynamo.kind}) at ${dynamo.endpoint}`);

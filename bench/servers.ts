@@ -1,6 +1,6 @@
 /**
  * The benchmark's servers, in a process of their own so that their CPU never counts against the engine:
- * catalog replicas (test/support/catalog-replica.ts) with per-request latency, and the fake S3.
+ * catalog replicas (testkit/catalog-replica.ts) with per-request latency, and the fake S3.
  *
  * Started by run.ts with `fork` and a JSON config as argv[2]; sends `{ type: 'ready', ... }` over IPC once
  * every replica is generated and its documents are rendered and compressed in advance (so the replica's
@@ -10,11 +10,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import { CATALOG_INDEX_PATH, SERVICE_INDEX_PATH } from '../test/support/catalog-documents.js';
-import { appendCommits, generateCatalog, type GeneratedCatalog } from '../test/support/catalog-generator.js';
-import { CatalogReplica } from '../test/support/catalog-replica.js';
-import { negotiateCoding, type ContentCoding } from '../test/support/http-encoding.js';
-import type { ServedDocument } from '../test/support/replica-source.js';
+import { CATALOG_INDEX_PATH, SERVICE_INDEX_PATH } from '../testkit/catalog-documents.js';
+import { appendCommits, generateCatalog, type GeneratedCatalog } from '../testkit/catalog-generator.js';
+import { CatalogReplica } from '../testkit/catalog-replica.js';
+import { negotiateCoding, type ContentCoding } from '../testkit/http-encoding.js';
+import type { ServedDocument } from '../testkit/replica-source.js';
 import { startFakeS3, type FakeS3 } from './fake-s3.js';
 
 /** One catalog to serve. */

@@ -18,13 +18,13 @@ import { CatalogClient, HttpClient } from '../lambda/catalog/index.js';
 import { formatTimestamp, parseSettings, parseTimestamp } from '../lambda/contract/index.js';
 import { openLocalStores } from '../lambda/stores/index.js';
 import { runSlice } from '../lambda/sync/engine.js';
-import { pagePath } from '../test/support/catalog-documents.js';
-import { generateCatalog, type GeneratedCatalog } from '../test/support/catalog-generator.js';
-import { layoutPages } from '../test/support/catalog-layout.js';
-import { CatalogReplica } from '../test/support/catalog-replica.js';
-import { parseTicks } from '../test/support/catalog-time.js';
-import { verifyLocal } from '../test/support/local-verify.js';
-import { RecordingCursorStore } from '../test/support/sync-harness.js';
+import { pagePath } from '../testkit/catalog-documents.js';
+import { generateCatalog, type GeneratedCatalog } from '../testkit/catalog-generator.js';
+import { layoutPages } from '../testkit/catalog-layout.js';
+import { CatalogReplica } from '../testkit/catalog-replica.js';
+import { parseTicks } from '../testkit/catalog-time.js';
+import { verifyLocal } from '../testkit/local-verify.js';
+import { RecordingCursorStore } from '../testkit/sync-harness.js';
 
 const PAGE_SIZE = 4;
 

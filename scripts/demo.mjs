@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const repo = join(here, '..');
 const cli = join(repo, 'bin', 'catalog-sync.js');
-const support = join(repo, 'dist', 'test', 'support');
+const support = join(repo, 'dist', 'testkit');
 
 const { values } = parseArgs({
   options: {

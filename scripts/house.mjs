@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { FLOORS, RULES } from './house-rules.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const SOURCE_FOLDERS = ['lambda', 'infra', 'test', 'bench', 'chaos', 'scripts', 'bin'];
+const SOURCE_FOLDERS = ['lambda', 'infra', 'test', 'testkit', 'bench', 'chaos', 'scripts', 'bin'];
 const SOURCE_FILE = /\.(ts|mts|cts|js|mjs|cjs)$/;
 /** Generated or recorded data, not source: never counted. */
 const NOT_SOURCE = /(^|\/)(node_modules|dist|cdk\.out|fixtures|results)(\/|$)/;

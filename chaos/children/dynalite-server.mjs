@@ -5,7 +5,7 @@
  * Usage: node dynalite-server.mjs <directory> <port>; prints {"ready":true,"port":N}.
  */
 import dynalite from 'dynalite';
-import { announce, exitWithParent } from '../../test/support/children/parent-watch.mjs';
+import { announce, exitWithParent } from '../../testkit/children/parent-watch.mjs';
 
 const [path, portText] = process.argv.slice(2);
 if (!path || !portText) {

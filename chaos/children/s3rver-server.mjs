@@ -11,12 +11,12 @@
  * when a complete copy was there before. S3 never does that: a PUT is whole or not at all, and a body
  * shorter than its Content-Length is rejected. Without the patch a killed *re-write* of a leaf that
  * was already stored whole could corrupt it, which would be s3rver's fault, not catalog-sync's. The
- * patch is the tests' own (test/support/children/s3rver-atomic-put.mjs). `--raw` keeps s3rver's own
+ * patch is the tests' own (testkit/children/s3rver-atomic-put.mjs). `--raw` keeps s3rver's own
  * behaviour.
  */
 import S3rver from 's3rver';
-import { announce, exitWithParent } from '../../test/support/children/parent-watch.mjs';
-import { patchS3rverForAtomicPuts } from '../../test/support/children/s3rver-atomic-put.mjs';
+import { announce, exitWithParent } from '../../testkit/children/parent-watch.mjs';
+import { patchS3rverForAtomicPuts } from '../../testkit/children/s3rver-atomic-put.mjs';
 
 const [directory, portText, ...flags] = process.argv.slice(2);
 if (!directory || !portText) {

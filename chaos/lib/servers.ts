@@ -4,7 +4,7 @@
  * s3rver with the same directory. Everything listens on 127.0.0.1 and lives under one temporary folder
  * (on /dev/shm when there is one), removed by {@link Emulators.close}.
  *
- * test/support/emulator-processes.ts starts in-memory emulators on a fresh port each time, which is right
+ * testkit/emulator-processes.ts starts in-memory emulators on a fresh port each time, which is right
  * for tests and useless here: a restarted in-memory DynamoDB Local has lost every table.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
-import { childScript, startChild, waitForReady, type ManagedChild } from '../../test/support/child-processes.js';
-import { dynamoDbLocalDirectory, freePort, javaWorks, untilAnswering } from '../../test/support/emulator-processes.js';
+import { childScript, startChild, waitForReady, type ManagedChild } from '../../testkit/child-processes.js';
+import { dynamoDbLocalDirectory, freePort, javaWorks, untilAnswering } from '../../testkit/emulator-processes.js';
 
 
 const READY_TIMEOUT_MS = 90_000;

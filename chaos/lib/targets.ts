@@ -16,11 +16,11 @@ import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
 import { openLocalStores, STATE_DIR } from '../../lambda/stores/index.js';
 import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../../lambda/stores/types.js';
-import type { GeneratedCatalog } from '../../test/support/catalog-generator.js';
-import { clientsFor, createBucket, createCursorTable, type EmulatorClients } from '../../test/support/emulators.js';
-import { uniqueName } from '../../test/support/env.js';
-import { listFiles, localKeys, readLocalState, verifyLocal } from '../../test/support/local-verify.js';
-import { SyncHarness } from '../../test/support/sync-harness.js';
+import type { GeneratedCatalog } from '../../testkit/catalog-generator.js';
+import { clientsFor, createBucket, createCursorTable, type EmulatorClients } from '../../testkit/emulators.js';
+import { uniqueName } from '../../testkit/env.js';
+import { listFiles, localKeys, readLocalState, verifyLocal } from '../../testkit/local-verify.js';
+import { SyncHarness } from '../../testkit/sync-harness.js';
 import { describeMismatch, readS3Object, type ReadFault } from './object-reads.js';
 import type { Emulators } from './servers.js';
 

@@ -13,9 +13,9 @@ import { leafKey, manifestKey } from '../../lambda/contract/keys.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
 import { commitKey } from '../../lambda/contract/keys.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, SnapshotStore } from '../../lambda/stores/types.js';
-import { appendCommits, generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
-import { CatalogReplica } from '../support/catalog-replica.js';
-import { commitTicks, SyncHarness } from '../support/sync-harness.js';
+import { appendCommits, generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { commitTicks, SyncHarness } from '../../testkit/sync-harness.js';
 
 /** The keys one commit is stored under. */
 function keysOf(commit: GeneratedCatalog['commits'][number]): { manifest: string; leaves: string[] } {

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTimestamp } from '../../lambda/contract/time.js';
 import { SyncError } from '../../lambda/sync/engine.js';
-import { generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
-import { CatalogReplica } from '../support/catalog-replica.js';
-import { commitTicks, SyncHarness } from '../support/sync-harness.js';
+import { generateCatalog, leafBody, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { commitTicks, SyncHarness } from '../../testkit/sync-harness.js';
 
 let catalog: GeneratedCatalog;
 let replica: CatalogReplica;

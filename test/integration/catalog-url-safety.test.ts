@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
 import { UnsafeCatalogUrlError } from '../../lambda/catalog/catalog-url-safety.js';
 import { HttpClient, type GetOptions, type HttpResponse } from '../../lambda/catalog/http-client.js';
-import { generateCatalog } from '../support/catalog-generator.js';
-import { CatalogReplica } from '../support/catalog-replica.js';
+import { generateCatalog } from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
 
 /** An HttpClient that records every URL it is asked to GET, in order. */
 class RecordingHttpClient extends HttpClient {

@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
-import { generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
-import { CatalogReplica } from '../support/catalog-replica.js';
-import { runCli, startCli, waitFor } from '../support/cli-process.js';
-import { commitTicks, SyncHarness } from '../support/sync-harness.js';
+import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { runCli, startCli, waitFor } from '../../testkit/cli-process.js';
+import { commitTicks, SyncHarness } from '../../testkit/sync-harness.js';
 
 let catalog: GeneratedCatalog;
 let replica: CatalogReplica;

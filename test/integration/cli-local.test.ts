@@ -12,11 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTimestamp, parseTimestamp, ticksToEpochMs, type Ticks } from '../../lambda/contract/time.js';
 import { FILE_NAMES_RECORD } from '../../lambda/stores/file-name-mode.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
-import { appendCommits, generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
-import { CatalogReplica } from '../support/catalog-replica.js';
-import { runCli, startCli, waitFor, type CliResult } from '../support/cli-process.js';
-import { listFiles, localKeys, localManifestsAfter, readLocalCursor, RUN_LOG_FILE, STATE_FILE, verifyLocal } from '../support/local-verify.js';
-import { commitTicks } from '../support/sync-harness.js';
+import { appendCommits, generateCatalog, leafBody, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { runCli, startCli, waitFor, type CliResult } from '../../testkit/cli-process.js';
+import { listFiles, localKeys, localManifestsAfter, readLocalCursor, RUN_LOG_FILE, STATE_FILE, verifyLocal } from '../../testkit/local-verify.js';
+import { commitTicks } from '../../testkit/sync-harness.js';
 
 const SUMMARY_FIELDS = ['runId', 'cursorName', 'cursorBefore', 'cursorAfter', 'commits', 'leaves', 'deletes', 'quarantined', 'bytes', 'caughtUp', 'stoppedBy', 'durationMs'];
 const START = '0001-01-01T00:00:00.0000000Z';

@@ -7,11 +7,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
-import { CatalogReplica } from '../support/catalog-replica.js';
-import { runCli } from '../support/cli-process.js';
-import { listFiles, verifyLocal } from '../support/local-verify.js';
-import { commitTicks, SyncHarness } from '../support/sync-harness.js';
+import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { runCli } from '../../testkit/cli-process.js';
+import { listFiles, verifyLocal } from '../../testkit/local-verify.js';
+import { commitTicks, SyncHarness } from '../../testkit/sync-harness.js';
 
 const SECRET = 'hunter2-Zx9';
 const AUTHORIZATION = `Basic ${Buffer.from(`feed-user:${SECRET}`).toString('base64')}`;

@@ -12,9 +12,9 @@ import { ConditionalCheckFailedException, DescribeTimeToLiveCommand } from '@aws
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { childScript } from '../support/child-processes.js';
-import { clientsFor, createBucket, createCursorTable, startDynamo, startS3, type EmulatorClients } from '../support/emulators.js';
-import { testServices, uniqueName } from '../support/env.js';
+import { childScript } from '../../testkit/child-processes.js';
+import { clientsFor, createBucket, createCursorTable, startDynamo, startS3, type EmulatorClients } from '../../testkit/emulators.js';
+import { testServices, uniqueName } from '../../testkit/env.js';
 
 const services = testServices();
 let clients: EmulatorClients;

@@ -13,10 +13,10 @@ import { BodyTooLargeError } from '../../lambda/catalog/http-errors.js';
 import { openLocalStores } from '../../lambda/stores/index.js';
 import { runSlice, SyncError } from '../../lambda/sync/engine.js';
 import { parseSettings } from '../../lambda/contract/settings.js';
-import { generateCatalog } from '../support/catalog-generator.js';
-import { CatalogReplica } from '../support/catalog-replica.js';
-import { verifyLocal } from '../support/local-verify.js';
-import { commitTicks, FAST_RETRY } from '../support/sync-harness.js';
+import { generateCatalog } from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { verifyLocal } from '../../testkit/local-verify.js';
+import { commitTicks, FAST_RETRY } from '../../testkit/sync-harness.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {

@@ -3,9 +3,9 @@ import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient, parseRetryAfter } from '../../lambda/catalog/http-client.js';
 import { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from '../../lambda/catalog/http-errors.js';
-import { generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
-import { CatalogReplica } from '../support/catalog-replica.js';
-import { FAST_RETRY } from '../support/sync-harness.js';
+import { generateCatalog, leafBody, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { FAST_RETRY } from '../../testkit/sync-harness.js';
 
 let catalog: GeneratedCatalog;
 let replica: CatalogReplica;

@@ -15,10 +15,10 @@ import { FILE_NAMES_RECORD, FileNameModeError } from '../../lambda/stores/file-n
 import { fileNamesOf, keyOfFileNames } from '../../lambda/stores/local-paths.js';
 import { SettingsError } from '../../lambda/contract/settings.js';
 import { LocalStore, STATE_DIR } from '../../lambda/stores/index.js';
-import { generateCatalog, leafBody, type GeneratedCatalog } from '../support/catalog-generator.js';
-import { CatalogReplica } from '../support/catalog-replica.js';
-import { runCli } from '../support/cli-process.js';
-import { listFiles } from '../support/local-verify.js';
+import { generateCatalog, leafBody, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { runCli } from '../../testkit/cli-process.js';
+import { listFiles } from '../../testkit/local-verify.js';
 
 const UPPER = '001e9fzMHc3F';
 const LOWER = '001e9fzmHc3F';

@@ -16,9 +16,9 @@ import {
   leafBody,
   type GeneratedCatalog,
   type GeneratedCommit,
-} from '../support/catalog-generator.js';
-import { CatalogReplica } from '../support/catalog-replica.js';
-import { versionIdentity } from '../support/package-identities.js';
+} from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { versionIdentity } from '../../testkit/package-identities.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/NuGetGallery/NgTests-TestCatalogEntries', import.meta.url));
 

@@ -5,10 +5,10 @@
  * run summary. A missing secret fails naming the setting and the ARN, and is read again on the next run.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
-import { CatalogReplica } from '../support/catalog-replica.js';
-import { SecretsManagerServer } from '../support/secrets-manager.js';
-import { SyncHarness } from '../support/sync-harness.js';
+import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { SecretsManagerServer } from '../../testkit/secrets-manager.js';
+import { SyncHarness } from '../../testkit/sync-harness.js';
 
 /** A password that needs percent-encoding in a URL: ':' '@' '/' '%' and a space. */
 const PASSWORD = 'pat:Qx7@fe/ed%41 z';

@@ -15,8 +15,8 @@ import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
 import { LocalStore } from '../../lambda/stores/index.js';
 import type { CursorStore, RunLogStore } from '../../lambda/stores/types.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
-import { clientsFor, createCursorTable, startDynamo } from '../support/emulators.js';
-import { testServices, uniqueName } from '../support/env.js';
+import { clientsFor, createCursorTable, startDynamo } from '../../testkit/emulators.js';
+import { testServices, uniqueName } from '../../testkit/env.js';
 
 type Store = CursorStore & RunLogStore;
 interface Subject {

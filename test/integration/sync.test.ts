@@ -8,9 +8,9 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 import { commitKey } from '../../lambda/contract/keys.js';
 import { SyncError } from '../../lambda/sync/engine.js';
-import { generateCatalog, type GeneratedCatalog } from '../support/catalog-generator.js';
-import { CatalogReplica } from '../support/catalog-replica.js';
-import { commitTicks, RecordingCursorStore, SyncHarness } from '../support/sync-harness.js';
+import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { commitTicks, RecordingCursorStore, SyncHarness } from '../../testkit/sync-harness.js';
 
 const replicas: CatalogReplica[] = [];
 async function replicaOf(catalog: GeneratedCatalog, options: Parameters<typeof CatalogReplica.start>[0] = {}): Promise<CatalogReplica> {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { leafKey, manifestKey, quarantineKey } from '../../lambda/contract/keys.js';
 import { commitKey } from '../../lambda/contract/keys.js';
 import { escapeName, FileNameError, fileNamesOf, keyOfFileNames, MAX_NAME_BYTES, unescapeName } from '../../lambda/stores/local-paths.js';
-import { mulberry32 } from '../support/prng.js';
+import { mulberry32 } from '../../testkit/prng.js';
 
 const byBytes = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 

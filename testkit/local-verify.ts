@@ -6,10 +6,10 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { leafKey, manifestKey } from '../../lambda/contract/keys.js';
-import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
-import { commitKey } from '../../lambda/contract/keys.js';
-import { STATE_DIR } from '../../lambda/stores/index.js';
+import { leafKey, manifestKey } from '../lambda/contract/keys.js';
+import { formatTimestamp, parseTimestamp, type Ticks } from '../lambda/contract/time.js';
+import { commitKey } from '../lambda/contract/keys.js';
+import { STATE_DIR } from '../lambda/stores/index.js';
 import { leafBody, type GeneratedCatalog, type GeneratedCommit } from './catalog-generator.js';
 
 /** The state file of the embedded default, relative to the data folder. */

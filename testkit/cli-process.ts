@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /** The CLI entry point. */
-export const CLI = fileURLToPath(new URL('../../bin/catalog-sync.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../bin/catalog-sync.js', import.meta.url));
 
 /** What a finished CLI run printed and returned. */
 export interface CliResult {

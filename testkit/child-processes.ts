@@ -25,9 +25,9 @@ export interface ManagedChild {
 const live = new Set<ManagedChild>();
 const OUTPUT_LIMIT = 8 * 1024;
 
-/** Absolute path of a script in test/support/children (also from a compiled copy under dist/). */
+/** Absolute path of a script in testkit/children (also from a compiled copy under dist/). */
 export function childScript(name: string): string {
-  const candidates = [new URL(`./children/${name}`, import.meta.url), new URL(`../../../test/support/children/${name}`, import.meta.url)];
+  const candidates = [new URL(`./children/${name}`, import.meta.url), new URL(`../../testkit/children/${name}`, import.meta.url)];
   const found = candidates.map((url) => fileURLToPath(url)).find((path) => existsSync(path));
   if (!found) throw new Error(`child script ${name} not found next to ${fileURLToPath(import.meta.url)}`);
   return found;

@@ -4,17 +4,17 @@
  */
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
-import { HttpClient } from '../../lambda/catalog/http-client.js';
-import { leafKey, manifestKey } from '../../lambda/contract/keys.js';
-import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
-import { commitKey } from '../../lambda/contract/keys.js';
-import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
-import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
-import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget } from '../../lambda/stores/types.js';
-import { runSlice, type EngineDeps } from '../../lambda/sync/index.js';
-import type { RunSummary } from '../../lambda/contract/run-summary.js';
-import { parseSettings, type RawSettings } from '../../lambda/contract/settings.js';
+import { CatalogClient } from '../lambda/catalog/catalog-client.js';
+import { HttpClient } from '../lambda/catalog/http-client.js';
+import { leafKey, manifestKey } from '../lambda/contract/keys.js';
+import { formatTimestamp, parseTimestamp, type Ticks } from '../lambda/contract/time.js';
+import { commitKey } from '../lambda/contract/keys.js';
+import { DynamoStore } from '../lambda/stores/dynamo-store.js';
+import { S3SnapshotStore } from '../lambda/stores/s3-store.js';
+import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget } from '../lambda/stores/types.js';
+import { runSlice, type EngineDeps } from '../lambda/sync/index.js';
+import type { RunSummary } from '../lambda/contract/run-summary.js';
+import { parseSettings, type RawSettings } from '../lambda/contract/settings.js';
 import { leafBody, type GeneratedCatalog, type GeneratedCommit } from './catalog-generator.js';
 import { clientsFor, createBucket, createCursorTable } from './emulators.js';
 import { testServices, uniqueName } from './env.js';
