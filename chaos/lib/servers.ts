@@ -10,7 +10,6 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { childScript, startChild, waitForReady, type ManagedChild } from '../../testkit/child-processes.js';
 import { dynamoDbLocalDirectory, freePort, javaWorks, untilAnswering } from '../../testkit/emulator-processes.js';
@@ -18,10 +17,6 @@ import { dynamoDbLocalDirectory, freePort, javaWorks, untilAnswering } from '../
 
 const READY_TIMEOUT_MS = 90_000;
 
-/** A script in chaos/children. */
-export function chaosChild(name: string): string {
-  return fileURLToPath(new URL(`../children/${name}`, import.meta.url));
-}
 
 /** One emulator process that can be stopped and started again on the same port with the same data. */
 export interface Restartable {
@@ -79,7 +74,18 @@ class S3rverProcess extends RestartableProcess {
     super('s3rver', port, directory);
   }
   protected async spawn(): Promise<ManagedChild> {
-    const args = ['--openssl-legacy-provider', chaosChild('s3rver-server.mjs'), this.directory, String(this.port), ...(this.raw ? ['--raw'] : [])];
+    // The testkit's s3rver, on this port with this directory, stopped hard; without the long-segment patch,
+    // and with `--raw` (no patch at all) for stock s3rver.
+    const args = [
+      '--openssl-legacy-provider',
+      childScript('s3rver-server.mjs'),
+      this.directory,
+      '--port',
+      String(this.port),
+      '--hard-stop',
+      '--no-long-segments',
+      ...(this.raw ? ['--raw'] : []),
+    ];
     const child = startChild('s3rver', process.execPath, args);
     try {
       await waitForReady(child, READY_TIMEOUT_MS);
@@ -102,7 +108,14 @@ class DynamoProcess extends RestartableProcess {
   protected async spawn(): Promise<ManagedChild> {
     let child: ManagedChild;
     if (this.kind === 'dynalite') {
-      child = startChild('dynalite', process.execPath, [chaosChild('dynalite-server.mjs'), this.directory, String(this.port)]);
+      child = startChild('dynalite', process.execPath, [
+        childScript('dynalite-server.mjs'),
+        '--path',
+        this.directory,
+        '--port',
+        String(this.port),
+        '--hard-stop',
+      ]);
       try {
         await waitForReady(child, READY_TIMEOUT_MS);
       } catch (error) {

@@ -4,21 +4,57 @@
  * PUTs are made atomic, as S3's are (see s3rver-atomic-put.mjs), and its keys may have segments longer than a
  * file name, as S3's may (see s3rver-long-segments.mjs).
  *
- * Usage: node --openssl-legacy-provider s3rver-server.mjs <directory>; prints {"ready":true,"port":N}.
+ * Usage: node --openssl-legacy-provider s3rver-server.mjs <directory> [--port N] [--raw] [--no-long-segments]
+ *        [--hard-stop]; prints {"ready":true,"port":N}.
+ *
+ * The tests start it with a directory alone (a fresh port). The chaos suite restarts it on the same port with
+ * the same directory (`--port`), stopped hard (`--hard-stop`: SIGTERM or the parent going away closes every
+ * connection at once, in-flight requests included, as a crashed or redeployed S3 endpoint would), without the
+ * long-segment patch (`--no-long-segments`), and with `--raw` for stock s3rver: no patch at all.
+ *
+ * Why the PUT patch: s3rver streams a PUT straight into the object's file, so a PUT torn by a client
+ * that dies mid-body (SIGKILL) or by the server stopping leaves the object truncated in place, even
+ * when a complete copy was there before. S3 never does that: a PUT is whole or not at all, and a body
+ * shorter than its Content-Length is rejected. Without the patch a killed *re-write* of a leaf that
+ * was already stored whole could corrupt it, which would be s3rver's fault, not catalog-sync's.
  */
+import { parseArgs } from 'node:util';
 import S3rver from 's3rver';
 import { announce, exitWithParent } from './parent-watch.mjs';
 import { patchS3rverForAtomicPuts } from './s3rver-atomic-put.mjs';
 import { patchS3rverForLongSegments } from './s3rver-long-segments.mjs';
 
-const directory = process.argv[2];
-if (!directory) {
-  process.stderr.write('usage: s3rver-server.mjs <directory>\n');
+const usage = 'usage: s3rver-server.mjs <directory> [--port N] [--raw] [--no-long-segments] [--hard-stop]\n';
+let parsed;
+try {
+  parsed = parseArgs({
+    allowPositionals: true,
+    options: {
+      port: { type: 'string', default: '0' },
+      raw: { type: 'boolean', default: false },
+      'no-long-segments': { type: 'boolean', default: false },
+      'hard-stop': { type: 'boolean', default: false },
+    },
+  });
+} catch {
+  process.stderr.write(usage);
   process.exit(2);
 }
-patchS3rverForAtomicPuts();
-patchS3rverForLongSegments();
-const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory });
-exitWithParent(() => server.close().catch(() => {}));
-const { port } = await server.run();
-announce({ port });
+const { values, positionals } = parsed;
+const directory = positionals[0];
+const port = Number(values.port);
+if (!directory || positionals.length > 1 || !Number.isInteger(port) || port < 0) {
+  process.stderr.write(usage);
+  process.exit(2);
+}
+if (!values.raw) {
+  patchS3rverForAtomicPuts();
+  if (!values['no-long-segments']) patchS3rverForLongSegments();
+}
+const server = new S3rver({ address: '127.0.0.1', port, silent: true, directory });
+exitWithParent(async () => {
+  if (values['hard-stop']) server.httpServer?.closeAllConnections?.();
+  await server.close().catch(() => {});
+});
+const { port: listening } = await server.run();
+announce({ port: listening });
