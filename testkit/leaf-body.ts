@@ -7,7 +7,7 @@
  * property, and a number written as `1.50` (which `JSON.stringify` would never produce, so a
  * client that re-serializes instead of storing the bytes is caught).
  */
-import type { GeneratedCommit, GeneratedLeaf } from './catalog-generator.js';
+import type { GeneratedCommit, GeneratedLeaf } from './generated-commit.js';
 import { formatTicks, parseTicks, TICKS_PER_SECOND } from './catalog-time.js';
 import { hashSeed, mulberry32, type Prng } from './prng.js';
 
