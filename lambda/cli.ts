@@ -14,7 +14,7 @@ import { prefix as kuuidPrefix } from './ids/kuuid.js';
 import { startAfterKey } from './ids/start-after.js';
 import { commitsAfter, pagesAfter } from './sync/commit-stream.js';
 import { listQuarantine, retryQuarantine } from './sync/quarantine.js';
-import { VERSION } from './version.js';
+import { VERSION } from './contract/index.js';
 import { CatalogSyncError, ErrorCode } from './contract/errors.js';
 
 /** Exit codes, as the README documents them. */
