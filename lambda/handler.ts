@@ -1,18 +1,22 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { CatalogClient } from './catalog/catalog-client.js';
-import { HttpClient } from './catalog/http-client.js';
-import type { Ticks } from './contract/time.js';
+import { CatalogClient, HttpClient } from './catalog/index.js';
+import {
+  DEFAULT_METRICS_NAMESPACE,
+  parseRunLogDays,
+  parseSettings,
+  parseTimestamp,
+  SettingsError,
+  StoppedBy,
+  type RunSummary,
+  type SyncSettings,
+  type Ticks,
+} from './contract/index.js';
 import { id as newId } from './ids/kuuid.js';
-import { awsClients } from './stores/aws-clients.js';
-import { DynamoStore } from './stores/dynamo-store.js';
-import { S3SnapshotStore } from './stores/s3-store.js';
-import { lagSeconds, runSlice, SyncError } from './sync/engine.js';
-import { StoppedBy, type RunSummary } from './contract/run-summary.js';
-import { DEFAULT_METRICS_NAMESPACE, parseRunLogDays, parseSettings, SettingsError, type SyncSettings } from './contract/settings.js';
-import { sourceSecretId, SourceSecretReader, withSourceCredentials, type SourceCredentials } from './source-secret.js';
-import { parseTimestamp } from './contract/time.js';
+import { awsClients, DynamoStore, S3SnapshotStore } from './stores/index.js';
+import { lagSeconds, runSlice, SyncError } from './sync/index.js';
+import { sourceSecretId, SourceSecretReader, withSourceCredentials, type SourceCredentials } from './handler/source-secret.js';
 
 // The CDK stack sets POWERTOOLS_SERVICE_NAME to `catalog-sync-<cursor>` so that two syncs' metrics and alarms
 // do not collide; an explicit serviceName would override it, so it is read here.

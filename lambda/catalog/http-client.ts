@@ -4,7 +4,7 @@ import * as zlib from 'node:zlib';
 import { Agent, type Dispatcher } from 'undici';
 import { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from './http-errors.js';
 import { redactUrl } from '../contract/redact.js';
-import { VERSION } from '../version.js';
+import { VERSION } from '../contract/version.js';
 
 const gunzip = promisify(zlib.gunzip);
 const inflate = promisify(zlib.inflate);

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 // The local stores directly, not the stores' face: the face loads the AWS SDK, which a local run never needs.
 import { openLocalStores } from '../stores/local-store.js';
 import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
-import { SettingsError } from '../contract/settings.js';
+import { SettingsError } from '../contract/index.js';
 import type { StoreOptions } from './options.js';
 
 /** The stores a CLI command works with, and how to describe them to the user. */

@@ -1,4 +1,4 @@
-import type { RawSettings, SettingNames } from '../contract/settings.js';
+import type { RawSettings, SettingNames } from '../contract/index.js';
 
 /** The CLI's names for the engine's settings: errors name the flag the user typed. */
 export const FLAG_NAMES: SettingNames = {

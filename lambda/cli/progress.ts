@@ -1,4 +1,4 @@
-import { formatTimestamp, type Ticks } from '../contract/time.js';
+import { formatTimestamp, type Ticks } from '../contract/index.js';
 import type { Progress } from '../sync/index.js';
 
 /** What bounds a slice, besides the catalog head. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_HTTP_OPTIONS } from '../../lambda/catalog/http-client.js';
-import { VERSION } from '../../lambda/version.js';
+import { VERSION } from '../../lambda/contract/version.js';
 
 describe('VERSION', () => {
   it('is the version in package.json, and the catalog is told it in the User-Agent', () => {

@@ -5,8 +5,7 @@
  * `https://user:password@host/…` does, so they go as HTTP Basic authentication to the source's origin only.
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { redactUrl } from './contract/redact.js';
-import { ENV_NAMES, parseSettings, SettingsError, SOURCE_SECRET_ENV, type RawSettings, type SyncSettings } from './contract/settings.js';
+import { ENV_NAMES, parseSettings, redactUrl, SettingsError, SOURCE_SECRET_ENV, type RawSettings, type SyncSettings } from '../contract/index.js';
 
 
 /**

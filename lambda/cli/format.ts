@@ -1,0 +1,34 @@
+import { parseTimestamp, type RunSummary, type Ticks } from '../contract/index.js';
+import { lagSeconds } from '../sync/index.js';
+
+/** Prints a run summary: one JSON line with `json`, else two lines for a person. */
+export function printSummary(summary: RunSummary, json: boolean, head: Ticks | undefined): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return;
+  }
+  const lag = head === undefined ? '' : `, lag ${formatDuration(lagSeconds(head, parseTimestamp(summary.cursorAfter)))}`;
+  process.stdout.write(
+    `${summary.stoppedBy}: ${summary.commits} commits, ${summary.leaves} leaves (${summary.deletes} deletes, ${summary.quarantined} quarantined), ` +
+      `${formatBytes(summary.bytes)} in ${(summary.durationMs / 1000).toFixed(1)} s\n` +
+      `cursor ${summary.cursorName}: ${summary.cursorBefore} -> ${summary.cursorAfter}${lag}\n`,
+  );
+}
+
+/** One line per run, for `status` and `runs`. */
+export function describeRun(run: RunSummary): string {
+  return `${run.runId}  ${run.stoppedBy.padEnd(11)} ${String(run.commits).padStart(6)} commits ${String(run.leaves).padStart(7)} leaves  ${run.cursorBefore} -> ${run.cursorAfter}  ${(run.durationMs / 1000).toFixed(1)} s`;
+}
+
+export function formatDuration(seconds: number): string {
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  if (seconds < 3600) return `${(seconds / 60).toFixed(1)} min`;
+  if (seconds < 86_400 * 2) return `${(seconds / 3600).toFixed(1)} h`;
+  return `${(seconds / 86_400).toFixed(1)} days`;
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}

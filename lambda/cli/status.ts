@@ -1,0 +1,86 @@
+import type { Command } from 'commander';
+import { CatalogClient, HttpClient, type CatalogIndex } from '../catalog/index.js';
+import { formatTimestamp, parseSettings, redactUrl, type Ticks } from '../contract/index.js';
+import { commitsAfter, lagSeconds, pagesAfter } from '../sync/index.js';
+import { describeRun, formatDuration } from './format.js';
+import { openStores } from './open-stores.js';
+import { FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
+import { storeOptions } from './store-options.js';
+
+/** `catalog-sync status`: the cursor, the catalog head, the lag and the last runs. */
+export function addStatusCommand(program: Command): void {
+  storeOptions(program.command('status'))
+    .description('print the cursor, the catalog head, the lag and the last runs')
+    .option('--json', 'print one JSON line', false)
+    .addHelpText('after', '\nExamples:\n  catalog-sync status\n  catalog-sync status --cursor-name search --json')
+    .action(statusCommand);
+}
+
+async function statusCommand(options: StoreOptions & { json?: boolean }): Promise<void> {
+  const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
+  const stores = await openStores(options, 4);
+  const http = new HttpClient({ connections: 4 });
+  try {
+    const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
+    const [cursor, index, runs] = await Promise.all([
+      stores.cursors.read(settings.cursorName),
+      catalog.getIndex(),
+      stores.runLog.listRuns(settings.cursorName, { limit: 5 }),
+    ]);
+    const cursorTicks = cursor?.value ?? settings.startCursor;
+    const behind = pagesAfter(index, cursorTicks);
+    const pending = { pages: behind.length, leaves: behind.reduce((n, entry) => n + entry.count, 0) };
+    const counted = behind.length <= STATUS_COUNT_PAGES ? await countBehind(catalog, index, cursorTicks) : undefined;
+    const status = {
+      cursorName: settings.cursorName,
+      store: stores.where,
+      cursor: cursor ? cursor.stored : null,
+      cursorUpdatedAt: cursor?.updatedAt ?? null,
+      head: formatTimestamp(index.commitTicks),
+      lagSeconds: lagSeconds(index.commitTicks, cursorTicks),
+      pagesBehind: pending.pages,
+      leavesBehindAtMost: pending.leaves,
+      commitsBehind: counted?.commits ?? null,
+      leavesBehind: counted?.leaves ?? null,
+      lastRuns: runs,
+    };
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(status)}\n`);
+      return;
+    }
+    process.stdout.write(
+      `cursor ${status.cursorName} (${status.store}): ${status.cursor ?? 'none stored (starts at ' + formatTimestamp(cursorTicks) + ')'}\n` +
+        `catalog head: ${status.head} (${redactUrl(settings.source)})\n` +
+        `lag: ${formatDuration(status.lagSeconds)}, ${describeBehind(pending, counted)}\n`,
+    );
+    if (runs.length === 0) process.stdout.write('no runs recorded\n');
+    else {
+      process.stdout.write('last runs:\n');
+      for (const run of runs) process.stdout.write(`  ${describeRun(run)}\n`);
+    }
+  } finally {
+    stores.close();
+    await http.close();
+  }
+}
+
+/** Pages behind the cursor that `status` reads to count commits and leaves exactly; past this it estimates. */
+const STATUS_COUNT_PAGES = 10;
+
+/** Commits and leaves after `cursor`, up to the head, read from the pages as a run would read them. */
+async function countBehind(catalog: CatalogClient, index: CatalogIndex, cursor: Ticks): Promise<{ commits: number; leaves: number }> {
+  let commits = 0;
+  let leaves = 0;
+  for await (const commit of commitsAfter(catalog, index, cursor, index.commitTicks)) {
+    commits++;
+    leaves += commit.items.length;
+  }
+  return { commits, leaves };
+}
+
+function describeBehind(pending: { pages: number; leaves: number }, counted: { commits: number; leaves: number } | undefined): string {
+  const count = (n: number, one: string, many: string): string => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+  if (counted?.commits === 0) return 'caught up';
+  if (counted) return `${count(counted.commits, 'commit', 'commits')} (${count(counted.leaves, 'leaf', 'leaves')}) behind, on ${count(pending.pages, 'page', 'pages')}`;
+  return `${count(pending.pages, 'page', 'pages')} and at most ${count(pending.leaves, 'leaf', 'leaves')} behind (commits are counted up to ${STATUS_COUNT_PAGES} pages behind)`;
+}
