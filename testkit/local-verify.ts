@@ -107,17 +107,21 @@ export async function verifyLocal(dataDir: string, catalog: GeneratedCatalog, or
   return problems;
 }
 
-async function verifyCommit(dataDir: string, catalog: GeneratedCatalog, commit: GeneratedCommit, origin: string, prefix: string): Promise<string[]> {
+/** A commit's stored manifest, as the verifiers read it. */
+export interface StoredManifest {
+  commitId: string;
+  commitTimeStamp: string;
+  leaves: { key: string; id: string; version: string; type: string }[];
+}
+
+/**
+ * What is wrong with a commit's manifest against the generated commit: its id, its exact timestamp, the leaf keys
+ * it lists (sorted, every one and nothing else) and each entry's id and type. Shared by the folder and the S3 verifiers.
+ */
+export function manifestProblems(manifest: StoredManifest, commit: GeneratedCommit, prefix: string): string[] {
   const problems: string[] = [];
   const ticks = parseTimestamp(commit.timestamp);
   const key = commitKey(ticks);
-  const path = manifestKey(prefix, key);
-  let manifest: { commitId: string; commitTimeStamp: string; leaves: { key: string; id: string; version: string; type: string }[] };
-  try {
-    manifest = JSON.parse(await readFile(join(dataDir, ...path.split('/')), 'utf8'));
-  } catch (error) {
-    return [`${path}: not readable JSON (${(error as Error).message})`];
-  }
   if (manifest.commitId !== commit.commitId) problems.push(`${key}: manifest commitId ${manifest.commitId} != ${commit.commitId}`);
   if (manifest.commitTimeStamp !== formatTimestamp(ticks)) problems.push(`${key}: manifest commitTimeStamp ${manifest.commitTimeStamp}`);
   const expectedKeys = commit.leaves.map((leaf) => leafKey(prefix, key, leaf.id, leaf.version)).sort();
@@ -129,6 +133,21 @@ async function verifyCommit(dataDir: string, catalog: GeneratedCatalog, commit: 
     const leaf = commit.leaves.find((candidate) => leafKey(prefix, key, candidate.id, candidate.version) === entry.key);
     if (leaf && (entry.id !== leaf.id || entry.type !== leaf.type)) problems.push(`${entry.key}: manifest entry ${JSON.stringify(entry)}`);
   }
+  return problems;
+}
+
+async function verifyCommit(dataDir: string, catalog: GeneratedCatalog, commit: GeneratedCommit, origin: string, prefix: string): Promise<string[]> {
+  const problems: string[] = [];
+  const ticks = parseTimestamp(commit.timestamp);
+  const key = commitKey(ticks);
+  const path = manifestKey(prefix, key);
+  let manifest: StoredManifest;
+  try {
+    manifest = JSON.parse(await readFile(join(dataDir, ...path.split('/')), 'utf8'));
+  } catch (error) {
+    return [`${path}: not readable JSON (${(error as Error).message})`];
+  }
+  problems.push(...manifestProblems(manifest, commit, prefix));
   for (const leaf of commit.leaves) {
     const objectKey = leafKey(prefix, key, leaf.id, leaf.version);
     let body: Buffer;

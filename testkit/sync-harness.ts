@@ -18,6 +18,7 @@ import { parseSettings, type RawSettings } from '../lambda/contract/settings.js'
 import { leafBody, type GeneratedCatalog, type GeneratedCommit } from './catalog-generator.js';
 import { clientsFor, createBucket, createCursorTable } from './emulators.js';
 import { testServices, uniqueName } from './env.js';
+import { manifestProblems, type StoredManifest } from './local-verify.js';
 
 /** Retries fast in tests: the replica's faults are few, and waiting proves nothing. */
 export const FAST_RETRY = { attempts: 5, baseDelayMs: 2, maxDelayMs: 20, maxRetryAfterMs: 5_000 } as const;
@@ -167,18 +168,8 @@ export class SyncHarness {
     const problems: string[] = [];
     const ticks = parseTimestamp(commit.timestamp);
     const key = commitKey(ticks);
-    const manifest = (await this.snapshots.getJson(manifestKey(prefix, key))) as {
-      commitId: string;
-      commitTimeStamp: string;
-      leaves: { key: string; id: string; version: string; type: string }[];
-    };
-    if (manifest.commitId !== commit.commitId) problems.push(`${key}: manifest commitId ${manifest.commitId} != ${commit.commitId}`);
-    if (manifest.commitTimeStamp !== formatTimestamp(ticks)) problems.push(`${key}: manifest commitTimeStamp ${manifest.commitTimeStamp}`);
-    const expectedKeys = commit.leaves.map((leaf) => leafKey(prefix, key, leaf.id, leaf.version)).sort();
-    const manifestKeys = manifest.leaves.map((leaf) => leaf.key);
-    if (JSON.stringify(manifestKeys) !== JSON.stringify(expectedKeys)) {
-      problems.push(`${key}: manifest lists ${JSON.stringify(manifestKeys)}, expected ${JSON.stringify(expectedKeys)}`);
-    }
+    const manifest = (await this.snapshots.getJson(manifestKey(prefix, key))) as StoredManifest;
+    problems.push(...manifestProblems(manifest, commit, prefix));
     for (const leaf of commit.leaves) {
       const objectKey = leafKey(prefix, key, leaf.id, leaf.version);
       let object;
