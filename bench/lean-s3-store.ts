@@ -7,8 +7,7 @@
  */
 import { Agent } from 'undici';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { S3SnapshotStore } from '../lambda/stores/s3-store.js';
-import type { SnapshotStore } from '../lambda/stores/types.js';
+import { S3SnapshotStore, type SnapshotStore } from '../lambda/stores/index.js';
 import { encodeSegment, S3Signer } from './sigv4.js';
 
 export class LeanS3SnapshotStore implements SnapshotStore {

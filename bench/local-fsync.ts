@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { commitKeyOf, leafKey, parseTimestamp, type Ticks } from '../lambda/contract/index.js';
 import { LocalStore } from '../lambda/stores/index.js';
-import { generateCatalog, leafBody } from '../testkit/catalog-generator.js';
+import { generateCatalog, leafBody } from '../testkit/index.js';
 import { machineCpuMs, quantile, round } from './stats.js';
 
 const { values: args } = parseArgs({

@@ -5,7 +5,14 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { formatTimestamp, type RunSummary } from '../lambda/contract/index.js';
-import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery } from '../lambda/stores/types.js';
+import type {
+  CompareAndSetResult,
+  CursorState,
+  CursorStore,
+  CursorTarget,
+  RunLogStore,
+  RunQuery,
+} from '../lambda/stores/index.js';
 
 export class MemoryCursorStore implements CursorStore, RunLogStore {
   private readonly cursors = new Map<string, CursorState>();

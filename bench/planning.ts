@@ -10,10 +10,8 @@
  */
 import { parseCatalogIndex } from '../lambda/catalog/index.js';
 import { MIN_TICKS } from '../lambda/contract/index.js';
-import { pagesAfter } from '../lambda/sync/commit-stream.js';
-import { CATALOG_CONTEXT } from '../testkit/catalog-documents.js';
-import { formatTicks, TICKS_PER_SECOND } from '../testkit/catalog-time.js';
-import { mulberry32 } from '../testkit/prng.js';
+import { pagesAfter } from '../lambda/sync/index.js';
+import { CATALOG_CONTEXT, formatTicks, TICKS_PER_SECOND, mulberry32 } from '../testkit/index.js';
 import { profiled } from './profiler.js';
 import { median, round } from './stats.js';
 

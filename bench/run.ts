@@ -243,7 +243,7 @@ async function main(): Promise<void> {
   const dynamoTable = 'catalog-sync-bench';
   if (opts.dynamo !== 'off') {
     try {
-      const emulators = await import('../testkit/emulators.js');
+      const emulators = await import('../testkit/index.js');
       dynamo = await emulators.startDynamo();
       await emulators.createCursorTable(dynamo.endpoint, dynamoTable);
       log(`DynamoDB emulator (${dynamo.kind}) at ${dynamo.endpoint}`);

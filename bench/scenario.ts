@@ -19,14 +19,23 @@ import { constants as perfConstants, PerformanceObserver } from 'node:perf_hooks
 import type { S3Client } from '@aws-sdk/client-s3';
 import { Agent } from 'undici';
 import { CatalogClient, HttpClient, type PageItem } from '../lambda/catalog/index.js';
-import { commitKey, compareTicks, manifestKey, MIN_TICKS, parseSettings, type RunSummary, type Ticks } from '../lambda/contract/index.js';
-import { awsClients } from '../lambda/stores/aws-clients.js';
-import { DynamoStore } from '../lambda/stores/dynamo-store.js';
-import { S3SnapshotStore } from '../lambda/stores/s3-store.js';
-import type { CursorStore, RunLogStore } from '../lambda/stores/types.js';
-import { pagesAfter } from '../lambda/sync/commit-stream.js';
-import { runSlice } from '../lambda/sync/engine.js';
-import { leafKeyOf, manifestOf, metadataOf, type ManifestEntry } from '../lambda/sync/layout.js';
+import {
+  commitKey,
+  compareTicks,
+  manifestKey,
+  MIN_TICKS,
+  parseSettings,
+  type RunSummary,
+  type Ticks,
+} from '../lambda/contract/index.js';
+import {
+  awsClients,
+  type CursorStore,
+  DynamoStore,
+  type RunLogStore,
+  S3SnapshotStore,
+} from '../lambda/stores/index.js';
+import { pagesAfter, runSlice, leafKeyOf, manifestOf, metadataOf, type ManifestEntry } from '../lambda/sync/index.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 import { LeanS3SnapshotStore } from './lean-s3-store.js';
 import { profiled } from './profiler.js';

@@ -10,11 +10,17 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import { CATALOG_INDEX_PATH, SERVICE_INDEX_PATH } from '../testkit/catalog-documents.js';
-import { appendCommits, generateCatalog, type GeneratedCatalog } from '../testkit/catalog-generator.js';
-import { CatalogReplica } from '../testkit/catalog-replica.js';
-import { negotiateCoding, type ContentCoding } from '../testkit/http-encoding.js';
-import type { ServedDocument } from '../testkit/replica-source.js';
+import {
+  appendCommits,
+  CATALOG_INDEX_PATH,
+  CatalogReplica,
+  type ContentCoding,
+  generateCatalog,
+  type GeneratedCatalog,
+  negotiateCoding,
+  type ServedDocument,
+  SERVICE_INDEX_PATH,
+} from '../testkit/index.js';
 import { startFakeS3, type FakeS3 } from './fake-s3.js';
 
 /** One catalog to serve. */

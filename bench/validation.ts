@@ -6,8 +6,7 @@
  */
 import { parseLeaf, type PageItem } from '../lambda/catalog/index.js';
 import { parseTimestamp } from '../lambda/contract/index.js';
-import { generateCatalog } from '../testkit/catalog-generator.js';
-import { renderLeafBody } from '../testkit/leaf-body.js';
+import { generateCatalog, renderLeafBody } from '../testkit/index.js';
 import { median, round } from './stats.js';
 
 /** argv[2] of this process. */

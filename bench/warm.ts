@@ -8,11 +8,16 @@
  * (checked: each at most once per run, and only pages newer than the cursor the run started from), and the
  * leaves.
  */
-import { CatalogClient, HttpClient, parseCatalogIndex, type GetOptions, type HttpResponse } from '../lambda/catalog/index.js';
+import {
+  CatalogClient,
+  type GetOptions,
+  HttpClient,
+  type HttpResponse,
+  parseCatalogIndex,
+} from '../lambda/catalog/index.js';
 import { parseSettings, parseTimestamp, type Ticks } from '../lambda/contract/index.js';
-import { awsClients } from '../lambda/stores/aws-clients.js';
-import { S3SnapshotStore } from '../lambda/stores/s3-store.js';
-import { runSlice } from '../lambda/sync/engine.js';
+import { awsClients, S3SnapshotStore } from '../lambda/stores/index.js';
+import { runSlice } from '../lambda/sync/index.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 import type { LogSummary } from './servers.js';
 

@@ -12,7 +12,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { mulberry32 } from '../testkit/prng.js';
+import { mulberry32 } from '../testkit/index.js';
 import { ITERATIONS, KINDS, type ChaosContext, type Kind, type S3Mode } from './lib/kinds.js';
 import { startEmulators } from './lib/servers.js';
 import { faultsTotal, newStats, type KindStats } from './lib/stats.js';

@@ -17,14 +17,17 @@ import { join } from 'node:path';
 import { CatalogClient, HttpClient } from '../lambda/catalog/index.js';
 import { formatTimestamp, parseSettings, parseTimestamp } from '../lambda/contract/index.js';
 import { openLocalStores } from '../lambda/stores/index.js';
-import { runSlice } from '../lambda/sync/engine.js';
-import { pagePath } from '../testkit/catalog-documents.js';
-import { generateCatalog, type GeneratedCatalog } from '../testkit/catalog-generator.js';
-import { layoutPages } from '../testkit/catalog-layout.js';
-import { CatalogReplica } from '../testkit/catalog-replica.js';
-import { parseTicks } from '../testkit/catalog-time.js';
-import { verifyLocal } from '../testkit/local-verify.js';
-import { RecordingCursorStore } from '../testkit/sync-harness.js';
+import { runSlice } from '../lambda/sync/index.js';
+import {
+  CatalogReplica,
+  generateCatalog,
+  type GeneratedCatalog,
+  layoutPages,
+  pagePath,
+  parseTicks,
+  RecordingCursorStore,
+  verifyLocal,
+} from '../testkit/index.js';
 
 const PAGE_SIZE = 4;
 

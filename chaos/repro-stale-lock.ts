@@ -19,8 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseTimestamp, type Ticks } from '../lambda/contract/index.js';
-import { LocalStore, STATE_DIR, type LockEvent } from '../lambda/stores/index.js';
-import type { CompareAndSetResult } from '../lambda/stores/types.js';
+import { LocalStore, STATE_DIR, type LockEvent, type CompareAndSetResult } from '../lambda/stores/index.js';
 
 const Y2019 = parseTimestamp('2019-01-01T00:00:00.0000000Z');
 const Y2020 = parseTimestamp('2020-01-01T00:00:00.0000000Z');

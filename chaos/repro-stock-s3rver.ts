@@ -24,11 +24,16 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { commitKey, leafKey, manifestKey, parseTimestamp } from '../lambda/contract/index.js';
-import { appendCommits, generateCatalog, leafBody, type GeneratedLeaf } from '../testkit/catalog-generator.js';
-import { CatalogReplica } from '../testkit/catalog-replica.js';
-import { parseTicks } from '../testkit/catalog-time.js';
-import { clientsFor } from '../testkit/emulators.js';
-import { mulberry32 } from '../testkit/prng.js';
+import {
+  appendCommits,
+  CatalogReplica,
+  clientsFor,
+  generateCatalog,
+  type GeneratedLeaf,
+  leafBody,
+  mulberry32,
+  parseTicks,
+} from '../testkit/index.js';
 import { readS3Object, type ReadFault } from './lib/object-reads.js';
 import { startCliRun } from './lib/runs.js';
 import { S3Trace, startTraceProxy, type TraceProxy } from './lib/s3-trace-proxy.js';

@@ -14,11 +14,15 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseTimestamp } from '../lambda/contract/index.js';
-import { appendCommits, generateCatalog } from '../testkit/catalog-generator.js';
-import { CatalogReplica } from '../testkit/catalog-replica.js';
-import { parseTicks } from '../testkit/catalog-time.js';
-import { CLI } from '../testkit/cli-process.js';
-import { readLocalCursor, verifyLocal } from '../testkit/local-verify.js';
+import {
+  appendCommits,
+  CatalogReplica,
+  CLI,
+  generateCatalog,
+  parseTicks,
+  readLocalCursor,
+  verifyLocal,
+} from '../testkit/index.js';
 import { HeapProbe } from './lib/inspector.js';
 
 const HELP = `npm run soak -- [options]

@@ -17,8 +17,7 @@
  * *torn read* (the emulator's); still broken, it is *lost*, a violation.
  */
 import { commitKey, leafKey, manifestKey, parseTimestamp } from '../../lambda/contract/index.js';
-import { leafBody, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
-import { parseTicks } from '../../testkit/catalog-time.js';
+import { leafBody, type GeneratedCatalog, parseTicks } from '../../testkit/index.js';
 import type { Target } from './targets.js';
 
 /** Commits at or before the cursor whose objects a sample reads back: the ones overlapping runs may be rewriting. */

@@ -5,9 +5,13 @@
  * cursor to the head of the catalog.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { appendCommits, generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
-import { CatalogReplica } from '../../testkit/catalog-replica.js';
-import type { Prng } from '../../testkit/prng.js';
+import {
+  appendCommits,
+  CatalogReplica,
+  generateCatalog,
+  type GeneratedCatalog,
+  type Prng,
+} from '../../testkit/index.js';
 import { InvariantChecker, Sampler } from './invariants.js';
 import { RandomFaults } from './random-faults.js';
 import { runEngine, startCliRun, type CliRunResult, type EngineRunOptions, type EngineRunResult } from './runs.js';

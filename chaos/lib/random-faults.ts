@@ -9,8 +9,7 @@
  * predicates in order and serves the first that says yes, so exactly one planned fault is consumed per
  * request). Counts every fault actually served.
  */
-import type { CatalogReplica } from '../../testkit/catalog-replica.js';
-import type { Prng } from '../../testkit/prng.js';
+import type { CatalogReplica, Prng } from '../../testkit/index.js';
 
 /** The kinds of fault. */
 export const RANDOM_FAULT_KINDS = ['500', '502', '503', '504', '429', 'reset', 'truncate', 'stall'] as const;

@@ -4,9 +4,9 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { CatalogClient, HttpClient, type HttpClientOptions } from '../../lambda/catalog/index.js';
-import { runSlice, SyncError } from '../../lambda/sync/engine.js';
+import { runSlice, SyncError } from '../../lambda/sync/index.js';
 import { parseSettings } from '../../lambda/contract/index.js';
-import { startCli, type CliResult } from '../../testkit/cli-process.js';
+import { startCli, type CliResult } from '../../testkit/index.js';
 import type { Target } from './targets.js';
 
 /** How a run ended: its `stoppedBy`, `error` (the run failed), `killed`, or `hung` (stopped by the watchdog). */

@@ -11,8 +11,16 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { childScript, startChild, waitForReady, type ManagedChild } from '../../testkit/child-processes.js';
-import { dynamoDbLocalDirectory, freePort, javaWorks, untilAnswering } from '../../testkit/emulator-processes.js';
+import {
+  childScript,
+  dynamoDbLocalDirectory,
+  freePort,
+  javaWorks,
+  type ManagedChild,
+  startChild,
+  untilAnswering,
+  waitForReady,
+} from '../../testkit/index.js';
 
 
 const READY_TIMEOUT_MS = 90_000;

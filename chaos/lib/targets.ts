@@ -11,16 +11,29 @@ import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_CURSOR_NAME, type Ticks } from '../../lambda/contract/index.js';
-import { awsClients } from '../../lambda/stores/aws-clients.js';
-import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
-import { openLocalStores, STATE_DIR } from '../../lambda/stores/index.js';
-import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
-import type { CursorStore, RunLogStore, SnapshotStore } from '../../lambda/stores/types.js';
-import type { GeneratedCatalog } from '../../testkit/catalog-generator.js';
-import { clientsFor, createBucket, createCursorTable, type EmulatorClients } from '../../testkit/emulators.js';
-import { uniqueName } from '../../testkit/env.js';
-import { listFiles, localKeys, readLocalState, verifyLocal } from '../../testkit/local-verify.js';
-import { SyncHarness } from '../../testkit/sync-harness.js';
+import {
+  awsClients,
+  type CursorStore,
+  DynamoStore,
+  openLocalStores,
+  type RunLogStore,
+  S3SnapshotStore,
+  type SnapshotStore,
+  STATE_DIR,
+} from '../../lambda/stores/index.js';
+import {
+  clientsFor,
+  createBucket,
+  createCursorTable,
+  type EmulatorClients,
+  type GeneratedCatalog,
+  listFiles,
+  localKeys,
+  readLocalState,
+  SyncHarness,
+  uniqueName,
+  verifyLocal,
+} from '../../testkit/index.js';
 import { describeMismatch, readS3Object, type ReadFault } from './object-reads.js';
 import type { Emulators } from './servers.js';
 

@@ -5,4 +5,5 @@
 export { lagSeconds, runSlice, SyncError } from './engine.js';
 export type { EngineDeps, EngineLogger, Progress } from './engine-deps.js';
 export { commitsAfter, pagesAfter } from './commit-stream.js';
+export { leafKeyOf, manifestOf, metadataOf, type ManifestEntry } from './layout.js';
 export { listQuarantine, retryQuarantine, type QuarantineRecord, type RetryOutcome } from './quarantine.js';
