@@ -1,0 +1,115 @@
+/**
+ * `catalog-sync status`, `runs` and `keys` with the embedded default, as a child process against a catalog replica:
+ * the cursor, the head, the lag and the last runs, as text and as JSON lines.
+ */
+import { stat } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { runCli, startCli } from '../../testkit/cli-process.js';
+import type { RunSummary } from '../../lambda/contract/run-summary.js';
+import { at, catalog, head, jsonLines, lag, leavesOf, MANY_PROCESSES, newDir, replica, runJson, START, ticks, useReplica } from './cli-local-kit.js';
+
+useReplica();
+
+describe('catalog-sync status and runs', () => {
+  it('status prints the cursor, the head, the lag and the last runs, as text and as one JSON line', async () => {
+    const dir = newDir('status');
+    const index = JSON.parse(replica.documentAt(replica.catalogIndexUrl)) as { items: { commitTimeStamp: string; count: number }[] };
+    // Commits and leaves are counted exactly when at most 10 pages are behind, and estimated from the index past that.
+    const behind = (cursor: string) => {
+      const pending = index.items.filter((item) => ticks(item.commitTimeStamp) > ticks(cursor));
+      const commits = catalog.commits.filter((commit) => ticks(commit.timestamp) > ticks(cursor));
+      const counted = pending.length <= 10;
+      return {
+        pagesBehind: pending.length,
+        leavesBehindAtMost: pending.reduce((n, item) => n + item.count, 0),
+        commitsBehind: counted ? commits.length : null,
+        leavesBehind: counted ? leavesOf(commits).leaves : null,
+      };
+    };
+    expect(index.items.length).toBeGreaterThan(10); // so the first status estimates
+
+    const [beforeText, beforeJson] = await Promise.all([runCli(['status', ...at(dir)]), runCli(['status', ...at(dir), '--json'])]);
+    expect(beforeText.code).toBe(0);
+    expect(beforeText.stdout).toContain(`cursor catalog-to-s3 (${dir}): none stored (starts at ${START})\n`);
+    expect(beforeText.stdout).toContain(`catalog head: ${head} (${replica.serviceIndexUrl})\n`);
+    expect(beforeText.stdout).toContain(`lag: `);
+    expect(beforeText.stdout).toContain(`, ${index.items.length} pages and at most ${leavesOf(catalog.commits).leaves} leaves behind (commits are counted up to 10 pages behind)\n`);
+    expect(beforeText.stdout).toContain('no runs recorded\n');
+    expect(beforeJson.code).toBe(0);
+    const lines = jsonLines<Record<string, unknown>>(beforeJson.stdout);
+    expect(lines).toHaveLength(1);
+    const before = lines[0]!;
+    expect(before).toMatchObject({ cursorName: 'catalog-to-s3', store: dir, cursor: null, head, ...behind(START), lastRuns: [] });
+    expect(before.lagSeconds as number).toBeCloseTo(lag(head, START), 2);
+    await expect(stat(dir)).rejects.toThrow(); // status only reads
+
+    const run = await runJson(dir, ['--max-commits', '50']);
+    const [afterText, afterJson] = await Promise.all([runCli(['status', ...at(dir)]), runCli(['status', ...at(dir), '--json'])]);
+    expect(afterText.code).toBe(0);
+    expect(afterText.stdout).toContain(`cursor catalog-to-s3 (${dir}): ${run.cursorAfter}\n`);
+    expect(afterText.stdout).toContain(`catalog head: ${head}`);
+    const afterRun = behind(run.cursorAfter);
+    expect(afterRun.commitsBehind).toBe(catalog.commits.length - 50);
+    expect(afterText.stdout).toContain(`, ${afterRun.commitsBehind} commits (${afterRun.leavesBehind} leaves) behind, on ${afterRun.pagesBehind} pages\n`);
+    expect(afterText.stdout).toContain(`last runs:\n  ${run.runId}  max-commits`);
+    const after = jsonLines<Record<string, unknown>>(afterJson.stdout)[0]!;
+    expect(after).toMatchObject({ cursor: run.cursorAfter, head, ...behind(run.cursorAfter), lastRuns: [run] });
+    expect(after.lagSeconds as number).toBeCloseTo(lag(head, run.cursorAfter), 2);
+    expect(after.lagSeconds as number).toBeGreaterThan(0);
+    expect(typeof after.cursorUpdatedAt).toBe('string');
+
+    await runJson(dir);
+    expect((await runCli(['status', ...at(dir)])).stdout).toContain('lag: 0.0 s, caught up\n');
+    const caughtUp = jsonLines<Record<string, unknown>>((await runCli(['status', ...at(dir), '--json'])).stdout)[0]!;
+    expect(caughtUp).toMatchObject({ cursor: head, head, lagSeconds: 0, pagesBehind: 0, leavesBehindAtMost: 0, commitsBehind: 0, leavesBehind: 0 });
+    expect((caughtUp.lastRuns as RunSummary[]).map((r) => r.cursorAfter)).toEqual([head, run.cursorAfter]);
+  }, MANY_PROCESSES);
+
+  it('runs lists runs newest first, as text or JSON lines, within --limit, --since and --until', async () => {
+    const dir = newDir('runs');
+    const empty = await runCli(['runs', '--data-dir', dir]);
+    expect(empty).toMatchObject({ code: 0, stdout: 'no runs recorded\n' });
+
+    const made: RunSummary[] = [];
+    for (let i = 0; i < 3; i++) made.push(await runJson(dir, ['--max-commits', '10']));
+    const newestFirst = made.map((run) => run.runId).reverse();
+
+    const [all, limited, text, since, future, until] = await Promise.all([
+      runCli(['runs', '--data-dir', dir, '--json']),
+      runCli(['runs', '--data-dir', dir, '--json', '--limit', '2']),
+      runCli(['runs', '--data-dir', dir]),
+      runCli(['runs', '--data-dir', dir, '--json', '--since', '2000-01-01T00:00:00Z']),
+      runCli(['runs', '--data-dir', dir, '--since', '2999-01-01T00:00:00Z']),
+      runCli(['runs', '--data-dir', dir, '--json', '--until', '2000-01-01T00:00:00Z']),
+    ]);
+    for (const result of [all, limited, text, since, future, until]) expect(result.code).toBe(0);
+    expect(jsonLines(all.stdout)).toEqual([...made].reverse());
+    expect(jsonLines(limited.stdout).map((run) => run.runId)).toEqual(newestFirst.slice(0, 2));
+    const textLines = text.stdout.trim().split('\n');
+    expect(textLines.map((line) => line.split(' ')[0])).toEqual(newestFirst);
+    expect(textLines[0]).toContain(`max-commits`);
+    expect(textLines[0]).toContain(`${made[2]!.cursorBefore} -> ${made[2]!.cursorAfter}`);
+    expect(jsonLines(since.stdout).map((run) => run.runId)).toEqual(newestFirst);
+    expect(future.stdout).toBe('no runs recorded\n');
+    expect(until.stdout).toBe('');
+  }, MANY_PROCESSES);
+
+  it('a reader that closes the pipe early (catalog-sync status | head -1) ends it quietly with exit 0', async () => {
+    const dir = newDir('pipe');
+    await runJson(dir, ['--max-commits', '5']);
+    const { child, done } = startCli(['status', ...at(dir)]);
+    // Gone before status has fetched the index and printed anything: every write meets a closed pipe.
+    child.stdout!.destroy();
+    const result = await done;
+    expect(result).toMatchObject({ code: 0, signal: null, stderr: '' });
+  });
+
+  it('keys prints the StartAfter key of a date', async () => {
+    const [plain, prefixed] = await Promise.all([
+      runCli(['keys', '--since', '2017-10-31T23:30:32Z']),
+      runCli(['keys', '--since', '2017-10-31T23:30:32Z', '--prefix', 'mirror/']),
+    ]);
+    expect(plain).toMatchObject({ code: 0, stdout: 'leaves/001e9fzM\n', stderr: '' });
+    expect(prefixed).toMatchObject({ code: 0, stdout: 'mirror/leaves/001e9fzM\n' });
+  });
+});
