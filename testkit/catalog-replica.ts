@@ -9,67 +9,25 @@
  * // ... run the client against replica.serviceIndexUrl ...
  * await replica.stop();
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { SERVICE_INDEX_PATH } from './catalog-documents.js';
 import type { GeneratedCatalog, GeneratedLeaf } from './catalog-generator.js';
 import { parseTicks } from './catalog-time.js';
-import { entityTag, isNotModified } from './conditional-get.js';
 import { FixtureSource, type FixtureSelection } from './fixture-source.js';
 import { GeneratedSource } from './generated-source.js';
-import { gzipBomb } from './gzip-bomb.js';
-import { encodeBody, negotiateCoding, type ContentCoding } from './http-encoding.js';
 import { matchesPath, type PathMatch } from './path-match.js';
-import { FaultList, type Fault } from './replica-faults.js';
+import { FaultList } from './replica-faults.js';
+import { DEFAULT_PAGE_SIZE, type LoggedRequest, type OverrideOptions, type ReplicaOptions, type ReplicaServerOptions } from './replica-options.js';
+import { ReplicaResponder } from './replica-responses.js';
 import type { ReplicaSource, ServedDocument } from './replica-source.js';
 
 export type { PathMatch } from './path-match.js';
 export type { FixtureSelection } from './fixture-source.js';
+export type { LoggedRequest, OverrideOptions, ReplicaOptions, ReplicaServerOptions } from './replica-options.js';
 
-/** How the server behaves, whatever it serves. */
-export interface ReplicaServerOptions {
-  /** Extra delay before every answer, in ms; default 0. See {@link CatalogReplica.latency}. */
-  latencyMs?: number;
-}
-
-/** Options of {@link CatalogReplica.start}. */
-export interface ReplicaOptions extends ReplicaServerOptions {
-  /** The catalog to serve; default an empty one. */
-  catalog?: GeneratedCatalog;
-  /** Leaves per page; default 550, as nuget.org. */
-  pageSize?: number;
-  /** Fill pages exactly, splitting commits across pages; default false (a commit is never split). */
-  splitCommits?: boolean;
-  /**
-   * Origin written into pages' leaf URLs (e.g. `http://localhost:PORT`, another origin for the same
-   * server), to test that a client follows only URLs of the catalog's origin. Default: `origin`.
-   */
-  leafOrigin?: string;
-}
-
-/** Options of {@link CatalogReplica.overrideBody}. */
-export interface OverrideOptions {
-  /** Default `application/json`. */
-  contentType?: string;
-  /** How many matching requests get the override; default Infinity (a broken document stays broken). */
-  times?: number;
-  /** Extra response headers. With `Content-Encoding` set, the body is sent exactly as given. */
-  headers?: OutgoingHttpHeaders;
-  /** Default 200. */
-  status?: number;
-}
-
-/** One request as received. */
-export interface LoggedRequest {
-  method: string;
-  /** The URL path, without query. */
-  path: string;
-  headers: IncomingHttpHeaders;
-}
-
-const DEFAULT_PAGE_SIZE = 550;
 
 /** A NuGet V3 catalog served over HTTP on 127.0.0.1. See the module documentation. */
 export class CatalogReplica {
@@ -84,9 +42,8 @@ export class CatalogReplica {
   private source!: ReplicaSource;
   private latencyMs: number;
   private readonly faults = new FaultList();
-  private readonly stalled = new Set<ServerResponse>();
-  private readonly encoded = new WeakMap<ServedDocument, Map<ContentCoding, Buffer>>();
   private readonly closing = new AbortController();
+  private readonly responder: ReplicaResponder;
 
   private constructor(
     private readonly server: Server,
@@ -97,6 +54,10 @@ export class CatalogReplica {
     this.latencyMs = options.latencyMs ?? 0;
     // Every delayed answer listens on it: many requests in flight are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
+    this.responder = new ReplicaResponder(() => this.source, this.closing.signal, (path) => {
+      this.abandoned.push(path);
+      this.wakeAbandonWaiters();
+    });
   }
 
   /** Starts a replica of a generated catalog. */
@@ -322,8 +283,7 @@ export class CatalogReplica {
   /** Stops the server: ends stalled responses, closes every connection. */
   async stop(): Promise<void> {
     this.closing.abort();
-    for (const res of this.stalled) res.destroy();
-    this.stalled.clear();
+    this.responder.endStalled();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     await closed;
@@ -349,7 +309,7 @@ export class CatalogReplica {
     }
     const fault = this.faults.take(path);
     if (fault) {
-      await this.injure(req, res, path, fault);
+      await this.responder.injure(req, res, path, fault);
       return;
     }
     const document = this.source.resolve(path);
@@ -357,123 +317,6 @@ export class CatalogReplica {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not Found');
       return;
     }
-    this.send(req, res, document);
-  }
-
-  private async injure(req: IncomingMessage, res: ServerResponse, path: string, fault: Fault): Promise<void> {
-    switch (fault.kind) {
-      case 'status':
-        res.writeHead(fault.status, { 'Content-Type': 'text/plain', ...fault.headers }).end(`injected ${fault.status}`);
-        return;
-      case 'reset':
-        req.socket.resetAndDestroy();
-        return;
-      case 'override':
-        this.send(req, res, fault.document, { status: fault.status, headers: fault.headers });
-        return;
-      case 'stale':
-        this.send(req, res, this.source.stalePage(path, fault.commitsBack));
-        return;
-      case 'gzip-bomb': {
-        const body = await gzipBomb();
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Content-Length': body.length });
-        res.end(body);
-        return;
-      }
-      case 'trickle': {
-        const document = this.source.resolve(path);
-        if (!document) {
-          res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not Found');
-          return;
-        }
-        this.trickle(res, path, document, fault.intervalMs);
-        return;
-      }
-      case 'truncate':
-      case 'stall': {
-        const document = this.source.resolve(path);
-        if (!document) {
-          res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not Found');
-          return;
-        }
-        this.send(req, res, document, { partial: fault.kind });
-        return;
-      }
-    }
-  }
-
-  private send(
-    req: IncomingMessage,
-    res: ServerResponse,
-    document: ServedDocument,
-    options: { status?: number; headers?: OutgoingHttpHeaders; partial?: 'truncate' | 'stall' } = {},
-  ): void {
-    const status = options.status ?? 200;
-    const etag = entityTag(document.body);
-    const headers: OutgoingHttpHeaders = {
-      'Content-Type': document.contentType,
-      ETag: etag,
-      Vary: 'Accept-Encoding',
-      ...(document.lastModified ? { 'Last-Modified': document.lastModified.toUTCString() } : {}),
-      ...options.headers,
-    };
-    if (status === 200 && !options.partial && isNotModified(req.headers, etag, document.lastModified)) {
-      delete headers['Content-Type'];
-      res.writeHead(304, headers).end();
-      return;
-    }
-    const presetCoding = Object.keys(headers).some((name) => name.toLowerCase() === 'content-encoding');
-    const coding = presetCoding ? 'identity' : negotiateCoding(req.headers['accept-encoding']);
-    const body = this.encode(document, coding);
-    if (coding !== 'identity') headers['Content-Encoding'] = coding;
-    headers['Content-Length'] = body.length;
-    res.writeHead(status, headers);
-    if (!options.partial) {
-      res.end(body);
-      return;
-    }
-    // Headers go out now even when there is no body to write (HEAD).
-    res.flushHeaders();
-    const half = body.subarray(0, Math.floor(body.length / 2));
-    if (options.partial === 'truncate') {
-      // Destroy only once the half is handed to the kernel, so the client sees those bytes first.
-      res.write(half, () => res.destroy());
-      if (req.method === 'HEAD') res.destroy();
-      return;
-    }
-    this.stalled.add(res);
-    res.on('close', () => this.stalled.delete(res));
-    res.write(half);
-  }
-
-  private trickle(res: ServerResponse, path: string, document: ServedDocument, intervalMs: number): void {
-    res.writeHead(200, { 'Content-Type': document.contentType, 'Content-Length': document.body.length });
-    res.flushHeaders();
-    let sent = 0;
-    const timer = setInterval(() => {
-      if (sent < document.body.length) res.write(document.body.subarray(sent, ++sent));
-      if (sent === document.body.length) {
-        clearInterval(timer);
-        res.end();
-      }
-    }, intervalMs);
-    this.stalled.add(res);
-    res.on('close', () => {
-      clearInterval(timer);
-      this.stalled.delete(res);
-      if (!res.writableFinished && !this.closing.signal.aborted) {
-        this.abandoned.push(path);
-        this.wakeAbandonWaiters();
-      }
-    });
-  }
-
-  private encode(document: ServedDocument, coding: ContentCoding): Buffer {
-    if (coding === 'identity') return document.body;
-    let byCoding = this.encoded.get(document);
-    if (!byCoding) this.encoded.set(document, (byCoding = new Map()));
-    let body = byCoding.get(coding);
-    if (!body) byCoding.set(coding, (body = encodeBody(document.body, coding)));
-    return body;
+    this.responder.send(req, res, document);
   }
 }
