@@ -1,0 +1,125 @@
+/**
+ * The command line of `npm run bench`: its usage text and the flags, parsed and checked into {@link Options}.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { DEFAULT_CONCURRENCY } from '../lambda/contract/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** bench/ in the source tree (dist/bench/ -> ../../bench). */
+const benchSource = join(here, '..', '..', 'bench');
+
+const HELP = `npm run bench -- [options]
+
+  --latency MS              catalog replica latency per request                    (default 20)
+  --s3-latency MS           fake S3 latency per request                            (default 15)
+  --cursor-latency MS       in-memory cursor store latency per call                (default 5)
+  --concurrency N           leaves in flight (engine and ceiling)                  (default: DEFAULT_CONCURRENCY)
+  --leaves N                slice of the side-by-side runs: ceilings, engine, engine on DynamoDB (default 5000)
+  --rss-leaves LIST         engine slices for peak RSS vs slice size; '' to skip   (default 10000,30000)
+  --sequential-leaves N     sample of the sequential algorithm (its rate is flat)  (default 300)
+  --leaves-per-commit A-B   commit sizes of the main catalog                       (default 1-20)
+  --small-commits-leaves N  engine on a catalog of 1-4-leaf commits; 0: skip       (default 2000)
+  --sweep LIST              concurrencies to sweep; '' to skip                     (default 8,16,32,64)
+  --sweep-leaves N          slice of each sweep run                                (default 2000)
+  --planning-pages N        pages of the synthesized index                         (default 25000)
+  --dynamo auto|on|off      also run the engine against DynamoDB Local             (default auto)
+  --no-warm                 skip the warm-Lambda checks
+  --no-profile              skip the profiled runs (engine and planning under --cpu-prof)
+  --profile-leaves N        slice of the profiled engine run                       (default 2000)
+  --repeat N                run the side-by-side set (ceilings, engine) N times, rotating their order; the
+                            table shows each one's median run                      (default 1)
+  --wait-idle S             before each scenario, wait up to S s for other processes to go quiet (default 0)
+  --out DIR                 where results go                                       (default bench/results)
+  --seed N                  catalog seed                                           (default 42)
+`;
+
+/** The command line, parsed and checked. */
+export interface Options {
+  latency: number;
+  s3Latency: number;
+  cursorLatency: number;
+  concurrency: number;
+  leaves: number;
+  rssLeaves: number[];
+  sequentialLeaves: number;
+  leavesPerCommit: [number, number];
+  smallCommitsLeaves: number;
+  sweep: number[];
+  sweepLeaves: number;
+  planningPages: number;
+  dynamo: 'auto' | 'on' | 'off';
+  warm: boolean;
+  profile: boolean;
+  profileLeaves: number;
+  waitIdle: number;
+  repeat: number;
+  out: string;
+  seed: number;
+}
+
+/** Parses `process.argv` (prints the usage and exits 0 on --help; throws on a bad value). */
+export function options(): Options {
+  const { values } = parseArgs({
+    options: {
+      latency: { type: 'string', default: '20' },
+      's3-latency': { type: 'string', default: '15' },
+      'cursor-latency': { type: 'string', default: '5' },
+      concurrency: { type: 'string', default: String(DEFAULT_CONCURRENCY) },
+      leaves: { type: 'string', default: '5000' },
+      'rss-leaves': { type: 'string', default: '10000,30000' },
+      'sequential-leaves': { type: 'string', default: '300' },
+      'leaves-per-commit': { type: 'string', default: '1-20' },
+      'small-commits-leaves': { type: 'string', default: '2000' },
+      sweep: { type: 'string', default: '8,16,32,64' },
+      'sweep-leaves': { type: 'string', default: '2000' },
+      'planning-pages': { type: 'string', default: '25000' },
+      dynamo: { type: 'string', default: 'auto' },
+      'no-warm': { type: 'boolean', default: false },
+      'no-profile': { type: 'boolean', default: false },
+      'profile-leaves': { type: 'string', default: '2000' },
+      'wait-idle': { type: 'string', default: '0' },
+      repeat: { type: 'string', default: '1' },
+      out: { type: 'string', default: join(benchSource, 'results') },
+      seed: { type: 'string', default: '42' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const int = (name: string, text: string, min = 0): number => {
+    if (!/^\d+$/.test(text.trim()) || Number(text) < min) throw new Error(`--${name}: ${JSON.stringify(text)} must be a whole number >= ${min}`);
+    return Number(text);
+  };
+  const list = (name: string, text: string): number[] => (text.trim() === '' ? [] : text.split(',').map((part) => int(name, part.trim(), 1)));
+  const range = /^(\d+)-(\d+)$/.exec(values['leaves-per-commit']);
+  if (!range || Number(range[1]) < 1 || Number(range[2]) < Number(range[1])) throw new Error('--leaves-per-commit must be A-B with 1 <= A <= B');
+  const dynamo = values.dynamo;
+  if (dynamo !== 'auto' && dynamo !== 'on' && dynamo !== 'off') throw new Error('--dynamo must be auto, on or off');
+  return {
+    latency: int('latency', values.latency),
+    s3Latency: int('s3-latency', values['s3-latency']),
+    cursorLatency: int('cursor-latency', values['cursor-latency']),
+    concurrency: int('concurrency', values.concurrency, 1),
+    leaves: int('leaves', values.leaves, 1),
+    rssLeaves: list('rss-leaves', values['rss-leaves']),
+    sequentialLeaves: int('sequential-leaves', values['sequential-leaves'], 1),
+    leavesPerCommit: [Number(range[1]), Number(range[2])],
+    smallCommitsLeaves: int('small-commits-leaves', values['small-commits-leaves']),
+    sweep: list('sweep', values.sweep),
+    sweepLeaves: int('sweep-leaves', values['sweep-leaves'], 1),
+    planningPages: int('planning-pages', values['planning-pages'], 2),
+    dynamo,
+    warm: !values['no-warm'],
+    profile: !values['no-profile'],
+    profileLeaves: int('profile-leaves', values['profile-leaves'], 1),
+    waitIdle: int('wait-idle', values['wait-idle']),
+    repeat: int('repeat', values.repeat, 1),
+    out: values.out,
+    seed: int('seed', values.seed),
+  };
+}
