@@ -8,7 +8,7 @@ import type { Servers } from './children.js';
 import type { Options } from './options.js';
 import type { PlanningResult } from './planning.js';
 import { formatProfile, type ProfileSummary } from './profile-summary.js';
-import type { ScenarioResult } from './scenario.js';
+import type { ScenarioResult } from './scenario-types.js';
 import { round } from './stats.js';
 import type { ValidationResult } from './validation.js';
 import type { WarmResult } from './warm.js';

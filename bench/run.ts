@@ -14,7 +14,7 @@ import { options } from './options.js';
 import type { PlanningConfig, PlanningResult } from './planning.js';
 import { summarizeProfile, type ProfileSummary } from './profile-summary.js';
 import { report, type Row } from './report.js';
-import type { ScenarioConfig, ScenarioResult } from './scenario.js';
+import type { ScenarioConfig, ScenarioResult } from './scenario-types.js';
 import type { ServersConfig } from './servers.js';
 import { round } from './stats.js';
 import type { ValidationConfig, ValidationResult } from './validation.js';

@@ -1,0 +1,160 @@
+/**
+ * The scenarios the engine is measured against: `sequential`, the documented algorithm one leaf at a time with
+ * the same clients, and `ceiling` / `ceiling-lean`, a bare loop of GET + decompress + PUT over the same leaves
+ * (planned before the clock starts) with no validation, ordering, manifests or cursor.
+ */
+import { promisify } from 'node:util';
+import * as zlib from 'node:zlib';
+import { Agent } from 'undici';
+import { CatalogClient, HttpClient, type PageItem } from '../lambda/catalog/index.js';
+import { commitKey, compareTicks, manifestKey, MIN_TICKS, type Ticks } from '../lambda/contract/index.js';
+import { S3SnapshotStore } from '../lambda/stores/index.js';
+import { leafKeyOf, manifestOf, metadataOf, pagesAfter, type ManifestEntry } from '../lambda/sync/index.js';
+import { cursorStores } from './engine-scenario.js';
+import { LeanS3SnapshotStore } from './lean-s3-store.js';
+import { measured, result, timing } from './measure.js';
+import type { ScenarioConfig, ScenarioResult } from './scenario-types.js';
+
+/** One planned commit, for the sequential and ceiling loops. */
+interface PlainCommit {
+  readonly ticks: Ticks;
+  readonly commitId: string;
+  readonly items: PageItem[];
+}
+
+/**
+ * Steps 2–5 of the documented algorithm: the index, the pages after the cursor (in time order), their items
+ * after the cursor, sorted by commit time; cut to whole commits of at most `maxLeaves` leaves (reading pages
+ * only until that many are known, plus the next page so the last commit is whole).
+ */
+async function planCommits(catalog: CatalogClient, cursor: Ticks, maxLeaves: number): Promise<PlainCommit[]> {
+  const index = await catalog.getIndex();
+  const items: PageItem[] = [];
+  let pagesAfterEnough = 0;
+  for (const entry of pagesAfter(index, cursor)) {
+    const page = await catalog.getPage(entry);
+    for (const item of page.items) if (item.commitTicks > cursor) items.push(item);
+    if (items.length >= maxLeaves && ++pagesAfterEnough > 1) break;
+  }
+  items.sort((a, b) => compareTicks(a.commitTicks, b.commitTicks));
+  const groups: PlainCommit[] = [];
+  for (const item of items) {
+    const last = groups.at(-1);
+    if (last && last.ticks === item.commitTicks) last.items.push(item);
+    else groups.push({ ticks: item.commitTicks, commitId: item.commitId, items: [item] });
+  }
+  // Whole commits, as the engine takes them: the first always, then while they fit in maxLeaves.
+  const commits: PlainCommit[] = [];
+  let taken = 0;
+  for (const commit of groups) {
+    if (commits.length > 0 && taken + commit.items.length > maxLeaves) break;
+    commits.push(commit);
+    taken += commit.items.length;
+  }
+  return commits;
+}
+
+export async function runSequential(config: ScenarioConfig): Promise<ScenarioResult> {
+  const { cursors, s3 } = cursorStores(config, 1);
+  const http = new HttpClient({ connections: 1 });
+  const catalog = new CatalogClient(http, config.source);
+  const snapshots = new S3SnapshotStore(config.bucket, s3);
+  const name = `bench-sequential-${process.pid}`;
+  const times = timing(config.leaves);
+  let leaves = 0;
+  let bytes = 0;
+  let commitsDone = 0;
+  const run = await measured(async () => {
+    // 1. The cursor.
+    const stored = await cursors.read(name);
+    const cursor = stored?.value ?? MIN_TICKS;
+    // 2–5. Index, pages, items after the cursor, sorted.
+    const commits = await planCommits(catalog, cursor, config.leaves);
+    // 6. Each leaf in order: fetch it, then store it; a commit's manifest once its leaves are stored.
+    for (const commit of commits) {
+      const key = commitKey(commit.ticks);
+      const entries: ManifestEntry[] = [];
+      for (const item of commit.items) {
+        const start = performance.now();
+        const fetched = await catalog.getLeaf(item);
+        const fetchedAt = performance.now();
+        const leafKey = leafKeyOf('', key, item);
+        await snapshots.putLeaf(leafKey, fetched.body, metadataOf(item));
+        times.record(start, fetchedAt, performance.now());
+        entries.push({ key: leafKey, id: item.id, version: item.version, type: item.type });
+        leaves++;
+        bytes += fetched.body.length;
+      }
+      await snapshots.putJson(manifestKey('', key), manifestOf(commit, entries));
+      commitsDone++;
+    }
+    // 7. The cursor: the last commit processed.
+    const last = commits.at(-1);
+    if (last) await cursors.compareAndSet(name, stored, { value: last.ticks, commitId: last.commitId, runId: 'sequential' });
+  });
+  await http.close();
+  s3.destroy();
+  return result(config, run, leaves, commitsDone, bytes, times.summary(), config.cursor);
+}
+
+const gunzip = promisify(zlib.gunzip);
+const brotliDecompress = promisify(zlib.brotliDecompress);
+const inflate = promisify(zlib.inflate);
+
+async function decode(body: Buffer, encoding: string | string[] | undefined): Promise<Buffer> {
+  switch (String(encoding ?? 'identity').toLowerCase()) {
+    case 'br':
+      return brotliDecompress(body);
+    case 'gzip':
+      return gunzip(body);
+    case 'deflate':
+      return inflate(body);
+    default:
+      return body;
+  }
+}
+
+export async function runCeiling(config: ScenarioConfig, lean: boolean): Promise<ScenarioResult> {
+  // Planned before the clock starts: the same leaves the engine takes, with their keys and metadata.
+  const planner = new HttpClient({ connections: 2 });
+  const commits = await planCommits(new CatalogClient(planner, config.source), MIN_TICKS, config.leaves);
+  await planner.close();
+  const jobs = commits.flatMap((commit) => {
+    const key = commitKey(commit.ticks);
+    return commit.items.map((item) => ({ url: new URL(item.url), key: leafKeyOf('', key, item), metadata: metadataOf(item) }));
+  });
+  const { s3 } = cursorStores(config, config.concurrency);
+  // The same pool shape as HttpClient's.
+  const agent = new Agent({ connections: config.concurrency, keepAliveTimeout: 30_000, pipelining: 1 });
+  // The same PUT as the engine's store: the ceiling differs from the engine only in having no catalog logic.
+  const store = lean ? new LeanS3SnapshotStore(config.bucket, config.s3Endpoint, s3, config.concurrency) : new S3SnapshotStore(config.bucket, s3);
+  const times = timing(jobs.length);
+  let bytes = 0;
+  let next = 0;
+  const run = await measured(() =>
+    Promise.all(
+      Array.from({ length: config.concurrency }, async () => {
+        while (next < jobs.length) {
+          const job = jobs[next++]!;
+          const start = performance.now();
+          const response = await agent.request({
+            origin: job.url.origin,
+            path: job.url.pathname,
+            method: 'GET',
+            headers: { accept: 'application/json', 'accept-encoding': 'gzip, br, deflate' },
+          });
+          const body = await decode(Buffer.from(await response.body.arrayBuffer()), response.headers['content-encoding']);
+          if (response.statusCode !== 200) throw new Error(`GET ${job.url.href}: HTTP ${response.statusCode}`);
+          const fetchedAt = performance.now();
+          await store.putLeaf(job.key, body, job.metadata);
+          times.record(start, fetchedAt, performance.now());
+          bytes += body.length;
+        }
+      }),
+    ),
+  );
+  await agent.close();
+  if (store instanceof LeanS3SnapshotStore) await store.close();
+  s3.destroy();
+  return result(config, run, jobs.length, commits.length, bytes, times.summary(), 'none');
+}
