@@ -142,4 +142,15 @@ describe('backfill rules', () => {
     const follower = await withDeps(target, settings, (deps) => runSlice(settings, deps));
     expect(follower).toMatchObject({ stoppedBy: 'caught-up', caughtUp: true, commits: 0, cursorBefore: formatTimestamp(commitTicks(catalog, -1)) });
   });
+
+  it('a plan whose ranges file is gone, or an unknown plan, is a coded plan error', async () => {
+    const target = await fresh();
+    const settings = settingsOf(replica.serviceIndexUrl);
+    const { plan } = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 10 }));
+    await target.stores.snapshots.deleteKey(`backfill/${plan.backfillId}/ranges.json`);
+    await expect(withDeps(target, settings, (deps) => planBackfill(settings, deps))).rejects.toMatchObject({ code: 'CS_ERR_BACKFILL_PLAN' });
+    await expect(withDeps(target, settings, (deps) => finishBackfill(settings, deps, '001xVi6T451oQz1OTQhs0fsMut1CPbXm'))).rejects.toMatchObject({
+      code: 'CS_ERR_BACKFILL_PLAN',
+    });
+  });
 });
