@@ -6,3 +6,18 @@ export { lagSeconds, runSlice, SyncError } from './engine.js';
 export type { EngineDeps, EngineLogger, Progress } from './engine-deps.js';
 export { commitsAfter, pagesAfter } from './commit-stream.js';
 export { listQuarantine, retryQuarantine, type QuarantineRecord, type RetryOutcome } from './quarantine.js';
+export type { BackfillDeps } from './engine-deps.js';
+export {
+  BackfillIncompleteError,
+  BackfillPlanError,
+  BackfillRangeError,
+  cutRanges,
+  finishBackfill,
+  planBackfill,
+  readRanges,
+  runRange,
+  type PlanOptions,
+  type PlannedBackfill,
+  type RangeOptions,
+  type RangeOutcome,
+} from './backfill/index.js';
