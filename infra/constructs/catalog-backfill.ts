@@ -178,22 +178,26 @@ export class CatalogBackfill extends Construct {
     this.finalizer = finalizer.f;
 
     // --- exactly the calls each function makes (lambda/stores/dynamo-store.ts, s3-store.ts) ---------------
-    const ownItems = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [this.cursorName] } };
-    const items = (role: iam.Role, sid: string, actions: string[]) =>
-      role.addToPrincipalPolicy(new iam.PolicyStatement({ sid, actions, resources: [props.table.tableArn], conditions: ownItems }));
+    const dependsOn = (settings.DEPENDS_ON ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '');
+    const items = (role: iam.Role, sid: string, actions: string[], keys: string[] = [this.cursorName]) =>
+      role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ sid, actions, resources: [props.table.tableArn], conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': keys } } }),
+      );
     const objects = (role: iam.Role, sid: string, actions: string[], under: string, why: string) => {
       const arn = props.bucket.arnForObjects(`${under}*`);
       role.addToPrincipalPolicy(new iam.PolicyStatement({ sid, actions, resources: [arn] }));
       Validations.of(role).acknowledge({ id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(this).resolve(arn))}]`, reason: why });
     };
     const rangesPrefix = `${this.prefix}backfill/`;
-    // Planner: the cursor (GetItem), the newest plan (Query), the plan item (PutItem), its lease (UpdateItem);
+    // Planner: its cursor and its dependencies' (GetItem), the newest plan (Query), the plan item (conditional
+    // PutItem), its lease (UpdateItem);
     // writes the ranges file and reads it back when it resumes a plan.
-    items(planner.role, 'PlanItems', ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    items(planner.role, 'ReadCursors', ['dynamodb:GetItem'], [this.cursorName, ...dependsOn]);
+    items(planner.role, 'PlanItems', ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
     objects(planner.role, 'RangesFile', ['s3:PutObject', 's3:GetObject'], rangesPrefix, `The plan's ranges file is named by the backfill's id, unknown in advance: PutObject and GetObject under "${rangesPrefix}" only.`);
-    // Worker: the plan and range items (GetItem; progress and done: conditional PutItem/UpdateItem); leaves,
+    // Worker: the range items (GetItem; progress and done: conditional UpdateItem) and the plan's lease; leaves,
     // manifests and quarantine records under the prefix, as the follower writes them.
-    items(worker.role, 'RangeItems', ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    items(worker.role, 'RangeItems', ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     objects(worker.role, 'PutSnapshots', ['s3:PutObject'], this.prefix, `Every object a range writes is named by a package and a commit, unknown in advance: PutObject (only) under the sync's prefix "${this.prefix}", as the follower's function.`);
     // Finalizer: the plan, every range (Query), the cursor (conditional UpdateItem), the run log (PutItem);
     // watermark.json under the prefix.
