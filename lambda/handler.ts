@@ -102,6 +102,7 @@ export const handler = async (_event: unknown, context: Pick<Context, 'getRemain
       cursors: store,
       snapshots,
       runLog: store,
+      backfills: store,
       runLogDays,
       runId,
       logger: {

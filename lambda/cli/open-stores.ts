@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 // The local stores directly, not the stores' face: the face loads the AWS SDK, which a local run never needs.
 import { openLocalStores } from '../stores/local-store.js';
-import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
+import type { BackfillStore, CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
 import { SettingsError } from '../contract/index.js';
 import type { StoreOptions } from './options.js';
 
@@ -10,6 +10,8 @@ export interface OpenStores {
   readonly cursors: CursorStore;
   readonly runLog: RunLogStore;
   readonly snapshots: SnapshotStore;
+  /** Backfill plans and range states (the follower checks them for a running backfill of its cursor). */
+  readonly backfills: BackfillStore;
   /** e.g. `DynamoDB table cursors + S3 bucket mirror` or `./catalog-data`. */
   readonly where: string;
   /** Releases sockets, so the process can exit. */
@@ -42,6 +44,7 @@ export async function openStores(options: StoreOptions, concurrency: number, env
     return {
       cursors: store,
       runLog: store,
+      backfills: store,
       snapshots: new S3SnapshotStore(bucket, clients.s3),
       where: `DynamoDB table ${cursorTable} + S3 bucket ${bucket}`,
       close: () => {
@@ -51,8 +54,8 @@ export async function openStores(options: StoreOptions, concurrency: number, env
     };
   }
   if (options.dataDir.trim() === '') throw new SettingsError('--data-dir', 'must not be empty');
-  const { cursors, runLog, snapshots } = openLocalStores(resolve(options.dataDir), { caseInsensitive: forcedCaseInsensitive(env) });
-  return { cursors, runLog, snapshots, where: resolve(options.dataDir), close: () => undefined };
+  const { cursors, runLog, snapshots, backfills } = openLocalStores(resolve(options.dataDir), { caseInsensitive: forcedCaseInsensitive(env) });
+  return { cursors, runLog, snapshots, backfills, where: resolve(options.dataDir), close: () => undefined };
 }
 
 /**

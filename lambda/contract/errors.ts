@@ -30,6 +30,9 @@ export const ErrorCode = {
   usage: 'CS_ERR_USAGE',
   context: 'CS_ERR_CONTEXT',
   props: 'CS_ERR_PROPS',
+  backfillRange: 'CS_ERR_BACKFILL_RANGE',
+  backfillIncomplete: 'CS_ERR_BACKFILL_INCOMPLETE',
+  backfillPlan: 'CS_ERR_BACKFILL_PLAN',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

@@ -6,6 +6,8 @@ export const StoppedBy = {
   timeBudget: 'time-budget',
   dependency: 'dependency',
   lostRace: 'lost-race',
+  /** A backfill of the cursor holds a live lease: the follower leaves the work to it. */
+  backfill: 'backfill',
   error: 'error',
 } as const;
 

@@ -17,6 +17,11 @@ export const DEFAULT_MAX_LEAVES = 20_000;
 /** Leaves in flight at once (fetch + PUT). See the README's figures. */
 export const DEFAULT_CONCURRENCY = 32;
 
+/** Target leaves per backfill range: a range is closed once its pages' counts reach it. */
+export const DEFAULT_RANGE_LEAVES = 5_000;
+/** Seconds a backfill's lease holds off the follower; renewed by each range worker. */
+export const DEFAULT_BACKFILL_LEASE_SECONDS = 600;
+
 /** Days a run-log item is kept (its DynamoDB TTL) when `RUN_LOG_DAYS` is not set. */
 export const DEFAULT_RUN_LOG_DAYS = 30;
 /** CloudWatch namespace of the handler's EMF metrics when `POWERTOOLS_METRICS_NAMESPACE` is not set. */

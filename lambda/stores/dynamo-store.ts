@@ -2,7 +2,9 @@ import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { formatTimestamp, parseTimestamp } from '../contract/time.js';
 import type { RunSummary } from '../contract/run-summary.js';
-import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery } from './types.js';
+import type { BackfillStore, CompareAndSetResult, CursorState, CursorStore, CursorTarget, RangeProgress, RangeWriteResult, RunLogStore, RunQuery } from './types.js';
+import type { BackfillPlan, BackfillTotals, RangeState } from '../contract/backfill.js';
+import { DynamoBackfillStore } from './dynamo-backfill.js';
 import { compareRunsNewestFirst, runSecond } from './run-order.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
@@ -30,14 +32,16 @@ export class CursorItemError extends CatalogSyncError {
  * item (DynamoDB returns it with `ReturnValuesOnConditionCheckFailure`; where an emulator does not, it is
  * read again).
  */
-export class DynamoStore implements CursorStore, RunLogStore {
+export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
   private readonly documents: DynamoDBDocumentClient;
+  private readonly backfills: DynamoBackfillStore;
 
   constructor(
     readonly table: string,
     client: DynamoDBClient = new DynamoDBClient({}),
   ) {
     this.documents = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+    this.backfills = new DynamoBackfillStore(this.documents, table);
   }
 
   async read(name: string): Promise<CursorState | undefined> {
@@ -112,6 +116,42 @@ export class DynamoStore implements CursorStore, RunLogStore {
     const cut = query.limit - 1;
     const kept = runs.filter((_run, i) => i <= cut || sharesSecond(runs, cut, i));
     return kept.sort(compareRunsNewestFirst).slice(0, query.limit);
+  }
+
+  createPlan(plan: BackfillPlan): Promise<boolean> {
+    return this.backfills.createPlan(plan);
+  }
+
+  readPlan(cursorName: string, backfillId: string): Promise<BackfillPlan | undefined> {
+    return this.backfills.readPlan(cursorName, backfillId);
+  }
+
+  newestPlan(cursorName: string): Promise<BackfillPlan | undefined> {
+    return this.backfills.newestPlan(cursorName);
+  }
+
+  renewLease(cursorName: string, backfillId: string, leaseUntil: number): Promise<void> {
+    return this.backfills.renewLease(cursorName, backfillId, leaseUntil);
+  }
+
+  finishPlan(cursorName: string, backfillId: string, finishedAt: string, summary: RunSummary): Promise<BackfillPlan> {
+    return this.backfills.finishPlan(cursorName, backfillId, finishedAt, summary);
+  }
+
+  readRange(cursorName: string, backfillId: string, n: number): Promise<RangeState | undefined> {
+    return this.backfills.readRange(cursorName, backfillId, n);
+  }
+
+  advanceRange(cursorName: string, backfillId: string, n: number, expected: string | undefined, next: RangeProgress): Promise<RangeWriteResult> {
+    return this.backfills.advanceRange(cursorName, backfillId, n, expected, next);
+  }
+
+  markRangeDone(cursorName: string, backfillId: string, n: number, final: { progress?: string; progressCommitId?: string; totals: BackfillTotals }): Promise<RangeState> {
+    return this.backfills.markRangeDone(cursorName, backfillId, n, final);
+  }
+
+  listRanges(cursorName: string, backfillId: string): Promise<RangeState[]> {
+    return this.backfills.listRanges(cursorName, backfillId);
   }
 
   private toState(name: string, item: Record<string, unknown>): CursorState {

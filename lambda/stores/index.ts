@@ -6,12 +6,14 @@
  * Importing this face loads the AWS SDK. The CLI's local path must not pay that (most of a second), so
  * `lambda/cli/open-stores.ts` imports `local-store.ts` directly and the AWS stores lazily.
  */
+export type { BackfillStore, RangeProgress, RangeWriteResult } from './types.js';
 export type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery, SnapshotStore } from './types.js';
 export { awsClients } from './aws-clients.js';
 export { DynamoStore } from './dynamo-store.js';
 export { S3SnapshotStore } from './s3-store.js';
 export { LocalStore, openLocalStores, type LocalStoreOptions, type LocalStores } from './local-store.js';
 export { LocalCursorStore } from './local-cursor-store.js';
+export { LocalBackfillStore } from './local-backfill-store.js';
 export { LocalRunLog } from './local-run-log.js';
 export { LocalSnapshotStore } from './local-snapshot-store.js';
 export { LocalFolder, STATE_DIR } from './local-folder.js';

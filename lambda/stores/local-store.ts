@@ -1,18 +1,21 @@
 import type { RunSummary } from '../contract/run-summary.js';
+import type { BackfillPlan, BackfillTotals, RangeState } from '../contract/backfill.js';
+import { LocalBackfillStore } from './local-backfill-store.js';
 import { LocalCursorStore } from './local-cursor-store.js';
 import { LocalFolder, type LocalFolderOptions } from './local-folder.js';
 import { LocalRunLog, type LocalRunLogOptions } from './local-run-log.js';
 import { LocalSnapshotStore, type LocalSnapshotStoreOptions } from './local-snapshot-store.js';
-import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery, SnapshotStore } from './types.js';
+import type { BackfillStore, CompareAndSetResult, CursorState, CursorStore, CursorTarget, RangeProgress, RangeWriteResult, RunLogStore, RunQuery, SnapshotStore } from './types.js';
 
 /** Every setting of a folder's stores: the folder's own, run-log compaction and file names (all for tests). */
 export type LocalStoreOptions = LocalFolderOptions & LocalRunLogOptions & LocalSnapshotStoreOptions;
 
-/** The three stores of one local folder. */
+/** The stores of one local folder. */
 export interface LocalStores {
   readonly cursors: LocalCursorStore;
   readonly runLog: LocalRunLog;
   readonly snapshots: LocalSnapshotStore;
+  readonly backfills: LocalBackfillStore;
 }
 
 /**
@@ -25,15 +28,16 @@ export function openLocalStores(root: string, options: LocalStoreOptions = {}): 
     cursors: new LocalCursorStore(folder),
     runLog: new LocalRunLog(folder, options),
     snapshots: new LocalSnapshotStore(folder, options),
+    backfills: new LocalBackfillStore(folder),
   };
 }
 
 /**
- * The three stores of one local folder as one object, for callers that use a folder as all three at once
+ * The stores of one local folder as one object, for callers that use a folder as all of them at once
  * (tests, the benchmark and the chaos suite). Each method is the one of {@link LocalCursorStore},
- * {@link LocalRunLog} or {@link LocalSnapshotStore}.
+ * {@link LocalRunLog}, {@link LocalSnapshotStore} or {@link LocalBackfillStore}.
  */
-export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
+export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, BackfillStore {
   readonly maxKeySegmentBytes: number;
   private readonly stores: LocalStores;
 
@@ -79,5 +83,41 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore {
 
   listKeys(prefix: string, startAfter?: string): AsyncIterable<string> {
     return this.stores.snapshots.listKeys(prefix, startAfter);
+  }
+
+  createPlan(plan: BackfillPlan): Promise<boolean> {
+    return this.stores.backfills.createPlan(plan);
+  }
+
+  readPlan(cursorName: string, backfillId: string): Promise<BackfillPlan | undefined> {
+    return this.stores.backfills.readPlan(cursorName, backfillId);
+  }
+
+  newestPlan(cursorName: string): Promise<BackfillPlan | undefined> {
+    return this.stores.backfills.newestPlan(cursorName);
+  }
+
+  renewLease(cursorName: string, backfillId: string, leaseUntil: number): Promise<void> {
+    return this.stores.backfills.renewLease(cursorName, backfillId, leaseUntil);
+  }
+
+  finishPlan(cursorName: string, backfillId: string, finishedAt: string, summary: RunSummary): Promise<BackfillPlan> {
+    return this.stores.backfills.finishPlan(cursorName, backfillId, finishedAt, summary);
+  }
+
+  readRange(cursorName: string, backfillId: string, n: number): Promise<RangeState | undefined> {
+    return this.stores.backfills.readRange(cursorName, backfillId, n);
+  }
+
+  advanceRange(cursorName: string, backfillId: string, n: number, expected: string | undefined, next: RangeProgress): Promise<RangeWriteResult> {
+    return this.stores.backfills.advanceRange(cursorName, backfillId, n, expected, next);
+  }
+
+  markRangeDone(cursorName: string, backfillId: string, n: number, final: { progress?: string; progressCommitId?: string; totals: BackfillTotals }): Promise<RangeState> {
+    return this.stores.backfills.markRangeDone(cursorName, backfillId, n, final);
+  }
+
+  listRanges(cursorName: string, backfillId: string): Promise<RangeState[]> {
+    return this.stores.backfills.listRanges(cursorName, backfillId);
   }
 }

@@ -1,5 +1,6 @@
 import type { Ticks } from '../contract/time.js';
 import type { RunSummary } from '../contract/run-summary.js';
+import type { BackfillPlan, BackfillTotals, RangeState } from '../contract/backfill.js';
 
 /** A stored cursor, as read. */
 export interface CursorState {
@@ -17,6 +18,11 @@ export interface CursorTarget {
   readonly value: Ticks;
   readonly commitId: string;
   readonly runId: string;
+  /**
+   * What the commits up to `value` hold, counted from the start of the range: a backfill range's progress
+   * carries it (see {@link BackfillStore.advanceRange}); cursor stores ignore it.
+   */
+  readonly totals?: BackfillTotals;
 }
 
 /** The outcome of a conditional cursor write. */
@@ -68,4 +74,55 @@ export interface SnapshotStore {
    * name's 255). A leaf whose segment is longer is an item error, set aside by quarantine like a bad leaf.
    */
   readonly maxKeySegmentBytes?: number;
+}
+
+/** The progress a range worker wants to store: its newest completed commit and what the range holds up to it. */
+export interface RangeProgress {
+  /** 7 fractional digits. */
+  readonly progress: string;
+  readonly progressCommitId: string;
+  readonly totals: BackfillTotals;
+  readonly runId: string;
+}
+
+/** The outcome of a conditional range write: `current` is the range's state as stored when the condition failed. */
+export type RangeWriteResult = { readonly outcome: 'written' } | { readonly outcome: 'conflict'; readonly current: RangeState | undefined };
+
+/**
+ * Where backfill plans and range states live: in the cursor table (`pk` = cursor name, `sk` = `backfill#<id>` and
+ * `backfill#<id>#range#<n>`), or in the local folder's state folder. Every write that matters is conditional.
+ */
+export interface BackfillStore {
+  /** Stores a new plan; false (and nothing written) when a plan with its id already exists. */
+  createPlan(plan: BackfillPlan): Promise<boolean>;
+  /** A plan, or undefined. */
+  readPlan(cursorName: string, backfillId: string): Promise<BackfillPlan | undefined>;
+  /** The newest plan of a cursor (kuuid ids sort by time), or undefined when it has none. */
+  newestPlan(cursorName: string): Promise<BackfillPlan | undefined>;
+  /** Moves a running plan's lease forward to `leaseUntil` (epoch ms); never back, never on a finished plan. */
+  renewLease(cursorName: string, backfillId: string, leaseUntil: number): Promise<void>;
+  /**
+   * Marks a running plan finished with the summary its finish logged; returns the plan as stored afterwards (when
+   * it was finished already, unchanged: the first finish's summary stands).
+   */
+  finishPlan(cursorName: string, backfillId: string, finishedAt: string, summary: RunSummary): Promise<BackfillPlan>;
+  /** A range's state, or undefined when no worker stored anything for it yet. */
+  readRange(cursorName: string, backfillId: string, n: number): Promise<RangeState | undefined>;
+  /**
+   * Writes a range's progress only if its stored progress is still `expected` (undefined: none stored), like the
+   * cursor's compare-and-set: callers only ever pass a progress after `expected`, so it only moves forward.
+   */
+  advanceRange(cursorName: string, backfillId: string, n: number, expected: string | undefined, next: RangeProgress): Promise<RangeWriteResult>;
+  /**
+   * Marks a range done with its totals (and its final progress, when it has one); once done it stays done and
+   * its totals are never changed again. Returns the state as stored afterwards.
+   */
+  markRangeDone(
+    cursorName: string,
+    backfillId: string,
+    n: number,
+    final: { readonly progress?: string; readonly progressCommitId?: string; readonly totals: BackfillTotals },
+  ): Promise<RangeState>;
+  /** Every range of a plan with a stored state, by `n`. */
+  listRanges(cursorName: string, backfillId: string): Promise<RangeState[]>;
 }

@@ -1,4 +1,5 @@
 import { formatTimestamp, type Ticks } from '../contract/time.js';
+import type { BackfillTotals } from '../contract/backfill.js';
 import type { CursorState, CursorStore } from '../stores/types.js';
 
 /**
@@ -11,13 +12,15 @@ import type { CursorState, CursorStore } from '../stores/types.js';
  */
 export class Checkpointer {
   private expected: CursorState | undefined;
-  private target: { value: Ticks; commitId: string } | undefined;
+  private target: { value: Ticks; commitId: string; totals?: BackfillTotals } | undefined;
   private writing: Promise<void> | undefined;
   private failure: unknown;
   /** Set when another run holds the cursor at or past this run's target. */
   lostRace = false;
   /** Conditional writes that succeeded. */
   writes = 0;
+  /** The newest target asked for, written or not (after a lost race, asking writes nothing). */
+  requested: { readonly value: Ticks; readonly commitId: string } | undefined;
 
   constructor(
     private readonly store: CursorStore,
@@ -33,10 +36,14 @@ export class Checkpointer {
     return this.expected;
   }
 
-  /** Asks for the cursor to move to `value`; returns at once, the write happens in the background. */
-  advance(value: Ticks, commitId: string): void {
+  /**
+   * Asks for the cursor to move to `value`; returns at once, the write happens in the background. `totals` (what
+   * the run completed up to `value`) goes to the store with the write: a backfill range's progress keeps it.
+   */
+  advance(value: Ticks, commitId: string, totals?: BackfillTotals): void {
+    this.requested = { value, commitId };
     if (this.lostRace || this.failure !== undefined) return;
-    this.target = { value, commitId };
+    this.target = { value, commitId, ...(totals === undefined ? {} : { totals }) };
     this.writing ??= this.drain().finally(() => {
       this.writing = undefined;
     });
@@ -52,16 +59,17 @@ export class Checkpointer {
     try {
       while (this.target && !this.lostRace && (this.expected === undefined || this.target.value > this.expected.value)) {
         const target = this.target;
-        await this.write(target.value, target.commitId);
+        await this.write(target.value, target.commitId, target.totals);
       }
     } catch (error) {
       this.failure = error;
     }
   }
 
-  private async write(value: Ticks, commitId: string): Promise<void> {
+  private async write(value: Ticks, commitId: string, totals: BackfillTotals | undefined): Promise<void> {
     for (;;) {
-      const result = await this.store.compareAndSet(this.name, this.expected, { value, commitId, runId: this.runId });
+      const next = { value, commitId, runId: this.runId, ...(totals === undefined ? {} : { totals }) };
+      const result = await this.store.compareAndSet(this.name, this.expected, next);
       if (result.outcome === 'written') {
         this.writes++;
         this.expected = { value, stored: formatTimestamp(value), commitId, runId: this.runId };

@@ -5,7 +5,7 @@
  */
 import type { CatalogClient } from '../catalog/catalog-client.js';
 import type { Ticks } from '../contract/time.js';
-import type { CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
+import type { BackfillStore, CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
 
 /** Structured logging, as Powertools Logger offers it. */
 export interface EngineLogger {
@@ -30,6 +30,11 @@ export interface EngineDeps {
   readonly cursors: CursorStore;
   readonly snapshots: SnapshotStore;
   readonly runLog?: RunLogStore;
+  /**
+   * Backfill plans and range states. When given, a follower run first checks for a backfill of its cursor holding
+   * a live lease, and leaves the work to it (`stoppedBy: 'backfill'`). The backfill functions require it.
+   */
+  readonly backfills?: BackfillStore;
   readonly logger?: EngineLogger;
   /**
    * Epoch ms at which the run stops: it takes no new leaf, aborts the requests in flight (their commits stay
@@ -48,3 +53,6 @@ export interface EngineDeps {
   /** Told each stored leaf's timing (`performance.now()` ms: fetch start, fetched, PUT done); for the benchmark. */
   readonly onLeaf?: (startMs: number, fetchedMs: number, storedMs: number) => void;
 }
+
+/** What the backfill functions talk to: the engine's dependencies with the backfill store. */
+export type BackfillDeps = EngineDeps & { readonly backfills: BackfillStore };

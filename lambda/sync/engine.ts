@@ -11,6 +11,7 @@ import { startRunBudget } from './run-budget.js';
 import type { RunSummary } from '../contract/run-summary.js';
 import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../contract/settings.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
+import { BackfillStatus } from '../contract/backfill.js';
 
 /** A run that stopped on an error: carries the summary of what it completed before the error. */
 export class SyncError extends CatalogSyncError {
@@ -47,21 +48,27 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   let staleIndex = false;
   let boundByDependency = false;
   let aborted = false;
+  let backfillActive = false;
   let upper: Ticks = MIN_TICKS;
   const deadline = deps.deadline;
   const budget = startRunBudget(deadline, deps.signal);
   const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(budget.signal === undefined ? {} : { signal: budget.signal }) };
 
   try {
+    backfillActive = await backfillHoldsCursor(settings, deps);
+    if (backfillActive) logger.info('a backfill of this cursor is running: leaving the work to it', { cursor: formatTimestamp(cursorBefore) });
     let dependencyBound: Ticks | undefined;
     for (const dependency of settings.dependsOn) {
       const state = await deps.cursors.read(dependency);
       const value = state?.value ?? MIN_TICKS;
       if (dependencyBound === undefined || value < dependencyBound) dependencyBound = value;
     }
-    const index = await deps.catalog.getIndex(bounds);
-    deps.onIndex?.(index.commitTicks);
-    if (index.commitTicks < cursorBefore) {
+    // A live backfill: no index read, nothing taken.
+    const index = backfillActive ? undefined : await deps.catalog.getIndex(bounds);
+    if (index !== undefined) deps.onIndex?.(index.commitTicks);
+    if (index === undefined) {
+      upper = cursorBefore;
+    } else if (index.commitTicks < cursorBefore) {
       logger.warn('stale catalog index: it is older than the stored cursor; nothing to do', {
         indexCommitTimeStamp: formatTimestamp(index.commitTicks),
         cursor: formatTimestamp(cursorBefore),
@@ -106,6 +113,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     aborted,
     lostRace: checkpointer.lostRace,
     failed: failure !== undefined,
+    backfillActive,
   });
   const cursorAfter = checkpointer.current?.value ?? cursorBefore;
   const summary: RunSummary = {
@@ -132,6 +140,13 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   }
   logger.info('run finished', { summary, lagSeconds: lagSeconds(upper, cursorAfter) });
   return summary;
+}
+
+/** True when the newest backfill plan of the run's cursor is running and its lease has not expired. */
+async function backfillHoldsCursor(settings: SyncSettings, deps: EngineDeps): Promise<boolean> {
+  if (deps.backfills === undefined) return false;
+  const plan = await deps.backfills.newestPlan(settings.cursorName);
+  return plan !== undefined && plan.status === BackfillStatus.running && plan.leaseUntil > Date.now();
 }
 
 /** Seconds between a commit time and the cursor. */

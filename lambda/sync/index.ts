@@ -7,3 +7,18 @@ export type { EngineDeps, EngineLogger, Progress } from './engine-deps.js';
 export { commitsAfter, pagesAfter } from './commit-stream.js';
 export { leafKeyOf, manifestOf, metadataOf, type ManifestEntry } from './layout.js';
 export { listQuarantine, retryQuarantine, type QuarantineRecord, type RetryOutcome } from './quarantine.js';
+export type { BackfillDeps } from './engine-deps.js';
+export {
+  BackfillIncompleteError,
+  BackfillPlanError,
+  BackfillRangeError,
+  cutRanges,
+  finishBackfill,
+  planBackfill,
+  readRanges,
+  runRange,
+  type PlanOptions,
+  type PlannedBackfill,
+  type RangeOptions,
+  type RangeOutcome,
+} from './backfill/index.js';

@@ -54,8 +54,13 @@ export interface PipelineContext {
   readonly cursor: Ticks;
   /** The newest commit the pipeline may take. */
   readonly upper: Ticks;
-  /** The catalog index read for this run. */
+  /** The catalog index read for this run (a backfill range: an index of the range's pages alone). */
   readonly index: CatalogIndex;
+  /**
+   * No `maxCommits` / `maxLeaves` limit (a backfill range takes every commit up to `upper`; memory stays flat since
+   * finalized commits are dropped), and each checkpoint carries the totals so far. Off for the follower.
+   */
+  readonly unlimited?: boolean;
 }
 
 /** How the pipeline ended: facts for `decideStop` (stop-reason.ts), which alone decides the run's stop reason. */
@@ -124,7 +129,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       totals.deletes += done.deletes;
       totals.quarantined += done.quarantined;
       totals.bytes += done.bytes;
-      checkpointer.advance(done.commit.ticks, done.commit.commitId);
+      checkpointer.advance(done.commit.ticks, done.commit.commitId, context.unlimited ? { ...totals } : undefined);
       deps.onProgress?.({ commits: totals.commits, leaves: totals.leaves, bytes: totals.bytes, cursor: done.commit.ticks, upper });
     }
   };
@@ -181,11 +186,11 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   try {
     commits: for await (const commit of commitsAfter(catalog, index, cursor, upper, bounds)) {
       if (shouldStop()) break;
-      if (work.length >= settings.maxCommits) {
+      if (!context.unlimited && work.length >= settings.maxCommits) {
         stop = StoppedBy.maxCommits;
         break;
       }
-      if (work.length > 0 && leavesTaken + commit.items.length > settings.maxLeaves) {
+      if (!context.unlimited && work.length > 0 && leavesTaken + commit.items.length > settings.maxLeaves) {
         stop = StoppedBy.maxLeaves;
         break;
       }

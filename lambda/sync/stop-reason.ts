@@ -19,6 +19,8 @@ export interface StopFacts {
   readonly lostRace: boolean;
   /** Something failed: the pipeline, a read before it, the checkpoint or the watermark. */
   readonly failed: boolean;
+  /** A backfill of the cursor holds a live lease: the run left the work to it and did nothing. */
+  readonly backfillActive?: boolean;
 }
 
 /** Why a run stopped, and whether it reached its bound. */
@@ -30,13 +32,14 @@ export interface StopDecision {
 /**
  * Decides why a run stopped (`stoppedBy`) and whether it caught up (`caughtUp`) from the facts of the run. This is
  * the only place that decides them: the pipeline and the engine only report facts. In order of precedence: a
- * failure (`error`), a lost race (`lost-race`), an aborted index read (`time-budget`), a stale index (caught up),
+ * failure (`error`), a live backfill of the cursor (`backfill`), a lost race (`lost-race`), an aborted index read (`time-budget`), a stale index (caught up),
  * the pipeline took every commit up to the bound or there was none to take (caught up, `dependency` when a
  * dependency cursor was the bound, else `caught-up`), and otherwise the pipeline's own halt (`max-commits`,
  * `max-leaves`, `time-budget`).
  */
 export function decideStop(facts: StopFacts): StopDecision {
   if (facts.failed) return { stoppedBy: StoppedBy.error, caughtUp: false };
+  if (facts.backfillActive) return { stoppedBy: StoppedBy.backfill, caughtUp: false };
   if (facts.lostRace) return { stoppedBy: StoppedBy.lostRace, caughtUp: false };
   if (facts.aborted) return { stoppedBy: StoppedBy.timeBudget, caughtUp: false };
   if (facts.staleIndex) return { stoppedBy: StoppedBy.caughtUp, caughtUp: true };

@@ -1,0 +1,106 @@
+/**
+ * The backfill's vocabulary (contract: "Backfill"): the plan, its ranges and each range's state, and where
+ * they are kept. A backfill cuts the catalog's pages into ranges of commits `(lo, hi]` that run in parallel
+ * (a Step Functions Distributed Map on AWS, processes on one machine); when every range is done the cursor
+ * moves to the plan's bound.
+ */
+import type { RunSummary } from './run-summary.js';
+
+/** Sort-key prefix of a backfill's items in the cursor table: `backfill#<id>` and `backfill#<id>#range#<n>`. */
+export const BACKFILL_SK_PREFIX = 'backfill#';
+
+/** The sort key of a plan's item: `backfill#<id>`. */
+export function backfillSortKey(backfillId: string): string {
+  return `${BACKFILL_SK_PREFIX}${backfillId}`;
+}
+
+/** The sort key of a range's item: `backfill#<id>#range#<n>` (n decimal, unpadded, 0-based). */
+export function rangeSortKey(backfillId: string, n: number): string {
+  return `${BACKFILL_SK_PREFIX}${backfillId}#range#${n}`;
+}
+
+/** The key of a plan's ranges file (a JSON array of {@link BackfillRange}): `<prefix>backfill/<id>/ranges.json`. */
+export function backfillRangesKey(prefix: string, backfillId: string): string {
+  return `${prefix}backfill/${backfillId}/ranges.json`;
+}
+
+/** A page as a range worker needs it: enough to fetch it with the stale-copy rule, without the index. */
+export interface BackfillPage {
+  readonly url: string;
+  readonly commitId: string;
+  /** The page's newest commit, as the index entry wrote it. */
+  readonly commitTimeStamp: string;
+  readonly count: number;
+}
+
+/** One item of the plan: what the Distributed Map hands a worker. */
+export interface BackfillRange {
+  readonly backfillId: string;
+  /** 0-based. */
+  readonly n: number;
+  /** Exclusive bound, 7 fractional digits. */
+  readonly lo: string;
+  /** Inclusive bound, 7 fractional digits. */
+  readonly hi: string;
+  /** Sum of its own pages' counts: an estimate for progress. */
+  readonly leaves: number;
+  /**
+   * Its own pages (newest commit in (lo, hi]) oldest first, then the lookahead: every page whose newest commit is
+   * the smallest one after hi (a commit split across pages may continue there).
+   */
+  readonly pages: readonly BackfillPage[];
+}
+
+/** A plan's status. */
+export const BackfillStatus = { running: 'running', finished: 'finished' } as const;
+/** One of {@link BackfillStatus}'s values. */
+export type BackfillStatus = (typeof BackfillStatus)[keyof typeof BackfillStatus];
+
+/** A backfill's plan: the item `backfill#<id>` (or the local plan file), without the ranges. */
+export interface BackfillPlan {
+  /** A kuuid id: plans of one cursor sort by time. */
+  readonly backfillId: string;
+  readonly cursorName: string;
+  readonly source: string;
+  readonly prefix: string;
+  /** The stored cursor when planned: range 0's lo (7 fractional digits). */
+  readonly start: string;
+  /** B: the index head when planned, or `--until` (7 fractional digits). */
+  readonly bound: string;
+  /** How many ranges. */
+  readonly ranges: number;
+  /** Sum of the ranges' leaf estimates. */
+  readonly leaves: number;
+  /** ISO time. */
+  readonly createdAt: string;
+  readonly status: BackfillStatus;
+  /** Epoch ms until which the backfill holds off the follower of its cursor. */
+  readonly leaseUntil: number;
+  /** ISO time, once finished. */
+  readonly finishedAt?: string;
+  /** The run summary the finish logged, once finished: a second finish returns it. */
+  readonly summary?: RunSummary;
+}
+
+/** What a range has stored so far (and a run summary's counters). */
+export interface BackfillTotals {
+  readonly commits: number;
+  readonly leaves: number;
+  readonly deletes: number;
+  readonly quarantined: number;
+  readonly bytes: number;
+}
+
+/** Totals of nothing. */
+export const ZERO_TOTALS: BackfillTotals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
+
+/** A range's state: the item `backfill#<id>#range#<n>` (or the local range file). */
+export interface RangeState extends BackfillTotals {
+  readonly n: number;
+  readonly done: boolean;
+  /** Newest commit of the range completed so far (7 digits): the resume point. */
+  readonly progress?: string;
+  readonly progressCommitId?: string;
+  /** ISO time of the last write. */
+  readonly updatedAt: string;
+}

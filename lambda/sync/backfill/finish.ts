@@ -1,0 +1,78 @@
+import { BackfillStatus, ZERO_TOTALS, type BackfillTotals, type RangeState } from '../../contract/backfill.js';
+import { watermarkKeyOf } from '../../contract/keys.js';
+import { StoppedBy, type RunSummary } from '../../contract/run-summary.js';
+import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../../contract/settings.js';
+import { formatTimestamp, parseTimestamp, type Ticks } from '../../contract/time.js';
+import { Checkpointer } from '../checkpointer.js';
+import type { BackfillDeps } from '../engine-deps.js';
+import { watermarkOf } from '../layout.js';
+import { BackfillIncompleteError, BackfillPlanError } from './errors.js';
+import { addTotals, totalsOf } from './range-cursor.js';
+
+/** Ranges named in a {@link BackfillIncompleteError}. */
+const NOT_DONE_SHOWN = 20;
+
+/**
+ * Finishes a backfill once every range is done: moves the cursor (the usual conditional write, only forward) to
+ * the newest commit the ranges stored (B when B is the index head), writes `watermark.json`, appends the backfill
+ * to the run log (run id = backfill id, totals summed over the ranges) and marks the plan finished. Idempotent: a
+ * finished plan's summary is returned again and nothing moves.
+ *
+ * @throws {@link BackfillIncompleteError} while a range is not done (the cursor does not move).
+ * @throws {@link BackfillPlanError} when there is no such plan.
+ */
+export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps, backfillId: string): Promise<RunSummary> {
+  const { backfills } = deps;
+  if (backfills === undefined) throw new BackfillPlanError('finishBackfill needs a backfill store (deps.backfills)');
+  const plan = await backfills.readPlan(settings.cursorName, backfillId);
+  if (plan === undefined) throw new BackfillPlanError(`backfill ${backfillId} of cursor ${settings.cursorName}: no such plan`);
+  if (plan.status === BackfillStatus.finished && plan.summary !== undefined) return plan.summary;
+
+  const states = await backfills.listRanges(settings.cursorName, backfillId);
+  const byN = new Map<number, RangeState>(states.map((state) => [state.n, state]));
+  const notDone: number[] = [];
+  let totals: BackfillTotals = ZERO_TOTALS;
+  let newest: { value: Ticks; commitId: string } | undefined;
+  for (let n = 0; n < plan.ranges; n++) {
+    const state = byN.get(n);
+    if (!state?.done) {
+      notDone.push(n);
+      continue;
+    }
+    totals = addTotals(totals, totalsOf(state));
+    if (state.progress !== undefined) {
+      const value = parseTimestamp(state.progress);
+      if (newest === undefined || value > newest.value) newest = { value, commitId: state.progressCommitId ?? '' };
+    }
+  }
+  if (notDone.length > 0) throw new BackfillIncompleteError(backfillId, notDone.slice(0, NOT_DONE_SHOWN), notDone.length);
+
+  const stored = await deps.cursors.read(settings.cursorName);
+  const checkpointer = new Checkpointer(deps.cursors, settings.cursorName, stored, backfillId);
+  if (newest !== undefined) checkpointer.advance(newest.value, newest.commitId);
+  await checkpointer.flush();
+  const cursor = checkpointer.current;
+  // After the cursor, never before it: the watermark may lag the stored cursor, never lead it.
+  if (cursor !== undefined) await deps.snapshots.putJson(watermarkKeyOf(settings.prefix), watermarkOf(cursor.value, cursor.commitId));
+  const summary: RunSummary = {
+    runId: backfillId,
+    cursorName: settings.cursorName,
+    cursorBefore: plan.start,
+    cursorAfter: formatTimestamp(cursor?.value ?? parseTimestamp(plan.start)),
+    ...totals,
+    caughtUp: true,
+    stoppedBy: StoppedBy.caughtUp,
+    durationMs: Math.max(0, Date.now() - Date.parse(plan.createdAt)),
+  };
+  if (deps.runLog) {
+    const days = deps.runLogDays ?? DEFAULT_RUN_LOG_DAYS;
+    try {
+      await deps.runLog.appendRun(summary, Math.floor(Date.now() / 1000) + days * 86_400);
+    } catch (error) {
+      deps.logger?.warn('could not store the backfill in the run log', { error: (error as Error).message });
+    }
+  }
+  const finished = await backfills.finishPlan(settings.cursorName, backfillId, new Date().toISOString(), summary);
+  deps.logger?.info('backfill finished', { summary });
+  return finished.summary ?? summary;
+}
