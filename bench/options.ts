@@ -24,6 +24,9 @@ const HELP = `npm run bench -- [options]
   --sweep LIST              concurrencies to sweep; '' to skip                     (default 8,16,32,64)
   --sweep-leaves N          slice of each sweep run                                (default 2000)
   --planning-pages N        pages of the synthesized index                         (default 25000)
+  --backfill-leaves N       catalog of the backfill rows (one follower vs N workers); 0: skip (default 10000)
+  --backfill-workers LIST   worker processes of each backfill row                  (default 1,2,4)
+  --range-leaves N          target leaves per range in the backfill rows           (default 1000)
   --dynamo auto|on|off      also run the engine against DynamoDB Local             (default auto)
   --no-warm                 skip the warm-Lambda checks
   --no-profile              skip the profiled runs (engine and planning under --cpu-prof)
@@ -49,6 +52,9 @@ export interface Options {
   sweep: number[];
   sweepLeaves: number;
   planningPages: number;
+  backfillLeaves: number;
+  backfillWorkers: number[];
+  rangeLeaves: number;
   dynamo: 'auto' | 'on' | 'off';
   warm: boolean;
   profile: boolean;
@@ -75,6 +81,9 @@ export function options(): Options {
       sweep: { type: 'string', default: '8,16,32,64' },
       'sweep-leaves': { type: 'string', default: '2000' },
       'planning-pages': { type: 'string', default: '25000' },
+      'backfill-leaves': { type: 'string', default: '10000' },
+      'backfill-workers': { type: 'string', default: '1,2,4' },
+      'range-leaves': { type: 'string', default: '1000' },
       dynamo: { type: 'string', default: 'auto' },
       'no-warm': { type: 'boolean', default: false },
       'no-profile': { type: 'boolean', default: false },
@@ -113,6 +122,9 @@ export function options(): Options {
     sweep: list('sweep', values.sweep),
     sweepLeaves: int('sweep-leaves', values['sweep-leaves'], 1),
     planningPages: int('planning-pages', values['planning-pages'], 2),
+    backfillLeaves: int('backfill-leaves', values['backfill-leaves']),
+    backfillWorkers: list('backfill-workers', values['backfill-workers']),
+    rangeLeaves: int('range-leaves', values['range-leaves'], 1),
     dynamo,
     warm: !values['no-warm'],
     profile: !values['no-profile'],

@@ -4,6 +4,7 @@
  */
 import { cpus, totalmem } from 'node:os';
 import { relative } from 'node:path';
+import { backfillReport, backfillTargets, type BackfillRows } from './backfill-rows.js';
 import type { Servers } from './children.js';
 import type { Options } from './options.js';
 import type { PlanningResult } from './planning.js';
@@ -64,12 +65,13 @@ export interface BenchResults {
   planningProfile: ProfileSummary | undefined;
   validation: ValidationResult;
   warm: WarmResult | undefined;
+  backfill: BackfillRows | undefined;
 }
 
 /** The printed report (`text`) and the results file's content (`json`). */
 export function report(results: BenchResults): { text: string; json: unknown } {
   const { opts, started, initialLoad, servers, dynamo, profileDir, sequential, ceiling, engine, ceilingLean, engineLean } = results;
-  const { engineDynamo, rss, small, sweep, profiled, planning, planningProfile, validation, warm } = results;
+  const { engineDynamo, rss, small, sweep, profiled, planning, planningProfile, validation, warm, backfill } = results;
   const ratioSeq = engine.leavesPerSec / sequential.leavesPerSec;
   const ratioCeiling = engine.leavesPerSec / ceiling.leavesPerSec;
   const ratioCeilingLean = engine.leavesPerSec / ceilingLean.leavesPerSec;
@@ -96,6 +98,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
         ]
       : []),
     { target: `${planning.pages}-page index parsed and planned <= 500 ms (cold process)`, value: `${planning.cold.totalMs} ms`, ok: planning.cold.totalMs <= 500 },
+    ...backfillTargets(backfill),
     ...(warm
       ? [{ target: 'warm Lambda: index by conditional GET, closed pages never refetched', value: `${warm.checks.filter((c) => c.ok).length}/${warm.checks.length} checks`, ok: warm.checks.every((c) => c.ok) }]
       : []),
@@ -173,6 +176,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     });
     for (const c of warm.checks) p(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}${c.ok ? '' : `: ${c.detail}`}`);
   }
+  if (backfill) for (const line of backfillReport(backfill)) p(line);
   p();
   p('targets:');
   for (const t of targets) p(`  ${t.ok ? 'met   ' : 'MISSED'} ${t.target}: ${t.value}`);
@@ -214,6 +218,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     planning: { ...planning, ...(planningProfile ? { profile: planningProfile } : {}) },
     validation,
     warm: warm ?? null,
+    backfill: backfill ?? null,
     targets,
     durationMs: Math.round(performance.now() - started),
     table: text,

@@ -9,6 +9,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runBackfillRows, type BackfillRows } from './backfill-rows.js';
+import type { BackfillScenarioConfig, BackfillScenarioResult } from './backfill-scenario.js';
 import { machineLoad, runChild, startServers } from './children.js';
 import { options } from './options.js';
 import type { PlanningConfig, PlanningResult } from './planning.js';
@@ -33,6 +35,7 @@ async function main(): Promise<void> {
     // A page more than the largest slice, so every slice ends on its limit rather than at the head.
     { name: 'main', leaves: mainLeaves + 600, leavesPerCommit: opts.leavesPerCommit, seed: opts.seed, pageSize: 550 },
     ...(opts.smallCommitsLeaves > 0 ? [{ name: 'small', leaves: opts.smallCommitsLeaves + 600, leavesPerCommit: [1, 4] as const, seed: opts.seed + 1, pageSize: 550 }] : []),
+    ...(opts.backfillLeaves > 0 ? [{ name: 'backfill', leaves: opts.backfillLeaves, leavesPerCommit: opts.leavesPerCommit, seed: opts.seed + 3, pageSize: 550 }] : []),
     ...(opts.warm ? [{ name: 'warm', leaves: 2_500, leavesPerCommit: opts.leavesPerCommit, seed: opts.seed + 2, pageSize: 550 }] : []),
   ];
   const initialLoad = await machineLoad(1_000);
@@ -194,6 +197,21 @@ async function main(): Promise<void> {
     planningProfile = summarizeProfile(profileFile);
   }
 
+  let backfill: BackfillRows | undefined;
+  if (opts.backfillLeaves > 0 && opts.backfillWorkers.length > 0) {
+    const info = servers.replica('backfill');
+    const runRow = async (config: BackfillScenarioConfig): Promise<BackfillScenarioResult> => {
+      await waitIdle();
+      await servers.admin('/s3?reset=1');
+      return runChild<BackfillScenarioResult>('backfill-scenario.js', config, env);
+    };
+    backfill = await runBackfillRows(
+      runRow,
+      { source: info.serviceIndexUrl, bucket: 'catalog-sync-bench', workers: opts.backfillWorkers, rangeLeaves: opts.rangeLeaves, concurrency: opts.concurrency, log },
+      { leaves: info.leaves, commits: info.commits, pages: info.pages },
+    );
+  }
+
   let warm: WarmResult | undefined;
   if (opts.warm) {
     await waitIdle();
@@ -240,6 +258,7 @@ async function main(): Promise<void> {
     planningProfile,
     validation,
     warm,
+    backfill,
   });
   process.stdout.write(text + '\n');
 
