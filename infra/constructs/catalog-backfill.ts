@@ -68,12 +68,6 @@ export interface CatalogBackfillProps {
    * @default - the engine's defaults
    */
   readonly settings?: Readonly<Record<string, string>>;
-  /**
-   * The follower of the same cursor (a CatalogSync's function): it may Query the cursor's items, to find a running
-   * backfill and hold off while one runs (the engine's follower gate).
-   * @default - none
-   */
-  readonly follower?: iam.IGrantable;
   /** The private feed's credentials (as CatalogSync's `sourceSecret`). @default - a public feed */
   readonly sourceSecret?: secretsmanager.ISecret;
   /** Range workers at once: the Distributed Map's MaxConcurrency (1 to 1,000). @default 24 (see defaults.ts) */
@@ -205,15 +199,7 @@ export class CatalogBackfill extends Construct {
     for (const role of [planner.role, finalizer.role]) {
       role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PutWatermark', actions: ['s3:PutObject'], resources: [watermark] }));
     }
-    // The follower's gate: the newest backfill plan of its cursor (Query on its own items only).
-    if (props.follower) {
-      iam.Grant.addToPrincipal({
-        grantee: props.follower,
-        actions: ['dynamodb:Query'],
-        resourceArns: [props.table.tableArn],
-        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [this.cursorName] } },
-      });
-    }
+    // The follower's gate (a Query of its cursor's items) is the follower's own grant: infra/constructs/sync-function.ts.
 
     // --- the state machine ----------------------------------------------------------------------------------
     const definition = backfillDefinition(this, {

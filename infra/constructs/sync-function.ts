@@ -196,6 +196,18 @@ export class SyncFunction {
         conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [props.cursorName] } },
       }),
     );
+    // The gate of a follower (lambda/sync/engine.ts): is a backfill of its cursor running? One Query of its own
+    // items, newest first, limit 1 (lambda/stores/dynamo-backfill.ts `newestPlan`), on every run. Granted whether
+    // or not this stack deploys a backfill: a backfill started from the CLI into the same table must hold the
+    // follower off too.
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'FindRunningBackfill',
+        actions: ['dynamodb:Query'],
+        resources: [props.table.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [props.cursorName] } },
+      }),
+    );
     // Leaves, manifests and quarantine records, under its prefix. No reads, no deletes, no ACLs.
     const objects = props.bucket.arnForObjects(`${props.prefix}*`);
     role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PutSnapshots', actions: ['s3:PutObject'], resources: [objects] }));

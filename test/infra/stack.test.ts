@@ -237,12 +237,14 @@ describe('the app from cdk.json (one sync, bundled)', () => {
           { Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: getAtt(ids.logGroup) },
           { Effect: 'Allow', Action: ['dynamodb:GetItem'], Resource: getAtt(ids.table), Condition: own },
           { Effect: 'Allow', Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], Resource: getAtt(ids.table), Condition: own },
+          // The follower's gate: the newest backfill plan of its own cursor.
+          { Effect: 'Allow', Action: ['dynamodb:Query'], Resource: getAtt(ids.table), Condition: own },
           { Effect: 'Allow', Action: ['s3:PutObject'], Resource: { 'Fn::Join': ['', [getAtt(ids.bucket), '/*']] } },
           { Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: getAtt(ids.dlq) },
         ].map(normalized),
       ),
     );
-    expect(roleStatements(s.resources, ids.role)).toHaveLength(5);
+    expect(roleStatements(s.resources, ids.role)).toHaveLength(6);
   });
 
   it('IAM: no statement anywhere grants dynamodb:*, s3:* or any wildcard action, nor data actions on *', () => {
