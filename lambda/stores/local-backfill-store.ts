@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { BackfillStatus, type BackfillPlan, type BackfillTotals, type RangeState } from '../contract/backfill.js';
 import type { RunSummary } from '../contract/run-summary.js';
 import type { RenameGuard } from './atomic-file.js';
+import type { LocalLock } from './local-lock.js';
 import { isPlainObject, type LocalFolder, readTextIfExists } from './local-folder.js';
 import { LocalStateError } from './local-state-error.js';
 import type { BackfillStore, RangeProgress, RangeWriteResult } from './types.js';
@@ -14,9 +15,9 @@ const RANGE_FILE = /^range-(0|[1-9][0-9]*)\.json$/;
 
 /**
  * The backfill plans and range states of a local folder: one JSON file per plan and per range, in the state
- * folder. Reads take no lock; every conditional write reads, compares and writes its file under the folder's
- * lock (renamed into place only while the lock is still held), as the cursor store does, so range workers in
- * several processes are as safe as Lambdas on DynamoDB.
+ * folder. Reads take no lock; every conditional write reads, compares and writes its file under a lock (renamed
+ * into place only while the lock is still held), as the cursor store does, so range workers in several processes
+ * are as safe as Lambdas on DynamoDB: plans under the folder's lock, each range under a lock of its own.
  */
 export class LocalBackfillStore implements BackfillStore {
   constructor(private readonly folder: LocalFolder) {}
@@ -70,7 +71,7 @@ export class LocalBackfillStore implements BackfillStore {
   }
 
   async advanceRange(cursorName: string, backfillId: string, n: number, expected: string | undefined, next: RangeProgress): Promise<RangeWriteResult> {
-    return this.folder.lock.hold(async (held) => {
+    return this.rangeLock(cursorName, backfillId, n).hold(async (held) => {
       const path = this.rangePath(cursorName, backfillId, n);
       const current = await this.readJson<RangeState>(path, 'n');
       // A done range's totals never change again.
@@ -95,7 +96,7 @@ export class LocalBackfillStore implements BackfillStore {
     n: number,
     final: { readonly progress?: string; readonly progressCommitId?: string; readonly totals: BackfillTotals },
   ): Promise<RangeState> {
-    return this.folder.lock.hold(async (held) => {
+    return this.rangeLock(cursorName, backfillId, n).hold(async (held) => {
       const path = this.rangePath(cursorName, backfillId, n);
       const current = await this.readJson<RangeState>(path, 'n');
       if (current?.done) return current;
@@ -126,6 +127,15 @@ export class LocalBackfillStore implements BackfillStore {
       if (state !== undefined) states.push(state);
     }
     return states.sort((a, b) => a.n - b.n);
+  }
+
+  /**
+   * The lock of one range's file: range workers of one backfill (in several processes) each write their own
+   * range's file, so each range has a lock of its own and they never wait for each other; duplicates of one range
+   * still take turns. Plans keep the folder's lock.
+   */
+  private rangeLock(cursorName: string, backfillId: string, n: number): LocalLock {
+    return this.folder.namedLock(`backfill.${cursorName}.${checkedId(backfillId)}.range-${n}.lock`);
   }
 
   private cursorDir(cursorName: string): string {

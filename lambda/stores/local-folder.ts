@@ -33,6 +33,8 @@ export class LocalFolder {
   readonly statePath: string;
   readonly lock: LocalLock;
   readonly writer: AtomicFileWriter;
+  private readonly lockOptions: LocalLockOptions;
+  private readonly namedLocks = new Map<string, LocalLock>();
 
   constructor(
     readonly root: string,
@@ -40,8 +42,22 @@ export class LocalFolder {
   ) {
     this.stateDir = join(root, STATE_DIR);
     this.statePath = join(this.stateDir, STATE_FILE);
-    this.lock = new LocalLock(this.stateDir, { ...options.lock, ...(options.onLockEvent ? { onLockEvent: options.onLockEvent } : {}) });
+    this.lockOptions = { ...options.lock, ...(options.onLockEvent ? { onLockEvent: options.onLockEvent } : {}) };
+    this.lock = new LocalLock(this.stateDir, this.lockOptions);
     this.writer = new AtomicFileWriter(root, join(this.stateDir, TMP_DIR), options.durable === undefined ? {} : { durable: options.durable });
+  }
+
+  /**
+   * A lock of its own for one file that only some writers share (a backfill range's state): same protocol as
+   * {@link lock} (owner token, heartbeat, stale-lock breaking), another lock file in the state folder.
+   */
+  namedLock(fileName: string): LocalLock {
+    let lock = this.namedLocks.get(fileName);
+    if (lock === undefined) {
+      lock = new LocalLock(this.stateDir, { ...this.lockOptions, fileName });
+      this.namedLocks.set(fileName, lock);
+    }
+    return lock;
   }
 }
 

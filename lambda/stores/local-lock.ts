@@ -60,6 +60,11 @@ export interface LocalLockOptions {
    * Default: every {@link HEARTBEAT_MS}, on a timer that does not keep the process alive. Tests drive it by hand.
    */
   readonly scheduleHeartbeat?: (beat: () => Promise<void>) => () => void;
+  /**
+   * The lock file's name in the state folder (its break lock is this + `.break`); default {@link LOCK_FILE}, the
+   * folder's one lock. A backfill range has a lock of its own, so range workers never wait for each other.
+   */
+  readonly fileName?: string;
 }
 
 /** A held lock, given to the action run under it. */
@@ -111,8 +116,8 @@ export class LocalLock {
     stateDir: string,
     options: LocalLockOptions = {},
   ) {
-    this.lockPath = join(stateDir, LOCK_FILE);
-    this.breakPath = join(stateDir, BREAK_LOCK_FILE);
+    this.lockPath = join(stateDir, options.fileName ?? LOCK_FILE);
+    this.breakPath = options.fileName === undefined ? join(stateDir, BREAK_LOCK_FILE) : `${this.lockPath}.break`;
     // The state folder's tmp/, shared with the atomic writer, which clears leftovers of killed processes.
     this.asideDir = join(stateDir, 'tmp');
     this.now = options.now ?? Date.now;
