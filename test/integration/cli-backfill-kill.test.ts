@@ -49,6 +49,11 @@ function matches(point: KillPoint, line: string): boolean {
   }
 }
 
+/** The verifier's problems, but for the temporary files a killed writer leaves in the state folder's tmp/ by design (removed once an hour old). */
+async function problems(dir: string, upTo: bigint): Promise<string[]> {
+  return (await verifyBackfilled(dir, catalog, replica.origin, upTo)).filter((problem) => !problem.startsWith('temporary file left: .catalog-sync/tmp/'));
+}
+
 describe('catalog-sync backfill killed with SIGKILL', () => {
   for (const seed of [1, 2, 3]) {
     it(
@@ -98,11 +103,11 @@ describe('catalog-sync backfill killed with SIGKILL', () => {
           // After each kill the cursor is where it started (none stored) or B: never in between, never past a range not done.
           const cursor = (await readLocalState(dir))?.cursors['catalog-to-s3']?.cursor;
           expect([undefined, head], kills.join('\n')).toContain(cursor);
-          expect(await verifyBackfilled(dir, catalog, replica.origin, cursor === undefined ? -1n : parseTimestamp(cursor)), kills.join('\n')).toEqual([]);
+          expect(await problems(dir, cursor === undefined ? -1n : parseTimestamp(cursor)), kills.join('\n')).toEqual([]);
           if (result.code === 0) break; // it finished before the kill landed (e.g. k past the ranges left)
         }
         expect((await readLocalState(dir))!.cursors['catalog-to-s3']!.cursor).toBe(head);
-        expect(await verifyBackfilled(dir, catalog, replica.origin, parseTimestamp(head))).toEqual([]);
+        expect(await problems(dir, parseTimestamp(head))).toEqual([]);
       },
       240_000,
     );
