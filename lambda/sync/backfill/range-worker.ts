@@ -1,4 +1,5 @@
 import type { CatalogIndex, CatalogIndexEntry } from '../../catalog/index.js';
+import { FetchAbortedError } from '../../catalog/index.js';
 import { ZERO_TOTALS, type BackfillRange, type BackfillTotals } from '../../contract/backfill.js';
 import { StoppedBy } from '../../contract/run-summary.js';
 import { DEFAULT_BACKFILL_LEASE_SECONDS, type SyncSettings } from '../../contract/settings.js';
@@ -67,8 +68,12 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
   const bounds = { ...(deps.deadline === undefined ? {} : { deadline: deps.deadline }), ...(budget.signal === undefined ? {} : { signal: budget.signal }) };
   let pipeline: PipelineOutcome | undefined;
   let failure: unknown;
+  let aborted = false;
   try {
     if (from < hi) {
+      // The catalog's origin is the one pages and leaves may come from: resolved from the source (a service index
+      // is small; a warm worker resolves it once), never by reading the catalog index.
+      await deps.catalog.resolveIndexUrl(bounds);
       pipeline = await runPipeline({
         settings,
         deps: { ...deps, ...bounds },
@@ -81,6 +86,9 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
       });
       failure = pipeline.failure;
     }
+  } catch (error) {
+    if (error instanceof FetchAbortedError) aborted = true;
+    else failure = error;
   } finally {
     budget.release();
   }
@@ -94,9 +102,16 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
     logger.error('backfill range stopped on an error', { backfillId, n, error: (failure as Error)?.message ?? String(failure) });
     throw new BackfillRangeError(backfillId, n, urlOf(failure), failure);
   }
-  const exhausted = pipeline === undefined || pipeline.exhausted;
+  const exhausted = !aborted && (pipeline === undefined || pipeline.exhausted);
   if (!exhausted) {
-    const { stoppedBy } = decideStop({ pipeline: pipeline!, staleIndex: false, boundByDependency: false, aborted: false, lostRace: checkpointer.lostRace, failed: false });
+    const { stoppedBy } = decideStop({
+      ...(pipeline === undefined ? {} : { pipeline }),
+      staleIndex: false,
+      boundByDependency: false,
+      aborted,
+      lostRace: checkpointer.lostRace,
+      failed: false,
+    });
     return { n, done: false, skipped: false, totals: { ...totals }, stoppedBy };
   }
   const last = checkpointer.current;
