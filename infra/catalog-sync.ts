@@ -92,6 +92,8 @@ export class CatalogSync extends Construct {
   readonly prefix: string;
   /** Powertools service name: the `service` dimension of this sync's metrics. */
   readonly serviceName: string;
+  /** The engine's settings of this sync (lambda/contract/settings.ts), as its function's environment holds them. */
+  readonly settings: Readonly<Record<string, string>>;
   /** The function fails: any error in a period. */
   readonly errorsAlarm: cloudwatch.Alarm;
   /** The dead-letter queue holds a message. */
@@ -133,6 +135,7 @@ export class CatalogSync extends Construct {
       RUN_LOG_DAYS: String(props.runLogDays ?? DEFAULT_RUN_LOG_DAYS),
     };
     this.validate(settings, { rate, timeout, maxEventAge, runtime, props });
+    this.settings = settings;
     if (props.sourceSecret !== undefined) this.sourceSecret = sourceSecretOf(this, 'SourceSecret', props.sourceSecret, props.sourceSecretKeyArn);
 
     // --- state: table and bucket -----------------------------------------------------------------------

@@ -27,6 +27,8 @@ export interface AppConfig {
   readonly first: CatalogSyncProps;
   /** An optional second sync, sharing the first one's table (and bucket unless `ownBucket`). */
   readonly second?: CatalogSyncProps & { readonly ownBucket: boolean };
+  /** A CatalogBackfill of the first sync's cursor, sharing its table, bucket and settings (`catalog-sync:backfill`). */
+  readonly backfill: boolean;
 }
 
 /** A context value that cannot be used. The message names the key. */
@@ -126,6 +128,7 @@ function readConfig(get: Raw): AppConfig {
   return {
     stackName: text(get, 'stackName') ?? 'CatalogSync',
     alarmEmails: list(get, 'alarmEmails') ?? [],
+    backfill: flag(get, 'backfill') ?? false,
     ...(alarmTopicArn === undefined ? {} : { alarmTopicArn }),
     first,
     ...(second ? { second } : {}),

@@ -26,3 +26,29 @@ export const DEFAULT_MAX_EVENT_AGE = Duration.minutes(2);
 
 /** Cursor lag above which the lag alarm fires (after `lagAlarmPeriods` schedule periods in a row). */
 export const DEFAULT_LAG_THRESHOLD = Duration.hours(1);
+
+/**
+ * Range workers the backfill's Distributed Map runs at once (its `MaxConcurrency`). One worker at one vCPU takes
+ * about 300 leaves/s (the engine's measured rate; CPU-bound, not network-bound), so 24 workers take about
+ * 7,200 leaves/s: nuget.org's 12 million leaves in about 28 minutes. That is also the load on the source: about
+ * 7,200 GETs/s, and never more than 24 × CONCURRENCY (32) = 768 requests in flight; and about 7,200 PUTs/s into
+ * S3, twice what one S3 prefix partition takes (3,500/s) until S3 splits it: the workers take the 503 SlowDowns
+ * as back-pressure. 24 of the account's 1,000 default Lambda concurrency. (docs/deploy.md, Backfill.)
+ */
+export const DEFAULT_BACKFILL_MAX_CONCURRENCY = 24;
+
+/**
+ * Ranges per worker invocation (the ItemBatcher's `MaxItemsPerBatch`). A range is about 5,000 leaves, about
+ * 17 s of one worker: 4 ranges make an invocation of about a minute, so cold starts and state transitions are
+ * few, while the last batches still spread over every worker.
+ */
+export const DEFAULT_BACKFILL_BATCH_SIZE = 4;
+
+/** Memory of the range worker: 1,769 MB is one full vCPU, and the worker is CPU-bound (JSON parsing, TLS). */
+export const DEFAULT_BACKFILL_WORKER_MEMORY_MB = 1_769;
+
+/** Time limit of one worker invocation: Lambda's most. A batch not done by then is looped back (checkpointed). */
+export const DEFAULT_BACKFILL_WORKER_TIMEOUT = Duration.minutes(15);
+
+/** How often one batch may come back not done before the execution fails (each pass runs up to the timeout). */
+export const DEFAULT_BACKFILL_MAX_PASSES = 20;

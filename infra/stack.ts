@@ -7,6 +7,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { CatalogSync } from './catalog-sync.js';
+import { CatalogBackfill } from './constructs/catalog-backfill.js';
 import { ContextError, type AppConfig } from './config.js';
 
 /** Props of {@link CatalogSyncStack}. */
@@ -21,6 +22,8 @@ export class CatalogSyncStack extends Stack {
   readonly sync: CatalogSync;
   /** The second sync, when configured. */
   readonly second?: CatalogSync;
+  /** The backfill of the first sync's cursor, when `catalog-sync:backfill` is true. */
+  readonly backfill?: CatalogBackfill;
   /** The alarm topic, when e-mail addresses or a topic ARN were given. */
   readonly alarmTopic?: sns.ITopic;
 
@@ -52,6 +55,22 @@ export class CatalogSyncStack extends Stack {
         ...(ownBucket ? {} : { bucket: this.sync.bucket }),
       });
       this.outputs('Second', this.second);
+    }
+    if (config.backfill) {
+      const sync = this.sync;
+      this.backfill = new CatalogBackfill(this, 'Backfill', {
+        table: sync.table,
+        bucket: sync.bucket,
+        prefix: sync.prefix,
+        cursorName: sync.cursorName,
+        settings: sync.settings,
+        ...(sync.sourceSecret ? { sourceSecret: sync.sourceSecret } : {}),
+        ...alarmTopic,
+      });
+      new CfnOutput(this, 'BackfillStateMachineArn', {
+        value: this.backfill.stateMachine.stateMachineArn,
+        description: 'Start a backfill: catalog-sync backfill --state-machine <this ARN> (or the console, input {})',
+      });
     }
     if (this.alarmTopic) new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn, description: 'SNS topic of the alarms' });
   }

@@ -11,7 +11,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, LogLevel } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, OutputFormat, LogLevel, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -24,7 +24,7 @@ import { grantSourceSecretRead } from '../source-secret.js';
 import { nagResource } from './nag.js';
 
 /** The repository root: the bundle's project root, lock file and entry are found from it, whatever the cwd. */
-const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Properties of a {@link SyncFunction}. */
 export interface SyncFunctionProps {
@@ -119,7 +119,6 @@ export class SyncFunction {
       retentionPeriod: Duration.days(14),
     });
 
-    const runtimeMajor = /^nodejs(\d+)/.exec(runtime.name)?.[1];
     this.function = new NodejsFunction(scope, 'Function', {
       entry: join(PROJECT_ROOT, 'lambda', 'handler.ts'),
       handler: 'handler',
@@ -140,26 +139,7 @@ export class SyncFunction {
       retryAttempts: 0,
       maxEventAge,
       onFailure: new SendMessageOnly(this.deadLetterQueue),
-      bundling: {
-        // No Docker engine: the esbuild of package.json (devDependency) bundles on this machine.
-        forceDockerBundling: false,
-        format: OutputFormat.ESM,
-        target: runtimeMajor ? `node${runtimeMajor}` : 'node22',
-        platform: 'node',
-        mainFields: ['module', 'main'],
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-        // CommonJS dependencies (undici, parts of the SDK) call require(): give the ESM bundle one.
-        banner: "import { createRequire as __catalogSyncRequire } from 'node:module'; const require = __catalogSyncRequire(import.meta.url);",
-        // The AWS SDK is bundled, not taken from the runtime: the Lambda runs the version of package-lock.json
-        // that the integration tests exercise (ConditionalCheckFailedException handing back the stored item;
-        // S3 request checksums, whose defaults changed in 3.729), while the runtime's copy is updated by AWS
-        // without notice. Cost: about 0.5 MB more bundle (1.5 MB in all).
-        bundleAwsSDK: true,
-        externalModules: [],
-        logLevel: LogLevel.WARNING,
-      },
+      bundling: nodeBundling(runtime),
     });
 
     if (runtime.name !== latestNodeRuntime().name) {
@@ -250,8 +230,36 @@ class SendMessageOnly implements lambda.IDestination {
   }
 }
 
+/**
+ * How every function of this app is bundled: by the local esbuild (no Docker), as one minified ESM file with
+ * its source map, targeting the runtime's Node.js major, with the AWS SDK of package-lock.json inside.
+ */
+export function nodeBundling(runtime: lambda.Runtime): BundlingOptions {
+  const runtimeMajor = /^nodejs(\d+)/.exec(runtime.name)?.[1];
+  return {
+    // No Docker engine: the esbuild of package.json (devDependency) bundles on this machine.
+    forceDockerBundling: false,
+    format: OutputFormat.ESM,
+    target: runtimeMajor ? `node${runtimeMajor}` : 'node22',
+    platform: 'node',
+    mainFields: ['module', 'main'],
+    minify: true,
+    sourceMap: true,
+    sourcesContent: false,
+    // CommonJS dependencies (undici, parts of the SDK) call require(): give the ESM bundle one.
+    banner: "import { createRequire as __catalogSyncRequire } from 'node:module'; const require = __catalogSyncRequire(import.meta.url);",
+    // The AWS SDK is bundled, not taken from the runtime: the Lambda runs the version of package-lock.json
+    // that the integration tests exercise (ConditionalCheckFailedException handing back the stored item;
+    // S3 request checksums, whose defaults changed in 3.729), while the runtime's copy is updated by AWS
+    // without notice. Cost: about 0.5 MB more bundle (1.5 MB in all).
+    bundleAwsSDK: true,
+    externalModules: [],
+    logLevel: LogLevel.WARNING,
+  };
+}
+
 /** The newest Node.js runtime this aws-cdk-lib knows (what cdk-nag's AwsSolutions-L1 asks for). */
-function latestNodeRuntime(): lambda.Runtime {
+export function latestNodeRuntime(): lambda.Runtime {
   const major = (runtime: lambda.Runtime) => Number(/^nodejs(\d+)\.x$/.exec(runtime.name)?.[1] ?? 0);
   return lambda.Runtime.ALL.filter((runtime) => major(runtime) > 0).reduce((a, b) => (major(b) > major(a) ? b : a));
 }

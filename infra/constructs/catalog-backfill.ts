@@ -1,0 +1,366 @@
+/**
+ * `CatalogBackfill`: the whole catalog in minutes, on a Step Functions Distributed Map (issue 12; docs/deploy.md,
+ * Backfill). A STANDARD state machine:
+ *
+ *   Plan (planner Lambda: reads the index once, writes `<prefix>backfill/<id>/ranges.json` and the plan item)
+ *   → Ranges (Distributed Map: ItemReader = that JSON array in S3, ItemBatcher = `batchSize` ranges per worker
+ *     invocation with `{ backfillId }` as BatchInput, MaxConcurrency = `maxConcurrency`, no failure tolerated;
+ *     each batch a STANDARD child execution: RunBatch → BatchDone? → (not done: Again → RunBatch) | BatchDone)
+ *   → Finish (finalizer Lambda: every range done, then the cursor moves to B, watermark, run log).
+ *
+ * Usable alone (give it a table and a bucket) or next to a {@link CatalogSync} sharing its table, bucket and
+ * settings (the app does that with `-c catalog-sync:backfill=true`). Each function has its own role with
+ * exactly its calls; the state machine's role may invoke the three functions, read the ranges objects and
+ * start/describe/stop its own map run's child executions.
+ */
+import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import { Construct } from 'constructs';
+import { join } from 'node:path';
+import {
+  DEFAULT_CURSOR_NAME,
+  DEFAULT_METRICS_NAMESPACE,
+  DEFAULT_SOURCE,
+  parseSettings,
+  redactUrl,
+  SettingsError,
+  SOURCE_SECRET_ENV,
+} from '../../lambda/contract/index.js';
+import { CatalogSyncPropsError } from '../catalog-sync-props.js';
+import {
+  DEFAULT_BACKFILL_BATCH_SIZE,
+  DEFAULT_BACKFILL_MAX_CONCURRENCY,
+  DEFAULT_BACKFILL_MAX_PASSES,
+  DEFAULT_BACKFILL_WORKER_MEMORY_MB,
+  DEFAULT_BACKFILL_WORKER_TIMEOUT,
+} from '../defaults.js';
+import { grantSourceSecretRead } from '../source-secret.js';
+import { nagResource } from './nag.js';
+import { latestNodeRuntime, nodeBundling, PROJECT_ROOT } from './sync-function.js';
+
+/** Properties of a {@link CatalogBackfill}. */
+export interface CatalogBackfillProps {
+  /** The cursor table (pk/sk): the plan, range and cursor items live in it. */
+  readonly table: dynamodb.ITable;
+  /** The snapshot bucket: leaves and manifests under `prefix`, and the plan's ranges file. */
+  readonly bucket: s3.IBucket;
+  /** @default '' */
+  readonly prefix?: string;
+  /** @default 'https://api.nuget.org/v3/index.json' */
+  readonly source?: string;
+  /** The cursor the backfill moves when it finishes. @default 'catalog-to-s3' */
+  readonly cursorName?: string;
+  /**
+   * More engine settings (lambda/contract/settings.ts: START_CURSOR, CONCURRENCY, QUARANTINE, ALLOWED_ORIGINS,
+   * RUN_LOG_DAYS...), e.g. a {@link CatalogSync}'s `settings`. `source`, `cursorName` and `prefix` win over them.
+   * @default - the engine's defaults
+   */
+  readonly settings?: Readonly<Record<string, string>>;
+  /** The private feed's credentials (as CatalogSync's `sourceSecret`). @default - a public feed */
+  readonly sourceSecret?: secretsmanager.ISecret;
+  /** Range workers at once: the Distributed Map's MaxConcurrency (1 to 1,000). @default 24 (see defaults.ts) */
+  readonly maxConcurrency?: number;
+  /** Ranges per worker invocation: the ItemBatcher's MaxItemsPerBatch (1 to 100). @default 4 */
+  readonly batchSize?: number;
+  /** Memory of the range worker in MB. @default 1769 (one vCPU) */
+  readonly workerMemorySize?: number;
+  /** Time limit of one worker invocation (1 to 15 minutes). @default 15 minutes */
+  readonly workerTimeout?: Duration;
+  /** How often a batch may come back not done before the execution fails. @default 20 */
+  readonly maxPasses?: number;
+  /** The execution's time limit. @default 24 hours */
+  readonly timeout?: Duration;
+  /** SNS topic notified when the failed-execution alarm fires and clears. @default - none */
+  readonly alarmTopic?: sns.ITopic;
+  /** Retention of the functions' and the state machine's logs. @default one month */
+  readonly logRetention?: logs.RetentionDays;
+  /** @default lambda.Runtime.NODEJS_22_X */
+  readonly runtime?: lambda.Runtime;
+}
+
+/** Lambda errors of the service, not of the code: always worth a retry. */
+const LAMBDA_SERVICE_ERRORS = [
+  'Lambda.ClientExecutionTimeoutException',
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+];
+
+/** The backfill's state machine, its three functions and its alarm. */
+export class CatalogBackfill extends Construct {
+  readonly stateMachine: sfn.StateMachine;
+  readonly planner: NodejsFunction;
+  readonly worker: NodejsFunction;
+  readonly finalizer: NodejsFunction;
+  /** Fires on a failed, timed-out or aborted execution. */
+  readonly failedAlarm: cloudwatch.Alarm;
+  readonly cursorName: string;
+  readonly prefix: string;
+  readonly maxConcurrency: number;
+  readonly batchSize: number;
+
+  constructor(scope: Construct, id: string, props: CatalogBackfillProps) {
+    super(scope, id);
+    this.cursorName = props.cursorName ?? props.settings?.CURSOR_NAME ?? DEFAULT_CURSOR_NAME;
+    this.prefix = props.prefix ?? props.settings?.SNAPSHOT_PREFIX ?? '';
+    this.maxConcurrency = props.maxConcurrency ?? DEFAULT_BACKFILL_MAX_CONCURRENCY;
+    this.batchSize = props.batchSize ?? DEFAULT_BACKFILL_BATCH_SIZE;
+    const runtime = props.runtime ?? lambda.Runtime.NODEJS_22_X;
+    const workerTimeout = props.workerTimeout ?? DEFAULT_BACKFILL_WORKER_TIMEOUT;
+    const maxPasses = props.maxPasses ?? DEFAULT_BACKFILL_MAX_PASSES;
+    const settings: Record<string, string> = {
+      ...props.settings,
+      CATALOG_SOURCE: props.source ?? props.settings?.CATALOG_SOURCE ?? DEFAULT_SOURCE,
+      CURSOR_NAME: this.cursorName,
+      SNAPSHOT_PREFIX: this.prefix,
+    };
+    this.validate(settings, { workerTimeout, maxPasses, runtime, props });
+    const serviceName = `catalog-sync-${this.cursorName}-backfill`;
+    const environment: Record<string, string> = {
+      ...settings,
+      ...(props.sourceSecret ? { [SOURCE_SECRET_ENV]: props.sourceSecret.secretArn } : {}),
+      CURSOR_TABLE: props.table.tableName,
+      SNAPSHOT_BUCKET: props.bucket.bucketName,
+      POWERTOOLS_SERVICE_NAME: serviceName,
+      POWERTOOLS_METRICS_NAMESPACE: DEFAULT_METRICS_NAMESPACE,
+      NODE_OPTIONS: '--enable-source-maps',
+    };
+    const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    const fn = (name: 'Planner' | 'Worker' | 'Finalizer', entry: string, o: { memorySize: number; timeout: Duration }) => {
+      const logGroup = new logs.LogGroup(this, `${name}Logs`, { retention, removalPolicy: RemovalPolicy.RETAIN });
+      const role = new iam.Role(this, `${name}Role`, {
+        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+        description: `catalog-sync ${this.cursorName} backfill ${name.toLowerCase()}: its cursor's items, its prefix, its logs`,
+      });
+      logGroup.grantWrite(role);
+      if (props.sourceSecret && name !== 'Finalizer') grantSourceSecretRead(role, props.sourceSecret);
+      const f = new NodejsFunction(this, name, {
+        entry: join(PROJECT_ROOT, 'lambda', 'backfill', entry),
+        handler: 'handler',
+        projectRoot: PROJECT_ROOT,
+        depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+        runtime,
+        architecture: lambda.Architecture.ARM_64,
+        memorySize: o.memorySize,
+        timeout: o.timeout,
+        role,
+        logGroup,
+        environment,
+        description: `catalog-sync backfill ${name.toLowerCase()}: cursor ${this.cursorName} of ${redactUrl(settings.CATALOG_SOURCE!)}`,
+        // Invoked synchronously by the state machine, whose Retry decides: no asynchronous retries to configure.
+        bundling: nodeBundling(runtime),
+      });
+      if (runtime.name !== latestNodeRuntime().name) {
+        Validations.of(f).acknowledge({
+          id: 'AwsSolutions-L1',
+          reason: `${runtime.name} is chosen deliberately (the runtime prop; Node.js 22 by default), as for the follower's function: the bundle targets it and the project supports Node.js >= 20.18.`,
+        });
+      }
+      return { f, role };
+    };
+    const planner = fn('Planner', 'planner.ts', { memorySize: 1_024, timeout: Duration.minutes(5) });
+    const worker = fn('Worker', 'worker.ts', { memorySize: props.workerMemorySize ?? DEFAULT_BACKFILL_WORKER_MEMORY_MB, timeout: workerTimeout });
+    const finalizer = fn('Finalizer', 'finalizer.ts', { memorySize: 512, timeout: Duration.minutes(5) });
+    this.planner = planner.f;
+    this.worker = worker.f;
+    this.finalizer = finalizer.f;
+
+    // --- exactly the calls each function makes (lambda/stores/dynamo-store.ts, s3-store.ts) ---------------
+    const dependsOn = (settings.DEPENDS_ON ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '');
+    const items = (role: iam.Role, sid: string, actions: string[], keys: string[] = [this.cursorName]) =>
+      role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ sid, actions, resources: [props.table.tableArn], conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': keys } } }),
+      );
+    const objects = (role: iam.Role, sid: string, actions: string[], under: string, why: string) => {
+      const arn = props.bucket.arnForObjects(`${under}*`);
+      role.addToPrincipalPolicy(new iam.PolicyStatement({ sid, actions, resources: [arn] }));
+      Validations.of(role).acknowledge({ id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(this).resolve(arn))}]`, reason: why });
+    };
+    const rangesPrefix = `${this.prefix}backfill/`;
+    // Planner: its cursor and its dependencies' (GetItem), the newest plan (Query), the plan item (conditional
+    // PutItem), its lease (UpdateItem);
+    // writes the ranges file and reads it back when it resumes a plan.
+    items(planner.role, 'ReadCursors', ['dynamodb:GetItem'], [this.cursorName, ...dependsOn]);
+    items(planner.role, 'PlanItems', ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    objects(planner.role, 'RangesFile', ['s3:PutObject', 's3:GetObject'], rangesPrefix, `The plan's ranges file is named by the backfill's id, unknown in advance: PutObject and GetObject under "${rangesPrefix}" only.`);
+    // Worker: the range items (GetItem; progress and done: conditional UpdateItem) and the plan's lease; leaves,
+    // manifests and quarantine records under the prefix, as the follower writes them.
+    items(worker.role, 'RangeItems', ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    objects(worker.role, 'PutSnapshots', ['s3:PutObject'], this.prefix, `Every object a range writes is named by a package and a commit, unknown in advance: PutObject (only) under the sync's prefix "${this.prefix}", as the follower's function.`);
+    // Finalizer: the plan, every range (Query), the cursor (conditional UpdateItem), the run log (PutItem);
+    // watermark.json under the prefix.
+    items(finalizer.role, 'FinishItems', ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    objects(finalizer.role, 'PutWatermark', ['s3:PutObject'], this.prefix, `watermark.json (and nothing else is written by the finalizer) lies under the sync's prefix "${this.prefix}": PutObject (only) under it.`);
+
+    // --- the state machine ----------------------------------------------------------------------------------
+    const serviceRetry = { errors: LAMBDA_SERVICE_ERRORS, interval: Duration.seconds(2), backoffRate: 2, maxAttempts: 6, jitterStrategy: sfn.JitterType.FULL };
+    const plan = new tasks.LambdaInvoke(this, 'Plan', {
+      lambdaFunction: this.planner,
+      comment: 'Reads the index once, cuts the ranges, writes <prefix>backfill/<id>/ranges.json and the plan item (or resumes the unfinished plan).',
+      // No payload: the execution's input as it is, `{}` or `{ "until": "...", "rangeLeaves": 5000 }`.
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+    });
+    plan.addRetry(serviceRetry);
+
+    const work = new tasks.LambdaInvoke(this, 'RunBatch', {
+      lambdaFunction: this.worker,
+      comment: 'Runs the batch\'s ranges within its time; a done range is skipped, a stopped one checkpointed.',
+      payload: sfn.TaskInput.fromObject({ 'Items.$': '$.Items', 'BatchInput.$': '$.BatchInput' }),
+      resultSelector: { 'done.$': '$.Payload.done' },
+      resultPath: '$.result',
+      retryOnServiceExceptions: false,
+    });
+    work.addRetry(serviceRetry);
+    // A worker error (a range that failed after the engine's own retries, a lost lease, a timeout): the retried
+    // worker resumes from the range's checkpoint; after these the map fails (no failure is tolerated).
+    work.addRetry({ errors: ['States.ALL'], interval: Duration.seconds(10), backoffRate: 2, maxAttempts: 3, jitterStrategy: sfn.JitterType.FULL });
+    const again = new sfn.Pass(this, 'Again', {
+      comment: 'The batch stopped at its time limit: run it again (done ranges are skipped, the others resume).',
+      parameters: {
+        'Items.$': '$.Items',
+        BatchInput: { 'backfillId.$': '$.BatchInput.backfillId', 'passes.$': 'States.MathAdd($.BatchInput.passes, 1)' },
+      },
+    });
+    const tooMany = new sfn.Fail(this, 'TooManyPasses', { error: 'BackfillBatchStuck', cause: `A batch came back not done ${maxPasses} times.` });
+    const loop = new sfn.Choice(this, 'BatchDone?')
+      .when(sfn.Condition.booleanEquals('$.result.done', true), new sfn.Succeed(this, 'BatchDone'))
+      .when(sfn.Condition.numberGreaterThanEquals('$.BatchInput.passes', maxPasses), tooMany)
+      .otherwise(again.next(work));
+    const ranges = new sfn.DistributedMap(this, 'Ranges', {
+      comment: 'Every range of the plan, batchSize per worker invocation, maxConcurrency at once; no failure tolerated.',
+      itemReader: new sfn.S3JsonItemReader({ bucketNamePath: sfn.JsonPath.stringAt('$.bucket'), key: sfn.JsonPath.stringAt('$.rangesKey') }),
+      itemBatcher: new sfn.ItemBatcher({ maxItemsPerBatch: this.batchSize, batchInput: { 'backfillId.$': '$.backfillId', passes: 0 } }),
+      maxConcurrency: this.maxConcurrency,
+      mapExecutionType: sfn.StateMachineType.STANDARD,
+      toleratedFailurePercentage: 0,
+      resultPath: sfn.JsonPath.DISCARD,
+      label: 'Ranges',
+    });
+    ranges.itemProcessor(work.next(loop));
+
+    const finish = new tasks.LambdaInvoke(this, 'Finish', {
+      lambdaFunction: this.finalizer,
+      comment: 'Every range done: moves the cursor to B (only forward), writes watermark.json, logs the backfill.',
+      payload: sfn.TaskInput.fromObject({ 'backfillId.$': '$.backfillId' }),
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+    });
+    finish.addRetry(serviceRetry);
+
+    const machineLogs = new logs.LogGroup(this, 'StateMachineLogs', { retention, removalPolicy: RemovalPolicy.RETAIN });
+    const role = new iam.Role(this, 'StateMachineRole', {
+      assumedBy: new iam.ServicePrincipal('states.amazonaws.com'),
+      description: `catalog-sync ${this.cursorName} backfill: invoke its three functions, read its ranges files, run its map`,
+    });
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      comment: `catalog-sync backfill of cursor ${this.cursorName}`,
+      definitionBody: sfn.DefinitionBody.fromChainable(plan.next(ranges).next(finish)),
+      timeout: props.timeout ?? Duration.hours(24),
+      role,
+      tracingEnabled: true,
+      logs: { destination: machineLogs, level: sfn.LogLevel.ALL, includeExecutionData: false },
+    });
+    // ItemReader: GetObject of the ranges files only (the bucket comes from the planner's output, so CDK adds none).
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'ReadRanges', actions: ['s3:GetObject'], resources: [props.bucket.arnForObjects(`${rangesPrefix}*`)] }));
+    this.acknowledgeMachineFindings(role, props.bucket.arnForObjects(`${rangesPrefix}*`), rangesPrefix);
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'CDK\'s grants for the execution logs (logs:*LogDelivery, DescribeLogGroups, *ResourcePolicies) and X-Ray (PutTraceSegments, PutTelemetryRecords, GetSampling*): these actions have no resource-level permissions (AWS Step Functions developer guide, "IAM policies for CloudWatch Logs" and "X-Ray").',
+    });
+
+    // --- the alarm --------------------------------------------------------------------------------------------
+    const metric = (name: string) => this.stateMachine.metric(name, { statistic: 'Sum', period: Duration.minutes(5) });
+    this.failedAlarm = new cloudwatch.Alarm(this, 'FailedAlarm', {
+      alarmDescription: `catalog-sync ${this.cursorName}: a backfill execution failed, timed out or was aborted (the cursor did not move past a range not done; start it again to resume)`,
+      metric: new cloudwatch.MathExpression({
+        expression: 'failed + timedOut + aborted',
+        usingMetrics: { failed: metric('ExecutionsFailed'), timedOut: metric('ExecutionsTimedOut'), aborted: metric('ExecutionsAborted') },
+        period: Duration.minutes(5),
+        label: 'Executions failed, timed out or aborted',
+      }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    if (props.alarmTopic) {
+      this.failedAlarm.addAlarmAction(new cloudwatchActions.SnsAction(props.alarmTopic));
+      this.failedAlarm.addOkAction(new cloudwatchActions.SnsAction(props.alarmTopic));
+    }
+  }
+
+  /** Starting the backfill (the CLI's `--state-machine`): StartExecution on this state machine only. */
+  grantStart(grantee: iam.IGrantable): iam.Grant {
+    return this.stateMachine.grantStartExecution(grantee);
+  }
+
+  private acknowledgeMachineFindings(role: iam.Role, rangesArn: string, rangesPrefix: string): void {
+    const resolved = (value: unknown) => nagResource(Stack.of(this).resolve(value));
+    // CDK's DistributedMapPolicy: StartExecution on this state machine, Describe/Stop/Redrive its executions.
+    const mapPolicy = this.stateMachine.node.tryFindChild('DistributedMapPolicy') as iam.Policy | undefined;
+    if (mapPolicy) {
+      const document = Stack.of(this).resolve(mapPolicy.document) as { Statement: Array<{ Resource: unknown }> };
+      for (const statement of document.Statement) {
+        for (const resource of [statement.Resource].flat()) {
+          const name = nagResource(resource);
+          if (!name.includes('*')) continue;
+          Validations.of(mapPolicy).acknowledge({
+            id: `AwsSolutions-IAM5[Resource::${name}]`,
+            reason: 'A Distributed Map runs each batch as a child execution of this state machine: DescribeExecution, StopExecution and RedriveExecution on this state machine\'s own executions (ids made by the service), as AWS documents for Distributed Map.',
+          });
+        }
+      }
+    }
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${resolved(rangesArn)}]`,
+      reason: `The Distributed Map's ItemReader reads the plan's ranges file, named by the backfill's id: GetObject under "${rangesPrefix}" only.`,
+    });
+    for (const fn of [this.planner, this.worker, this.finalizer]) {
+      Validations.of(role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${resolved(fn.node.defaultChild && Stack.of(this).getLogicalId(fn.node.defaultChild as lambda.CfnFunction))}.Arn>:*]`,
+        reason: 'lambda:InvokeFunction on the function and its versions/aliases (CDK\'s LambdaInvoke grant): the state machine invokes exactly its three functions.',
+      });
+    }
+  }
+
+  private validate(settings: Record<string, string>, o: { workerTimeout: Duration; maxPasses: number; runtime: lambda.Runtime; props: CatalogBackfillProps }): void {
+    const fail = (message: string): never => {
+      throw new CatalogSyncPropsError(`${this.node.path}: ${message}`);
+    };
+    if (!Object.values(settings).some((value) => Token.isUnresolved(value))) {
+      try {
+        parseSettings(settings);
+      } catch (error) {
+        if (error instanceof SettingsError) fail(error.message);
+        throw error;
+      }
+    }
+    if (/[*?$]/.test(this.prefix)) fail(`prefix ${JSON.stringify(this.prefix)} must not hold *, ? or $ (IAM wildcards and variables)`);
+    const whole = (name: string, value: number, lo: number, hi: number) => {
+      if (!Number.isInteger(value) || value < lo || value > hi) fail(`${name} must be a whole number from ${lo} to ${hi} (got ${value})`);
+    };
+    whole('maxConcurrency', this.maxConcurrency, 1, 1_000);
+    whole('batchSize', this.batchSize, 1, 100);
+    whole('maxPasses', o.maxPasses, 1, 1_000);
+    if (o.props.workerMemorySize !== undefined) whole('workerMemorySize', o.props.workerMemorySize, 128, 10_240);
+    const seconds = o.workerTimeout.toSeconds();
+    if (seconds < 60 || seconds > 900) fail(`workerTimeout must be from 1 to 15 minutes (got ${o.workerTimeout.toHumanString()})`);
+    const major = Number(/^nodejs(\d+)/.exec(o.runtime.name)?.[1] ?? NaN);
+    if (!(major >= 22)) fail(`runtime must be Node.js 22 or newer (got ${o.runtime.name})`);
+  }
+}

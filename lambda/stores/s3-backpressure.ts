@@ -1,0 +1,134 @@
+/**
+ * S3's 503 SlowDown as back-pressure, not failure (issue 12): a new bucket starts with one partition per prefix
+ * (3,500 PUT/s) and answers SlowDown while it splits under a backfill's load. Two layers take it:
+ * - the S3 client retries throttling with backoff and lowers its own send rate (the SDK's `adaptive` retry mode,
+ *   more attempts than the follower's client), and counts every SlowDown it was answered;
+ * - {@link BackpressureSnapshotStore} lowers the leaf PUTs in flight while SlowDowns come (halved at most once per
+ *   window of PUTs), and raises them again by one per window of PUTs without one, up to the engine's concurrency.
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { Agent } from 'node:https';
+import { Agent as HttpAgent } from 'node:http';
+import type { SnapshotStore } from './types.js';
+
+/** Attempts of one S3 request in the backfill's client (the follower's has 5). */
+export const BACKPRESSURE_MAX_ATTEMPTS = 10;
+
+/** Counts SlowDowns and decides how many leaf PUTs may be in flight. */
+export class SlowDownGauge {
+  /** SlowDown answers seen (each retried attempt counts). */
+  slowDowns = 0;
+  /** PUTs allowed in flight now. */
+  limit: number;
+  /** The lowest `limit` reached. */
+  lowest: number;
+  private completedSinceChange = 0;
+  private readonly waiters: Array<() => void> = [];
+  private active = 0;
+
+  constructor(readonly max: number) {
+    this.limit = max;
+    this.lowest = max;
+  }
+
+  /** Called by the client for every SlowDown answer: halves the limit, at most once per window of PUTs. */
+  slowDown(): void {
+    this.slowDowns++;
+    if (this.completedSinceChange < this.limit && this.limit < this.max) return;
+    this.limit = Math.max(1, Math.floor(this.limit / 2));
+    this.lowest = Math.min(this.lowest, this.limit);
+    this.completedSinceChange = 0;
+  }
+
+  async acquire(): Promise<void> {
+    while (this.active >= this.limit) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    this.active++;
+  }
+
+  release(succeeded: boolean): void {
+    this.active--;
+    if (succeeded && ++this.completedSinceChange >= this.limit && this.limit < this.max) {
+      this.limit++;
+      this.completedSinceChange = 0;
+    }
+    // Each woken PUT checks the limit again: those over it wait once more.
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+}
+
+/** Whether an S3 error (or a raw response's status and code) is a SlowDown. */
+function isSlowDown(error: unknown): boolean {
+  const e = error as { name?: string; Code?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+  return e?.name === 'SlowDown' || e?.Code === 'SlowDown' || e?.$metadata?.httpStatusCode === 503;
+}
+
+/**
+ * The S3 client of a range worker: like the follower's (endpoint from `AWS_ENDPOINT_URL_S3`, path style from
+ * `S3_FORCE_PATH_STYLE`, sockets for the leaf concurrency), with `adaptive` retries and more attempts, telling
+ * `gauge` of every SlowDown answer (a middleware inside the retry loop sees each attempt).
+ */
+export function backpressureS3Client(env: NodeJS.ProcessEnv, concurrency: number, gauge: SlowDownGauge): S3Client {
+  const sockets = Math.max(50, concurrency * 2);
+  const client = new S3Client({
+    forcePathStyle: env.S3_FORCE_PATH_STYLE?.toLowerCase() === 'true',
+    requestHandler: {
+      httpAgent: new HttpAgent({ keepAlive: true, maxSockets: sockets }),
+      httpsAgent: new Agent({ keepAlive: true, maxSockets: sockets }),
+      connectionTimeout: 10_000,
+      requestTimeout: 60_000,
+    },
+    retryMode: 'adaptive',
+    maxAttempts: BACKPRESSURE_MAX_ATTEMPTS,
+  });
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        if (isSlowDown(error)) gauge.slowDown();
+        throw error;
+      }
+    },
+    { step: 'deserialize', name: 'catalogSyncSlowDownGauge', priority: 'low' },
+  );
+  return client;
+}
+
+/** A snapshot store whose leaf PUTs in flight follow the gauge's limit. Everything else goes straight through. */
+export class BackpressureSnapshotStore implements SnapshotStore {
+  readonly maxKeySegmentBytes?: number;
+
+  constructor(
+    private readonly inner: SnapshotStore,
+    readonly gauge: SlowDownGauge,
+  ) {
+    if (inner.maxKeySegmentBytes !== undefined) this.maxKeySegmentBytes = inner.maxKeySegmentBytes;
+  }
+
+  async putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>): Promise<void> {
+    await this.gauge.acquire();
+    let ok = false;
+    try {
+      await this.inner.putLeaf(key, body, metadata);
+      ok = true;
+    } finally {
+      this.gauge.release(ok);
+    }
+  }
+
+  putJson(key: string, value: unknown): Promise<void> {
+    return this.inner.putJson(key, value);
+  }
+
+  getJson(key: string): Promise<unknown> {
+    return this.inner.getJson(key);
+  }
+
+  deleteKey(key: string): Promise<void> {
+    return this.inner.deleteKey(key);
+  }
+
+  listKeys(prefix: string, startAfter?: string): AsyncIterable<string> {
+    return this.inner.listKeys(prefix, startAfter);
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * The backfill's state machine (infra/constructs/catalog-backfill.ts) as `-c catalog-sync:backfill=true` builds
+ * it: the definition (reader, batcher, concurrency, retries, tolerance, the loop, the finish step), validated by
+ * asl-validator; least-privilege IAM; the alarm; cdk-nag; and the default app's template unchanged.
+ */
+import { readFileSync } from 'node:fs';
+import validator from 'asl-validator';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  acknowledgements,
+  normalized,
+  only,
+  rawFindings,
+  roleStatements,
+  synth,
+  wildcardProblems,
+  type Json,
+  type Synthesized,
+} from './synth-kit.js';
+
+/** The definition with its tokens replaced by plausible values: what Step Functions receives at deploy time. */
+function definitionOf(s: Synthesized): Json {
+  const [, props] = only(s.resources, 'AWS::StepFunctions::StateMachine');
+  const parts = props.DefinitionString['Fn::Join'][1] as unknown[];
+  const text = parts
+    .map((part) => {
+      if (typeof part === 'string') return part;
+      const p = part as Json;
+      if (p.Ref === 'AWS::Partition') return 'aws';
+      if (p['Fn::GetAtt']) return `arn:aws:lambda:us-east-1:123456789012:function:${p['Fn::GetAtt'][0]}`;
+      throw new Error(`unexpected token ${JSON.stringify(part)}`);
+    })
+    .join('');
+  return JSON.parse(text) as Json;
+}
+
+describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
+  let s: Synthesized;
+  let definition: Json;
+  let map: Json;
+  let processor: Json;
+
+  beforeAll(() => {
+    s = synth({ 'catalog-sync:backfill': true, 'catalog-sync:prefix': 'nuget/' });
+    definition = definitionOf(s);
+    map = definition.States.Ranges;
+    processor = map.ItemProcessor;
+  });
+
+  it('is a STANDARD state machine: Plan → Ranges (Distributed Map) → Finish, valid ASL', () => {
+    const [, props] = only(s.resources, 'AWS::StepFunctions::StateMachine');
+    expect(props.StateMachineType).toBe('STANDARD');
+    expect(definition.StartAt).toBe('Plan');
+    expect(definition.States.Plan.Next).toBe('Ranges');
+    expect(map.Next).toBe('Finish');
+    expect(definition.States.Finish).toMatchObject({ End: true, Parameters: { 'backfillId.$': '$.backfillId' } });
+    const result = validator(definition, { checkPaths: true, checkArn: true });
+    expect(result.errorsText('\n')).toBe('');
+    expect(result.isValid).toBe(true);
+  });
+
+  it('reads the ranges file (JSON array) from the planner\'s Bucket/Key, batches with the backfill id, 24 at once, no failure tolerated', () => {
+    expect(map.Type).toBe('Map');
+    expect(map.ItemReader).toEqual({
+      Resource: 'arn:aws:states:::s3:getObject',
+      ReaderConfig: { InputType: 'JSON' },
+      Parameters: { 'Bucket.$': '$.bucket', 'Key.$': '$.rangesKey' },
+    });
+    expect(map.ItemBatcher).toEqual({ MaxItemsPerBatch: 4, BatchInput: { 'backfillId.$': '$.backfillId', passes: 0 } });
+    expect(map.MaxConcurrency).toBe(24);
+    expect(map.ToleratedFailurePercentage ?? 0).toBe(0);
+    expect(map.ToleratedFailureCount).toBeUndefined();
+    expect(map.ResultPath).toBeNull();
+    expect(processor.ProcessorConfig).toEqual({ Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' });
+  });
+
+  it('retries the worker with backoff and jitter (Lambda service errors, then any worker error) and loops a not-done batch', () => {
+    const run = processor.States.RunBatch;
+    expect(processor.StartAt).toBe('RunBatch');
+    expect(run.Retry).toEqual([
+      expect.objectContaining({ ErrorEquals: expect.arrayContaining(['Lambda.ServiceException', 'Lambda.TooManyRequestsException']), BackoffRate: 2, JitterStrategy: 'FULL', MaxAttempts: 6 }),
+      expect.objectContaining({ ErrorEquals: ['States.ALL'], BackoffRate: 2, JitterStrategy: 'FULL', MaxAttempts: 3 }),
+    ]);
+    expect(run).toMatchObject({ ResultPath: '$.result', ResultSelector: { 'done.$': '$.Payload.done' }, Next: 'BatchDone?' });
+    expect(processor.States['BatchDone?']).toMatchObject({
+      Choices: [
+        { Variable: '$.result.done', BooleanEquals: true, Next: 'BatchDone' },
+        { Variable: '$.BatchInput.passes', NumericGreaterThanEquals: 20, Next: 'TooManyPasses' },
+      ],
+      Default: 'Again',
+    });
+    expect(processor.States.Again).toMatchObject({ Type: 'Pass', Next: 'RunBatch' });
+    expect(processor.States.Again.Parameters.BatchInput['passes.$']).toBe('States.MathAdd($.BatchInput.passes, 1)');
+    for (const name of ['Plan', 'Finish']) expect(definition.States[name].Retry[0]).toMatchObject({ BackoffRate: 2, JitterStrategy: 'FULL' });
+  });
+
+  it('least privilege: the state machine invokes its three functions, reads only the ranges files and runs its own map', () => {
+    const [, machine] = only(s.resources, 'AWS::StepFunctions::StateMachine');
+    const role = machine.RoleArn['Fn::GetAtt'][0] as string;
+    const own = roleStatements(s.resources, role).map(normalized);
+    const invoke = own.find((st) => st.Action.includes('lambda:InvokeFunction'))!;
+    expect(invoke.Action).toEqual(['lambda:InvokeFunction']);
+    expect(JSON.stringify(invoke.Resource)).toMatch(/BackfillPlanner.*BackfillWorker|BackfillWorker.*BackfillPlanner/s);
+    const read = own.find((st) => st.Action.includes('s3:GetObject'))!;
+    expect(read.Action).toEqual(['s3:GetObject']);
+    expect(JSON.stringify(read.Resource)).toContain('/nuget/backfill/*');
+    const mapPolicy = JSON.stringify(Object.values(s.resources).filter((r) => r.Type === 'AWS::IAM::Policy').map((r) => r.Properties.PolicyDocument));
+    expect(mapPolicy).toContain('states:StartExecution');
+    expect(mapPolicy).toContain('states:DescribeExecution');
+    expect(mapPolicy).toContain('states:StopExecution');
+    // Only the execution logs' delivery actions, which have no resource-level permission (acknowledged for cdk-nag).
+    expect(wildcardProblems(s.resources).filter((p) => /Backfill/.test(p))).toEqual([
+      expect.stringMatching(/^BackfillStateMachineRoleDefaultPolicy\w+: (logs:\w+(, )?)+ on \*$/),
+    ]);
+  });
+
+  it('least privilege: the worker writes its cursor\'s items and PutObject under the prefix, nothing else', () => {
+    const [, worker] = only(s.resources, 'AWS::Lambda::Function', (p) => /backfill worker/.test(p.Description ?? ''));
+    const statements = roleStatements(s.resources, worker.Role['Fn::GetAtt'][0]).map(normalized);
+    const dynamo = statements.find((st) => st.Action.some((a: string) => a.startsWith('dynamodb:')))!;
+    expect(dynamo.Action).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    expect(dynamo.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['catalog-to-s3'] } });
+    const s3 = statements.find((st) => st.Action.some((a: string) => a.startsWith('s3:')))!;
+    expect(s3.Action).toEqual(['s3:PutObject']);
+    expect(JSON.stringify(s3.Resource)).toContain('/nuget/*');
+    expect(worker).toMatchObject({ MemorySize: 1769, Timeout: 900, Architectures: ['arm64'] });
+    expect(worker.Environment.Variables).toMatchObject({ CURSOR_NAME: 'catalog-to-s3', SNAPSHOT_PREFIX: 'nuget/', CONCURRENCY: '32' });
+  });
+
+  it('alarms on a failed, timed-out or aborted execution', () => {
+    const [, alarm] = only(s.resources, 'AWS::CloudWatch::Alarm', (p) => /backfill execution/.test(p.AlarmDescription ?? ''));
+    const names = (alarm.Metrics as Json[]).filter((m) => m.MetricStat).map((m) => m.MetricStat.Metric.MetricName).sort();
+    expect(names).toEqual(['ExecutionsAborted', 'ExecutionsFailed', 'ExecutionsTimedOut']);
+    expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
+  });
+
+  it('cdk-nag: every finding acknowledged with a reason, every acknowledgement answering a finding', () => {
+    const findings = new Set(rawFindings(s.stack));
+    const acks = acknowledgements(s.stack);
+    for (const id of acks.keys()) expect(findings, id).toContain(id);
+  });
+});
+
+describe('the default app', () => {
+  it('has no backfill, and its template is byte for byte today\'s (test/infra/fixtures/default-template.json)', () => {
+    const s = synth();
+    const text = JSON.stringify(s.template.toJSON(), (key, value) => (key === 'S3Key' && typeof value === 'string' ? '<asset>.zip' : value), 1) + '\n';
+    expect(text).toBe(readFileSync(new URL('./fixtures/default-template.json', import.meta.url), 'utf8'));
+    expect(synth({ 'catalog-sync:backfill': false }).template.toJSON()).toEqual(s.template.toJSON());
+  });
+
+  it('refuses a misspelt flag', () => {
+    expect(() => synth({ 'catalog-sync:backfil': true })).toThrow(/did you mean catalog-sync:backfill/);
+  });
+});
