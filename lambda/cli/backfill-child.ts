@@ -26,11 +26,7 @@ async function open(options: WorkerOptions): Promise<void> {
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const stores = await openStores(options, settings.concurrency);
   const http = new HttpClient({ connections: settings.concurrency });
-  const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
-  // The ranges' page URLs are on the catalog index's origin, which the client allows once it resolved the source
-  // (a service index: one small document; the catalog index itself is never read by a worker).
-  await catalog.resolveIndexUrl();
-  opened = { settings, stores, http, catalog };
+  opened = { settings, stores, http, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins) };
   send({ type: 'ready' });
 }
 

@@ -178,16 +178,9 @@ function workerOptions(options: BackfillOptions): WorkerOptions {
   return Object.fromEntries(Object.entries(picked).filter(([, value]) => value !== undefined)) as WorkerOptions;
 }
 
-/** The signature of bf-aws's `startBackfillExecution` (lambda/backfill/start-execution.ts). */
-type StartBackfillExecution = (arn: string, input: { until?: string; rangeLeaves?: number }) => Promise<{ executionArn: string }>;
-
 async function startStateMachine(arn: string, options: BackfillOptions, checked: Checked): Promise<void> {
-  if (!/^arn:[^:]+:states:[^:]*:\d*:stateMachine:.+$/.test(arn)) {
-    throw new SettingsError('--state-machine', `${JSON.stringify(arn)} is not a state machine ARN (arn:aws:states:REGION:ACCOUNT:stateMachine:NAME)`);
-  }
-  // Loaded only here: it loads the AWS SDK's Step Functions client.
-  const modulePath = '../backfill/start-execution.js';
-  const { startBackfillExecution } = (await import(modulePath)) as { startBackfillExecution: StartBackfillExecution };
+  // Loaded only here: it loads the AWS SDK's Step Functions client. It checks the ARN (an error naming --state-machine).
+  const { startBackfillExecution } = await import('../backfill/start-execution.js');
   const { executionArn } = await startBackfillExecution(arn, {
     ...(checked.until === undefined ? {} : { until: formatTimestamp(checked.until) }),
     ...(checked.rangeLeaves === undefined ? {} : { rangeLeaves: checked.rangeLeaves }),

@@ -5,7 +5,10 @@
  * gap; a follower run during a backfill returns `backfill`; `status` shows the running backfill; a range that
  * keeps failing stops the backfill naming it, with the cursor unmoved; bad flags exit 2 naming the flag.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -216,6 +219,99 @@ describe('catalog-sync backfill into a folder', () => {
     },
     SLOW,
   );
+
+  it(
+    'SIGTERM stops every worker at its next leaf: exit 1 saying a rerun resumes, the cursor unmoved; the rerun resumes the plan',
+    async () => {
+      const catalog = hardCatalog(35, 120);
+      const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true, latencyMs: 10 });
+      try {
+        const dir = newDir('sigterm');
+        const args = ['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '40', '--concurrency', '2'];
+        const first = startCliGroup(args);
+        try {
+          const planned = await first.stderrLine((line) => /^backfill \S+ planned: /.test(line));
+          const backfillId = /^backfill (\S+) planned/.exec(planned)![1]!;
+          await first.stderrLine((line) => /^range \d+ done/.test(line));
+          first.child.kill('SIGTERM');
+          const stopped = await first.done;
+          expect(stopped.signal).toBeNull();
+          expect(stopped.code).toBe(1);
+          expect(stopped.stderr).toMatch(new RegExp(`backfill ${backfillId} stopped: \\d+ of \\d+ ranges done, the others checkpointed; the cursor did not move\\. Run \`catalog-sync backfill\` again to resume`));
+          expect((await readLocalState(dir))?.cursors['catalog-to-s3']).toBeUndefined();
+          expect(await verifyBackfilled(dir, catalog, replica.origin, -1n)).toEqual([]);
+
+          const rerun = await runCli(args);
+          expect(rerun.code).toBe(0);
+          expect(rerun.stderr).toMatch(new RegExp(`^backfill ${backfillId} resumed: .*, [1-9]\\d* ranges already done$`, 'm'));
+          expect(await verifyBackfilled(dir, catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+        } finally {
+          first.killGroup();
+        }
+      } finally {
+        await replica.stop();
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'a worker process that dies hands its range back: another worker runs it, and the backfill completes',
+    async () => {
+      const catalog = hardCatalog(36, 120);
+      const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true, latencyMs: 10 });
+      try {
+        const dir = newDir('worker-dies');
+        const backfill = startCliGroup(['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '30', '--concurrency', '2']);
+        try {
+          await backfill.stderrLine((line) => /^range \d+ done/.test(line));
+          const workers = execFileSync('pgrep', ['-P', String(backfill.child.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+          expect(workers).toHaveLength(2);
+          process.kill(workers[0]!, 'SIGKILL');
+          const result = await backfill.done;
+          expect(result.code).toBe(0);
+          // Unless it was between two ranges when it died, its range was handed back and counted as a failed attempt.
+          const died = result.stderr.split('\n').filter((line) => line.includes(`its worker process ${workers[0]} died (signal SIGKILL)`));
+          expect(died.length).toBeLessThanOrEqual(1);
+          expect(await verifyBackfilled(dir, catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+          expect((await readLocalState(dir))!.cursors['catalog-to-s3']!.cursor).toBe(formatTimestamp(commitTicks(catalog, -1)));
+        } finally {
+          backfill.killGroup();
+        }
+      } finally {
+        await replica.stop();
+      }
+    },
+    SLOW,
+  );
+
+  it('--state-machine starts the AWS execution with --until and --range-leaves, and prints its ARN', async () => {
+    const arn = 'arn:aws:states:eu-west-3:123456789012:stateMachine:CatalogSyncBackfill';
+    const bodies: Record<string, unknown>[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+        res.end(JSON.stringify({ executionArn: `${arn.replace(':stateMachine:', ':execution:')}:run-1`, startDate: 1_790_000_000 }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const env = { AWS_ENDPOINT_URL_SFN: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+      const result = await runCli(['backfill', '--state-machine', arn, '--until', '2024-01-01T00:00:00Z', '--range-leaves', '2000', '--json'], env);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(jsonLine<{ executionArn: string }>(result.stdout)).toEqual({ executionArn: 'arn:aws:states:eu-west-3:123456789012:execution:CatalogSyncBackfill:run-1' });
+      expect(bodies).toEqual([{ stateMachineArn: arn, input: JSON.stringify({ until: '2024-01-01T00:00:00.0000000Z', rangeLeaves: 2000 }) }]);
+      const plain = await runCli(['backfill', '--state-machine', arn], env);
+      expect(plain.stdout).toBe('started arn:aws:states:eu-west-3:123456789012:execution:CatalogSyncBackfill:run-1\n');
+      expect(bodies[1]).toEqual({ stateMachineArn: arn, input: '{}' });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 
   it('bad flags exit 2 with an error naming the flag', async () => {
     const dir = newDir('flags');
