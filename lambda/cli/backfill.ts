@@ -44,6 +44,7 @@ export function addBackfillCommand(program: Command): void {
   storeOptions(program.command('backfill'))
     .description('store the catalog up to its head (or --until) fast: ranges of pages run by parallel worker processes')
     .option('--workers <n>', 'worker processes (default: the number of cores)')
+    .option('--depends-on <cursor>', 'a cursor this one must never pass: B is at most its value (repeatable)', collect)
     .option('--until <timestamp>', 'the bound B: store commits up to this time (default: the catalog head when planned)')
     .option('--range-leaves <n>', `leaves per range when planning (default ${DEFAULT_RANGE_LEAVES})`)
     .option('--start <timestamp>', 'cursor to start from when none is stored', MIN_TIMESTAMP)
@@ -173,8 +174,8 @@ async function backfillCommand(options: BackfillOptions): Promise<void> {
 }
 
 function workerOptions(options: BackfillOptions): WorkerOptions {
-  const { source, cursorName, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin } = options;
-  const picked = { source, cursorName, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin };
+  const { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin } = options;
+  const picked = { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin };
   return Object.fromEntries(Object.entries(picked).filter(([, value]) => value !== undefined)) as WorkerOptions;
 }
 
