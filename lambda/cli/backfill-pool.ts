@@ -48,6 +48,8 @@ export class WorkerPool {
   private stopping = false;
   private result: PoolResult | undefined;
   private startFailures = 0;
+  /** Why the last worker that failed to start failed, when it could say. */
+  private startError: string | undefined;
   private resolveDone!: (result: PoolResult) => void;
   readonly done: Promise<PoolResult>;
 
@@ -111,7 +113,11 @@ export class WorkerPool {
       }
       case 'failed': {
         const range = worker.range;
-        if (message.n === -1 || range?.n !== message.n) return; // -1: it could not open the stores, and exits
+        if (message.n === -1) {
+          this.startError = message.message; // it could not open the stores, and exits
+          return;
+        }
+        if (range?.n !== message.n) return;
         worker.range = undefined;
         this.retry(range, message.code === undefined ? message.message : `${message.message} (${message.code})`);
         break;
@@ -127,7 +133,7 @@ export class WorkerPool {
     if (!this.stopping) {
       if (range !== undefined) this.retry(range, `its worker process ${worker.child.pid} died (${describeExit(worker.child)})`);
       if (!worker.ready && !worker.leaving && ++this.startFailures >= MAX_START_FAILURES) {
-        this.end({ kind: 'failed', n: -1, attempts: this.startFailures, message: `worker processes exit as they start (${describeExit(worker.child)})` });
+        this.end({ kind: 'failed', n: -1, attempts: this.startFailures, message: this.startError ?? `worker processes exit as they start (${describeExit(worker.child)})` });
       }
     }
     this.fill();
