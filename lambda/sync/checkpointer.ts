@@ -19,6 +19,8 @@ export class Checkpointer {
   lostRace = false;
   /** Conditional writes that succeeded. */
   writes = 0;
+  /** The newest target asked for, written or not (after a lost race, asking writes nothing). */
+  requested: { readonly value: Ticks; readonly commitId: string } | undefined;
 
   constructor(
     private readonly store: CursorStore,
@@ -39,6 +41,7 @@ export class Checkpointer {
    * the run completed up to `value`) goes to the store with the write: a backfill range's progress keeps it.
    */
   advance(value: Ticks, commitId: string, totals?: BackfillTotals): void {
+    this.requested = { value, commitId };
     if (this.lostRace || this.failure !== undefined) return;
     this.target = { value, commitId, ...(totals === undefined ? {} : { totals }) };
     this.writing ??= this.drain().finally(() => {

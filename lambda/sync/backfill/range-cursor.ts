@@ -16,6 +16,8 @@ export class RangeCursor implements CursorStore {
     private readonly n: number,
     /** The range's totals when the run started (at its stored progress). */
     private readonly base: BackfillTotals,
+    /** The range's `hi`: a done range reads as a cursor there, so a duplicate worker finds it lost the race. */
+    private readonly hi: string,
   ) {}
 
   async read(): Promise<CursorState | undefined> {
@@ -31,7 +33,9 @@ export class RangeCursor implements CursorStore {
     };
     const result = await this.store.advanceRange(this.cursorName, this.backfillId, this.n, expected?.stored, progress);
     if (result.outcome === 'written') return result;
-    return { outcome: 'conflict', current: rangeCursorState(result.current) };
+    // A done range takes no more progress: at its end, so the checkpointer sees it lost and stops.
+    const current = result.current?.done ? { ...result.current, progress: this.hi } : result.current;
+    return { outcome: 'conflict', current: rangeCursorState(current) };
   }
 }
 

@@ -3,7 +3,7 @@ import { FetchAbortedError } from '../../catalog/index.js';
 import { ZERO_TOTALS, type BackfillRange, type BackfillTotals } from '../../contract/backfill.js';
 import { StoppedBy } from '../../contract/run-summary.js';
 import { DEFAULT_BACKFILL_LEASE_SECONDS, type SyncSettings } from '../../contract/settings.js';
-import { parseTimestamp, type Ticks } from '../../contract/time.js';
+import { formatTimestamp, parseTimestamp, type Ticks } from '../../contract/time.js';
 import { id as newId } from '../../ids/kuuid.js';
 import { Checkpointer } from '../checkpointer.js';
 import type { BackfillDeps, EngineLogger } from '../engine-deps.js';
@@ -62,7 +62,7 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
   const stored = rangeCursorState(state);
   const from = stored !== undefined && stored.value > lo ? stored.value : lo;
   const base = totalsOf(state);
-  const cursorStore = new RangeCursor(backfills, cursorName, backfillId, n, base);
+  const cursorStore = new RangeCursor(backfills, cursorName, backfillId, n, base, range.hi);
   const checkpointer = new Checkpointer(cursorStore, cursorName, stored, deps.runId ?? newId());
   const budget = startRunBudget(deps.deadline, deps.signal);
   const bounds = { ...(deps.deadline === undefined ? {} : { deadline: deps.deadline }), ...(budget.signal === undefined ? {} : { signal: budget.signal }) };
@@ -103,6 +103,11 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
     throw new BackfillRangeError(backfillId, n, urlOf(failure), failure);
   }
   const exhausted = !aborted && (pipeline === undefined || pipeline.exhausted);
+  if (!exhausted && checkpointer.lostRace) {
+    // A duplicate worker is ahead: it finishes the range, or it is done already.
+    const now = await backfills.readRange(cursorName, backfillId, n);
+    if (now?.done) return { n, done: true, skipped: false, totals: { ...totals }, stoppedBy: StoppedBy.lostRace };
+  }
   if (!exhausted) {
     const { stoppedBy } = decideStop({
       ...(pipeline === undefined ? {} : { pipeline }),
@@ -114,9 +119,11 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
     });
     return { n, done: false, skipped: false, totals: { ...totals }, stoppedBy };
   }
-  const last = checkpointer.current;
+  // Every commit of the range is stored: its newest is the one this run completed last (after a lost race the
+  // checkpointer stopped writing, but the pipeline completed what it had taken), or the stored progress.
+  const last = checkpointer.requested ?? (stored === undefined ? undefined : { value: stored.value, commitId: stored.commitId });
   await backfills.markRangeDone(cursorName, backfillId, n, {
-    ...(last === undefined ? {} : { progress: last.stored }),
+    ...(last === undefined ? {} : { progress: formatTimestamp(last.value) }),
     ...(last?.commitId === undefined ? {} : { progressCommitId: last.commitId }),
     // The totals up to the range's last commit: those stored when this run started, plus this run's.
     totals: addTotals(base, totals),
