@@ -8,8 +8,14 @@ export { SnapshotStorage, type SnapshotStorageProps } from './constructs/snapsho
 export { SyncFunction, type SyncFunctionProps } from './constructs/sync-function.js';
 export { SyncAlarms, syncMetric, type SyncAlarmsProps } from './constructs/sync-alarms.js';
 export { CommitEvents, type CommitEventsProps } from './constructs/commit-events.js';
+export { CatalogBackfill, type CatalogBackfillProps } from './constructs/catalog-backfill.js';
 export { CatalogSyncStack, type CatalogSyncStackProps } from './stack.js';
 export {
+  DEFAULT_BACKFILL_BATCH_SIZE,
+  DEFAULT_BACKFILL_MAX_CONCURRENCY,
+  DEFAULT_BACKFILL_MAX_PASSES,
+  DEFAULT_BACKFILL_WORKER_MEMORY_MB,
+  DEFAULT_BACKFILL_WORKER_TIMEOUT,
   DEFAULT_LAG_THRESHOLD,
   DEFAULT_MAX_EVENT_AGE,
   DEFAULT_MEMORY_MB,

@@ -64,6 +64,7 @@ export class CatalogSyncStack extends Stack {
         prefix: sync.prefix,
         cursorName: sync.cursorName,
         settings: sync.settings,
+        follower: sync.function,
         ...(sync.sourceSecret ? { sourceSecret: sync.sourceSecret } : {}),
         ...alarmTopic,
       });

@@ -36,6 +36,7 @@ import {
   redactUrl,
   SettingsError,
   SOURCE_SECRET_ENV,
+  watermarkKeyOf,
 } from '../../lambda/contract/index.js';
 import { CatalogSyncPropsError } from '../catalog-sync-props.js';
 import {
@@ -67,6 +68,12 @@ export interface CatalogBackfillProps {
    * @default - the engine's defaults
    */
   readonly settings?: Readonly<Record<string, string>>;
+  /**
+   * The follower of the same cursor (a CatalogSync's function): it may Query the cursor's items, to find a running
+   * backfill and hold off while one runs (the engine's follower gate).
+   * @default - none
+   */
+  readonly follower?: iam.IGrantable;
   /** The private feed's credentials (as CatalogSync's `sourceSecret`). @default - a public feed */
   readonly sourceSecret?: secretsmanager.ISecret;
   /** Range workers at once: the Distributed Map's MaxConcurrency (1 to 1,000). @default 24 (see defaults.ts) */
@@ -200,9 +207,22 @@ export class CatalogBackfill extends Construct {
     items(worker.role, 'RangeItems', ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     objects(worker.role, 'PutSnapshots', ['s3:PutObject'], this.prefix, `Every object a range writes is named by a package and a commit, unknown in advance: PutObject (only) under the sync's prefix "${this.prefix}", as the follower's function.`);
     // Finalizer: the plan, every range (Query), the cursor (conditional UpdateItem), the run log (PutItem);
-    // watermark.json under the prefix.
+    // watermark.json (that one key).
     items(finalizer.role, 'FinishItems', ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
-    objects(finalizer.role, 'PutWatermark', ['s3:PutObject'], this.prefix, `watermark.json (and nothing else is written by the finalizer) lies under the sync's prefix "${this.prefix}": PutObject (only) under it.`);
+    // The planner finishes a plan with no range at once (B at the cursor), so it writes the watermark too.
+    const watermark = props.bucket.arnForObjects(watermarkKeyOf(this.prefix));
+    for (const role of [planner.role, finalizer.role]) {
+      role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PutWatermark', actions: ['s3:PutObject'], resources: [watermark] }));
+    }
+    // The follower's gate: the newest backfill plan of its cursor (Query on its own items only).
+    if (props.follower) {
+      iam.Grant.addToPrincipal({
+        grantee: props.follower,
+        actions: ['dynamodb:Query'],
+        resourceArns: [props.table.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [this.cursorName] } },
+      });
+    }
 
     // --- the state machine ----------------------------------------------------------------------------------
     const serviceRetry = { errors: LAMBDA_SERVICE_ERRORS, interval: Duration.seconds(2), backoffRate: 2, maxAttempts: 6, jitterStrategy: sfn.JitterType.FULL };

@@ -33,9 +33,6 @@ export const handler = async (event: WorkerInput, context: Pick<Context, 'getRem
   }
   const remaining = context.getRemainingTimeInMillis();
   const deadline = Date.now() + remaining - safetyMarginMs(remaining);
-  // The catalog's origin is the only one pages and leaves may come from: learn it as the follower does (the service
-  // index, once per container; the worker never reads the catalog index itself).
-  await deps.catalog.resolveIndexUrl({ deadline });
   const slowDownsBefore = gauge?.slowDowns ?? 0;
   const ranges: RangeOutcome[] = [];
   let done = true;

@@ -82,8 +82,12 @@ export function backpressureS3Client(env: NodeJS.ProcessEnv, concurrency: number
   });
   client.middlewareStack.add(
     (next) => async (args) => {
+      // Inside the deserializer and the retry loop: each attempt's raw response (or transport error).
       try {
-        return await next(args);
+        const result = await next(args);
+        const response = result.response as { statusCode?: number } | undefined;
+        if (response?.statusCode === 503) gauge.slowDown();
+        return result;
       } catch (error) {
         if (isSlowDown(error)) gauge.slowDown();
         throw error;

@@ -127,6 +127,25 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
     expect(worker.Environment.Variables).toMatchObject({ CURSOR_NAME: 'catalog-to-s3', SNAPSHOT_PREFIX: 'nuget/', CONCURRENCY: '32' });
   });
 
+  it('least privilege: planner and finalizer write the ranges files and watermark.json only; the follower may Query its plans', () => {
+    const roleOf = (pattern: RegExp) => only(s.resources, 'AWS::Lambda::Function', (p) => pattern.test(p.Description ?? ''))[1].Role['Fn::GetAtt'][0] as string;
+    const s3Of = (role: string) =>
+      roleStatements(s.resources, role)
+        .map(normalized)
+        .filter((st) => st.Action.some((a: string) => a.startsWith('s3:')))
+        .map((st) => ({ actions: st.Action, resource: JSON.stringify(st.Resource) }));
+    const planner = s3Of(roleOf(/backfill planner/));
+    expect(planner).toHaveLength(2);
+    expect(planner).toContainEqual({ actions: ['s3:GetObject', 's3:PutObject'], resource: expect.stringContaining('/nuget/backfill/*') });
+    expect(planner).toContainEqual({ actions: ['s3:PutObject'], resource: expect.stringMatching(/\/nuget\/watermark\.json"\]\]\}$/) });
+    const finalizer = s3Of(roleOf(/backfill finalizer/));
+    expect(finalizer).toEqual([{ actions: ['s3:PutObject'], resource: expect.stringMatching(/\/nuget\/watermark\.json"\]\]\}$/) }]);
+    const follower = roleStatements(s.resources, roleOf(/^catalog-sync: cursor/)).map(normalized);
+    expect(follower).toContainEqual(
+      expect.objectContaining({ Action: ['dynamodb:Query'], Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['catalog-to-s3'] } } }),
+    );
+  });
+
   it('alarms on a failed, timed-out or aborted execution', () => {
     const [, alarm] = only(s.resources, 'AWS::CloudWatch::Alarm', (p) => /backfill execution/.test(p.AlarmDescription ?? ''));
     const names = (alarm.Metrics as Json[]).filter((m) => m.MetricStat).map((m) => m.MetricStat.Metric.MetricName).sort();
