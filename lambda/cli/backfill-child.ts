@@ -24,10 +24,33 @@ function send(message: FromWorker): void {
 
 async function open(options: WorkerOptions): Promise<void> {
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
-  const stores = await openStores(options, settings.concurrency);
+  const stores = await withBackpressure(await openStores(options, settings.concurrency), options, settings.concurrency);
   const http = new HttpClient({ connections: settings.concurrency });
   opened = { settings, stores, http, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins) };
   send({ type: 'ready' });
+}
+
+/**
+ * Into S3, many workers at once can meet 503 SlowDown (a new bucket's prefix partitions split under load): leaf PUTs
+ * then back off and this worker lowers its own PUTs in flight, as the Lambda range worker does, instead of failing
+ * the range.
+ */
+async function withBackpressure(stores: OpenStores, options: WorkerOptions, concurrency: number): Promise<OpenStores> {
+  if (options.bucket === undefined) return stores;
+  const [{ BackpressureSnapshotStore, backpressureS3Client, SlowDownGauge }, { S3SnapshotStore }] = await Promise.all([
+    import('../stores/s3-backpressure.js'),
+    import('../stores/s3-store.js'),
+  ]);
+  const gauge = new SlowDownGauge(concurrency);
+  const s3 = backpressureS3Client(process.env, concurrency, gauge);
+  return {
+    ...stores,
+    snapshots: new BackpressureSnapshotStore(new S3SnapshotStore(options.bucket, s3), gauge),
+    close: () => {
+      stores.close();
+      s3.destroy();
+    },
+  };
 }
 
 async function run(range: BackfillRange): Promise<void> {
