@@ -7,7 +7,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { BackfillRange } from '../contract/index.js';
+import { StoppedBy, type BackfillRange } from '../contract/index.js';
 import type { RangeOutcome } from '../sync/index.js';
 import type { FromWorker, ToWorker, WorkerOptions } from './backfill-messages.js';
 
@@ -108,7 +108,15 @@ export class WorkerPool {
         if (range?.n !== message.outcome.n) return;
         worker.range = undefined;
         if (message.outcome.done) this.events.onRangeDone(message.outcome);
-        else if (!this.stopping) this.retry(range, 'it stopped before the end of its range');
+        else if (this.stopping) break;
+        else if (message.outcome.stoppedBy === StoppedBy.timeBudget) {
+          // The worker was stopped by a signal of its own (Ctrl-C reaches the whole process group, maybe before this
+          // process hears it): not a failure of the range. It stays stopped, so it goes, and the range waits.
+          this.queue.unshift(range);
+          this.events.onProgress(range.n, 0);
+          worker.leaving = true;
+          this.send(worker, { type: 'exit' });
+        } else this.retry(range, `it stopped before the end of its range (${message.outcome.stoppedBy})`);
         break;
       }
       case 'failed': {

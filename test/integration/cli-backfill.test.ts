@@ -256,6 +256,36 @@ describe('catalog-sync backfill into a folder', () => {
   );
 
   it(
+    'Ctrl-C on a terminal (SIGINT to the whole process group) stops the backfill, not fails it: exit 1, a rerun resumes',
+    async () => {
+      const catalog = hardCatalog(37, 120);
+      const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true, latencyMs: 10 });
+      try {
+        const dir = newDir('sigint');
+        const args = ['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '30', '--concurrency', '2'];
+        const first = startCliGroup(args);
+        try {
+          await first.stderrLine((line) => /^range \d+ done/.test(line));
+          process.kill(-first.child.pid!, 'SIGINT');
+          const stopped = await first.done;
+          expect(stopped.code).toBe(1);
+          expect(stopped.stderr).toMatch(/backfill \S+ stopped: \d+ of \d+ ranges done/);
+          expect(stopped.stderr).not.toContain('backfill failed');
+          expect((await readLocalState(dir))?.cursors['catalog-to-s3']).toBeUndefined();
+        } finally {
+          first.killGroup();
+        }
+        const rerun = await runCli(args);
+        expect(rerun.code).toBe(0);
+        expect(await verifyBackfilled(dir, catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+      } finally {
+        await replica.stop();
+      }
+    },
+    SLOW,
+  );
+
+  it(
     'a worker process that dies hands its range back: another worker runs it, and the backfill completes',
     async () => {
       const catalog = hardCatalog(36, 120);
