@@ -121,17 +121,20 @@ export class DynamoBackfillStore implements BackfillStore {
     n: number,
     final: { readonly progress?: string; readonly progressCommitId?: string; readonly totals: BackfillTotals },
   ): Promise<RangeState> {
-    const progress = final.progress === undefined ? '' : ', #progress = :progress, #progressCommitId = :commitId';
-    await conditional(
-      this.update(cursorName, rangeSortKey(backfillId, n), `SET #n = :n, #done = :true${progress}, ${SET_TOTALS}, #updatedAt = :now`, 'attribute_not_exists(#done) OR #done = :false', {
-        ':n': n,
-        ':true': true,
-        ':false': false,
-        ...(final.progress === undefined ? {} : { ':progress': final.progress, ':commitId': final.progressCommitId ?? '' }),
-        ...totalValues(final.totals),
-        ':now': new Date().toISOString(),
-      }),
-    );
+    const values = { ':n': n, ':true': true, ':false': false, ...totalValues(final.totals), ':now': new Date().toISOString() };
+    const notDone = '(attribute_not_exists(#done) OR #done = :false)';
+    const set = `SET #n = :n, #done = :true, ${SET_TOTALS}, #updatedAt = :now`;
+    // The final progress, unless a stored one is newer (it never moves back); then done alone.
+    const withProgress =
+      final.progress !== undefined &&
+      (await conditional(
+        this.update(cursorName, rangeSortKey(backfillId, n), `${set}, #progress = :progress, #progressCommitId = :commitId`, `${notDone} AND (attribute_not_exists(#progress) OR #progress <= :progress)`, {
+          ...values,
+          ':progress': final.progress,
+          ':commitId': final.progressCommitId ?? '',
+        }),
+      ));
+    if (!withProgress) await conditional(this.update(cursorName, rangeSortKey(backfillId, n), set, notDone, values));
     const state = await this.readRange(cursorName, backfillId, n);
     if (state === undefined) throw new Error(`DynamoDB table ${this.table}: range ${n} of backfill ${backfillId} vanished`);
     return state;

@@ -99,8 +99,10 @@ export class LocalBackfillStore implements BackfillStore {
       const path = this.rangePath(cursorName, backfillId, n);
       const current = await this.readJson<RangeState>(path, 'n');
       if (current?.done) return current;
-      const progress = final.progress ?? current?.progress;
-      const progressCommitId = final.progress === undefined ? current?.progressCommitId : final.progressCommitId;
+      // The final progress, unless a stored one is newer (it never moves back).
+      const keep = final.progress === undefined || (current?.progress !== undefined && current.progress > final.progress);
+      const progress = keep ? current?.progress : final.progress;
+      const progressCommitId = keep ? current?.progressCommitId : final.progressCommitId;
       const state: RangeState = {
         n,
         done: true,

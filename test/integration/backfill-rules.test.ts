@@ -142,4 +142,32 @@ describe('backfill rules', () => {
     const follower = await withDeps(target, settings, (deps) => runSlice(settings, deps));
     expect(follower).toMatchObject({ stoppedBy: 'caught-up', caughtUp: true, commits: 0, cursorBefore: formatTimestamp(commitTicks(catalog, -1)) });
   });
+
+  it('a plan whose ranges file is gone, or an unknown plan, is a coded plan error', async () => {
+    const target = await fresh();
+    const settings = settingsOf(replica.serviceIndexUrl);
+    const { plan } = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 10 }));
+    await target.stores.snapshots.deleteKey(`backfill/${plan.backfillId}/ranges.json`);
+    await expect(withDeps(target, settings, (deps) => planBackfill(settings, deps))).rejects.toMatchObject({ code: 'CS_ERR_BACKFILL_PLAN' });
+    await expect(withDeps(target, settings, (deps) => finishBackfill(settings, deps, '001xVi6T451oQz1OTQhs0fsMut1CPbXm'))).rejects.toMatchObject({
+      code: 'CS_ERR_BACKFILL_PLAN',
+    });
+  });
+
+  it.each(TARGET_KINDS)('three duplicate workers at once on every range: each done at its newest commit, totals once (%s)', async (kind) => {
+    const target = await fresh(kind);
+    const settings = settingsOf(replica.serviceIndexUrl);
+    const { plan, ranges } = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 10 }));
+    for (const range of ranges) {
+      const outcomes = await Promise.all([1, 2, 3].map(() => withDeps(target, settings, (deps) => runRange(settings, deps, range))));
+      expect(outcomes.some((o) => o.done)).toBe(true);
+      const owned = catalog.commits.filter((c) => parseTimestamp(c.timestamp) > parseTimestamp(range.lo) && parseTimestamp(c.timestamp) <= parseTimestamp(range.hi));
+      const state = await target.stores.backfills.readRange(settings.cursorName, plan.backfillId, range.n);
+      expect(state).toMatchObject({ done: true, commits: owned.length, leaves: owned.reduce((n, c) => n + c.leaves.length, 0) });
+      expect(state?.progress).toBe(owned.length === 0 ? undefined : formatTimestamp(parseTimestamp(owned.at(-1)!.timestamp)));
+    }
+    const summary = await withDeps(target, settings, (deps) => finishBackfill(settings, deps, plan.backfillId));
+    expect(summary).toMatchObject({ cursorAfter: formatTimestamp(commitTicks(catalog, -1)), commits: catalog.commits.length });
+    expect(await target.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+  });
 });

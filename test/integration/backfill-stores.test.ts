@@ -124,11 +124,21 @@ describe.each(['DynamoDB', 'local folder'])('backfill store: %s', (kind) => {
     expect(late.outcome).toBe('conflict');
     expect(await store.readRange(cursor, id, 0)).toMatchObject({ done: true, progress: p2.progress, ...totals(2) });
 
+    // Done never moves progress back: a worker that finishes behind a stored progress leaves it.
+    const p3 = { progress: '2019-01-01T00:00:03.0000000Z', progressCommitId: 'c3', totals: totals(3), runId: 'r2' };
+    expect(await store.advanceRange(cursor, id, 5, undefined, p3)).toEqual({ outcome: 'written' });
+    expect(await store.markRangeDone(cursor, id, 5, { progress: p1.progress, progressCommitId: 'c1', totals: totals(3) })).toMatchObject({
+      done: true,
+      progress: p3.progress,
+      progressCommitId: 'c3',
+    });
+
     // A range with no commit is done without progress.
     expect(await store.markRangeDone(cursor, id, 11, { totals: totals(0) })).toMatchObject({ n: 11, done: true, commits: 0 });
     expect((await store.readRange(cursor, id, 11))?.progress).toBeUndefined();
     expect((await store.listRanges(cursor, id)).map((r) => [r.n, r.done])).toEqual([
       [0, true],
+      [5, true],
       [11, true],
     ]);
     expect(await store.listRanges(cursor, newId())).toEqual([]);
