@@ -25,7 +25,6 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import {
@@ -47,6 +46,7 @@ import {
   DEFAULT_BACKFILL_WORKER_TIMEOUT,
 } from '../defaults.js';
 import { grantSourceSecretRead } from '../source-secret.js';
+import { backfillDefinition } from './backfill-definition.js';
 import { nagResource } from './nag.js';
 import { latestNodeRuntime, nodeBundling, PROJECT_ROOT } from './sync-function.js';
 
@@ -95,15 +95,6 @@ export interface CatalogBackfillProps {
   /** @default lambda.Runtime.NODEJS_22_X */
   readonly runtime?: lambda.Runtime;
 }
-
-/** Lambda errors of the service, not of the code: always worth a retry. */
-const LAMBDA_SERVICE_ERRORS = [
-  'Lambda.ClientExecutionTimeoutException',
-  'Lambda.ServiceException',
-  'Lambda.AWSLambdaException',
-  'Lambda.SdkClientException',
-  'Lambda.TooManyRequestsException',
-];
 
 /** The backfill's state machine, its three functions and its alarm. */
 export class CatalogBackfill extends Construct {
@@ -225,61 +216,14 @@ export class CatalogBackfill extends Construct {
     }
 
     // --- the state machine ----------------------------------------------------------------------------------
-    const serviceRetry = { errors: LAMBDA_SERVICE_ERRORS, interval: Duration.seconds(2), backoffRate: 2, maxAttempts: 6, jitterStrategy: sfn.JitterType.FULL };
-    const plan = new tasks.LambdaInvoke(this, 'Plan', {
-      lambdaFunction: this.planner,
-      comment: 'Reads the index once, cuts the ranges, writes <prefix>backfill/<id>/ranges.json and the plan item (or resumes the unfinished plan).',
-      // No payload: the execution's input as it is, `{}` or `{ "until": "...", "rangeLeaves": 5000 }`.
-      payloadResponseOnly: true,
-      retryOnServiceExceptions: false,
-    });
-    plan.addRetry(serviceRetry);
-
-    const work = new tasks.LambdaInvoke(this, 'RunBatch', {
-      lambdaFunction: this.worker,
-      comment: 'Runs the batch\'s ranges within its time; a done range is skipped, a stopped one checkpointed.',
-      payload: sfn.TaskInput.fromObject({ 'Items.$': '$.Items', 'BatchInput.$': '$.BatchInput' }),
-      resultSelector: { 'done.$': '$.Payload.done' },
-      resultPath: '$.result',
-      retryOnServiceExceptions: false,
-    });
-    work.addRetry(serviceRetry);
-    // A worker error (a range that failed after the engine's own retries, a lost lease, a timeout): the retried
-    // worker resumes from the range's checkpoint; after these the map fails (no failure is tolerated).
-    work.addRetry({ errors: ['States.ALL'], interval: Duration.seconds(10), backoffRate: 2, maxAttempts: 3, jitterStrategy: sfn.JitterType.FULL });
-    const again = new sfn.Pass(this, 'Again', {
-      comment: 'The batch stopped at its time limit: run it again (done ranges are skipped, the others resume).',
-      parameters: {
-        'Items.$': '$.Items',
-        BatchInput: { 'backfillId.$': '$.BatchInput.backfillId', 'passes.$': 'States.MathAdd($.BatchInput.passes, 1)' },
-      },
-    });
-    const tooMany = new sfn.Fail(this, 'TooManyPasses', { error: 'BackfillBatchStuck', cause: `A batch came back not done ${maxPasses} times.` });
-    const loop = new sfn.Choice(this, 'BatchDone?')
-      .when(sfn.Condition.booleanEquals('$.result.done', true), new sfn.Succeed(this, 'BatchDone'))
-      .when(sfn.Condition.numberGreaterThanEquals('$.BatchInput.passes', maxPasses), tooMany)
-      .otherwise(again.next(work));
-    const ranges = new sfn.DistributedMap(this, 'Ranges', {
-      comment: 'Every range of the plan, batchSize per worker invocation, maxConcurrency at once; no failure tolerated.',
-      itemReader: new sfn.S3JsonItemReader({ bucketNamePath: sfn.JsonPath.stringAt('$.bucket'), key: sfn.JsonPath.stringAt('$.rangesKey') }),
-      itemBatcher: new sfn.ItemBatcher({ maxItemsPerBatch: this.batchSize, batchInput: { 'backfillId.$': '$.backfillId', passes: 0 } }),
+    const definition = backfillDefinition(this, {
+      planner: this.planner,
+      worker: this.worker,
+      finalizer: this.finalizer,
       maxConcurrency: this.maxConcurrency,
-      mapExecutionType: sfn.StateMachineType.STANDARD,
-      toleratedFailurePercentage: 0,
-      resultPath: sfn.JsonPath.DISCARD,
-      label: 'Ranges',
+      batchSize: this.batchSize,
+      maxPasses,
     });
-    ranges.itemProcessor(work.next(loop));
-
-    const finish = new tasks.LambdaInvoke(this, 'Finish', {
-      lambdaFunction: this.finalizer,
-      comment: 'Every range done: moves the cursor to B (only forward), writes watermark.json, logs the backfill.',
-      payload: sfn.TaskInput.fromObject({ 'backfillId.$': '$.backfillId' }),
-      payloadResponseOnly: true,
-      retryOnServiceExceptions: false,
-    });
-    finish.addRetry(serviceRetry);
-
     const machineLogs = new logs.LogGroup(this, 'StateMachineLogs', { retention, removalPolicy: RemovalPolicy.RETAIN });
     const role = new iam.Role(this, 'StateMachineRole', {
       assumedBy: new iam.ServicePrincipal('states.amazonaws.com'),
@@ -288,7 +232,7 @@ export class CatalogBackfill extends Construct {
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineType: sfn.StateMachineType.STANDARD,
       comment: `catalog-sync backfill of cursor ${this.cursorName}`,
-      definitionBody: sfn.DefinitionBody.fromChainable(plan.next(ranges).next(finish)),
+      definitionBody: sfn.DefinitionBody.fromChainable(definition),
       timeout: props.timeout ?? Duration.hours(24),
       role,
       tracingEnabled: true,

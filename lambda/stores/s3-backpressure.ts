@@ -14,7 +14,11 @@ import type { SnapshotStore } from './types.js';
 /** Attempts of one S3 request in the backfill's client (the follower's has 5). */
 export const BACKPRESSURE_MAX_ATTEMPTS = 10;
 
-/** Counts SlowDowns and decides how many leaf PUTs may be in flight. */
+/**
+ * Counts SlowDowns and decides how many leaf PUTs may be in flight: halved on a SlowDown (at most once per window
+ * of `limit` completed PUTs, so that one burst of answers cuts once), raised by one after each window of `limit`
+ * PUTs with no SlowDown, never above `max` nor below 1.
+ */
 export class SlowDownGauge {
   /** SlowDown answers seen (each retried attempt counts). */
   slowDowns = 0;
@@ -22,37 +26,51 @@ export class SlowDownGauge {
   limit: number;
   /** The lowest `limit` reached. */
   lowest: number;
-  private completedSinceChange = 0;
-  private readonly waiters: Array<() => void> = [];
+  /** PUTs completed since the last cut (none yet: the first SlowDown cuts), and the window set at the cut. */
+  private sinceCut = Number.POSITIVE_INFINITY;
+  private window = 0;
+  /** PUTs completed since the last SlowDown or the last raise. */
+  private clean = 0;
   private active = 0;
+  private readonly waiters: Array<() => void> = [];
 
   constructor(readonly max: number) {
     this.limit = max;
     this.lowest = max;
   }
 
-  /** Called by the client for every SlowDown answer: halves the limit, at most once per window of PUTs. */
+  /** Called by the client for every SlowDown answer. */
   slowDown(): void {
     this.slowDowns++;
-    if (this.completedSinceChange < this.limit && this.limit < this.max) return;
+    this.clean = 0;
+    if (this.sinceCut < this.window) return;
     this.limit = Math.max(1, Math.floor(this.limit / 2));
     this.lowest = Math.min(this.lowest, this.limit);
-    this.completedSinceChange = 0;
+    this.sinceCut = 0;
+    this.window = this.limit;
   }
 
+  /** Waits for a slot under the limit. */
   async acquire(): Promise<void> {
     while (this.active >= this.limit) await new Promise<void>((resolve) => this.waiters.push(resolve));
     this.active++;
   }
 
+  /** Frees a slot; a PUT that succeeded counts toward raising the limit again. */
   release(succeeded: boolean): void {
     this.active--;
-    if (succeeded && ++this.completedSinceChange >= this.limit && this.limit < this.max) {
+    this.sinceCut++;
+    if (succeeded && ++this.clean >= this.limit && this.limit < this.max) {
       this.limit++;
-      this.completedSinceChange = 0;
+      this.clean = 0;
     }
     // Each woken PUT checks the limit again: those over it wait once more.
     for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /** PUTs in flight now. */
+  get inFlight(): number {
+    return this.active;
   }
 }
 

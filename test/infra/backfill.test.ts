@@ -4,11 +4,19 @@
  * asl-validator; least-privilege IAM; the alarm; cdk-nag; and the default app's template unchanged.
  */
 import { readFileSync } from 'node:fs';
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import validator from 'asl-validator';
+import { CatalogBackfill, type CatalogBackfillProps } from '../../infra/index.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   acknowledgements,
+  NO_BUNDLING,
   normalized,
+  outdir,
   only,
   rawFindings,
   roleStatements,
@@ -170,5 +178,43 @@ describe('the default app', () => {
 
   it('refuses a misspelt flag', () => {
     expect(() => synth({ 'catalog-sync:backfil': true })).toThrow(/did you mean catalog-sync:backfill/);
+  });
+});
+
+describe('CatalogBackfill alone, in another app', () => {
+  const build = (props: Partial<CatalogBackfillProps> = {}) => {
+    const app = new App({ context: NO_BUNDLING, outdir: outdir() });
+    const stack = new Stack(app, 'Other');
+    const table = new dynamodb.TableV2(stack, 'Table', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+    });
+    const bucket = new s3.Bucket(stack, 'Bucket');
+    const backfill = new CatalogBackfill(stack, 'Backfill', { table, bucket, cursorName: 'mine', source: 'https://feed.example/v3/index.json', ...props });
+    return { backfill, template: Template.fromStack(stack) };
+  };
+
+  it('takes its props: concurrency, batch size, worker memory and timeout, cursor, source', () => {
+    const { template, backfill } = build({ maxConcurrency: 10, batchSize: 2, workerMemorySize: 3008, workerTimeout: Duration.minutes(10), maxPasses: 5 });
+    expect(backfill.cursorName).toBe('mine');
+    const machine = Object.values(template.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties as Json;
+    const text = (machine.DefinitionString['Fn::Join'][1] as unknown[]).filter((part) => typeof part === 'string').join('');
+    expect(text).toContain('"MaxConcurrency":10');
+    expect(text).toContain('"MaxItemsPerBatch":2');
+    expect(text).toContain('"NumericGreaterThanEquals":5');
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      MemorySize: 3008,
+      Timeout: 600,
+      Environment: { Variables: Match.objectLike({ CURSOR_NAME: 'mine', CATALOG_SOURCE: 'https://feed.example/v3/index.json', SNAPSHOT_PREFIX: '' }) },
+    });
+  });
+
+  it('refuses props it cannot deploy, naming them', () => {
+    expect(() => build({ maxConcurrency: 0 })).toThrow(/maxConcurrency must be a whole number from 1 to 1000/);
+    expect(() => build({ batchSize: 101 })).toThrow(/batchSize/);
+    expect(() => build({ workerTimeout: Duration.minutes(16) })).toThrow(/workerTimeout/);
+    expect(() => build({ prefix: 'a*/' })).toThrow(/prefix/);
+    expect(() => build({ settings: { CONCURRENCY: 'many' } })).toThrow(/CONCURRENCY/);
+    expect(() => build({ runtime: lambda.Runtime.NODEJS_20_X })).toThrow(/runtime/);
   });
 });
