@@ -119,8 +119,10 @@ process.on('message', (message: ToWorker) => {
 // The parent went away (killed): stop at once, checkpointing what is complete.
 process.on('disconnect', () => void exit(1));
 // Ctrl-C reaches every process of the terminal's group: stop like the parent's `stop`, and let the parent decide.
+// A second Ctrl-C quits at once (the parent's own `stop`, which may come first, is not a Ctrl-C: count signals only).
+let signals = 0;
 const onSignal = (): void => {
-  if (stop.signal.aborted) process.exit(130);
+  if (++signals > 1) process.exit(130);
   stop.abort();
 };
 process.on('SIGINT', onSignal);
