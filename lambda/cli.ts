@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { CatalogSyncError, ErrorCode, SettingsError, VERSION } from './contract/index.js';
+import { addBackfillCommand } from './cli/backfill.js';
 import { ExitCode } from './cli/exit-code.js';
 import { addKeysCommand } from './cli/keys.js';
 import { addQuarantineCommands } from './cli/quarantine.js';
@@ -29,6 +30,7 @@ function program(): Command {
 Examples:
   catalog-sync run                                  sync a slice of nuget.org into ./catalog-data
   catalog-sync run --follow                         keep following nuget.org, Ctrl-C to stop
+  catalog-sync backfill --workers 4                 the whole catalog fast, in 4 worker processes
   catalog-sync status                               cursor, catalog head and lag
   catalog-sync run --cursor-table cursors --bucket my-mirror --max-commits 100
 
@@ -36,6 +38,7 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
     );
 
   addRunCommand(root);
+  addBackfillCommand(root);
   addStatusCommand(root);
   addRunsCommand(root);
   addKeysCommand(root);

@@ -111,7 +111,7 @@ export class ProgressReporter {
 }
 
 /** `42 s`, `3 min 5 s`, `2 h 10 min`. */
-function formatLeft(seconds: number): string {
+export function formatLeft(seconds: number): string {
   const s = Math.ceil(seconds);
   if (s < 60) return `${s} s`;
   if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;

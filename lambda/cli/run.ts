@@ -85,6 +85,7 @@ async function runCommand(options: RunOptions): Promise<void> {
           cursors: stores.cursors,
           snapshots: stores.snapshots,
           runLog: stores.runLog,
+          backfills: stores.backfills,
           signal: stop.signal,
           ...(deadline === undefined ? {} : { deadline }),
           onIndex: (ticks) => {
@@ -108,7 +109,8 @@ async function runCommand(options: RunOptions): Promise<void> {
       if (!options.follow || stop.signal.aborted) return;
       if (deadline !== undefined && Date.now() >= deadline) return;
       if (summary.stoppedBy === StoppedBy.lostRace) return;
-      if (summary.caughtUp) {
+      // Caught up, or a backfill of this cursor is running (it moves the cursor when done): poll.
+      if (summary.caughtUp || summary.stoppedBy === StoppedBy.backfill) {
         await abortableDelay(pollSeconds * 1000, stop.signal);
         if (stop.signal.aborted) return;
       }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CatalogClient, HttpClient, type CatalogIndex } from '../catalog/index.js';
-import { formatTimestamp, parseSettings, redactUrl, type Ticks } from '../contract/index.js';
+import { BackfillStatus, formatTimestamp, parseSettings, redactUrl, type Ticks } from '../contract/index.js';
+import type { BackfillStore } from '../stores/types.js';
 import { commitsAfter, lagSeconds, pagesAfter } from '../sync/index.js';
 import { describeRun, formatDuration } from './format.js';
 import { openStores } from './open-stores.js';
@@ -22,10 +23,11 @@ async function statusCommand(options: StoreOptions & { json?: boolean }): Promis
   const http = new HttpClient({ connections: 4 });
   try {
     const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
-    const [cursor, index, runs] = await Promise.all([
+    const [cursor, index, runs, backfill] = await Promise.all([
       stores.cursors.read(settings.cursorName),
       catalog.getIndex(),
       stores.runLog.listRuns(settings.cursorName, { limit: 5 }),
+      runningBackfill(stores.backfills, settings.cursorName),
     ]);
     const cursorTicks = cursor?.value ?? settings.startCursor;
     const behind = pagesAfter(index, cursorTicks);
@@ -42,6 +44,7 @@ async function statusCommand(options: StoreOptions & { json?: boolean }): Promis
       leavesBehindAtMost: pending.leaves,
       commitsBehind: counted?.commits ?? null,
       leavesBehind: counted?.leaves ?? null,
+      backfill,
       lastRuns: runs,
     };
     if (options.json) {
@@ -53,6 +56,7 @@ async function statusCommand(options: StoreOptions & { json?: boolean }): Promis
         `catalog head: ${status.head} (${redactUrl(settings.source)})\n` +
         `lag: ${formatDuration(status.lagSeconds)}, ${describeBehind(pending, counted)}\n`,
     );
+    if (backfill) process.stdout.write(`${describeBackfill(backfill)}\n`);
     if (runs.length === 0) process.stdout.write('no runs recorded\n');
     else {
       process.stdout.write('last runs:\n');
@@ -83,4 +87,48 @@ function describeBehind(pending: { pages: number; leaves: number }, counted: { c
   if (counted?.commits === 0) return 'caught up';
   if (counted) return `${count(counted.commits, 'commit', 'commits')} (${count(counted.leaves, 'leaf', 'leaves')}) behind, on ${count(pending.pages, 'page', 'pages')}`;
   return `${count(pending.pages, 'page', 'pages')} and at most ${count(pending.leaves, 'leaf', 'leaves')} behind (commits are counted up to ${STATUS_COUNT_PAGES} pages behind)`;
+}
+
+/** A running backfill of a cursor, as `status` shows it. */
+export interface BackfillStatusView {
+  readonly backfillId: string;
+  readonly start: string;
+  readonly bound: string;
+  readonly ranges: number;
+  readonly rangesDone: number;
+  /** Leaves stored so far, summed over the ranges (done or checkpointed). */
+  readonly leavesStored: number;
+  /** The plan's estimate of the leaves in all its ranges. */
+  readonly leaves: number;
+  readonly createdAt: string;
+  readonly leaseUntil: string;
+  /** False once the lease lapsed: the backfill died (a rerun resumes it), and followers are no longer held back. */
+  readonly leaseLive: boolean;
+}
+
+/** The newest backfill of `cursorName` when it is running (not finished), with its ranges' progress; else null. */
+async function runningBackfill(backfills: BackfillStore, cursorName: string): Promise<BackfillStatusView | null> {
+  const plan = await backfills.newestPlan(cursorName);
+  if (plan === undefined || plan.status !== BackfillStatus.running) return null;
+  const ranges = await backfills.listRanges(cursorName, plan.backfillId);
+  return {
+    backfillId: plan.backfillId,
+    start: plan.start,
+    bound: plan.bound,
+    ranges: plan.ranges,
+    rangesDone: ranges.filter((range) => range.done).length,
+    leavesStored: ranges.reduce((sum, range) => sum + range.leaves, 0),
+    leaves: plan.leaves,
+    createdAt: plan.createdAt,
+    leaseUntil: new Date(plan.leaseUntil).toISOString(),
+    leaseLive: plan.leaseUntil > Date.now(),
+  };
+}
+
+function describeBackfill(backfill: BackfillStatusView): string {
+  return (
+    `backfill ${backfill.backfillId} running: ${backfill.rangesDone}/${backfill.ranges} ranges done, ` +
+    `${backfill.leavesStored.toLocaleString('en-US')} of about ${backfill.leaves.toLocaleString('en-US')} leaves stored, ${backfill.start} -> ${backfill.bound}\n` +
+    `  lease until ${backfill.leaseUntil} (${backfill.leaseLive ? 'live: followers wait' : 'lapsed: the backfill is not running; `catalog-sync backfill` resumes it'})`
+  );
 }

@@ -1,0 +1,190 @@
+import { availableParallelism } from 'node:os';
+import { Command, Option } from 'commander';
+import { CatalogClient, HttpClient } from '../catalog/index.js';
+import {
+  DEFAULT_BACKFILL_LEASE_SECONDS,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_RANGE_LEAVES,
+  formatTimestamp,
+  MIN_TIMESTAMP,
+  parseSettings,
+  parseTimestamp,
+  SettingsError,
+  type Ticks,
+} from '../contract/index.js';
+import { finishBackfill, planBackfill } from '../sync/index.js';
+import type { WorkerOptions } from './backfill-messages.js';
+import { WorkerPool } from './backfill-pool.js';
+import { BackfillProgress } from './backfill-progress.js';
+import { ExitCode } from './exit-code.js';
+import { printSummary } from './format.js';
+import { openStores } from './open-stores.js';
+import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
+import { storeOptions } from './store-options.js';
+
+/** Options of `catalog-sync backfill`. */
+export interface BackfillOptions extends StoreOptions {
+  workers?: string;
+  until?: string;
+  rangeLeaves?: string;
+  start?: string;
+  concurrency?: string;
+  quarantine?: boolean;
+  allowOrigin?: string[];
+  stateMachine?: string;
+  json?: boolean;
+  progress?: boolean;
+}
+
+/** Most worker processes: more than this on one machine only adds contention. */
+const MAX_WORKERS = 256;
+
+/** `catalog-sync backfill`: the catalog up to now (or --until) in ranges run by N worker processes. */
+export function addBackfillCommand(program: Command): void {
+  storeOptions(program.command('backfill'))
+    .description('store the catalog up to its head (or --until) fast: ranges of pages run by parallel worker processes')
+    .option('--workers <n>', 'worker processes (default: the number of cores)')
+    .option('--depends-on <cursor>', 'a cursor this one must never pass: B is at most its value (repeatable)', collect)
+    .option('--until <timestamp>', 'the bound B: store commits up to this time (default: the catalog head when planned)')
+    .option('--range-leaves <n>', `leaves per range when planning (default ${DEFAULT_RANGE_LEAVES})`)
+    .option('--start <timestamp>', 'cursor to start from when none is stored', MIN_TIMESTAMP)
+    .option('--concurrency <n>', `leaves in flight at once in each worker (default ${DEFAULT_CONCURRENCY})`)
+    .option('--quarantine', 'set aside a leaf that keeps failing, and go on', false)
+    .option('--allow-origin <origin>', 'another origin leaves or pages may come from (repeatable)', collect)
+    .option('--state-machine <arn>', 'start the CatalogBackfill state machine on AWS instead, and print the execution ARN')
+    .option('--json', 'print the summary as one JSON line', false)
+    .addOption(new Option('--no-progress', 'no progress bar even on a terminal'))
+    .addHelpText(
+      'after',
+      `
+A rerun resumes an unfinished backfill (same plan, done ranges skipped); while one runs, \`run\` of the same
+cursor returns at once with stoppedBy "backfill". The cursor moves to B only when every range is done.
+
+Examples:
+  catalog-sync backfill                                 nuget.org up to now into ./catalog-data
+  catalog-sync backfill --workers 8 --json
+  catalog-sync backfill --until 2020-01-01T00:00:00Z --cursor-table cursors --bucket my-mirror
+  catalog-sync backfill --state-machine arn:aws:states:us-east-1:123456789012:stateMachine:CatalogBackfill`,
+    )
+    .action(backfillCommand);
+}
+
+/** The flags' values, checked: every error names its flag. */
+interface Checked {
+  workers: number;
+  until: Ticks | undefined;
+  rangeLeaves: number | undefined;
+}
+
+function positiveInteger(flag: string, value: string, max: number): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) {
+    throw new SettingsError(flag, `${JSON.stringify(value)} must be a whole number from 1 to ${max}`);
+  }
+  return Number(value);
+}
+
+export function checkBackfillOptions(options: BackfillOptions): Checked {
+  const workers = options.workers === undefined ? Math.min(MAX_WORKERS, availableParallelism()) : positiveInteger('--workers', options.workers, MAX_WORKERS);
+  let until: Ticks | undefined;
+  if (options.until !== undefined) {
+    try {
+      until = parseTimestamp(options.until);
+    } catch (error) {
+      throw new SettingsError('--until', `${JSON.stringify(options.until)} is not a timestamp (ISO 8601 with Z, e.g. 2024-01-01T00:00:00Z)`, { cause: error });
+    }
+  }
+  const rangeLeaves = options.rangeLeaves === undefined ? undefined : positiveInteger('--range-leaves', options.rangeLeaves, 100_000_000);
+  return { workers, until, rangeLeaves };
+}
+
+async function backfillCommand(options: BackfillOptions): Promise<void> {
+  const checked = checkBackfillOptions(options);
+  if (options.stateMachine !== undefined) {
+    await startStateMachine(options.stateMachine, options, checked);
+    return;
+  }
+  const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
+  const stores = await openStores(options, settings.concurrency);
+  const http = new HttpClient({ connections: 4 });
+  const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
+  const deps = { catalog, cursors: stores.cursors, snapshots: stores.snapshots, runLog: stores.runLog, backfills: stores.backfills };
+  const leaseMs = DEFAULT_BACKFILL_LEASE_SECONDS * 1000;
+  let pool: WorkerPool | undefined;
+  let signals = 0;
+  const onSignal = (): void => {
+    if (++signals > 1) {
+      pool?.kill();
+      process.exit(130);
+    }
+    pool?.stop();
+    if (!options.json) process.stderr.write('\nstopping: each worker checkpoints its range (Ctrl-C again to quit now)\n');
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let lease: NodeJS.Timeout | undefined;
+  try {
+    const { plan, ranges, resumed } = await planBackfill(settings, deps, {
+      ...(checked.until === undefined ? {} : { until: checked.until }),
+      ...(checked.rangeLeaves === undefined ? {} : { rangeLeaves: checked.rangeLeaves }),
+    });
+    const states = await stores.backfills.listRanges(settings.cursorName, plan.backfillId);
+    const done = new Set(states.filter((state) => state.done).map((state) => state.n));
+    const progress = new BackfillProgress(process.stderr, !options.json && options.progress !== false, plan);
+    progress.planned(resumed, done.size, states.filter((state) => state.done).reduce((sum, state) => sum + state.leaves, 0));
+    // The plan's lease keeps followers of the cursor away while this process lives; a killed backfill lets it lapse.
+    lease = setInterval(() => {
+      stores.backfills.renewLease(settings.cursorName, plan.backfillId, Date.now() + leaseMs).catch(() => undefined);
+    }, Math.min(60_000, leaseMs / 3)).unref();
+    if (signals === 0) {
+      pool = new WorkerPool(
+        ranges.filter((range) => !done.has(range.n)),
+        checked.workers,
+        workerOptions(options),
+        progress,
+      );
+    }
+    const result = pool === undefined ? ({ kind: 'stopped' } as const) : await pool.done;
+    progress.finish();
+    if (result.kind === 'failed') {
+      const what = result.n === -1 ? 'no worker process could start' : `range ${result.n} of backfill ${plan.backfillId} failed ${result.attempts} times`;
+      process.stderr.write(`catalog-sync: backfill failed: ${what}: ${result.message}\nThe cursor did not move; run \`catalog-sync backfill\` again to retry (done ranges are skipped).\n`);
+      process.exitCode = ExitCode.runFailed;
+      return;
+    }
+    if (result.kind === 'stopped' || signals > 0) {
+      const after = await stores.backfills.listRanges(settings.cursorName, plan.backfillId);
+      const doneNow = after.filter((state) => state.done).length;
+      process.stderr.write(
+        `catalog-sync: backfill ${plan.backfillId} stopped: ${doneNow} of ${plan.ranges} ranges done, the others checkpointed; ` +
+          'the cursor did not move. Run `catalog-sync backfill` again to resume.\n',
+      );
+      process.exitCode = ExitCode.runFailed;
+      return;
+    }
+    progress.line(`finishing backfill ${plan.backfillId}`);
+    const summary = await finishBackfill(settings, deps, plan.backfillId);
+    printSummary(summary, options.json === true, plan.bound === undefined ? undefined : parseTimestamp(plan.bound));
+  } finally {
+    if (lease) clearInterval(lease);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    stores.close();
+    await http.close();
+  }
+}
+
+function workerOptions(options: BackfillOptions): WorkerOptions {
+  const { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin } = options;
+  const picked = { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin };
+  return Object.fromEntries(Object.entries(picked).filter(([, value]) => value !== undefined)) as WorkerOptions;
+}
+
+async function startStateMachine(arn: string, options: BackfillOptions, checked: Checked): Promise<void> {
+  // Loaded only here: it loads the AWS SDK's Step Functions client. It checks the ARN (an error naming --state-machine).
+  const { startBackfillExecution } = await import('../backfill/start-execution.js');
+  const { executionArn } = await startBackfillExecution(arn, {
+    ...(checked.until === undefined ? {} : { until: formatTimestamp(checked.until) }),
+    ...(checked.rangeLeaves === undefined ? {} : { rangeLeaves: checked.rangeLeaves }),
+  });
+  process.stdout.write(options.json ? `${JSON.stringify({ executionArn })}\n` : `started ${executionArn}\n`);
+}
