@@ -25,7 +25,7 @@ export async function runBackfillRows(
 ): Promise<BackfillRows> {
   const base = { source: options.source, bucket: options.bucket, concurrency: options.concurrency, rangeLeaves: options.rangeLeaves };
   const line = (r: BackfillScenarioResult): string =>
-    `  ${r.leaves} leaves in ${(r.wallMs / 1000).toFixed(1)} s: ${r.leavesPerSec} leaves/s, ${r.cpuPerLeafMs} ms CPU/leaf, ${r.ranges} ranges, peak RSS ${r.maxRssMB} MB`;
+    `  ${r.leaves} leaves in ${(r.wallMs / 1000).toFixed(1)} s: ${r.leavesPerSec} leaves/s, ${r.cpuPerLeafMs} ms CPU/leaf, ${r.ranges} ranges, peak RSS ${r.maxRssMB} MB, machine ${r.machineBusyCores} cores busy`;
   options.log(`backfill: one follower over ${catalog.leaves} leaves`);
   const follower = await run({ ...base, label: 'follower, slice after slice', workers: 0 });
   options.log(line(follower));
@@ -100,12 +100,12 @@ export function backfillReport(rows: BackfillRows): string[] {
     `Backfill vs one follower: ${rows.catalog.leaves} leaves in ${rows.catalog.commits} commits, ${rows.catalog.pages} pages; ranges of ${rows.rangeLeaves} leaves; ` +
       'snapshots to the fake S3, state in a local folder on tmpfs',
   );
-  out.push('| row | workers | ranges | leaves | wall s | leaves/s | vs follower | CPU ms/leaf | plan ms | finish ms | peak RSS MB (one process) |');
-  out.push('|---|---|---|---|---|---|---|---|---|---|---|');
+  out.push('| row | workers | ranges | leaves | wall s | leaves/s | vs follower | CPU ms/leaf | cores busy (whole machine) | plan ms | finish ms | peak RSS MB (one process) |');
+  out.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of [follower, ...backfills]) {
     out.push(
       `| ${r.label} | ${r.workers || '-'} | ${r.ranges || '-'} | ${r.leaves} | ${(r.wallMs / 1000).toFixed(1)} | ${r.leavesPerSec} | ` +
-        `${(r.leavesPerSec / follower.leavesPerSec).toFixed(2)}x | ${r.cpuPerLeafMs} | ${r.workers ? r.planMs : '-'} | ${r.workers ? r.finishMs : '-'} | ${r.maxRssMB} |`,
+        `${(r.leavesPerSec / follower.leavesPerSec).toFixed(2)}x | ${r.cpuPerLeafMs} | ${r.machineBusyCores} | ${r.workers ? r.planMs : '-'} | ${r.workers ? r.finishMs : '-'} | ${r.maxRssMB} |`,
     );
   }
   out.push('');

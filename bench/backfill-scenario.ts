@@ -16,7 +16,7 @@ import { parseSettings, type BackfillRange, type SyncSettings } from '../lambda/
 import { awsClients, openLocalStores, S3SnapshotStore } from '../lambda/stores/index.js';
 import { finishBackfill, planBackfill, runSlice, type BackfillDeps } from '../lambda/sync/index.js';
 import type { BackfillWorkerConfig, FromBackfillWorker, ToBackfillWorker } from './backfill-worker.js';
-import { round } from './stats.js';
+import { machineCpuMs, round } from './stats.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -48,6 +48,8 @@ export interface BackfillScenarioResult {
   readonly cpuPerLeafMs: number;
   /** The largest peak RSS of one process of the row, MB. */
   readonly maxRssMB: number;
+  /** Cores the whole machine was busy meanwhile (the row, the servers, everything else); NaN without /proc/stat. */
+  readonly machineBusyCores: number;
   readonly stoppedBy: string;
 }
 
@@ -55,7 +57,9 @@ async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as BackfillScenarioConfig;
   const stateDir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'catalog-sync-bench-'));
   try {
-    const result = config.workers === 0 ? await follow(config, stateDir) : await backfill(config, stateDir);
+    const machine0 = machineCpuMs();
+    const measured = config.workers === 0 ? await follow(config, stateDir) : await backfill(config, stateDir);
+    const result = { ...measured, machineBusyCores: round((machineCpuMs() - machine0) / measured.wallMs, 2) };
     process.send!({ type: 'result', result }, () => process.exit(0));
   } finally {
     rmSync(stateDir, { recursive: true, force: true });
@@ -87,7 +91,9 @@ function depsOf(settings: SyncSettings, config: BackfillScenarioConfig, stateDir
 }
 
 /** One follower, slice after slice until caught up. */
-async function follow(config: BackfillScenarioConfig, stateDir: string): Promise<BackfillScenarioResult> {
+type Measured = Omit<BackfillScenarioResult, 'machineBusyCores'>;
+
+async function follow(config: BackfillScenarioConfig, stateDir: string): Promise<Measured> {
   const settings = settingsOf(config);
   const { deps, close } = depsOf(settings, config, stateDir);
   const cpu0 = process.cpuUsage();
@@ -109,7 +115,7 @@ async function follow(config: BackfillScenarioConfig, stateDir: string): Promise
 }
 
 /** Plan, N worker processes over the ranges (largest first), finish. */
-async function backfill(config: BackfillScenarioConfig, stateDir: string): Promise<BackfillScenarioResult> {
+async function backfill(config: BackfillScenarioConfig, stateDir: string): Promise<Measured> {
   const settings = settingsOf(config);
   const { deps, close } = depsOf(settings, config, stateDir);
   const cpu0 = process.cpuUsage();
@@ -175,7 +181,7 @@ function ownRss(): number {
 function resultOf(
   config: BackfillScenarioConfig,
   m: { leaves: number; commits: number; ranges: number; wallMs: number; planMs: number; finishMs: number; cpuMs: number; maxRssMB: number; stoppedBy: string },
-): BackfillScenarioResult {
+): Measured {
   return {
     label: config.label,
     workers: config.workers,

@@ -2,15 +2,16 @@
  * Planning cost, in a process of its own (started with --expose-gc): a synthesized nuget.org-sized catalog
  * index (25,000 pages by default: realistic page URLs, commit ids, timestamps with 7 fractional digits, some
  * trimmed as nuget.org serves them, entries in shuffled order since the order is not defined) is parsed and
- * validated (`parseCatalogIndex`) and planned (`pagesAfter`): for a backfill (cursor at the start: every page)
- * and for a warm follower (cursor on the newest page: one page).
+ * validated (`parseCatalogIndex`) and planned: for a backfill (`cutRanges` from the start of the catalog into ranges
+ * of DEFAULT_RANGE_LEAVES leaves, and the ranges file they make) and for a warm follower (`pagesAfter` with the
+ * cursor on the newest page: one page).
  *
  * The first iteration is what a cold Lambda pays (nothing JIT-compiled yet); the median of the others is a
  * warm one. Heap: what the parsed index keeps alive, and the peak growth while parsing.
  */
 import { parseCatalogIndex } from '../lambda/catalog/index.js';
-import { MIN_TICKS } from '../lambda/contract/index.js';
-import { pagesAfter } from '../lambda/sync/index.js';
+import { DEFAULT_RANGE_LEAVES, MIN_TICKS } from '../lambda/contract/index.js';
+import { cutRanges, pagesAfter } from '../lambda/sync/index.js';
 import { CATALOG_CONTEXT, formatTicks, TICKS_PER_SECOND, mulberry32 } from '../testkit/index.js';
 import { profiled } from './profiler.js';
 import { median, round } from './stats.js';
@@ -42,8 +43,13 @@ export interface PlanningResult {
   readonly parseHeapGrowthMB: number;
   /** Peak RSS of the process, MB (Node itself is about 40 MB). */
   readonly maxRssMB: number;
-  /** Pages planned for a backfill and for a follower. */
+  /** Pages planned for a backfill (in its ranges, lookahead pages not counted) and for a follower. */
   readonly backfillPages: number;
+  /** Ranges of the backfill, and the size of its ranges file (what the Distributed Map's ItemReader reads). */
+  readonly backfillRanges: number;
+  readonly rangesFileBytes: number;
+  /** Heap kept alive by the ranges (after a full GC, the index already parsed), MB. */
+  readonly rangesHeapMB: number;
   readonly followerPages: number;
 }
 
@@ -96,6 +102,9 @@ async function main(): Promise<void> {
   let parseHeapGrowthMB = 0;
   let backfillPages = 0;
   let followerPages = 0;
+  let backfillRanges = 0;
+  let rangesFileBytes = 0;
+  let rangesHeapMB = 0;
   for (let i = 0; i < config.iterations; i++) {
     gc();
     const heap0 = process.memoryUsage().heapUsed;
@@ -104,20 +113,28 @@ async function main(): Promise<void> {
       const index = parseCatalogIndex(body, INDEX_URL);
       const t1 = performance.now();
       const heapAfterParse = process.memoryUsage().heapUsed;
-      const backfill = pagesAfter(index, MIN_TICKS);
+      const backfill = cutRanges(index, MIN_TICKS, index.commitTicks, DEFAULT_RANGE_LEAVES, 'bench');
       const t2 = performance.now();
       // A follower's cursor sits inside the newest page: just after the second newest page's commit.
-      const secondNewest = backfill.at(-2)?.commitTicks ?? MIN_TICKS;
+      const newestFirst = [...index.items].sort((a, b) => (a.commitTicks < b.commitTicks ? 1 : a.commitTicks > b.commitTicks ? -1 : 0));
+      const secondNewest = newestFirst[1]?.commitTicks ?? MIN_TICKS;
+      const t2f = performance.now();
       const follower = pagesAfter(index, secondNewest);
-      const t3 = performance.now();
+      const t3 = performance.now() - (t2f - t2);
       return { index, backfill, follower, t0, t1, t2, t3, heapAfterParse };
     });
     if (i === 0) {
       parseHeapGrowthMB = (heapAfterParse - heap0) / 1024 / 1024;
-      backfillPages = backfill.length;
+      backfillPages = backfill.reduce((n, range) => n + range.pages.length, 0);
+      backfillRanges = backfill.length;
+      rangesFileBytes = Buffer.byteLength(JSON.stringify(backfill));
       followerPages = follower.length;
       gc();
+      const withRanges = process.memoryUsage().heapUsed;
+      backfill.length = 0;
+      gc();
       retainedHeapMB = (process.memoryUsage().heapUsed - heap0) / 1024 / 1024;
+      rangesHeapMB = (withRanges - process.memoryUsage().heapUsed) / 1024 / 1024;
     }
     iterations.push({ parseMs: t1 - t0, planBackfillMs: t2 - t1, planFollowerMs: t3 - t2, totalMs: t3 - t0 });
     // Keep `index` alive until measured.
@@ -144,6 +161,9 @@ async function main(): Promise<void> {
     maxRssMB: round(process.resourceUsage().maxRSS / 1024, 1),
     backfillPages,
     followerPages,
+    backfillRanges,
+    rangesFileBytes,
+    rangesHeapMB: round(rangesHeapMB, 1),
   };
   process.send!({ type: 'result', result }, () => process.exit(0));
 }
