@@ -21,6 +21,8 @@ class CommitWork {
   quarantined = 0;
   bytes = 0;
   failed = false;
+  /** Its manifest is stored (manifests written as commits complete, not in commit order: a backfill range). */
+  manifestStored = false;
   /** A leaf's request was aborted by the run's stop: the commit is incomplete, but nothing failed. */
   aborted = false;
   constructor(
@@ -61,6 +63,14 @@ export interface PipelineContext {
    * finalized commits are dropped), and each checkpoint carries the totals so far. Off for the follower.
    */
   readonly unlimited?: boolean;
+  /**
+   * `commit` (the follower, the contract's default): each manifest after every earlier commit's manifest, so the
+   * newest manifest is a watermark. `as-completed` (a backfill range, where `watermark.json` is the watermark and
+   * manifests of other ranges appear in any order anyway): each manifest as soon as its own commit's leaves are
+   * stored, so commits finalize at the pace of the leaves rather than one per S3 round trip. Either way the
+   * cursor (or range progress) only moves over a run of commits whose manifests are all stored.
+   */
+  readonly manifestOrder?: 'commit' | 'as-completed';
 }
 
 /** How the pipeline ended: facts for `decideStop` (stop-reason.ts), which alone decides the run's stop reason. */
@@ -106,14 +116,34 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   };
 
   let manifestFailed = false;
+  const inOrder = context.manifestOrder !== 'as-completed';
+  /** Counts a commit whose manifest is stored (the head of the line), and asks the checkpointer to move past it. */
+  const complete = (done: CommitWork): void => {
+    work[finalized] = undefined;
+    finalized++;
+    totals.commits++;
+    totals.leaves += done.leaves;
+    totals.deletes += done.deletes;
+    totals.quarantined += done.quarantined;
+    totals.bytes += done.bytes;
+    checkpointer.advance(done.commit.ticks, done.commit.commitId, context.unlimited ? { ...totals } : undefined);
+    deps.onProgress?.({ commits: totals.commits, leaves: totals.leaves, bytes: totals.bytes, cursor: done.commit.ticks, upper });
+  };
   /**
-   * Writes the manifests of every completed commit at the head of the line, in order, then checkpoints. Runs
-   * on after a failure elsewhere: commits before the failed one are still finalized; the failed one blocks
-   * every later one.
+   * In commit order: writes the manifests of every completed commit at the head of the line, in order, then
+   * checkpoints. Runs on after a failure elsewhere: commits before the failed one are still finalized; the failed
+   * one blocks every later one. As completed: only moves the head of the line over commits whose manifests are
+   * stored.
    */
   const finalizeReady = async (): Promise<void> => {
-    while (finalized < work.length && !manifestFailed) {
+    // As completed, a failed manifest blocks only its own commit and later ones (it is never marked stored).
+    while (finalized < work.length && (!inOrder || !manifestFailed)) {
       const done = work[finalized]!;
+      if (!inOrder) {
+        if (!done.manifestStored) return;
+        complete(done);
+        continue;
+      }
       if (done.remaining > 0 || done.failed || done.aborted) return;
       try {
         await snapshots.putJson(done.manifestKey, manifestOf(done.commit, done.entries));
@@ -122,16 +152,26 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
         fail(error);
         return;
       }
-      work[finalized] = undefined;
-      finalized++;
-      totals.commits++;
-      totals.leaves += done.leaves;
-      totals.deletes += done.deletes;
-      totals.quarantined += done.quarantined;
-      totals.bytes += done.bytes;
-      checkpointer.advance(done.commit.ticks, done.commit.commitId, context.unlimited ? { ...totals } : undefined);
-      deps.onProgress?.({ commits: totals.commits, leaves: totals.leaves, bytes: totals.bytes, cursor: done.commit.ticks, upper });
+      complete(done);
     }
+  };
+  /** As completed: the manifest of a commit whose leaves are all stored, at once. */
+  const manifestWrites = new Set<Promise<void>>();
+  const writeManifest = (done: CommitWork): void => {
+    const write: Promise<void> = snapshots
+      .putJson(done.manifestKey, manifestOf(done.commit, done.entries))
+      .then(
+        () => {
+          done.manifestStored = true;
+          kick();
+        },
+        (error: unknown) => {
+          manifestFailed = true;
+          fail(error);
+        },
+      )
+      .finally(() => manifestWrites.delete(write));
+    manifestWrites.add(write);
   };
   const kick = (): void => {
     finalizer = finalizer.then(finalizeReady);
@@ -172,7 +212,10 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       fail(error);
     } finally {
       commit.remaining--;
-      if (commit.remaining === 0) kick();
+      if (commit.remaining === 0) {
+        if (inOrder) kick();
+        else if (!commit.failed && !commit.aborted) writeManifest(commit);
+      }
     }
   };
 
@@ -217,6 +260,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
     } else fail(error);
   }
   await Promise.allSettled([...inFlight]);
+  while (manifestWrites.size > 0) await Promise.allSettled([...manifestWrites]);
   kick();
   await finalizer;
   if (failure !== undefined) return { halt: StoppedBy.error, exhausted: false, failure, totals };
