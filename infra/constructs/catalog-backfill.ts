@@ -26,7 +26,6 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { join } from 'node:path';
 import {
   DEFAULT_CURSOR_NAME,
   DEFAULT_METRICS_NAMESPACE,
@@ -48,7 +47,8 @@ import {
 import { grantSourceSecretRead } from '../source-secret.js';
 import { backfillDefinition } from './backfill-definition.js';
 import { nagResource } from './nag.js';
-import { latestNodeRuntime, nodeBundling, PROJECT_ROOT } from './sync-function.js';
+import { handlerCode } from './handler-entry.js';
+import { latestNodeRuntime, nodeBundling } from './sync-function.js';
 
 /** Properties of a {@link CatalogBackfill}. */
 export interface CatalogBackfillProps {
@@ -138,11 +138,11 @@ export class CatalogBackfill extends Construct {
       });
       logGroup.grantWrite(role);
       if (props.sourceSecret && name !== 'Finalizer') grantSourceSecretRead(role, props.sourceSecret);
+      const code = handlerCode(`backfill/${entry}`);
       const f = new NodejsFunction(this, name, {
-        entry: join(PROJECT_ROOT, 'lambda', 'backfill', entry),
+        entry: code.entry,
         handler: 'handler',
-        projectRoot: PROJECT_ROOT,
-        depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+        ...code.project,
         runtime,
         architecture: lambda.Architecture.ARM_64,
         memorySize: o.memorySize,
@@ -162,9 +162,9 @@ export class CatalogBackfill extends Construct {
       }
       return { f, role };
     };
-    const planner = fn('Planner', 'planner.ts', { memorySize: 1_024, timeout: Duration.minutes(5) });
-    const worker = fn('Worker', 'worker.ts', { memorySize: props.workerMemorySize ?? DEFAULT_BACKFILL_WORKER_MEMORY_MB, timeout: workerTimeout });
-    const finalizer = fn('Finalizer', 'finalizer.ts', { memorySize: 512, timeout: Duration.minutes(5) });
+    const planner = fn('Planner', 'planner', { memorySize: 1_024, timeout: Duration.minutes(5) });
+    const worker = fn('Worker', 'worker', { memorySize: props.workerMemorySize ?? DEFAULT_BACKFILL_WORKER_MEMORY_MB, timeout: workerTimeout });
+    const finalizer = fn('Finalizer', 'finalizer', { memorySize: 512, timeout: Duration.minutes(5) });
     this.planner = planner.f;
     this.worker = worker.f;
     this.finalizer = finalizer.f;

@@ -17,14 +17,10 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
 import { DEFAULT_MEMORY_MB } from '../defaults.js';
 import { grantSourceSecretRead } from '../source-secret.js';
+import { handlerCode } from './handler-entry.js';
 import { nagResource } from './nag.js';
-
-/** The repository root: the bundle's project root, lock file and entry are found from it, whatever the cwd. */
-export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Properties of a {@link SyncFunction}. */
 export interface SyncFunctionProps {
@@ -119,11 +115,11 @@ export class SyncFunction {
       retentionPeriod: Duration.days(14),
     });
 
+    const code = handlerCode('handler');
     this.function = new NodejsFunction(scope, 'Function', {
-      entry: join(PROJECT_ROOT, 'lambda', 'handler.ts'),
+      entry: code.entry,
       handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      ...code.project,
       runtime,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? DEFAULT_MEMORY_MB,
