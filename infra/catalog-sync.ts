@@ -12,7 +12,9 @@
  * - the schedule (EventBridge rule, every 5 minutes), no retries (the next tick is the retry), failures to an
  *   SQS dead-letter queue;
  * - four alarms (errors, dead letters, cursor lag, no successful run), optionally to an SNS topic;
- * - the reference consumer path: `commits/` object-created events into an SQS queue with its own DLQ.
+ * - the reference consumer path: `commits/` object-created events into an SQS queue with its own DLQ, and an
+ *   alarm on that DLQ (to the same topic);
+ * - a CloudWatch dashboard (lag, leaves/s, errors, duration, DLQ depths, alarms), unless `dashboard` is false.
  *
  * Two syncs may share one table (a dependency is a cursor item of the same table) and one bucket (each under
  * its own prefix): pass the first one's `table` and `bucket` to the second.
@@ -47,8 +49,9 @@ import { CatalogSyncPropsError, type CatalogSyncProps } from './catalog-sync-pro
 import { CommitEvents } from './constructs/commit-events.js';
 import { SnapshotStorage } from './constructs/snapshot-storage.js';
 import { SyncAlarms, syncMetric } from './constructs/sync-alarms.js';
+import { SyncDashboard } from './constructs/sync-dashboard.js';
 import { SyncFunction } from './constructs/sync-function.js';
-import { DEFAULT_MAX_EVENT_AGE, DEFAULT_SCHEDULE, DEFAULT_TIMEOUT } from './defaults.js';
+import { DEFAULT_LAG_THRESHOLD, DEFAULT_MAX_EVENT_AGE, DEFAULT_SCHEDULE, DEFAULT_TIMEOUT } from './defaults.js';
 import { embeddedCredentialsProblem, sourceSecretOf } from './source-secret.js';
 
 /** Wildcards and policy variables in IAM resource ARNs: a prefix holding one could not be granted exactly. */
@@ -102,6 +105,10 @@ export class CatalogSync extends Construct {
   readonly lagAlarm: cloudwatch.Alarm;
   /** No run succeeded in `missedRunPeriods` periods. */
   readonly missedRunAlarm: cloudwatch.Alarm;
+  /** The commit-events dead-letter queue holds a message, when `commitEvents` is on. */
+  readonly commitDeadLetterAlarm?: cloudwatch.Alarm;
+  /** The sync's CloudWatch dashboard, unless `dashboard` is false. Add a backfill's row with `addBackfill`. */
+  readonly dashboard?: SyncDashboard;
   /** Partition keys this sync may read: its own cursor and its dependencies'. */
   private readonly readableKeys: readonly string[];
 
@@ -206,10 +213,32 @@ export class CatalogSync extends Construct {
 
     // --- the reference consumer path --------------------------------------------------------------------
     if (props.commitEvents ?? true) {
-      const commits = new CommitEvents(this, { cursorName: this.cursorName, bucket: this.bucket, prefix: this.prefix });
+      const commits = new CommitEvents(this, {
+        cursorName: this.cursorName,
+        bucket: this.bucket,
+        prefix: this.prefix,
+        ...(props.alarmTopic === undefined ? {} : { alarmTopic: props.alarmTopic }),
+      });
       this.commitQueue = commits.queue;
       this.commitDeadLetterQueue = commits.deadLetterQueue;
       this.commitRule = commits.rule;
+      this.commitDeadLetterAlarm = commits.deadLetterAlarm;
+    }
+
+    // --- the dashboard -------------------------------------------------------------------------------------
+    if (props.dashboard ?? true) {
+      this.dashboard = new SyncDashboard(this, 'Dashboard', {
+        cursorName: this.cursorName,
+        serviceName: this.serviceName,
+        function: this.function,
+        deadLetterQueue: this.deadLetterQueue,
+        ...(this.commitDeadLetterQueue ? { commitDeadLetterQueue: this.commitDeadLetterQueue } : {}),
+        schedule: rate,
+        timeout,
+        lagThreshold: props.lagThreshold ?? DEFAULT_LAG_THRESHOLD,
+        alarms: [this.errorsAlarm, this.deadLetterAlarm, this.lagAlarm, this.missedRunAlarm, ...(this.commitDeadLetterAlarm ? [this.commitDeadLetterAlarm] : [])],
+        ...(props.dashboardName === undefined ? {} : { dashboardName: props.dashboardName }),
+      });
     }
   }
 

@@ -163,6 +163,7 @@ function syncProps(get: Raw, scope: string): CatalogSyncProps {
     lagAlarmPeriods: whole(get, key('lagAlarmPeriods')),
     missedRunPeriods: whole(get, key('missedRunPeriods')),
     commitEvents: flag(get, key('commitEvents')),
+    dashboard: flag(get, key('dashboard')),
   };
   for (const name of Object.keys(props)) if (props[name] === undefined) delete props[name];
   return props as CatalogSyncProps;

@@ -67,6 +67,7 @@ export class CatalogSyncStack extends Stack {
         ...(sync.sourceSecret ? { sourceSecret: sync.sourceSecret } : {}),
         ...alarmTopic,
       });
+      sync.dashboard?.addBackfill(this.backfill.stateMachine, this.backfill.failedAlarm);
       new CfnOutput(this, 'BackfillStateMachineArn', {
         value: this.backfill.stateMachine.stateMachineArn,
         description: 'Start a backfill: catalog-sync backfill --state-machine <this ARN> (or the console, input {})',
@@ -84,6 +85,7 @@ export class CatalogSyncStack extends Stack {
     out('FunctionName', sync.function.functionName, 'The Lambda function (invoke it by hand to run a slice now)');
     out('LogGroup', sync.logGroup.logGroupName, 'Logs and EMF metrics of the runs');
     out('DeadLetterQueueUrl', sync.deadLetterQueue.queueUrl, 'Failed runs, with their error');
+    if (sync.dashboard) out('DashboardName', sync.dashboard.dashboard.dashboardName, 'CloudWatch dashboard of this sync (lag, leaves/s, errors, duration, DLQ depths)');
     if (sync.commitQueue) {
       out('CommitQueueUrl', sync.commitQueue.queueUrl, 'commits/ object-created events for consumers');
       out('CommitQueueArn', sync.commitQueue.queueArn, 'commits/ object-created events for consumers');

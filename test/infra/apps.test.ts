@@ -58,7 +58,7 @@ describe('two syncs in one app: the second follows the first one\'s cursor, in i
     s.template.resourceCountIs('AWS::IAM::Role', 2);
     s.template.resourceCountIs('AWS::Events::Rule', 4);
     s.template.resourceCountIs('AWS::SQS::Queue', 6);
-    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 8);
+    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 10);
     expect(second.table).toBe(first.table);
     expect(second.bucket).toBe(first.bucket);
   });
@@ -146,7 +146,7 @@ describe('alarm notifications', () => {
       PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
     });
     const alarms = ofType(s.resources, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
-    expect(alarms).toHaveLength(4);
+    expect(alarms).toHaveLength(5); // the commit-events DLQ alarm included
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([ref(topicId)]);
       expect(alarm.OKActions).toEqual([ref(topicId)]);

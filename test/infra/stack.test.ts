@@ -57,7 +57,7 @@ describe('the app from cdk.json (one sync, bundled)', () => {
     s.template.resourceCountIs('AWS::DynamoDB::Table', 1);
     s.template.resourceCountIs('AWS::S3::Bucket', 2); // snapshots and their access logs
     s.template.resourceCountIs('AWS::SQS::Queue', 3); // run DLQ, commit queue, commit DLQ
-    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 4);
+    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 5); // the four of the sync and the commit-events DLQ's
     s.template.resourceCountIs('AWS::SNS::Topic', 0); // no topic unless asked for
   });
 
