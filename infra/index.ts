@@ -8,6 +8,7 @@ export { SnapshotStorage, type SnapshotStorageProps } from './constructs/snapsho
 export { SyncFunction, type SyncFunctionProps } from './constructs/sync-function.js';
 export { SyncAlarms, syncMetric, type SyncAlarmsProps } from './constructs/sync-alarms.js';
 export { CommitEvents, type CommitEventsProps } from './constructs/commit-events.js';
+export { SyncDashboard, type SyncDashboardProps } from './constructs/sync-dashboard.js';
 export { CatalogBackfill, type CatalogBackfillProps } from './constructs/catalog-backfill.js';
 export { CatalogSyncStack, type CatalogSyncStackProps } from './stack.js';
 export {
