@@ -116,8 +116,11 @@ async function runCommand(options: RunOptions): Promise<void> {
       if (summary.stoppedBy === StoppedBy.lostRace) return;
       // Caught up, or a backfill of this cursor is running (it moves the cursor when done): poll.
       if (summary.caughtUp || summary.stoppedBy === StoppedBy.backfill) {
-        await abortableDelay(pollSeconds * 1000, stop.signal);
+        // A time budget bounds the wait too: the last poll is not waited out past it.
+        const wait = deadline === undefined ? pollSeconds * 1000 : Math.min(pollSeconds * 1000, Math.max(0, deadline - Date.now()));
+        await abortableDelay(wait, stop.signal);
         if (stop.signal.aborted) return;
+        if (deadline !== undefined && Date.now() >= deadline) return;
       }
     }
   } finally {
