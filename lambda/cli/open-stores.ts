@@ -55,8 +55,9 @@ export async function openStores(options: StoreOptions, concurrency: number, env
     };
   }
   if (options.dataDir.trim() === '') throw new SettingsError('--data-dir', 'must not be empty');
+  const caseInsensitive = forcedCaseInsensitive(env);
   await checkDataDir(resolve(options.dataDir), access);
-  const { cursors, runLog, snapshots, backfills } = openLocalStores(resolve(options.dataDir), { caseInsensitive: forcedCaseInsensitive(env) });
+  const { cursors, runLog, snapshots, backfills } = openLocalStores(resolve(options.dataDir), { caseInsensitive });
   return { cursors, runLog, snapshots, backfills, where: resolve(options.dataDir), close: () => undefined };
 }
 
