@@ -3,11 +3,14 @@
 /**
  * `npm run demo`: catalog-sync end to end, offline. Starts a catalog replica on 127.0.0.1 serving a generated
  * catalog (with a little latency, so the progress bar has something to show), syncs it into a temporary folder
- * with the built CLI exactly as a user runs it, then prints `status`, a few stored keys and one manifest, and
- * stops the replica. Needs only `npm ci` (which builds dist/ through the prepare script).
+ * with the built CLI exactly as a user runs it, prints `status`, a few stored keys and one manifest, then the
+ * next commands to try (`status`, `runs`, `keys`, `run --follow`) with the exact --source and --data-dir, and
+ * keeps the replica running for them until Ctrl-C (then it stops the replica and exits 0). The mirror folder
+ * stays afterwards (its path is printed) unless `--clean`. Needs only `npm ci` (which builds dist/ through the
+ * prepare script).
  *
  *   npm run demo                 # 500 commits, 20 ms per request
- *   npm run demo -- --keep       # keep the folder to look around (its path is printed)
+ *   npm run demo -- --clean      # remove the mirror folder on Ctrl-C
  *   npm run demo -- --commits 2000 --latency 5
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -27,12 +30,14 @@ const { values } = parseArgs({
   options: {
     commits: { type: 'string', default: '500' },
     latency: { type: 'string', default: '20' },
+    // The folder is kept by default now; --keep is still accepted.
     keep: { type: 'boolean', default: false },
+    clean: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (values.help) {
-  process.stdout.write('usage: npm run demo [-- --commits N] [--latency MS] [--keep]\n');
+  process.stdout.write('usage: npm run demo [-- --commits N] [--latency MS] [--clean]\n');
   process.exit(0);
 }
 const commits = Number(values.commits);
@@ -69,22 +74,37 @@ async function keysUnder(/** @type {string} */ dir) {
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-// Ctrl-C reaches the CLI too (same process group): it checkpoints and exits; the demo then cleans up.
+/** An argument as a POSIX shell reads it back. */
+function shellWord(/** @type {string} */ word) {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+// Ctrl-C reaches the CLI too (same process group): it checkpoints and exits; the demo then cleans up. Once the
+// demo is waiting for its user, Ctrl-C ends the wait: the replica stops and the demo exits 0.
 let interrupted = false;
-process.on('SIGINT', () => (interrupted = true));
-process.on('SIGTERM', () => (interrupted = true));
+let waiting = false;
+/** @type {() => void} */
+let endWait = () => undefined;
+const stopRequested = new Promise((resolve) => (endWait = () => resolve(undefined)));
+for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
+  process.on(signal, () => {
+    if (!waiting) interrupted = true;
+    endWait();
+  });
+}
 
 const catalog = generateCatalog({ commits, seed: 2017, leavesPerCommit: [1, 4], sameMillisecondPairs: 2, semver2Ratio: 0.1 });
 const leaves = catalog.commits.reduce((n, commit) => n + commit.leaves.length, 0);
 const replica = await CatalogReplica.start({ catalog, pageSize: 100, latencyMs });
 const dataDir = await mkdtemp(join(tmpdir(), 'catalog-sync-demo-'));
+const source = ['--source', replica.serviceIndexUrl, '--data-dir', dataDir];
 let exitCode = 0;
+let since = '';
 try {
   process.stdout.write(
     `catalog replica on ${replica.origin}: ${commits} commits, ${leaves} leaves, ${latencyMs} ms per request\n` +
       `data folder: ${dataDir}\n`,
   );
-  const source = ['--source', replica.serviceIndexUrl, '--data-dir', dataDir];
   exitCode = await catalogSync(['run', ...source]);
   if (exitCode === 0 && !interrupted) {
     exitCode = await catalogSync(['status', ...source]);
@@ -99,7 +119,7 @@ try {
       process.stdout.write(`\n${newest} (the newest manifest: everything before it is stored):\n${JSON.stringify(manifest, null, 2)}\n`);
     }
     // Keys sort by commit time: `keys` gives the ListObjectsV2 StartAfter of a date, here a plain comparison.
-    const since = `${catalog.commits[Math.floor(commits / 2)].timestamp.slice(0, 19)}Z`;
+    since = `${catalog.commits[Math.floor(commits / 2)].timestamp.slice(0, 19)}Z`;
     const args = ['keys', '--since', since];
     const keysRun = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
     const startAfter = keysRun.stdout.trim();
@@ -107,9 +127,23 @@ try {
     if (keysRun.status !== 0) exitCode = keysRun.status ?? 1;
     else process.stdout.write(`(${leafKeys.filter((key) => key > startAfter).length} of the ${leafKeys.length} leaves sort after it: those committed from ${since} on)\n`);
   }
+  if (exitCode === 0 && !interrupted) {
+    const command = (/** @type {string[]} */ args) => `  $ ${[process.execPath, cli, ...args].map(shellWord).join(' ')}\n`;
+    waiting = true;
+    process.stdout.write(
+      `\nThe replica stays up at ${replica.origin} and the mirror in ${dataDir}. Try, in another terminal:\n` +
+        command(['status', ...source]) +
+        command(['runs', ...source]) +
+        command(['keys', '--since', since.slice(0, 10)]) +
+        command(['run', '--follow', '--poll-interval', '5', ...source]) +
+        `(run --follow prints one line per slice that moved: the replica is caught up, so it waits quietly; Ctrl-C stops it.)\n` +
+        `Ctrl-C here stops the replica.\n`,
+    );
+    await stopRequested;
+  }
 } finally {
   await replica.stop();
-  if (values.keep) process.stdout.write(`\nkept ${dataDir}\n`);
-  else await rm(dataDir, { recursive: true, force: true });
+  if (values.clean) await rm(dataDir, { recursive: true, force: true });
+  else process.stdout.write(`\nreplica stopped; the mirror stays in ${dataDir} (rm -rf ${shellWord(dataDir)} to remove it)\n`);
 }
 process.exit(interrupted && exitCode === 0 ? 130 : exitCode);

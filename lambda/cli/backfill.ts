@@ -8,6 +8,7 @@ import {
   formatTimestamp,
   MIN_TIMESTAMP,
   parseSettings,
+  parseTimeInput,
   parseTimestamp,
   SettingsError,
   type Ticks,
@@ -47,7 +48,7 @@ export function addBackfillCommand(program: Command): void {
     .option('--depends-on <cursor>', 'a cursor this one must never pass: B is at most its value (repeatable)', collect)
     .option('--until <timestamp>', 'the bound B: store commits up to this time (default: the catalog head when planned)')
     .option('--range-leaves <n>', `leaves per range when planning (default ${DEFAULT_RANGE_LEAVES})`)
-    .option('--start <timestamp>', 'cursor to start from when none is stored', MIN_TIMESTAMP)
+    .option('--start <timestamp>', 'cursor to start from when none is stored (a date alone: midnight UTC)', MIN_TIMESTAMP)
     .option('--concurrency <n>', `leaves in flight at once in each worker (default ${DEFAULT_CONCURRENCY})`)
     .option('--quarantine', 'set aside a leaf that keeps failing, and go on', false)
     .option('--allow-origin <origin>', 'another origin leaves or pages may come from (repeatable)', collect)
@@ -88,9 +89,9 @@ export function checkBackfillOptions(options: BackfillOptions): Checked {
   let until: Ticks | undefined;
   if (options.until !== undefined) {
     try {
-      until = parseTimestamp(options.until);
+      until = parseTimeInput(options.until);
     } catch (error) {
-      throw new SettingsError('--until', `${JSON.stringify(options.until)} is not a timestamp (ISO 8601 with Z, e.g. 2024-01-01T00:00:00Z)`, { cause: error });
+      throw new SettingsError('--until', `${JSON.stringify(options.until)} is not a timestamp (ISO 8601 with Z, e.g. 2024-01-01T00:00:00Z, or a date alone, 2024-01-01, meaning midnight UTC)`, { cause: error });
     }
   }
   const rangeLeaves = options.rangeLeaves === undefined ? undefined : positiveInteger('--range-leaves', options.rangeLeaves, 100_000_000);

@@ -1,4 +1,4 @@
-import { parseTimestamp, type RunSummary, type Ticks } from '../contract/index.js';
+import { parseTimestamp, StoppedBy, type RunSummary, type Ticks } from '../contract/index.js';
 import { lagSeconds } from '../sync/index.js';
 
 /** Prints a run summary: one JSON line with `json`, else two lines for a person. */
@@ -15,9 +15,27 @@ export function printSummary(summary: RunSummary, json: boolean, head: Ticks | u
   );
 }
 
+/** A slice of `run --follow` that found nothing new and did not fail: not printed, not logged as a run. */
+export function isEmptyPoll(summary: RunSummary): boolean {
+  return summary.commits === 0 && summary.error === undefined && (summary.caughtUp || summary.stoppedBy === StoppedBy.backfill);
+}
+
+/** A slice of `run --follow` that moved: one JSON line with `json`, else one line for a person. */
+export function printFollowLine(summary: RunSummary, json: boolean, head: Ticks | undefined): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return;
+  }
+  const lag = head === undefined ? '' : `, lag ${formatDuration(lagSeconds(head, parseTimestamp(summary.cursorAfter)))}`;
+  process.stdout.write(
+    `${summary.cursorAfter} ${summary.stoppedBy}: ${summary.commits} commits, ${summary.leaves} leaves (${summary.deletes} deletes, ${summary.quarantined} quarantined), ` +
+      `${formatBytes(summary.bytes)} in ${(summary.durationMs / 1000).toFixed(1)} s${lag}\n`,
+  );
+}
+
 /** One line per run, for `status` and `runs`. */
 export function describeRun(run: RunSummary): string {
-  return `${run.runId}  ${run.stoppedBy.padEnd(11)} ${String(run.commits).padStart(6)} commits ${String(run.leaves).padStart(7)} leaves  ${run.cursorBefore} -> ${run.cursorAfter}  ${(run.durationMs / 1000).toFixed(1)} s`;
+  return `${run.runId}  ${run.stoppedBy.padEnd(11)} ${String(run.commits).padStart(6)} commits ${String(run.leaves).padStart(7)} leaves  ${run.cursorBefore} -> ${run.cursorAfter}  ${(run.durationMs / 1000).toFixed(1)} s${run.error ? `  ${run.error.code}: ${run.error.message}` : ''}`;
 }
 
 export function formatDuration(seconds: number): string {

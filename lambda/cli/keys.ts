@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { SettingsError } from '../contract/index.js';
+import { expandDateOnly, SettingsError } from '../contract/index.js';
 import { startAfterKey } from '../ids/start-after.js';
 
 /** `catalog-sync keys`: the ListObjectsV2 StartAfter value that lists snapshots from a date on. */
@@ -7,12 +7,12 @@ export function addKeysCommand(program: Command): void {
   program
     .command('keys')
     .description('print the ListObjectsV2 StartAfter value that lists snapshots from a date on')
-    .requiredOption('--since <date>', 'ISO 8601 date with Z')
+    .requiredOption('--since <date>', 'ISO 8601 time with Z, or a date alone (midnight UTC)')
     .option('--prefix <prefix>', 'key prefix in the bucket', '')
-    .addHelpText('after', '\nExamples:\n  catalog-sync keys --since 2017-10-31T23:30:32Z\n  aws s3api list-objects-v2 --bucket my-mirror --start-after "$(catalog-sync keys --since 2024-01-01T00:00:00Z)"')
+    .addHelpText('after', '\nExamples:\n  catalog-sync keys --since 2017-10-31T23:30:32Z\n  catalog-sync keys --since 2017-11-01\n  aws s3api list-objects-v2 --bucket my-mirror --start-after "$(catalog-sync keys --since 2024-01-01T00:00:00Z)"')
     .action((options: { since: string; prefix: string }) => {
       try {
-        process.stdout.write(`${startAfterKey(options.since, options.prefix)}\n`);
+        process.stdout.write(`${startAfterKey(expandDateOnly(options.since), options.prefix)}\n`);
       } catch (error) {
         throw new SettingsError('--since', (error as Error).message, { cause: error });
       }

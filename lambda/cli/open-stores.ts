@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { mkdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 // The local stores directly, not the stores' face: the face loads the AWS SDK, which a local run never needs.
 import { openLocalStores } from '../stores/local-store.js';
 import type { BackfillStore, CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
@@ -22,7 +23,7 @@ export interface OpenStores {
  * DynamoDB and S3 when `--cursor-table` and `--bucket` are given (exactly as the Lambda uses them); otherwise
  * the embedded default: a folder with the same key layout and a cursor file.
  */
-export async function openStores(options: StoreOptions, concurrency: number, env: NodeJS.ProcessEnv = process.env): Promise<OpenStores> {
+export async function openStores(options: StoreOptions, concurrency: number, env: NodeJS.ProcessEnv = process.env, access: DataDirAccess = 'write'): Promise<OpenStores> {
   const { cursorTable, bucket } = options;
   if ((cursorTable === undefined) !== (bucket === undefined)) {
     throw new SettingsError(
@@ -54,7 +55,9 @@ export async function openStores(options: StoreOptions, concurrency: number, env
     };
   }
   if (options.dataDir.trim() === '') throw new SettingsError('--data-dir', 'must not be empty');
-  const { cursors, runLog, snapshots, backfills } = openLocalStores(resolve(options.dataDir), { caseInsensitive: forcedCaseInsensitive(env) });
+  const caseInsensitive = forcedCaseInsensitive(env);
+  await checkDataDir(resolve(options.dataDir), access);
+  const { cursors, runLog, snapshots, backfills } = openLocalStores(resolve(options.dataDir), { caseInsensitive });
   return { cursors, runLog, snapshots, backfills, where: resolve(options.dataDir), close: () => undefined };
 }
 
@@ -69,4 +72,41 @@ function forcedCaseInsensitive(env: NodeJS.ProcessEnv): boolean {
   if (value === undefined || value === '' || value === '0') return false;
   if (value === '1') return true;
   throw new SettingsError(FORCE_CASE_INSENSITIVE_ENV, `${JSON.stringify(value)} must be "1" or "0" (for tests only: take the file system as case-insensitive)`);
+}
+
+/** What a command does with `--data-dir`: `read` (status, runs) or `write` (run, backfill, quarantine). */
+export type DataDirAccess = 'read' | 'write';
+
+/**
+ * Finds `--data-dir` problems before any fetch, as usage errors naming the flag: a path that is a file (or lies
+ * under one), and, for a command that writes, a folder that cannot be created or written. A writing command
+ * creates the folder here (the run would create it on its first write anyway) and writes and removes a probe
+ * file in it: permission bits alone do not tell (root, read-only mounts, immutable folders).
+ */
+export async function checkDataDir(dir: string, access: DataDirAccess): Promise<void> {
+  const problem = (what: string, cause?: unknown): SettingsError =>
+    new SettingsError('--data-dir', `${JSON.stringify(dir)} ${what}`, cause === undefined ? undefined : { cause });
+  // The path itself, or the nearest of its parents that exists, must be a folder.
+  for (let path = dir; ; path = dirname(path)) {
+    const found = await stat(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      if (error.code === 'ENOTDIR') return 'under-file' as const;
+      throw problem(`cannot be read: ${error.message}`, error);
+    });
+    if (found === 'under-file') throw problem('lies under a file, not a folder');
+    if (found !== undefined) {
+      if (!found.isDirectory()) throw problem(path === dir ? 'is a file, not a folder' : `lies under ${JSON.stringify(path)}, a file, not a folder`);
+      break;
+    }
+    if (dirname(path) === path) break;
+  }
+  if (access === 'read') return;
+  const probe = join(dir, `.catalog-sync-write-probe-${process.pid}`);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(probe, '');
+    await unlink(probe);
+  } catch (error) {
+    throw problem(`cannot be written: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, error);
+  }
 }

@@ -1,4 +1,4 @@
-import type { RawSettings, SettingNames } from '../contract/index.js';
+import { expandDateOnly, type RawSettings, type SettingNames } from '../contract/index.js';
 
 /** The CLI's names for the engine's settings: errors name the flag the user typed. */
 export const FLAG_NAMES: SettingNames = {
@@ -48,7 +48,8 @@ export function rawSettingsOf(options: RunOptions | StoreOptions): RawSettings {
     CURSOR_NAME: options.cursorName,
     DEPENDS_ON: options.dependsOn,
     SNAPSHOT_PREFIX: options.prefix,
-    START_CURSOR: run.start,
+    // A date alone is midnight UTC, as everywhere the CLI takes a time.
+    START_CURSOR: run.start === undefined ? undefined : expandDateOnly(run.start),
     MAX_COMMITS: run.maxCommits,
     MAX_LEAVES: run.maxLeaves,
     CONCURRENCY: run.concurrency,

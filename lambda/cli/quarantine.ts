@@ -25,7 +25,7 @@ export function addQuarantineCommands(program: Command): void {
 
 async function quarantineCommand(options: StoreOptions & { json?: boolean }): Promise<void> {
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
-  const stores = await openStores(options, 4);
+  const stores = await openStores(options, 4, process.env, 'read');
   try {
     const records = await listQuarantine(stores.snapshots, settings.prefix);
     for (const record of records) {

@@ -3,11 +3,12 @@ import { CatalogClient, HttpClient } from '../catalog/index.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, MIN_TIMESTAMP, parseSettings, SettingsError, StoppedBy, type RunSummary, type Ticks } from '../contract/index.js';
 import { runSlice, SyncError } from '../sync/index.js';
 import { ExitCode } from './exit-code.js';
-import { printSummary } from './format.js';
+import { isEmptyPoll, printFollowLine, printSummary } from './format.js';
 import { openStores } from './open-stores.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type RunOptions } from './options.js';
 import { ProgressReporter } from './progress.js';
 import { storeOptions } from './store-options.js';
+import type { RunLogStore } from '../stores/types.js';
 
 const DEFAULT_POLL_SECONDS = 60;
 
@@ -16,16 +17,16 @@ export function addRunCommand(program: Command): void {
   storeOptions(program.command('run'))
     .description('run one bounded slice of the catalog (or keep following with --follow)')
     .option('--depends-on <cursor>', 'a cursor this one must never pass (repeatable)', collect)
-    .option('--start <timestamp>', 'cursor to start from when none is stored', MIN_TIMESTAMP)
+    .option('--start <timestamp>', 'cursor to start from when none is stored (a date alone: midnight UTC)', MIN_TIMESTAMP)
     .option('--max-commits <n>', `most commits in one run (default ${DEFAULT_MAX_COMMITS})`)
     .option('--max-leaves <n>', `most leaves in one run (default ${DEFAULT_MAX_LEAVES})`)
     .option('--concurrency <n>', `leaves in flight at once (default ${DEFAULT_CONCURRENCY})`)
     .option('--quarantine', 'set aside a leaf that keeps failing, and go on', false)
     .option('--allow-origin <origin>', 'another origin leaves or pages may come from (repeatable)', collect)
     .option('--time-budget <seconds>', 'stop after this many seconds: requests in flight are aborted, the last complete commit is checkpointed')
-    .option('--follow', 'slice after slice until caught up, then poll', false)
+    .option('--follow', 'slice after slice until caught up, then poll: one line per slice that moved, nothing for an empty poll', false)
     .option('--poll-interval <seconds>', `seconds between polls with --follow (default ${DEFAULT_POLL_SECONDS})`)
-    .option('--json', 'print each run summary as one JSON line', false)
+    .option('--json', 'print each run summary as one JSON line (with --follow: each slice that moved)', false)
     .addOption(new Option('--no-progress', 'no progress bar even on a terminal'))
     .addHelpText(
       'after',
@@ -84,7 +85,9 @@ async function runCommand(options: RunOptions): Promise<void> {
           catalog,
           cursors: stores.cursors,
           snapshots: stores.snapshots,
-          runLog: stores.runLog,
+          // Following: an empty poll (nothing new, nothing failed) is not logged as a run, so `runs` and `status`
+          // show the slices that moved, not a no-op a minute.
+          runLog: options.follow ? skippingEmptyPolls(stores.runLog) : stores.runLog,
           backfills: stores.backfills,
           signal: stop.signal,
           ...(deadline === undefined ? {} : { deadline }),
@@ -105,14 +108,19 @@ async function runCommand(options: RunOptions): Promise<void> {
         throw error;
       }
       progress.finish();
-      printSummary(summary, options.json === true, head);
+      if (!options.follow) printSummary(summary, options.json === true, head);
+      // Following: one line per slice that moved, nothing for an empty poll.
+      else if (!isEmptyPoll(summary)) printFollowLine(summary, options.json === true, head);
       if (!options.follow || stop.signal.aborted) return;
       if (deadline !== undefined && Date.now() >= deadline) return;
       if (summary.stoppedBy === StoppedBy.lostRace) return;
       // Caught up, or a backfill of this cursor is running (it moves the cursor when done): poll.
       if (summary.caughtUp || summary.stoppedBy === StoppedBy.backfill) {
-        await abortableDelay(pollSeconds * 1000, stop.signal);
+        // A time budget bounds the wait too: the last poll is not waited out past it.
+        const wait = deadline === undefined ? pollSeconds * 1000 : Math.min(pollSeconds * 1000, Math.max(0, deadline - Date.now()));
+        await abortableDelay(wait, stop.signal);
         if (stop.signal.aborted) return;
+        if (deadline !== undefined && Date.now() >= deadline) return;
       }
     }
   } finally {
@@ -121,6 +129,14 @@ async function runCommand(options: RunOptions): Promise<void> {
     stores.close();
     await http.close();
   }
+}
+
+/** The run log, less the empty polls of `run --follow`. */
+function skippingEmptyPolls(runLog: RunLogStore): RunLogStore {
+  return {
+    appendRun: (summary, expiresAt) => (isEmptyPoll(summary) ? Promise.resolve() : runLog.appendRun(summary, expiresAt)),
+    listRuns: (cursorName, query) => runLog.listRuns(cursorName, query),
+  };
 }
 
 function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {

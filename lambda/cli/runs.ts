@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { parseSettings, SettingsError } from '../contract/index.js';
+import { expandDateOnly, parseSettings, SettingsError } from '../contract/index.js';
 import { prefix as kuuidPrefix } from '../ids/kuuid.js';
 import { describeRun } from './format.js';
 import { openStores } from './open-stores.js';
@@ -10,8 +10,8 @@ import { storeOptions } from './store-options.js';
 export function addRunsCommand(program: Command): void {
   storeOptions(program.command('runs'))
     .description('list recent runs, newest first')
-    .option('--since <date>', 'runs started at or after this time (ISO 8601 with Z)')
-    .option('--until <date>', 'runs started at or before this second')
+    .option('--since <date>', 'runs started at or after this time (ISO 8601 with Z, or a date alone: midnight UTC)')
+    .option('--until <date>', 'runs started at or before this second (a date alone: midnight UTC)')
     .option('--limit <n>', 'most runs to list', '20')
     .option('--json', 'one JSON line per run', false)
     .addHelpText('after', '\nExamples:\n  catalog-sync runs --limit 5\n  catalog-sync runs --since 2026-11-01T00:00:00Z --json')
@@ -26,14 +26,14 @@ async function runsCommand(options: StoreOptions & { since?: string; until?: str
   const bound = (flag: string, value: string | undefined): string | undefined => {
     if (value === undefined) return undefined;
     try {
-      return kuuidPrefix(value);
+      return kuuidPrefix(expandDateOnly(value));
     } catch (error) {
       throw new SettingsError(flag, (error as Error).message, { cause: error });
     }
   };
   const fromId = bound('--since', options.since);
   const toId = bound('--until', options.until);
-  const stores = await openStores(options, 4);
+  const stores = await openStores(options, 4, process.env, 'read');
   const runs = await stores.runLog.listRuns(settings.cursorName, {
     limit: Number(options.limit),
     ...(fromId === undefined ? {} : { fromId }),

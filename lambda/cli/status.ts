@@ -1,61 +1,92 @@
 import type { Command } from 'commander';
-import { CatalogClient, HttpClient, type CatalogIndex } from '../catalog/index.js';
+import { CatalogClient, DEFAULT_HTTP_OPTIONS, HttpClient, type CatalogIndex } from '../catalog/index.js';
 import { BackfillStatus, formatTimestamp, parseSettings, redactUrl, type Ticks } from '../contract/index.js';
 import type { BackfillStore } from '../stores/types.js';
 import { commitsAfter, lagSeconds, pagesAfter } from '../sync/index.js';
+import { ExitCode } from './exit-code.js';
 import { describeRun, formatDuration } from './format.js';
 import { openStores } from './open-stores.js';
 import { FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
 
-/** `catalog-sync status`: the cursor, the catalog head, the lag and the last runs. */
+/** `catalog-sync status`: the cursor and the last runs (read locally), then the catalog head and the lag. */
 export function addStatusCommand(program: Command): void {
   storeOptions(program.command('status'))
-    .description('print the cursor, the catalog head, the lag and the last runs')
+    .description('print the cursor and the last runs, and the catalog head and the lag when the source answers')
     .option('--json', 'print one JSON line', false)
-    .addHelpText('after', '\nExamples:\n  catalog-sync status\n  catalog-sync status --cursor-name search --json')
+    .option('--require-source', 'exit 1 when the source does not answer (by default status still prints the stored state and exits 0)', false)
+    .addHelpText('after', '\nExamples:\n  catalog-sync status\n  catalog-sync status --cursor-name search --json\n  catalog-sync status --require-source   # for a health check: exit 1 when the catalog cannot be read')
     .action(statusCommand);
 }
 
-async function statusCommand(options: StoreOptions & { json?: boolean }): Promise<void> {
-  const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
-  const stores = await openStores(options, 4);
-  const http = new HttpClient({ connections: 4 });
+/** Attempts at the source's index: status answers with the stored state in seconds even when the source is down. */
+const STATUS_ATTEMPTS = 2;
+
+/** What the source said: the head and how far behind the cursor is, or why it did not answer. */
+type SourceView =
+  | { readonly ok: true; readonly index: CatalogIndex; readonly pending: { pages: number; leaves: number }; readonly counted: { commits: number; leaves: number } | undefined }
+  | { readonly ok: false; readonly error: string };
+
+async function readSource(catalog: CatalogClient, cursor: Ticks): Promise<SourceView> {
   try {
-    const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
-    const [cursor, index, runs, backfill] = await Promise.all([
+    const index = await catalog.getIndex();
+    const behind = pagesAfter(index, cursor);
+    const pending = { pages: behind.length, leaves: behind.reduce((n, entry) => n + entry.count, 0) };
+    const counted = behind.length <= STATUS_COUNT_PAGES ? await countBehind(catalog, index, cursor) : undefined;
+    return { ok: true, index, pending, counted };
+  } catch (error) {
+    return { ok: false, error: ((error as Error)?.message ?? String(error)).replace(/\s*\n\s*/g, ' ') };
+  }
+}
+
+async function statusCommand(options: StoreOptions & { json?: boolean; requireSource?: boolean }): Promise<void> {
+  const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
+  const stores = await openStores(options, 4, process.env, 'read');
+  const http = new HttpClient({ connections: 4, retry: { ...DEFAULT_HTTP_OPTIONS.retry, attempts: STATUS_ATTEMPTS } });
+  try {
+    // The stored state first, from the store alone: it never needs the network.
+    const [cursor, runs, backfill] = await Promise.all([
       stores.cursors.read(settings.cursorName),
-      catalog.getIndex(),
       stores.runLog.listRuns(settings.cursorName, { limit: 5 }),
       runningBackfill(stores.backfills, settings.cursorName),
     ]);
     const cursorTicks = cursor?.value ?? settings.startCursor;
-    const behind = pagesAfter(index, cursorTicks);
-    const pending = { pages: behind.length, leaves: behind.reduce((n, entry) => n + entry.count, 0) };
-    const counted = behind.length <= STATUS_COUNT_PAGES ? await countBehind(catalog, index, cursorTicks) : undefined;
+    const source = await readSource(new CatalogClient(http, settings.source, settings.allowedOrigins), cursorTicks);
     const status = {
       cursorName: settings.cursorName,
       store: stores.where,
       cursor: cursor ? cursor.stored : null,
+      cursorCommitId: cursor?.commitId ?? null,
       cursorUpdatedAt: cursor?.updatedAt ?? null,
-      head: formatTimestamp(index.commitTicks),
-      lagSeconds: lagSeconds(index.commitTicks, cursorTicks),
-      pagesBehind: pending.pages,
-      leavesBehindAtMost: pending.leaves,
-      commitsBehind: counted?.commits ?? null,
-      leavesBehind: counted?.leaves ?? null,
+      source: redactUrl(settings.source),
+      sourceError: source.ok ? null : source.error,
+      head: source.ok ? formatTimestamp(source.index.commitTicks) : null,
+      // No cursor yet: nothing has been synced, and a lag from 0001-01-01 would say nothing.
+      lagSeconds: source.ok && cursor ? lagSeconds(source.index.commitTicks, cursorTicks) : null,
+      pagesBehind: source.ok ? source.pending.pages : null,
+      leavesBehindAtMost: source.ok ? source.pending.leaves : null,
+      commitsBehind: source.ok ? (source.counted?.commits ?? null) : null,
+      leavesBehind: source.ok ? (source.counted?.leaves ?? null) : null,
       backfill,
       lastRuns: runs,
     };
+    if (!source.ok && options.requireSource) process.exitCode = ExitCode.runFailed;
     if (options.json) {
       process.stdout.write(`${JSON.stringify(status)}\n`);
       return;
     }
+    const moved = cursor ? [cursor.commitId && `commit ${cursor.commitId}`, cursor.updatedAt && `moved ${cursor.updatedAt}`, cursor.runId && `by run ${cursor.runId}`].filter(Boolean).join(', ') : '';
     process.stdout.write(
-      `cursor ${status.cursorName} (${status.store}): ${status.cursor ?? 'none stored (starts at ' + formatTimestamp(cursorTicks) + ')'}\n` +
-        `catalog head: ${status.head} (${redactUrl(settings.source)})\n` +
-        `lag: ${formatDuration(status.lagSeconds)}, ${describeBehind(pending, counted)}\n`,
+      cursor
+        ? `cursor ${status.cursorName} (${status.store}): ${cursor.stored}\n${moved === '' ? '' : `  ${moved}\n`}`
+        : `cursor ${status.cursorName} (${status.store}): no cursor yet (a run starts at ${formatTimestamp(cursorTicks)})\n`,
     );
+    if (source.ok) {
+      process.stdout.write(`catalog head: ${status.head} (${status.source})\n`);
+      process.stdout.write(cursor ? `lag: ${formatDuration(status.lagSeconds!)}, ${describeBehind(source.pending, source.counted)}\n` : `to sync: ${describeBehind(source.pending, source.counted)}\n`);
+    } else {
+      process.stdout.write(`catalog head: unknown: the source did not answer (${source.error})\n`);
+    }
     if (backfill) process.stdout.write(`${describeBackfill(backfill)}\n`);
     if (runs.length === 0) process.stdout.write('no runs recorded\n');
     else {

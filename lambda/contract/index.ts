@@ -2,7 +2,7 @@
  * The contract, the ground floor: exact time, NuGet identity, the key layout, settings with every default, the
  * run summary and the errors. It imports nothing of the project; every other floor may import it.
  */
-export { compareTicks, formatTimestamp, MIN_TICKS, MIN_TIMESTAMP, normalizeTimestamp, parseTimestamp, TimestampError, type Ticks } from './time.js';
+export { compareTicks, expandDateOnly, formatTimestamp, MIN_TICKS, MIN_TIMESTAMP, normalizeTimestamp, parseTimeInput, parseTimestamp, TimestampError, type Ticks } from './time.js';
 export { comparableVersion, identityKeyProblem, KeySegmentError, MAX_PREFIX_BYTES, normalizeVersion } from './identity.js';
 export { commitKey, commitKeyOf, CommitKeyError, decodeCommitKey, leafKey, manifestKey, quarantineKey, watermarkKeyOf } from './keys.js';
 export { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, DEFAULT_METRICS_NAMESPACE, DEFAULT_RUN_LOG_DAYS } from './settings.js';
@@ -11,7 +11,7 @@ export { ENV_NAMES, parseRunLogDays, type SettingNames } from './settings.js';
 export { DEFAULT_BACKFILL_LEASE_SECONDS, DEFAULT_RANGE_LEAVES } from './settings.js';
 export { BACKFILL_SK_PREFIX, backfillRangesKey, backfillSortKey, BackfillStatus, rangeSortKey, ZERO_TOTALS } from './backfill.js';
 export type { BackfillPage, BackfillPlan, BackfillRange, BackfillTotals, RangeState } from './backfill.js';
-export { StoppedBy, type RunSummary } from './run-summary.js';
+export { runErrorOf, StoppedBy, type RunError, type RunSummary } from './run-summary.js';
 export { CatalogSyncError, ErrorCode, hasErrorCode } from './errors.js';
 export { redactUrl } from './redact.js';
 export { VERSION } from './version.js';

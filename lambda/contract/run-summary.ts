@@ -1,3 +1,6 @@
+import { CatalogSyncError, ErrorCode } from './errors.js';
+import { redactUrl } from './redact.js';
+
 /** Why a run stopped. */
 export const StoppedBy = {
   caughtUp: 'caught-up',
@@ -36,4 +39,24 @@ export interface RunSummary {
   readonly caughtUp: boolean;
   readonly stoppedBy: StoppedBy;
   readonly durationMs: number;
+  /** Only on a failed run (`stoppedBy: "error"`): what the error was. */
+  readonly error?: RunError;
+}
+
+/** The error that stopped a failed run, as its summary and the run log carry it. */
+export interface RunError {
+  /** The error's message (URLs in it already redacted by the errors that name them). */
+  readonly message: string;
+  /** The URL the error names (a fetch or a document), redacted; absent when it names none. */
+  readonly url?: string;
+  /** The stable {@link ErrorCode} of the error (`CS_ERR_SYNC` for an error that is not a catalog-sync one). */
+  readonly code: string;
+}
+
+/** The {@link RunError} of `error`: its message, its URL when it names one (redacted), its catalog-sync code. */
+export function runErrorOf(error: unknown): RunError {
+  const message = error instanceof Error ? error.message : String(error);
+  const url = (error as { url?: unknown } | null)?.url;
+  const code = error instanceof CatalogSyncError ? error.code : ErrorCode.sync;
+  return { message, ...(typeof url === 'string' && url !== '' ? { url: redactUrl(url) } : {}), code };
 }

@@ -182,3 +182,19 @@ export function ticksFromEpochMs(ms: number): Ticks {
 export function compareTicks(a: Ticks, b: Ticks): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * A time as a person writes it on the command line: a date alone (`2017-11-01`) means midnight UTC of that
+ * day; anything else must be an exact timestamp. Returns the timestamp text (`2017-11-01T00:00:00Z` for a date),
+ * for the parsers that take text ({@link parseTimestamp}, kuuid prefixes, start-after keys).
+ */
+export function expandDateOnly(text: string): string {
+  return typeof text === 'string' && DATE_ONLY.test(text) ? `${text}T00:00:00Z` : text;
+}
+
+/** {@link parseTimestamp} of {@link expandDateOnly}: a date alone is midnight UTC. */
+export function parseTimeInput(text: string): Ticks {
+  return parseTimestamp(expandDateOnly(text));
+}

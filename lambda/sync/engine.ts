@@ -8,7 +8,7 @@ import { watermarkOf } from './layout.js';
 import { runPipeline, type PipelineOutcome, type RunTotals } from './leaf-pipeline.js';
 import { decideStop } from './stop-reason.js';
 import { startRunBudget } from './run-budget.js';
-import type { RunSummary } from '../contract/run-summary.js';
+import { runErrorOf, type RunSummary } from '../contract/run-summary.js';
 import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../contract/settings.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 import { BackfillStatus } from '../contract/backfill.js';
@@ -125,6 +125,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     caughtUp,
     stoppedBy,
     durationMs: Date.now() - started,
+    ...(failure === undefined ? {} : { error: runErrorOf(failure) }),
   };
   if (deps.runLog) {
     const days = deps.runLogDays ?? DEFAULT_RUN_LOG_DAYS;

@@ -3,12 +3,78 @@
  * the cursor, the head, the lag and the last runs, as text and as JSON lines.
  */
 import { stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runCli, startCli } from '../../testkit/cli-process.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
 import { at, catalog, head, jsonLines, lag, leavesOf, MANY_PROCESSES, newDir, replica, runJson, START, ticks, useReplica } from './cli-local-kit.js';
 
 useReplica();
+
+/** A service index URL on a port of 127.0.0.1 where nothing listens (taken, then let go). */
+async function deadSource(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/v3/index.json`;
+}
+
+describe('catalog-sync status offline', () => {
+  it('a dead source: the stored cursor, its commit, when it moved and the last runs, one line for the source, exit 0 (1 with --require-source)', async () => {
+    const dir = newDir('offline');
+    const run = await runJson(dir, ['--max-commits', '20']);
+    const dead = await deadSource();
+    const offline = ['--source', dead, '--data-dir', dir];
+    const [text, json, required, requiredJson] = await Promise.all([
+      runCli(['status', ...offline]),
+      runCli(['status', ...offline, '--json']),
+      runCli(['status', ...offline, '--require-source']),
+      runCli(['status', ...offline, '--require-source', '--json']),
+    ]);
+    expect(text).toMatchObject({ code: 0, stderr: '' });
+    const lines = text.stdout.split('\n');
+    expect(lines[0]).toBe(`cursor catalog-to-s3 (${dir}): ${run.cursorAfter}`);
+    expect(lines[1]).toMatch(new RegExp(`^  commit ${catalog.commits[19]!.commitId}, moved \\d{4}-\\d{2}-\\d{2}T[\\d:.]+Z, by run ${run.runId}$`));
+    expect(lines[2]).toMatch(new RegExp(`^catalog head: unknown: the source did not answer \\(.*127\\.0\\.0\\.1.*ECONNREFUSED.*\\)$`));
+    expect(lines[3]).toBe('last runs:');
+    expect(lines[4]).toContain(run.runId);
+    expect(text.stdout).not.toContain('lag');
+    const status = jsonLines<Record<string, unknown>>(json.stdout)[0]!;
+    expect(json.code).toBe(0);
+    expect(status).toMatchObject({
+      cursor: run.cursorAfter,
+      cursorCommitId: catalog.commits[19]!.commitId,
+      source: dead,
+      head: null,
+      lagSeconds: null,
+      pagesBehind: null,
+      commitsBehind: null,
+      lastRuns: [run],
+    });
+    expect(typeof status.cursorUpdatedAt).toBe('string');
+    expect(status.sourceError).toContain('ECONNREFUSED');
+    // --require-source: the same report, exit 1.
+    expect(required.code).toBe(1);
+    expect(required.stdout).toBe(text.stdout);
+    expect(requiredJson.code).toBe(1);
+    expect(jsonLines<Record<string, unknown>>(requiredJson.stdout)[0]).toMatchObject({ cursor: run.cursorAfter, head: null });
+  }, MANY_PROCESSES);
+
+  it('a fresh folder and a dead source: "no cursor yet", no runs, and nothing created', async () => {
+    const dir = newDir('fresh-offline');
+    const dead = await deadSource();
+    const [text, json] = await Promise.all([runCli(['status', '--source', dead, '--data-dir', dir]), runCli(['status', '--source', dead, '--data-dir', dir, '--json'])]);
+    expect(text.code).toBe(0);
+    const lines = text.stdout.split('\n');
+    expect(lines[0]).toBe(`cursor catalog-to-s3 (${dir}): no cursor yet (a run starts at ${START})`);
+    expect(lines[1]).toMatch(/^catalog head: unknown: the source did not answer \(.*ECONNREFUSED.*\)$/);
+    expect(lines.slice(2)).toEqual(['no runs recorded', '']);
+    expect(json.code).toBe(0);
+    expect(jsonLines<Record<string, unknown>>(json.stdout)[0]).toMatchObject({ cursor: null, cursorCommitId: null, cursorUpdatedAt: null, head: null, lagSeconds: null, lastRuns: [] });
+    await expect(stat(dir)).rejects.toThrow();
+  }, MANY_PROCESSES);
+});
 
 describe('catalog-sync status and runs', () => {
   it('status prints the cursor, the head, the lag and the last runs, as text and as one JSON line', async () => {
@@ -30,23 +96,24 @@ describe('catalog-sync status and runs', () => {
 
     const [beforeText, beforeJson] = await Promise.all([runCli(['status', ...at(dir)]), runCli(['status', ...at(dir), '--json'])]);
     expect(beforeText.code).toBe(0);
-    expect(beforeText.stdout).toContain(`cursor catalog-to-s3 (${dir}): none stored (starts at ${START})\n`);
+    expect(beforeText.stdout).toContain(`cursor catalog-to-s3 (${dir}): no cursor yet (a run starts at ${START})\n`);
     expect(beforeText.stdout).toContain(`catalog head: ${head} (${replica.serviceIndexUrl})\n`);
-    expect(beforeText.stdout).toContain(`lag: `);
-    expect(beforeText.stdout).toContain(`, ${index.items.length} pages and at most ${leavesOf(catalog.commits).leaves} leaves behind (commits are counted up to 10 pages behind)\n`);
+    // No cursor yet: no lag in days, only what there is to sync.
+    expect(beforeText.stdout).not.toContain('lag');
+    expect(beforeText.stdout).not.toContain('days');
+    expect(beforeText.stdout).toContain(`to sync: ${index.items.length} pages and at most ${leavesOf(catalog.commits).leaves} leaves behind (commits are counted up to 10 pages behind)\n`);
     expect(beforeText.stdout).toContain('no runs recorded\n');
     expect(beforeJson.code).toBe(0);
     const lines = jsonLines<Record<string, unknown>>(beforeJson.stdout);
     expect(lines).toHaveLength(1);
     const before = lines[0]!;
-    expect(before).toMatchObject({ cursorName: 'catalog-to-s3', store: dir, cursor: null, head, ...behind(START), lastRuns: [] });
-    expect(before.lagSeconds as number).toBeCloseTo(lag(head, START), 2);
+    expect(before).toMatchObject({ cursorName: 'catalog-to-s3', store: dir, cursor: null, cursorCommitId: null, head, lagSeconds: null, sourceError: null, ...behind(START), lastRuns: [] });
     await expect(stat(dir)).rejects.toThrow(); // status only reads
 
     const run = await runJson(dir, ['--max-commits', '50']);
     const [afterText, afterJson] = await Promise.all([runCli(['status', ...at(dir)]), runCli(['status', ...at(dir), '--json'])]);
     expect(afterText.code).toBe(0);
-    expect(afterText.stdout).toContain(`cursor catalog-to-s3 (${dir}): ${run.cursorAfter}\n`);
+    expect(afterText.stdout).toContain(`cursor catalog-to-s3 (${dir}): ${run.cursorAfter}\n  commit ${catalog.commits[49]!.commitId}, moved `);
     expect(afterText.stdout).toContain(`catalog head: ${head}`);
     const afterRun = behind(run.cursorAfter);
     expect(afterRun.commitsBehind).toBe(catalog.commits.length - 50);

@@ -1,0 +1,80 @@
+/**
+ * `npm run demo` leads somewhere (issue 13): it syncs, prints the next commands to try with the exact --source
+ * and --data-dir, keeps the replica running for them until Ctrl-C, and they work. Started here as a child, as a
+ * user starts it; its printed commands are run as printed (through a shell), then SIGINT ends it with exit 0, the
+ * replica stopped and the mirror folder left in place.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../testkit/cli-process.js';
+import type { RunSummary } from '../../lambda/contract/run-summary.js';
+import { jsonLines, MANY_PROCESSES } from './cli-local-kit.js';
+
+const DEMO = fileURLToPath(new URL('../../scripts/demo.mjs', import.meta.url));
+
+/** Runs one printed command line through the shell, as a user pastes it. */
+function shell(line: string): { code: number | null; stdout: string; stderr: string } {
+  const result = spawnSync('sh', ['-c', line], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('npm run demo', () => {
+  it('prints the next commands, they work against its replica, and Ctrl-C stops the replica and exits 0', async () => {
+    const demo = spawn(process.execPath, [DEMO, '--commits', '60', '--latency', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    demo.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    demo.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => demo.on('close', (code) => resolve(code)));
+    let dataDir: string | undefined;
+    try {
+      await waitFor(() => stdout.includes('Ctrl-C here stops the replica.\n') || demo.exitCode !== null, 'the demo to print its next commands', 2_400);
+      expect(demo.exitCode, stderr).toBeNull();
+      const origin = /The replica stays up at (\S+) and the mirror in (.+)\. Try/.exec(stdout);
+      expect(origin).not.toBeNull();
+      dataDir = origin![2]!;
+      const commands = stdout.split('\n').filter((line) => line.startsWith('  $ ')).map((line) => line.slice(4));
+      const named = (name: string) => commands.find((line) => line.includes(` ${name}`))!;
+      expect(commands).toHaveLength(4);
+      for (const command of commands.filter((line) => !line.includes(' keys '))) {
+        expect(command).toContain(`--source ${origin![1]}/`);
+        expect(command).toContain(`--data-dir ${dataDir}`);
+      }
+
+      const status = shell(`${named('status')} --json`);
+      expect(status).toMatchObject({ code: 0, stderr: '' });
+      const state = jsonLines<Record<string, unknown>>(status.stdout)[0]!;
+      expect(state).toMatchObject({ commitsBehind: 0, lagSeconds: 0, sourceError: null });
+      expect((state.lastRuns as RunSummary[])[0]).toMatchObject({ commits: 60, stoppedBy: 'caught-up' });
+
+      const runs = shell(`${named('runs')} --json`);
+      expect(runs).toMatchObject({ code: 0, stderr: '' });
+      expect(jsonLines(runs.stdout)).toHaveLength(1);
+
+      const keys = shell(named('keys'));
+      expect(keys).toMatchObject({ code: 0, stderr: '' });
+      expect(keys.stdout).toMatch(/^leaves\/[0-9A-Za-z]{8}\n$/);
+
+      // Caught up: following prints nothing and logs no run; a time budget ends it.
+      const follow = shell(`${named('run --follow')} --time-budget 1`);
+      expect(follow).toMatchObject({ code: 0, stdout: '', stderr: '' });
+      expect(jsonLines(shell(`${named('runs')} --json`).stdout)).toHaveLength(1);
+
+      demo.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(stdout).toContain(`replica stopped; the mirror stays in ${dataDir}`);
+      expect(existsSync(dataDir)).toBe(true);
+      // The replica is gone: status now says the source did not answer, and still shows the cursor.
+      const offline = shell(named('status'));
+      expect(offline.code).toBe(0);
+      expect(offline.stdout).toContain('catalog head: unknown: the source did not answer');
+      expect(offline.stdout).toContain('last runs:');
+    } finally {
+      if (demo.exitCode === null) demo.kill('SIGKILL');
+      if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+    }
+  }, MANY_PROCESSES);
+});
