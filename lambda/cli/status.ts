@@ -7,10 +7,11 @@ import { describeRun, formatDuration } from './format.js';
 import { openStores } from './open-stores.js';
 import { FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
+import { verboseHooks, verboseOption } from './verbose.js';
 
 /** `catalog-sync status`: the cursor, the catalog head, the lag and the last runs. */
 export function addStatusCommand(program: Command): void {
-  storeOptions(program.command('status'))
+  verboseOption(storeOptions(program.command('status')))
     .description('print the cursor, the catalog head, the lag and the last runs')
     .option('--json', 'print one JSON line', false)
     .addHelpText('after', '\nExamples:\n  catalog-sync status\n  catalog-sync status --cursor-name search --json')
@@ -21,6 +22,7 @@ async function statusCommand(options: StoreOptions & { json?: boolean }): Promis
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const stores = await openStores(options, 4);
   const http = new HttpClient({ connections: 4 });
+  verboseHooks(options.verbose, http);
   try {
     const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
     const [cursor, index, runs, backfill] = await Promise.all([
