@@ -3,8 +3,6 @@
  * `HTTP_PROXY` / `NO_PROXY`, lower case first. They are read once, here, and handed to the agent explicitly, so
  * the agent and the error hints (which name the variable in use) never disagree.
  */
-import { redactUrl } from '../contract/redact.js';
-
 /** A proxy and the variable that named it. */
 export interface ProxyChoice {
   /** The variable as it is set, e.g. `HTTPS_PROXY` or `https_proxy`. */
@@ -71,7 +69,7 @@ export function shownProxy(choice: ProxyChoice): string {
     const parsed = new URL(choice.url);
     address = `${parsed.protocol}//${parsed.host}`;
   } catch {
-    address = redactUrl(choice.url);
+    address = 'not a valid URL';
   }
   return `${choice.variable} (${address})`;
 }
