@@ -9,7 +9,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { Command } from 'commander';
 import type { HttpClient } from '../catalog/index.js';
 import { formatTimestamp } from '../contract/index.js';
-import type { CursorStore } from '../stores/types.js';
+import type { BackfillStore, CursorStore } from '../stores/types.js';
 import type { EngineLogger } from '../sync/index.js';
 
 /** The service name of the log lines, as the Lambda's default. */
@@ -34,6 +34,8 @@ export interface VerboseHooks {
   readonly logger: EngineLogger | undefined;
   /** `cursors` as given, logging each checkpoint when verbose. */
   readonly cursors: (cursors: CursorStore) => CursorStore;
+  /** `backfills` as given, logging each checkpoint of a range's progress when verbose. */
+  readonly backfills: <T extends BackfillStore>(backfills: T) => T;
 }
 
 /**
@@ -41,7 +43,7 @@ export interface VerboseHooks {
  * checkpoint (conditional cursor write) is logged. Without it, changes nothing.
  */
 export function verboseHooks(enabled: boolean | undefined, http: HttpClient, logger: Logger | undefined = enabled ? stderrLogger() : undefined): VerboseHooks {
-  if (!enabled || logger === undefined) return { logger: undefined, cursors: (cursors) => cursors };
+  if (!enabled || logger === undefined) return { logger: undefined, cursors: (cursors) => cursors, backfills: (backfills) => backfills };
   http.onRequest = (event) => {
     const { method, url, status, ms, attempt, error, proxy } = event;
     const fields = { method, url, ...(status === undefined ? {} : { status }), ms, attempt, ...(proxy === undefined ? {} : { proxy }) };
@@ -56,7 +58,7 @@ export function verboseHooks(enabled: boolean | undefined, http: HttpClient, log
     warn: (message, extra) => logger.warn(message, extra ?? {}),
     error: (message, extra) => logger.error(message, extra ?? {}),
   };
-  return { logger: engineLogger, cursors: (cursors) => loggingCursors(cursors, logger) };
+  return { logger: engineLogger, cursors: (cursors) => loggingCursors(cursors, logger), backfills: (backfills) => loggingBackfills(backfills, logger) };
 }
 
 /** `cursors` with each conditional write logged as a checkpoint (its outcome and time). */
@@ -71,4 +73,23 @@ function loggingCursors(cursors: CursorStore, logger: Logger): CursorStore {
       return result;
     },
   };
+}
+
+/** `backfills` with each write of a range's progress logged as a checkpoint; every other method as it is. */
+function loggingBackfills<T extends BackfillStore>(backfills: T, logger: Logger): T {
+  return new Proxy(backfills, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (property !== 'advanceRange') return value.bind(target);
+      const advanceRange: BackfillStore['advanceRange'] = async (cursorName, backfillId, n, expected, next) => {
+        const started = performance.now();
+        const result = await (value as BackfillStore['advanceRange']).call(target, cursorName, backfillId, n, expected, next);
+        const ms = Math.round(performance.now() - started);
+        logger.info('checkpoint', { cursorName, backfillId, range: n, cursor: next.progress, commitId: next.progressCommitId, outcome: result.outcome, ms });
+        return result;
+      };
+      return advanceRange;
+    },
+  });
 }

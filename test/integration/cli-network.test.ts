@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../testkit/cli-process.js';
 import { freePort } from '../../testkit/emulator-processes.js';
 import { ForwardProxy } from '../../testkit/forward-proxy.js';
-import { at, jsonLines, newDir, replica, useReplica } from './cli-local-kit.js';
+import { at, catalog, jsonLines, newDir, replica, useReplica } from './cli-local-kit.js';
 
 useReplica();
 
@@ -99,6 +99,18 @@ describe('--verbose', () => {
     const quiet = await runCli(['run', ...at(newDir('quiet')), '--json', '--max-commits', '2']);
     expect(quiet.code).toBe(0);
     expect(quiet.stderr).toBe('');
+  });
+
+  it('`backfill --verbose` logs the requests and range checkpoints of its workers', async () => {
+    const result = await runCli(['backfill', ...at(newDir('backfill-verbose')), '--workers', '2', '--range-leaves', '40', '--json', '--verbose']);
+    expect(result.code).toBe(0);
+    expect(jsonLines(result.stdout)).toHaveLength(1);
+    const lines = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as LogLine);
+    expect(lines.filter((l) => l.message === 'request').length).toBeGreaterThan(catalog.commits.length);
+    const checkpoints = lines.filter((l) => l.message === 'checkpoint');
+    expect(checkpoints.length).toBeGreaterThan(1);
+    expect(new Set(checkpoints.map((c) => c.range)).size).toBeGreaterThan(1);
+    for (const c of checkpoints) expect(c).toMatchObject({ backfillId: expect.any(String), outcome: 'written', service: 'catalog-sync' });
   });
 
   it('`status --verbose` logs its requests', async () => {
