@@ -16,6 +16,9 @@ const CONNECTION_CODES = new Set([
   'UND_ERR_SOCKET',
 ]);
 
+/** Codes of a connection that was never made (the others: one that broke). */
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
 /** The first error code found along the `cause` chain (and in an `AggregateError`'s errors). */
 export function networkCode(error: unknown): string | undefined {
   let current: unknown = error;
@@ -83,7 +86,8 @@ export function networkHint(error: unknown, url: string, proxy: ProxyChoice | un
     if (proxy !== undefined) {
       return `requests to ${host} go through the proxy of ${shownProxy(proxy)}, and the connection failed (${code}): check that the proxy is up and reachable, or list ${host} in NO_PROXY to go direct`;
     }
-    return `could not connect to ${host} (${code}): check that it is up and reachable from this machine (firewall, VPN); behind a proxy, set ${variable}`;
+    const what = CONNECT_CODES.has(code) ? `could not connect to ${host}` : `the connection to ${host} broke`;
+    return `${what} (${code}): check that it is up and reachable from this machine (firewall, VPN); behind a proxy, set ${variable}`;
   }
   return undefined;
 }

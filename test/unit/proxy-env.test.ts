@@ -31,3 +31,20 @@ describe('proxy variables', () => {
     expect(shownProxy({ variable: 'HTTP_PROXY', url: 'not a url with user:s3cret@host?x=1' })).not.toContain('s3cret@');
   });
 });
+
+describe('network hints', () => {
+  const coded = (code: string, message = code): Error => Object.assign(new Error(message), { code });
+  it('names the host; a broken connection is told from one never made; other errors get none', async () => {
+    const { networkHint } = await import('../../lambda/catalog/network-hints.js');
+    expect(networkHint(coded('ECONNRESET'), 'https://api.nuget.org/v3/index.json', undefined)).toBe(
+      'the connection to api.nuget.org broke (ECONNRESET): check that it is up and reachable from this machine (firewall, VPN); behind a proxy, set HTTPS_PROXY',
+    );
+    expect(networkHint(new Error('x', { cause: coded('ETIMEDOUT') }), 'http://h:81/x', undefined)).toMatch(/^could not connect to h:81 \(ETIMEDOUT\)/);
+    expect(networkHint(new AggregateError([coded('ECONNREFUSED')]), 'http://h/x', undefined)).toMatch(/^could not connect to h \(ECONNREFUSED\)/);
+    expect(networkHint(coded('EAI_AGAIN'), 'https://h.example/x', { variable: 'https_proxy', url: 'http://u:pw@p.example:3128' })).toBe(
+      'the host of the proxy of https_proxy (http://p.example:3128) could not be resolved (EAI_AGAIN): check that variable, or list h.example in NO_PROXY to go direct',
+    );
+    expect(networkHint(coded('UND_ERR_HEADERS_TIMEOUT'), 'https://h/x', undefined)).toBeUndefined();
+    expect(networkHint(new Error('HTTP 500'), 'https://h/x', undefined)).toBeUndefined();
+  });
+});
