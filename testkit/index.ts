@@ -12,6 +12,7 @@ export { appendCommits, generateCatalog, leafBody, type GeneratedCatalog, type G
 export { layoutPages } from './catalog-layout.js';
 export { renderLeafBody } from './leaf-body.js';
 export { CatalogReplica } from './catalog-replica.js';
+export { ForwardProxy, type ForwardProxyOptions, type ProxiedRequest } from './forward-proxy.js';
 export type { ServedDocument } from './replica-source.js';
 export { negotiateCoding, type ContentCoding } from './http-encoding.js';
 export { formatTicks, parseTicks, TICKS_PER_SECOND } from './catalog-time.js';

@@ -1,14 +1,13 @@
 import { setTimeout as wait } from 'node:timers/promises';
-import { promisify } from 'node:util';
-import * as zlib from 'node:zlib';
-import { Agent, type Dispatcher } from 'undici';
+import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from './http-errors.js';
+import { decode, parseRetryAfter } from './http-decode.js';
+import { describeNetworkError, networkHint } from './network-hints.js';
+
+export { parseRetryAfter };
+import { proxyFor, readProxyEnv, type ProxyEnv } from './proxy-env.js';
 import { redactUrl } from '../contract/redact.js';
 import { VERSION } from '../contract/version.js';
-
-const gunzip = promisify(zlib.gunzip);
-const inflate = promisify(zlib.inflate);
-const brotliDecompress = promisify(zlib.brotliDecompress);
 
 /** How failed requests are retried. */
 export interface RetryPolicy {
@@ -39,6 +38,11 @@ export interface HttpClientOptions {
   readonly totalTimeoutMs: number;
   readonly retry: RetryPolicy;
   readonly userAgent: string;
+  /**
+   * Where `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY` (and their lower-case forms) are read from; the process's
+   * environment unless given (tests pass their own).
+   */
+  readonly proxyEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -92,8 +96,26 @@ export interface HttpResponse {
   readonly attempts: number;
 }
 
-/** Observes retries, for logs and fault accounting. */
+/** Observes retries, for logs and fault accounting. The URL is redacted. */
 export type RetryListener = (event: { url: string; attempt: number; delayMs: number; error: FetchError }) => void;
+
+/** One attempt of a request, answered or failed: for `--verbose`. The URL is redacted. */
+export interface RequestEvent {
+  readonly method: 'GET';
+  readonly url: string;
+  readonly attempt: number;
+  /** The HTTP status, when a response arrived. */
+  readonly status?: number;
+  /** Milliseconds from sending to the last byte (or to the failure). */
+  readonly ms: number;
+  /** What went wrong, when the attempt failed. */
+  readonly error?: string;
+  /** The variable naming the proxy the request went through, when one did. */
+  readonly proxy?: string;
+}
+
+/** Observes every attempt. */
+export type RequestListener = (event: RequestEvent) => void;
 
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 
@@ -108,18 +130,28 @@ export class HttpClient {
   /** `Authorization` values by origin, from URLs given with credentials. */
   private readonly credentials = new Map<string, string>();
   private readonly options: HttpClientOptions;
+  /** The proxy variables in effect, read once: the agent and the error hints use the same. */
+  readonly proxies: ProxyEnv;
   /** Called on every retry. */
   onRetry: RetryListener | undefined;
+  /** Called after every attempt. */
+  onRequest: RequestListener | undefined;
 
   constructor(options: Partial<HttpClientOptions> = {}) {
     this.options = { ...DEFAULT_HTTP_OPTIONS, ...options, retry: { ...DEFAULT_HTTP_OPTIONS.retry, ...options.retry } };
-    this.agent = new Agent({
+    this.proxies = readProxyEnv(options.proxyEnv ?? process.env);
+    // The same pool and timeouts direct and through a proxy; the variables are passed explicitly ('' for none)
+    // so undici does not read the environment a second time.
+    this.agent = new EnvHttpProxyAgent({
       connections: this.options.connections,
       connectTimeout: this.options.connectTimeoutMs,
       headersTimeout: this.options.headersTimeoutMs,
       bodyTimeout: this.options.bodyTimeoutMs,
       keepAliveTimeout: 30_000,
       pipelining: 1,
+      httpProxy: this.proxies.http?.url ?? '',
+      httpsProxy: this.proxies.https?.url ?? '',
+      noProxy: this.proxies.noProxy,
     });
   }
 
@@ -167,21 +199,24 @@ export class HttpClient {
     for (let attempt = 1; ; attempt++) {
       if (options.signal?.aborted) throw new FetchAbortedError(url, `before attempt ${attempt}`, { cause: options.signal.reason });
       try {
-        const response = await this.attempt(url, options);
+        const response = await this.attempt(url, options, attempt);
         return { ...response, attempts: attempt };
       } catch (error) {
         if (error instanceof FetchAbortedError) throw error;
         const failure =
           error instanceof FetchError ? error : new FetchError(url, describeNetworkError(error), true, { cause: error });
         failure.attempts = attempt;
-        if (!failure.retryable || attempt >= retry.attempts) throw failure;
+        const hint = (): string | undefined => networkHint(failure.cause, url, proxyFor(this.proxies, url));
+        if (!failure.retryable || attempt >= retry.attempts) throw failure.gaveUp(attempt, hint());
         const backoff = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1)) * Math.random();
         if (failure.retryAfterMs !== undefined && failure.retryAfterMs > retry.maxRetryAfterMs) {
-          throw new FetchError(url, `${failure.reason}; Retry-After of ${failure.retryAfterMs} ms exceeds the cap of ${retry.maxRetryAfterMs} ms`, false, { cause: failure, status: failure.status, attempts: attempt });
+          const reason = `${failure.reason}; Retry-After of ${failure.retryAfterMs} ms exceeds the cap of ${retry.maxRetryAfterMs} ms`;
+          throw new FetchError(url, reason, false, { cause: failure, status: failure.status }).gaveUp(attempt);
         }
         const delayMs = Math.max(backoff, failure.retryAfterMs ?? 0);
         if (options.deadline !== undefined && Date.now() + delayMs >= options.deadline) {
-          throw new FetchError(url, `${failure.reason} (no time left in the run for another attempt)`, false, { cause: failure, status: failure.status, attempts: attempt });
+          const reason = `${failure.reason} (no time left in the run for another attempt)`;
+          throw new FetchError(url, reason, false, { cause: failure, status: failure.status }).gaveUp(attempt, hint());
         }
         this.onRetry?.({ url, attempt, delayMs, error: failure });
         try {
@@ -197,7 +232,25 @@ export class HttpClient {
    * One attempt, bounded by the total timeout and by the caller's signal: either aborts the request, which
    * closes its connection.
    */
-  private async attempt(url: string, options: GetOptions): Promise<Omit<HttpResponse, 'attempts'>> {
+  private async attempt(url: string, options: GetOptions, attempt: number): Promise<Omit<HttpResponse, 'attempts'>> {
+    if (this.onRequest === undefined) return this.bounded(url, options);
+    const started = performance.now();
+    const proxy = proxyFor(this.proxies, url)?.variable;
+    const event = { method: 'GET' as const, url: redactUrl(url), attempt, ...(proxy === undefined ? {} : { proxy }) };
+    try {
+      const response = await this.bounded(url, options);
+      this.onRequest({ ...event, status: response.status, ms: Math.round(performance.now() - started) });
+      return response;
+    } catch (error) {
+      const status = error instanceof FetchError ? error.status : undefined;
+      const reason = error instanceof FetchError ? error.reason : error instanceof FetchAbortedError ? 'aborted' : describeNetworkError(error);
+      this.onRequest({ ...event, ...(status === undefined ? {} : { status }), ms: Math.round(performance.now() - started), error: reason });
+      throw error;
+    }
+  }
+
+  /** One attempt, bounded in time. */
+  private async bounded(url: string, options: GetOptions): Promise<Omit<HttpResponse, 'attempts'>> {
     const attemptStop = new AbortController();
     const timeoutMs = this.options.totalTimeoutMs;
     const timer = setTimeout(() => attemptStop.abort(new Error(`total timeout of ${timeoutMs} ms`)), timeoutMs);
@@ -307,49 +360,4 @@ function redirectTarget(url: string, location: string | string[] | undefined): s
 function pathOf(url: string): string {
   const parsed = new URL(url);
   return `${parsed.pathname}${parsed.search}`;
-}
-
-async function decode(url: string, raw: Buffer, encoding: string, maxBytes: number): Promise<Buffer> {
-  const name = encoding.trim().toLowerCase();
-  const options = { maxOutputLength: maxBytes };
-  try {
-    switch (name) {
-      case '':
-      case 'identity':
-        return raw;
-      case 'gzip':
-      case 'x-gzip':
-        return await gunzip(raw, options);
-      case 'deflate':
-        return await inflate(raw, options);
-      case 'br':
-        return await brotliDecompress(raw, options);
-      default:
-        throw new FetchError(url, `unsupported Content-Encoding ${JSON.stringify(encoding)}`, false);
-    }
-  } catch (error) {
-    if (error instanceof FetchError) throw error;
-    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
-      throw new BodyTooLargeError(url, maxBytes, 'decompressed body');
-    }
-    // A truncated compressed stream is the usual cause: another attempt may get it whole.
-    throw new FetchError(url, `could not decompress ${name} body: ${(error as Error).message}`, true, { cause: error });
-  }
-}
-
-/** `Retry-After` as milliseconds: delta-seconds or an HTTP date. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (text === undefined || text.trim() === '') return undefined;
-  if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000;
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-function describeNetworkError(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as { code?: string }).code;
-    return code ? `${code}: ${error.message}` : error.message;
-  }
-  return String(error);
 }

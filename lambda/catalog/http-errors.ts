@@ -34,6 +34,20 @@ export class FetchError extends CatalogSyncError {
   attempts: number;
   /** The delay the server asked for with `Retry-After`, in milliseconds. */
   readonly retryAfterMs: number | undefined;
+  /** For a DNS, connection or proxy error: what to check, naming the host and the proxy variable in use. */
+  hint: string | undefined;
+
+  /**
+   * Marks the error as final: records the attempts made and the hint, and says both in the message
+   * (`…: HTTP 500 (5 attempts)`, `…: ECONNREFUSED: … (5 attempts). Hint: could not connect to …`).
+   */
+  gaveUp(attempts: number, hint?: string): this {
+    this.attempts = attempts;
+    this.hint = hint;
+    const base = `${this.url}: ${this.reason}`;
+    this.message = `${base} (${attempts} attempt${attempts === 1 ? '' : 's'})${hint === undefined ? '' : `. Hint: ${hint}`}`;
+    return this;
+  }
 }
 
 /** A URL outside the catalog's origin and the explicitly allowed origins. Never retried, never requested. */

@@ -54,7 +54,11 @@ export {
   type HttpClientOptions,
   type HttpResponse,
   type RequestBounds,
+  type RequestEvent,
+  type RequestListener,
   type RetryListener,
   type RetryPolicy,
 } from './http-client.js';
 export { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from './http-errors.js';
+export { networkHint } from './network-hints.js';
+export { proxyFor, readProxyEnv, shownProxy, type ProxyChoice, type ProxyEnv } from './proxy-env.js';

@@ -6,16 +6,17 @@
  */
 import { CatalogClient, HttpClient } from '../catalog/index.js';
 import { CatalogSyncError, parseSettings, type BackfillRange, type SyncSettings } from '../contract/index.js';
-import { runRange } from '../sync/index.js';
+import { runRange, type EngineLogger } from '../sync/index.js';
 import type { FromWorker, ToWorker, WorkerOptions } from './backfill-messages.js';
 import { openStores, type OpenStores } from './open-stores.js';
 import { FLAG_NAMES, rawSettingsOf } from './options.js';
+import { verboseHooks } from './verbose.js';
 
 /** Least time between two progress messages of a worker. */
 const PROGRESS_EVERY_MS = 100;
 
 const stop = new AbortController();
-let opened: { settings: SyncSettings; stores: OpenStores; http: HttpClient; catalog: CatalogClient } | undefined;
+let opened: { settings: SyncSettings; stores: OpenStores; http: HttpClient; logger: EngineLogger | undefined; catalog: CatalogClient } | undefined;
 let busy: Promise<void> = Promise.resolve();
 
 function send(message: FromWorker): void {
@@ -26,7 +27,8 @@ async function open(options: WorkerOptions): Promise<void> {
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const stores = await withBackpressure(await openStores(options, settings.concurrency), options, settings.concurrency);
   const http = new HttpClient({ connections: settings.concurrency });
-  opened = { settings, stores, http, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins) };
+  const verbose = verboseHooks(options.verbose, http);
+  opened = { settings, stores: { ...stores, backfills: verbose.backfills(stores.backfills) }, http, logger: verbose.logger, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins) };
   send({ type: 'ready' });
 }
 
@@ -54,7 +56,7 @@ async function withBackpressure(stores: OpenStores, options: WorkerOptions, conc
 }
 
 async function run(range: BackfillRange): Promise<void> {
-  const { settings, stores, catalog } = opened!;
+  const { settings, stores, catalog, logger } = opened!;
   let last = 0;
   try {
     const outcome = await runRange(
@@ -66,6 +68,7 @@ async function run(range: BackfillRange): Promise<void> {
         runLog: stores.runLog,
         backfills: stores.backfills,
         signal: stop.signal,
+        ...(logger === undefined ? {} : { logger }),
         onProgress: (progress) => {
           const now = Date.now();
           if (now - last < PROGRESS_EVERY_MS) return;

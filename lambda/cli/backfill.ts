@@ -22,6 +22,7 @@ import { printSummary } from './format.js';
 import { openStores } from './open-stores.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
+import { verboseHooks, verboseOption } from './verbose.js';
 
 /** Options of `catalog-sync backfill`. */
 export interface BackfillOptions extends StoreOptions {
@@ -42,7 +43,7 @@ const MAX_WORKERS = 256;
 
 /** `catalog-sync backfill`: the catalog up to now (or --until) in ranges run by N worker processes. */
 export function addBackfillCommand(program: Command): void {
-  storeOptions(program.command('backfill'))
+  verboseOption(storeOptions(program.command('backfill')))
     .description('store the catalog up to its head (or --until) fast: ranges of pages run by parallel worker processes')
     .option('--workers <n>', 'worker processes (default: the number of cores)')
     .option('--depends-on <cursor>', 'a cursor this one must never pass: B is at most its value (repeatable)', collect)
@@ -107,6 +108,7 @@ async function backfillCommand(options: BackfillOptions): Promise<void> {
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const stores = await openStores(options, settings.concurrency);
   const http = new HttpClient({ connections: 4 });
+  verboseHooks(options.verbose, http);
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
   const deps = { catalog, cursors: stores.cursors, snapshots: stores.snapshots, runLog: stores.runLog, backfills: stores.backfills };
   const leaseMs = DEFAULT_BACKFILL_LEASE_SECONDS * 1000;
@@ -175,8 +177,8 @@ async function backfillCommand(options: BackfillOptions): Promise<void> {
 }
 
 function workerOptions(options: BackfillOptions): WorkerOptions {
-  const { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin } = options;
-  const picked = { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin };
+  const { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin, verbose } = options;
+  const picked = { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin, verbose };
   return Object.fromEntries(Object.entries(picked).filter(([, value]) => value !== undefined)) as WorkerOptions;
 }
 

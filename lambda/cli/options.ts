@@ -23,6 +23,7 @@ export interface StoreOptions {
   bucket?: string;
   prefix?: string;
   dataDir: string;
+  verbose?: boolean;
 }
 
 /** Options of `catalog-sync run`. */

@@ -9,12 +9,13 @@ import { collect, FLAG_NAMES, rawSettingsOf, type RunOptions } from './options.j
 import { ProgressReporter } from './progress.js';
 import { storeOptions } from './store-options.js';
 import type { RunLogStore } from '../stores/types.js';
+import { verboseHooks, verboseOption } from './verbose.js';
 
 const DEFAULT_POLL_SECONDS = 60;
 
 /** `catalog-sync run`: one bounded slice, or slice after slice with `--follow`. */
 export function addRunCommand(program: Command): void {
-  storeOptions(program.command('run'))
+  verboseOption(storeOptions(program.command('run')))
     .description('run one bounded slice of the catalog (or keep following with --follow)')
     .option('--depends-on <cursor>', 'a cursor this one must never pass (repeatable)', collect)
     .option('--start <timestamp>', 'cursor to start from when none is stored (a date alone: midnight UTC)', MIN_TIMESTAMP)
@@ -61,6 +62,7 @@ async function runCommand(options: RunOptions): Promise<void> {
   }
   const stores = await openStores(options, settings.concurrency);
   const http = new HttpClient({ connections: settings.concurrency });
+  const verbose = verboseHooks(options.verbose, http);
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
   const stop = new AbortController();
   const onSignal = (): void => {
@@ -83,7 +85,8 @@ async function runCommand(options: RunOptions): Promise<void> {
       try {
         summary = await runSlice(settings, {
           catalog,
-          cursors: stores.cursors,
+          cursors: verbose.cursors(stores.cursors),
+          ...(verbose.logger === undefined ? {} : { logger: verbose.logger }),
           snapshots: stores.snapshots,
           // Following: an empty poll (nothing new, nothing failed) is not logged as a run, so `runs` and `status`
           // show the slices that moved, not a no-op a minute.

@@ -8,10 +8,11 @@ import { describeRun, formatDuration } from './format.js';
 import { openStores } from './open-stores.js';
 import { FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
+import { verboseHooks, verboseOption } from './verbose.js';
 
 /** `catalog-sync status`: the cursor and the last runs (read locally), then the catalog head and the lag. */
 export function addStatusCommand(program: Command): void {
-  storeOptions(program.command('status'))
+  verboseOption(storeOptions(program.command('status')))
     .description('print the cursor and the last runs, and the catalog head and the lag when the source answers')
     .option('--json', 'print one JSON line', false)
     .option('--require-source', 'exit 1 when the source does not answer (by default status still prints the stored state and exits 0)', false)
@@ -43,6 +44,7 @@ async function statusCommand(options: StoreOptions & { json?: boolean; requireSo
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const stores = await openStores(options, 4, process.env, 'read');
   const http = new HttpClient({ connections: 4, retry: { ...DEFAULT_HTTP_OPTIONS.retry, attempts: STATUS_ATTEMPTS } });
+  verboseHooks(options.verbose, http);
   try {
     // The stored state first, from the store alone: it never needs the network.
     const [cursor, runs, backfill] = await Promise.all([

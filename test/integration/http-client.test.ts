@@ -75,7 +75,7 @@ describe('HttpClient', () => {
     replica.clearFaults();
     replica.failWith(leaf().path, 404, 5);
     const notFound = await client().get(url(), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
-    expect((notFound as FetchError).message).toBe(`${url()}: HTTP 404`);
+    expect((notFound as FetchError).message).toBe(`${url()}: HTTP 404 (1 attempt)`);
     expect((notFound as FetchError).attempts).toBe(1);
     replica.clearFaults();
     replica.failWith(leaf().path, 302, 1, { location: 'https://elsewhere.example/' });
@@ -107,7 +107,7 @@ describe('HttpClient', () => {
     const http = client({ totalTimeoutMs: 300, retry: { ...FAST_RETRY, attempts: 2 } });
     const error = await http.get(url(), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FetchError);
-    expect((error as FetchError).message).toBe(`${url()}: total timeout of 0.3 s exceeded (response headers and body)`);
+    expect((error as FetchError).message).toBe(`${url()}: total timeout of 0.3 s exceeded (response headers and body) (2 attempts)`);
     expect((error as FetchError).attempts).toBe(2);
     // Each timed-out attempt closed its connection.
     await replica.whenAbandoned(leaf().path, 2);
@@ -150,7 +150,7 @@ describe('HttpClient', () => {
     replica.clearFaults();
     replica.failWith(leaf().path, 500, 100);
     const error = await client().get(url(), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
-    expect((error as FetchError).message).toBe(`${url()}: HTTP 500`);
+    expect((error as FetchError).message).toBe(`${url()}: HTTP 500 (5 attempts)`);
     expect((error as FetchError).attempts).toBe(FAST_RETRY.attempts);
     replica.clearFaults();
   });

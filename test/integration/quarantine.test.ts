@@ -91,7 +91,7 @@ describe('quarantine', () => {
         expect(await harness.cursor()).toBe(formatTimestamp(commitTicks(catalog, -1)));
         const key = commitKey(commitTicks(catalog, 7));
         const record = (await harness.snapshots.getJson(quarantineKey('', key, slowLeaf().id, slowLeaf().version))) as Record<string, unknown>;
-        expect(record.error).toBe(`${replica.leafUrl(slowLeaf())}: total timeout of 1.5 s exceeded (response headers and body)`);
+        expect(record.error).toBe(`${replica.leafUrl(slowLeaf())}: total timeout of 1.5 s exceeded (response headers and body) (2 attempts)`);
         expect(record.attempts).toBe(2);
       } finally {
         replica.clearFaults();

@@ -1,0 +1,75 @@
+/**
+ * The proxy settings of the environment, as undici's `EnvHttpProxyAgent` reads them: `HTTPS_PROXY` /
+ * `HTTP_PROXY` / `NO_PROXY`, lower case first. They are read once, here, and handed to the agent explicitly, so
+ * the agent and the error hints (which name the variable in use) never disagree.
+ */
+/** A proxy and the variable that named it. */
+export interface ProxyChoice {
+  /** The variable as it is set, e.g. `HTTPS_PROXY` or `https_proxy`. */
+  readonly variable: string;
+  /** The proxy URL as given (it may carry credentials: show it only through {@link shownProxy}). */
+  readonly url: string;
+}
+
+/** The proxy variables in effect. */
+export interface ProxyEnv {
+  readonly http: ProxyChoice | undefined;
+  /** For `https:` URLs; falls back to the HTTP proxy, as undici does. */
+  readonly https: ProxyChoice | undefined;
+  /** The `NO_PROXY` list as given (`''` when unset). */
+  readonly noProxy: string;
+}
+
+function pick(env: Readonly<Record<string, string | undefined>>, ...names: string[]): ProxyChoice | undefined {
+  for (const name of names) {
+    const value = env[name];
+    if (value !== undefined) return value === '' ? undefined : { variable: name, url: value };
+  }
+  return undefined;
+}
+
+/** Reads the proxy variables of `env` (the process's environment in the faces). */
+export function readProxyEnv(env: Readonly<Record<string, string | undefined>>): ProxyEnv {
+  const http = pick(env, 'http_proxy', 'HTTP_PROXY');
+  const https = pick(env, 'https_proxy', 'HTTPS_PROXY') ?? http;
+  return { http, https, noProxy: env.no_proxy ?? env.NO_PROXY ?? '' };
+}
+
+const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
+
+/** The proxy a request to `url` goes through, or `undefined` when it goes direct (undici's `NO_PROXY` rules). */
+export function proxyFor(proxies: ProxyEnv, url: string): ProxyChoice | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const choice = parsed.protocol === 'https:' ? proxies.https : proxies.http;
+  if (choice === undefined) return undefined;
+  const hostname = parsed.host.replace(/:\d*$/, '').toLowerCase();
+  const port = Number.parseInt(parsed.port, 10) || DEFAULT_PORTS[parsed.protocol] || 0;
+  const noProxy = proxies.noProxy.trim();
+  if (noProxy === '*') return undefined;
+  for (const entry of noProxy.split(/[,\s]/)) {
+    if (!entry) continue;
+    const match = /^(.+):(\d+)$/.exec(entry);
+    const host = (match ? match[1]! : entry).replace(/^\*?\./, '').toLowerCase();
+    const entryPort = match ? Number.parseInt(match[2]!, 10) : 0;
+    if (entryPort && entryPort !== port) continue;
+    if (hostname === host || hostname.endsWith(`.${host}`)) return undefined;
+  }
+  return choice;
+}
+
+/** `HTTPS_PROXY (http://proxy.example:3128)`: the variable and the proxy's address, never its credentials. */
+export function shownProxy(choice: ProxyChoice): string {
+  let address: string;
+  try {
+    const parsed = new URL(choice.url);
+    address = `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    address = 'not a valid URL';
+  }
+  return `${choice.variable} (${address})`;
+}
