@@ -303,7 +303,10 @@ describe('catalog-sync backfill into a folder', () => {
           // Unless it was between two ranges when it died, its range was handed back and counted as a failed attempt.
           const died = result.stderr.split('\n').filter((line) => line.includes(`its worker process ${workers[0]} died (signal SIGKILL)`));
           expect(died.length).toBeLessThanOrEqual(1);
-          expect(await verifyBackfilled(dir, catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+          // A worker SIGKILLed in the middle of a write leaves its temporary file (or its lock record) in the
+          // state folder's tmp/, by design (removed once an hour old); whether it was mid-write is chance.
+          const problems = await verifyBackfilled(dir, catalog, replica.origin, commitTicks(catalog, -1));
+          expect(problems.filter((problem) => !problem.startsWith('temporary file left: .catalog-sync/tmp/'))).toEqual([]);
           expect((await readLocalState(dir))!.cursors['catalog-to-s3']!.cursor).toBe(formatTimestamp(commitTicks(catalog, -1)));
         } finally {
           backfill.killGroup();
