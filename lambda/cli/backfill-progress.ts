@@ -1,6 +1,6 @@
 import type { BackfillPlan } from '../contract/index.js';
 import type { RangeOutcome } from '../sync/index.js';
-import { formatLeft } from './progress.js';
+import { formatLeft, writeProgressLine } from './progress.js';
 
 /**
  * Shows a backfill's progress on stderr: ranges done of the plan's, leaves stored, leaves per second and time
@@ -96,16 +96,6 @@ export class BackfillProgress {
     const text =
       `${this.rangesDone}/${plan.ranges} ranges, ${leaves} leaves, ${rate.toFixed(0)} leaves/s` +
       (Number.isFinite(left) && share < 1 ? `, ${formatLeft(left)} left` : '');
-    if (this.tty) {
-      const width = 20;
-      const filled = Math.min(width, Math.floor(share * width));
-      let line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.floor(share * 100).toString().padStart(3)}% ${text}`;
-      const columns = this.stream.columns;
-      if (columns !== undefined && columns > 1 && line.length > columns - 1) line = line.slice(0, columns - 1);
-      this.stream.write(`\r${line}\u001b[K`);
-      this.drawn = true;
-    } else {
-      this.stream.write(`progress: ${(share * 100).toFixed(0)}% ${text}\n`);
-    }
+    if (writeProgressLine(this.stream, this.tty, share, text)) this.drawn = true;
   }
 }

@@ -84,18 +84,7 @@ export class ProgressReporter {
       `${progress.commits} commits, ${progress.leaves} leaves, ${rate.toFixed(0)} leaves/s` +
       (Number.isFinite(left) ? `, ${formatLeft(left)} left` : '') +
       `, at ${formatTimestamp(progress.cursor).slice(0, 19)}Z`;
-    if (this.tty) {
-      const width = 20;
-      const filled = Math.min(width, Math.floor(share * width));
-      let line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.floor(share * 100).toString().padStart(3)}% ${text}`;
-      // A line longer than the terminal wraps, and `\r` then returns only to the start of its last row.
-      const columns = this.stream.columns;
-      if (columns !== undefined && columns > 1 && line.length > columns - 1) line = line.slice(0, columns - 1);
-      this.stream.write(`\r${line}\u001b[K`);
-      this.drawn = true;
-    } else {
-      this.stream.write(`progress: ${(share * 100).toFixed(0)}% ${text}\n`);
-    }
+    if (writeProgressLine(this.stream, this.tty, share, text)) this.drawn = true;
   }
 
   /** The share of the slice done, from 0 to 1. */
@@ -116,4 +105,23 @@ export function formatLeft(seconds: number): string {
   if (s < 60) return `${s} s`;
   if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
   return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+/**
+ * Writes one progress line: on a terminal a bar redrawn in place (cut to the terminal's width, since a line that
+ * wraps cannot be redrawn: `\r` returns only to the start of its last row), otherwise a plain line. Returns
+ * whether it drew in place (the caller then ends the line before printing anything else).
+ */
+export function writeProgressLine(stream: NodeJS.WriteStream, tty: boolean, share: number, text: string): boolean {
+  if (!tty) {
+    stream.write(`progress: ${(share * 100).toFixed(0)}% ${text}\n`);
+    return false;
+  }
+  const width = 20;
+  const filled = Math.min(width, Math.floor(share * width));
+  let line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.floor(share * 100).toString().padStart(3)}% ${text}`;
+  const columns = stream.columns;
+  if (columns !== undefined && columns > 1 && line.length > columns - 1) line = line.slice(0, columns - 1);
+  stream.write(`\r${line}\u001b[K`);
+  return true;
 }

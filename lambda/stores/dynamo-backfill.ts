@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BACKFILL_SK_PREFIX, backfillSortKey, BackfillStatus, rangeSortKey, type BackfillPlan, type BackfillTotals, type RangeState } from '../contract/backfill.js';
 import type { RunSummary } from '../contract/run-summary.js';
-import type { BackfillStore, RangeProgress, RangeWriteResult } from './types.js';
+import type { BackfillStore, RangeFinal, RangeProgress, RangeWriteResult } from './types.js';
 
 /** Every attribute a backfill expression names, aliased (several are DynamoDB reserved words). */
 const NAMES = {
@@ -119,7 +119,7 @@ export class DynamoBackfillStore implements BackfillStore {
     cursorName: string,
     backfillId: string,
     n: number,
-    final: { readonly progress?: string; readonly progressCommitId?: string; readonly totals: BackfillTotals },
+    final: RangeFinal,
   ): Promise<RangeState> {
     const values = { ':n': n, ':true': true, ':false': false, ...totalValues(final.totals), ':now': new Date().toISOString() };
     const notDone = '(attribute_not_exists(#done) OR #done = :false)';

@@ -6,7 +6,7 @@ import type { RenameGuard } from './atomic-file.js';
 import type { LocalLock } from './local-lock.js';
 import { isPlainObject, type LocalFolder, readTextIfExists } from './local-folder.js';
 import { LocalStateError } from './local-state-error.js';
-import type { BackfillStore, RangeProgress, RangeWriteResult } from './types.js';
+import type { BackfillStore, RangeFinal, RangeProgress, RangeWriteResult } from './types.js';
 
 /** Backfills of the folder, in its state folder: `backfill/<cursor>/<id>/plan.json` and `range-<n>.json`. */
 const BACKFILL_DIR = 'backfill';
@@ -94,7 +94,7 @@ export class LocalBackfillStore implements BackfillStore {
     cursorName: string,
     backfillId: string,
     n: number,
-    final: { readonly progress?: string; readonly progressCommitId?: string; readonly totals: BackfillTotals },
+    final: RangeFinal,
   ): Promise<RangeState> {
     return this.rangeLock(cursorName, backfillId, n).hold(async (held) => {
       const path = this.rangePath(cursorName, backfillId, n);

@@ -85,6 +85,13 @@ export interface RangeProgress {
   readonly runId: string;
 }
 
+/** What a range's done mark stores: its totals, and its final progress when it has one. */
+export interface RangeFinal {
+  readonly progress?: string;
+  readonly progressCommitId?: string;
+  readonly totals: BackfillTotals;
+}
+
 /** The outcome of a conditional range write: `current` is the range's state as stored when the condition failed. */
 export type RangeWriteResult = { readonly outcome: 'written' } | { readonly outcome: 'conflict'; readonly current: RangeState | undefined };
 
@@ -117,12 +124,7 @@ export interface BackfillStore {
    * Marks a range done with its totals (and its final progress, when it has one); once done it stays done and
    * its totals are never changed again. Returns the state as stored afterwards.
    */
-  markRangeDone(
-    cursorName: string,
-    backfillId: string,
-    n: number,
-    final: { readonly progress?: string; readonly progressCommitId?: string; readonly totals: BackfillTotals },
-  ): Promise<RangeState>;
+  markRangeDone(cursorName: string, backfillId: string, n: number, final: RangeFinal): Promise<RangeState>;
   /** Every range of a plan with a stored state, by `n`. */
   listRanges(cursorName: string, backfillId: string): Promise<RangeState[]>;
 }
