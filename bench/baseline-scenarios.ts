@@ -3,6 +3,7 @@
  * the same clients, and `ceiling` / `ceiling-lean`, a bare loop of GET + decompress + PUT over the same leaves
  * (planned before the clock starts) with no validation, ordering, manifests or cursor.
  */
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { Agent } from 'undici';
@@ -129,7 +130,7 @@ export async function runCeiling(config: ScenarioConfig, lean: boolean): Promise
   // `ceiling`: the AWS SDK's PutObject (the issue's ceiling). `ceiling-lean`: the least a signed PUT can cost (no
   // retries, no error parsing), the floor the engine's own lean PUT (S3SnapshotStore) is measured against.
   const bare = lean ? barePut(config.bucket, config.s3Endpoint, config.concurrency) : undefined;
-  const store = bare ?? new S3SnapshotStore(config.bucket, s3);
+  const store = bare ?? sdkPut(config.bucket, s3);
   const times = timing(jobs.length);
   let bytes = 0;
   let next = 0;
@@ -182,5 +183,16 @@ function barePut(bucket: string, endpoint: string, connections: number): { putLe
       if (response.statusCode !== 200) throw new Error(`PUT ${key}: HTTP ${response.statusCode}`);
     },
     close: () => agent.close(),
+  };
+}
+
+/** The AWS SDK's PutObject, as S3SnapshotStore sent leaves before its lean PUT: the issue's ceiling. */
+function sdkPut(bucket: string, s3: S3Client): { putLeaf: S3SnapshotStore['putLeaf'] } {
+  return {
+    async putLeaf(key, body, metadata) {
+      await s3.send(
+        new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.length, ContentType: 'application/json', Metadata: { ...metadata } }),
+      );
+    },
   };
 }

@@ -13,6 +13,10 @@ import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
 import { createBucket } from '../../testkit/emulators.js';
 import { testServices, uniqueName } from '../../testkit/env.js';
 import { S3FaultFront, type S3Fault, type SeenRequest } from '../../testkit/s3-fault-front.js';
+import { generateCatalog } from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { SyncHarness } from '../../testkit/sync-harness.js';
+import { SyncError } from '../../lambda/sync/engine.js';
 
 const FAST = { baseDelayMs: 1, throttleBaseDelayMs: 1, maxDelayMs: 5 };
 const SLOW_DOWN: S3Fault = { kind: 'answer', status: 503, code: 'SlowDown', message: 'Please reduce your request rate.' };
@@ -132,4 +136,22 @@ describe('the lean S3 PUT under faults', () => {
       Object.assign(process.env, saved);
     }
   }, 120_000);
+
+  it('stops a run whose leaf PUT S3 refuses: the run summary and run log carry CS_ERR_S3_PUT and the key', async () => {
+    const catalog = generateCatalog({ commits: 3, seed: 5, leavesPerCommit: [1, 2] });
+    const replica = await CatalogReplica.start({ catalog, pageSize: 10 });
+    const harness = await SyncHarness.create();
+    try {
+      front.fault({ match: (seen) => seen.method === 'PUT' && seen.url.startsWith(`/${harness.bucket}/leaves/`), fault: { kind: 'answer', status: 403, code: 'AccessDenied', message: 'Access Denied' } });
+      const snapshots = new S3SnapshotStore(harness.bucket, client, put);
+      const error = await harness.run(replica.serviceIndexUrl, { CONCURRENCY: '1' }, { snapshots }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SyncError);
+      const summary = (error as SyncError).summary;
+      expect(summary).toMatchObject({ stoppedBy: 'error', commits: 0, error: { code: 'CS_ERR_S3_PUT' } });
+      expect(summary.error!.message).toMatch(new RegExp(`^S3 PUT s3://${harness.bucket}/leaves/\\S+ failed after 1 attempt: HTTP 403 AccessDenied: Access Denied$`));
+      expect((await harness.store.listRuns('catalog-to-s3', { limit: 1 }))[0]).toMatchObject({ stoppedBy: 'error', error: { code: 'CS_ERR_S3_PUT' } });
+    } finally {
+      await replica.stop();
+    }
+  });
 });
