@@ -81,8 +81,6 @@ export class S3PutClient {
   private readonly signer: S3PutSigner;
   private resolved: Promise<Resolved> | undefined;
   private readonly targets = new Map<string, PutTarget>();
-  /** Server clock minus local clock, learnt from a RequestTimeTooSkewed answer (as the SDK's systemClockOffset). */
-  private clockOffset = 0;
 
   constructor(
     private readonly client: S3Client,
@@ -100,9 +98,12 @@ export class S3PutClient {
     this.signer = new S3PutSigner({ credentials: () => config.credentials(), region: () => config.region(), sha256: config.sha256 });
   }
 
-  /** The server-minus-local clock offset in use, in ms. */
+  /**
+   * The server-minus-local clock offset in use, in ms: the S3 client's own `systemClockOffset`, so what the SDK
+   * learnt from its answers signs the lean PUTs too, and what a RequestTimeTooSkewed here teaches, the SDK's.
+   */
   get clockOffsetMs(): number {
-    return this.clockOffset;
+    return this.client.config.systemClockOffset ?? 0;
   }
 
   /** PUTs `request.body` at `request.key`, retrying as the SDK would; throws {@link S3PutError} when it fails. */
@@ -121,7 +122,7 @@ export class S3PutClient {
     const now = this.options.now ?? Date.now;
     const delays = this.options.delays ?? SDK_RETRY_DELAYS;
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.attempt(target, path, headers, request.body, new Date(now() + this.clockOffset));
+      const outcome = await this.attempt(target, path, headers, request.body, new Date(now() + this.clockOffsetMs));
       if ('status' in outcome && outcome.status >= 200 && outcome.status < 300) return;
       let retry: boolean;
       let throttled = false;
@@ -130,9 +131,9 @@ export class S3PutClient {
         if (throttled) this.options.onSlowDown?.();
         retry = isRetryableAnswer(outcome.status, outcome.code);
         if (!retry && outcome.code !== undefined && CLOCK_SKEW_CODES.has(outcome.code)) {
-          const offset = correctedClockOffset(outcome.date, outcome.serverTime, now(), this.clockOffset);
+          const offset = correctedClockOffset(outcome.date, outcome.serverTime, now(), this.clockOffsetMs);
           if (offset !== undefined) {
-            this.clockOffset = offset;
+            this.client.config.systemClockOffset = offset;
             retry = true;
           }
         }

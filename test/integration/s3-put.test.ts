@@ -126,7 +126,9 @@ describe('the lean S3 PUT', () => {
 
   it('corrects its clock when S3 answers RequestTimeTooSkewed, and the PUT succeeds', async () => {
     const hourBehind = (): number => Date.now() - 3_600_000;
-    const put = lean(client, { now: hourBehind });
+    // A client of its own: the offset learnt is the client's systemClockOffset, which the SDK's requests use too.
+    const skewed = s3(front.url);
+    const put = lean(skewed, { now: hourBehind });
     await put.put({ bucket, key: 'skew/late.json', body: Buffer.from('late'), contentType: 'application/json' });
     const attempts = front.putsOf(`/${bucket}/skew/late.json`);
     expect(attempts).toHaveLength(2);
@@ -136,6 +138,8 @@ describe('the lean S3 PUT', () => {
     // The next PUT is signed on the corrected clock at once.
     await put.put({ bucket, key: 'skew/next.json', body: Buffer.from('next'), contentType: 'application/json' });
     expect(front.putsOf(`/${bucket}/skew/next.json`)).toHaveLength(1);
+    expect(skewed.config.systemClockOffset).toBe(put.clockOffsetMs);
+    skewed.destroy();
   });
 
   it('is what an S3SnapshotStore on awsClients uses, with the endpoint from AWS_ENDPOINT_URL_S3', async () => {
