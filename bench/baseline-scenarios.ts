@@ -3,6 +3,7 @@
  * the same clients, and `ceiling` / `ceiling-lean`, a bare loop of GET + decompress + PUT over the same leaves
  * (planned before the clock starts) with no validation, ordering, manifests or cursor.
  */
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { Agent } from 'undici';
@@ -11,7 +12,7 @@ import { commitKey, compareTicks, manifestKey, MIN_TICKS, type Ticks } from '../
 import { S3SnapshotStore } from '../lambda/stores/index.js';
 import { leafKeyOf, manifestOf, metadataOf, pagesAfter, type ManifestEntry } from '../lambda/sync/index.js';
 import { cursorStores } from './engine-scenario.js';
-import { LeanS3SnapshotStore } from './lean-s3-store.js';
+import { encodeSegment, S3Signer } from './sigv4.js';
 import { measured, result, timing } from './measure.js';
 import type { ScenarioConfig, ScenarioResult } from './scenario-types.js';
 
@@ -126,8 +127,10 @@ export async function runCeiling(config: ScenarioConfig, lean: boolean): Promise
   const { s3 } = cursorStores(config, config.concurrency);
   // The same pool shape as HttpClient's.
   const agent = new Agent({ connections: config.concurrency, keepAliveTimeout: 30_000, pipelining: 1 });
-  // The same PUT as the engine's store: the ceiling differs from the engine only in having no catalog logic.
-  const store = lean ? new LeanS3SnapshotStore(config.bucket, config.s3Endpoint, s3, config.concurrency) : new S3SnapshotStore(config.bucket, s3);
+  // `ceiling`: the AWS SDK's PutObject (the issue's ceiling). `ceiling-lean`: the least a signed PUT can cost (no
+  // retries, no error parsing), the floor the engine's own lean PUT (S3SnapshotStore) is measured against.
+  const bare = lean ? barePut(config.bucket, config.s3Endpoint, config.concurrency) : undefined;
+  const store = bare ?? sdkPut(config.bucket, s3);
   const times = timing(jobs.length);
   let bytes = 0;
   let next = 0;
@@ -154,7 +157,42 @@ export async function runCeiling(config: ScenarioConfig, lean: boolean): Promise
     ),
   );
   await agent.close();
-  if (store instanceof LeanS3SnapshotStore) await store.close();
+  await bare?.close();
   s3.destroy();
   return result(config, run, jobs.length, commits.length, bytes, times.summary(), 'none');
+}
+
+/**
+ * A bare SigV4-signed PUT (sigv4.ts) over an undici pool sized to the concurrency: path-style, credentials from
+ * the environment, no retries; a failed PUT throws.
+ */
+function barePut(bucket: string, endpoint: string, connections: number): { putLeaf: S3SnapshotStore['putLeaf']; close(): Promise<void> } {
+  const url = new URL(endpoint);
+  const agent = new Agent({ connections, keepAliveTimeout: 30_000, pipelining: 1 });
+  const signer = new S3Signer(
+    { accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '' },
+    process.env.AWS_REGION ?? 'us-east-1',
+  );
+  return {
+    async putLeaf(key, body, metadata) {
+      const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(body.length) };
+      for (const [name, value] of Object.entries(metadata)) headers[`x-amz-meta-${name}`] = value;
+      const path = `${url.pathname.replace(/\/$/, '')}/${bucket}/${key.split('/').map(encodeSegment).join('/')}`;
+      const response = await agent.request({ origin: url.origin, path, method: 'PUT', headers: signer.signPut(url.host, path, headers, body), body });
+      await response.body.dump();
+      if (response.statusCode !== 200) throw new Error(`PUT ${key}: HTTP ${response.statusCode}`);
+    },
+    close: () => agent.close(),
+  };
+}
+
+/** The AWS SDK's PutObject, as S3SnapshotStore sent leaves before its lean PUT: the issue's ceiling. */
+function sdkPut(bucket: string, s3: S3Client): { putLeaf: S3SnapshotStore['putLeaf'] } {
+  return {
+    async putLeaf(key, body, metadata) {
+      await s3.send(
+        new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.length, ContentType: 'application/json', Metadata: { ...metadata } }),
+      );
+    },
+  };
 }

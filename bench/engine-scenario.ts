@@ -1,13 +1,12 @@
 /**
  * The `engine` scenario: `runSlice` exactly as the Lambda wires it (awsClients, HttpClient sized to the
- * concurrency, CatalogClient, S3SnapshotStore or the lean store), with an in-memory cursor store or DynamoDB.
+ * concurrency, CatalogClient, S3SnapshotStore with its lean PUTs), with an in-memory cursor store or DynamoDB.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import { CatalogClient, HttpClient } from '../lambda/catalog/index.js';
 import { parseSettings, type RunSummary } from '../lambda/contract/index.js';
 import { awsClients, type CursorStore, DynamoStore, type RunLogStore, S3SnapshotStore } from '../lambda/stores/index.js';
 import { runSlice } from '../lambda/sync/index.js';
-import { LeanS3SnapshotStore } from './lean-s3-store.js';
 import { measured, result, timing } from './measure.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 import type { ScenarioConfig, ScenarioResult } from './scenario-types.js';
@@ -36,14 +35,12 @@ export async function runEngine(config: ScenarioConfig): Promise<ScenarioResult>
   const { cursors, runLog, s3 } = cursorStores(config, settings.concurrency);
   const http = new HttpClient({ connections: settings.concurrency });
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
-  const lean = config.store === 'lean' ? new LeanS3SnapshotStore(config.bucket, config.s3Endpoint, s3, settings.concurrency) : undefined;
-  const snapshots = lean ?? new S3SnapshotStore(config.bucket, s3);
+  const snapshots = new S3SnapshotStore(config.bucket, s3);
   const times = timing(config.leaves);
   const run = await measured(() =>
     runSlice(settings, { catalog, cursors, snapshots, runLog, onLeaf: (a, b, c) => times.record(a, b, c) }),
   );
   const summary: RunSummary = run.value;
-  await lean?.close();
   await http.close();
   s3.destroy();
   return result(config, run, summary.leaves, summary.commits, summary.bytes, times.summary(), config.cursor, summary.stoppedBy);

@@ -55,7 +55,6 @@ export interface BenchResults {
   ceiling: Row;
   engine: Row;
   ceilingLean: Row;
-  engineLean: Row;
   engineDynamo: Row | undefined;
   rss: Row[];
   small: Row | undefined;
@@ -70,13 +69,11 @@ export interface BenchResults {
 
 /** The printed report (`text`) and the results file's content (`json`). */
 export function report(results: BenchResults): { text: string; json: unknown } {
-  const { opts, started, initialLoad, servers, dynamo, profileDir, sequential, ceiling, engine, ceilingLean, engineLean } = results;
+  const { opts, started, initialLoad, servers, dynamo, profileDir, sequential, ceiling, engine, ceilingLean } = results;
   const { engineDynamo, rss, small, sweep, profiled, planning, planningProfile, validation, warm, backfill } = results;
   const ratioSeq = engine.leavesPerSec / sequential.leavesPerSec;
   const ratioCeiling = engine.leavesPerSec / ceiling.leavesPerSec;
   const ratioCeilingLean = engine.leavesPerSec / ceilingLean.leavesPerSec;
-  const ratioLeanLean = engineLean.leavesPerSec / ceilingLean.leavesPerSec;
-  const ratioLeanSeq = engineLean.leavesPerSec / sequential.leavesPerSec;
   const rssSmallest = rss[0];
   const rssLargest = rss.at(-1);
   const targets = [
@@ -122,7 +119,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
   p();
   const header = ['scenario', 'conc', 'leaves', 'commits', 'leaves/s', 'p50 ms', 'p99 ms', 'CPU ms/leaf', 'ELU', 'GC ms', 'peak RSS MB', 'servers CPU', 'others CPU'];
   const table: string[][] = [header];
-  const shown = [sequential, ceiling, ceilingLean, engine, engineLean, ...(engineDynamo ? [engineDynamo] : []), ...rss, ...(small ? [small] : []), ...sweep, ...(profiled ? [profiled] : [])];
+  const shown = [sequential, ceiling, ceilingLean, engine, ...(engineDynamo ? [engineDynamo] : []), ...rss, ...(small ? [small] : []), ...sweep, ...(profiled ? [profiled] : [])];
   const percent = (share: number): string => (Number.isFinite(share) ? `${Math.round(share * 100)}%` : '-');
   for (const r of shown) {
     table.push([
@@ -148,7 +145,6 @@ export function report(results: BenchResults): { text: string; json: unknown } {
   });
   p();
   p(`ratios: engine/sequential = ${ratioSeq.toFixed(1)}x   engine/ceiling (SDK PUT) = ${ratioCeiling.toFixed(2)}   engine/ceiling (lean PUT) = ${ratioCeilingLean.toFixed(2)}`);
-  p(`what-if, engine + lean PUT store: /sequential = ${ratioLeanSeq.toFixed(1)}x   /ceiling (lean PUT) = ${ratioLeanLean.toFixed(2)}`);
   p(
     `planning: ${planning.pages} pages (${(planning.indexBytes / 1024 / 1024).toFixed(1)} MB index): cold ${planning.cold.totalMs} ms ` +
       `(parse+validate ${planning.cold.parseMs} ms, cut a backfill into ranges ${planning.cold.planBackfillMs} ms -> ${planning.backfillRanges} ranges, ${(planning.rangesFileBytes / 1024 / 1024).toFixed(1)} MB ranges file, ${planning.rangesHeapMB} MB heap, ` +
@@ -217,8 +213,6 @@ export function report(results: BenchResults): { text: string; json: unknown } {
       engineOverSequential: round(ratioSeq, 2),
       engineOverCeiling: round(ratioCeiling, 3),
       engineOverCeilingLean: round(ratioCeilingLean, 3),
-      leanEngineOverSequential: round(ratioLeanSeq, 2),
-      leanEngineOverCeilingLean: round(ratioLeanLean, 3),
     },
     planning: { ...planning, ...(planningProfile ? { profile: planningProfile } : {}) },
     validation,

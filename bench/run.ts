@@ -150,7 +150,6 @@ async function main(): Promise<void> {
     { ...base, kind: 'ceiling' as const, label: 'ceiling (bare loop, SDK PUT)', leaves: opts.leaves, concurrency: opts.concurrency },
     { ...base, kind: 'engine' as const, label: 'engine, in-memory cursor', leaves: opts.leaves, concurrency: opts.concurrency },
     { ...base, kind: 'ceiling-lean' as const, label: 'ceiling (bare loop, lean PUT)', leaves: opts.leaves, concurrency: opts.concurrency },
-    { ...base, kind: 'engine' as const, store: 'lean' as const, label: 'engine + lean PUT store (what-if)', leaves: opts.leaves, concurrency: opts.concurrency },
   ];
   const runs = set.map((): Row[] => []);
   for (let round = 0; round < opts.repeat; round++) {
@@ -164,7 +163,7 @@ async function main(): Promise<void> {
     const picked = sorted[Math.floor((sorted.length - 1) / 2)]!;
     return list.length > 1 ? { ...picked, repeats: list.map((r) => r.leavesPerSec) } : picked;
   };
-  const [ceiling, engine, ceilingLean, engineLean] = runs.map(medianRun) as [Row, Row, Row, Row];
+  const [ceiling, engine, ceilingLean] = runs.map(medianRun) as [Row, Row, Row];
   const engineDynamo = dynamo
     ? await scenario({ ...base, kind: 'engine', label: `engine, ${dynamo.kind} cursor`, leaves: opts.leaves, concurrency: opts.concurrency, cursor: 'dynamo', dynamoTable })
     : undefined;
@@ -248,7 +247,6 @@ async function main(): Promise<void> {
     ceiling,
     engine,
     ceilingLean,
-    engineLean,
     engineDynamo,
     rss,
     small,

@@ -21,8 +21,6 @@ export interface ScenarioConfig {
   readonly dynamoTable?: string;
   /** When set, the measured part runs under the V8 CPU profiler and the profile is written there. */
   readonly profileFile?: string;
-  /** Engine only: `lean` gives it LeanS3SnapshotStore (SigV4-signed undici PUTs) instead of S3SnapshotStore. */
-  readonly store?: 'sdk' | 'lean';
 }
 
 /** Per-leaf times, ms. */

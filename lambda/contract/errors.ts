@@ -33,6 +33,7 @@ export const ErrorCode = {
   backfillRange: 'CS_ERR_BACKFILL_RANGE',
   backfillIncomplete: 'CS_ERR_BACKFILL_INCOMPLETE',
   backfillPlan: 'CS_ERR_BACKFILL_PLAN',
+  s3Put: 'CS_ERR_S3_PUT',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

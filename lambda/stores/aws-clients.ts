@@ -2,12 +2,14 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Agent } from 'node:https';
 import { Agent as HttpAgent } from 'node:http';
+import { withLeanPut } from './s3-put-wiring.js';
 
 /**
  * AWS SDK clients configured from the environment, the same way for the Lambda and the CLI.
  * Endpoints come from the SDK's own `AWS_ENDPOINT_URL_DYNAMODB` / `AWS_ENDPOINT_URL_S3`; path-style S3
  * addressing from `S3_FORCE_PATH_STYLE=true`. The S3 socket pool is sized to the leaf concurrency so PUTs
- * never queue behind the SDK's default of 50 sockets.
+ * never queue behind the SDK's default of 50 sockets. Leaf and manifest PUTs (S3SnapshotStore) take the lean path
+ * (s3-put-client.ts) with a pool of `concurrency` + 2 connections and the same 5 attempts; the rest uses the SDK.
  */
 export function awsClients(env: NodeJS.ProcessEnv, concurrency: number): { dynamo: DynamoDBClient; s3: S3Client } {
   const sockets = Math.max(50, concurrency * 2);
@@ -19,10 +21,13 @@ export function awsClients(env: NodeJS.ProcessEnv, concurrency: number): { dynam
   };
   return {
     dynamo: new DynamoDBClient({ maxAttempts: 5 }),
-    s3: new S3Client({
-      forcePathStyle: env.S3_FORCE_PATH_STYLE?.toLowerCase() === 'true',
-      requestHandler,
-      maxAttempts: 5,
-    }),
+    s3: withLeanPut(
+      new S3Client({
+        forcePathStyle: env.S3_FORCE_PATH_STYLE?.toLowerCase() === 'true',
+        requestHandler,
+        maxAttempts: 5,
+      }),
+      { connections: concurrency + 2 },
+    ),
   };
 }

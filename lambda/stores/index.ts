@@ -11,6 +11,7 @@ export type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLo
 export { awsClients } from './aws-clients.js';
 export { DynamoStore } from './dynamo-store.js';
 export { S3SnapshotStore } from './s3-store.js';
+export { S3PutError, type S3PutFailure } from './s3-put-error.js';
 export { LocalStore, openLocalStores, type LocalStoreOptions, type LocalStores } from './local-store.js';
 export { LocalCursorStore } from './local-cursor-store.js';
 export { LocalBackfillStore } from './local-backfill-store.js';

@@ -9,6 +9,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { Agent } from 'node:https';
 import { Agent as HttpAgent } from 'node:http';
+import { withLeanPut } from './s3-put-wiring.js';
 import type { SnapshotStore } from './types.js';
 
 /** Attempts of one S3 request in the backfill's client (the follower's has 5). */
@@ -83,7 +84,8 @@ function isSlowDown(error: unknown): boolean {
 /**
  * The S3 client of a range worker: like the follower's (endpoint from `AWS_ENDPOINT_URL_S3`, path style from
  * `S3_FORCE_PATH_STYLE`, sockets for the leaf concurrency), with `adaptive` retries and more attempts, telling
- * `gauge` of every SlowDown answer (a middleware inside the retry loop sees each attempt).
+ * `gauge` of every SlowDown answer: the lean leaf and manifest PUTs (s3-put-client.ts, the same 10 attempts) tell it
+ * of each throttled attempt, and a middleware inside the SDK's retry loop does for the requests the SDK still sends.
  */
 export function backpressureS3Client(env: NodeJS.ProcessEnv, concurrency: number, gauge: SlowDownGauge): S3Client {
   const sockets = Math.max(50, concurrency * 2);
@@ -113,7 +115,7 @@ export function backpressureS3Client(env: NodeJS.ProcessEnv, concurrency: number
     },
     { step: 'deserialize', name: 'catalogSyncSlowDownGauge', priority: 'low' },
   );
-  return client;
+  return withLeanPut(client, { connections: concurrency + 2, onSlowDown: () => gauge.slowDown() });
 }
 
 /** A snapshot store whose leaf PUTs in flight follow the gauge's limit. Everything else goes straight through. */

@@ -1,0 +1,48 @@
+import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
+
+/** What a failed lean PUT knows: where it went, what S3 answered last (if it answered), how many attempts. */
+export interface S3PutFailure {
+  readonly bucket: string;
+  readonly key: string;
+  /** HTTP status of the last answer; absent when the last attempt got none (a reset, a timeout). */
+  readonly status?: number;
+  /** S3's error `Code` from the XML body (`SlowDown`, `AccessDenied`, ...), when there was one. */
+  readonly s3Code?: string;
+  /** S3's error `Message`, when there was one. */
+  readonly s3Message?: string;
+  /** Attempts made, the failed last one included. */
+  readonly attempts: number;
+}
+
+/**
+ * A leaf or manifest PUT that S3 refused or that never got an answer, after the retries it was worth: names the
+ * bucket and key, the status, S3's Code and Message and the attempts; `cause` is the transport error when there
+ * was no answer.
+ */
+export class S3PutError extends CatalogSyncError {
+  override readonly name: string = 'S3PutError';
+  readonly bucket: string;
+  readonly key: string;
+  readonly status: number | undefined;
+  readonly s3Code: string | undefined;
+  readonly s3Message: string | undefined;
+  readonly attempts: number;
+
+  constructor(failure: S3PutFailure, options?: ErrorOptions) {
+    const answer =
+      failure.status === undefined
+        ? `no answer (${(options?.cause as Error | undefined)?.message ?? 'connection failed'})`
+        : `HTTP ${failure.status}${failure.s3Code ? ` ${failure.s3Code}` : ''}${failure.s3Message ? `: ${failure.s3Message}` : ''}`;
+    super(`S3 PUT s3://${failure.bucket}/${failure.key} failed after ${failure.attempts} attempt${failure.attempts === 1 ? '' : 's'}: ${answer}`, options);
+    this.bucket = failure.bucket;
+    this.key = failure.key;
+    this.status = failure.status;
+    this.s3Code = failure.s3Code;
+    this.s3Message = failure.s3Message;
+    this.attempts = failure.attempts;
+  }
+
+  override get code(): ErrorCode {
+    return ErrorCode.s3Put;
+  }
+}

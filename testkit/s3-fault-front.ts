@@ -1,0 +1,212 @@
+/**
+ * A front for s3rver that injects S3's faults and checks what s3rver does not: the SigV4 signature.
+ *
+ * s3rver accepts any SigV4 signature (it checks only that the access key exists, and the request time), so a
+ * signing bug would pass against it. This front, an independent implementation of SigV4 on node:crypto, verifies
+ * every header-signed request against `secrets` (the canonical request rebuilt from what arrived: method, the path
+ * as sent, the query, the signed headers, the payload hash) and the payload itself: a body whose SHA-256 or
+ * `x-amz-checksum-crc32` differs from its headers is refused as S3 refuses it. Then it forwards to s3rver,
+ * unless a fault rule matches: an S3 XML error answer (status, Code, Message, headers) or a connection reset.
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { crc32 } from 'node:zlib';
+
+/** What the front does instead of forwarding. */
+export type S3Fault =
+  | { readonly kind: 'answer'; readonly status: number; readonly code: string; readonly message?: string; readonly headers?: Record<string, string> }
+  | { readonly kind: 'reset' };
+
+/** A request as the front received it. */
+export interface SeenRequest {
+  readonly method: string;
+  /** The raw path and query, as sent. */
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/** When to answer with a fault: requests `match` accepts, every `every`-th of them (default each), `times` times at most. */
+export interface FaultRule {
+  readonly match: (request: SeenRequest) => boolean;
+  readonly fault: S3Fault;
+  readonly every?: number;
+  readonly times?: number;
+}
+
+/** Options of {@link S3FaultFront.start}. */
+export interface S3FaultFrontOptions {
+  /** Secret of each access key whose signatures are verified; default s3rver's `S3RVER`/`S3RVER`. */
+  readonly secrets?: Readonly<Record<string, string>>;
+}
+
+/** An S3 error body as S3 writes it. */
+export function s3ErrorXml(code: string, message: string, extra: Record<string, string> = {}): string {
+  const fields = Object.entries({ Code: code, Message: message, ...extra, RequestId: 'FRONT', HostId: 'FRONT' })
+    .map(([name, value]) => `<${name}>${value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</${name}>`)
+    .join('');
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<Error>${fields}</Error>`;
+}
+
+/** A running front. */
+export class S3FaultFront {
+  /** Every request received, faulted or not, in order. */
+  readonly seen: SeenRequest[] = [];
+  /** Faults answered, by S3 code (`reset` for resets). */
+  readonly faults = new Map<string, number>();
+  private readonly rules: { rule: FaultRule; matched: number; fired: number }[] = [];
+  private readonly sockets = new Set<Socket>();
+
+  private constructor(
+    private readonly server: Server,
+    private readonly upstream: URL,
+    private readonly secrets: Readonly<Record<string, string>>,
+  ) {}
+
+  /** Starts a front on 127.0.0.1 forwarding to `target` (s3rver's `http://127.0.0.1:PORT`). */
+  static async start(target: string, options: S3FaultFrontOptions = {}): Promise<S3FaultFront> {
+    const server = createServer();
+    const front = new S3FaultFront(server, new URL(target), options.secrets ?? { S3RVER: 'S3RVER' });
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => void front.handle(req, res));
+    server.on('connection', (socket: Socket) => {
+      front.sockets.add(socket);
+      socket.on('close', () => front.sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return front;
+  }
+
+  /** `http://127.0.0.1:PORT`: an S3 endpoint (path-style). */
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** Adds a fault rule (rules are tried in the order added; the first that fires answers). */
+  fault(rule: FaultRule): void {
+    this.rules.push({ rule, matched: 0, fired: 0 });
+  }
+
+  /** Removes every rule and forgets what was seen. */
+  reset(): void {
+    this.rules.length = 0;
+    this.seen.length = 0;
+    this.faults.clear();
+  }
+
+  /** The PUTs seen whose path is `/{bucket}/{encoded key}`. */
+  putsOf(path: string): SeenRequest[] {
+    return this.seen.filter((seen) => seen.method === 'PUT' && seen.url.split('?')[0] === path);
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    res.on('error', () => {});
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const seen: SeenRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks) };
+    this.seen.push(seen);
+    const fault = this.faultFor(seen);
+    if (fault?.kind === 'reset') {
+      this.count('reset');
+      req.socket.resetAndDestroy();
+      return;
+    }
+    if (fault) {
+      this.count(fault.code);
+      return answer(res, fault.status, fault.code, fault.message ?? `injected ${fault.code}`, fault.headers);
+    }
+    const refusal = this.verify(seen);
+    if (refusal) return answer(res, refusal.status, refusal.code, refusal.message);
+    const forward = request(
+      { host: this.upstream.hostname, port: this.upstream.port, method: seen.method, path: seen.url, headers: req.headers },
+      (response) => {
+        res.writeHead(response.statusCode ?? 502, response.headers);
+        response.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    forward.end(seen.body);
+  }
+
+  private faultFor(seen: SeenRequest): S3Fault | undefined {
+    for (const entry of this.rules) {
+      if (!entry.rule.match(seen)) continue;
+      entry.matched++;
+      if (entry.rule.times !== undefined && entry.fired >= entry.rule.times) continue;
+      if (entry.matched % (entry.rule.every ?? 1) !== 0) continue;
+      entry.fired++;
+      return entry.rule.fault;
+    }
+    return undefined;
+  }
+
+  private count(code: string): void {
+    this.faults.set(code, (this.faults.get(code) ?? 0) + 1);
+  }
+
+  /** S3's checks of a header-signed request; undefined when it passes. */
+  private verify(seen: SeenRequest): { status: number; code: string; message: string } | undefined {
+    const authorization = seen.headers.authorization;
+    if (typeof authorization !== 'string' || !authorization.startsWith('AWS4-HMAC-SHA256 ')) return undefined;
+    const parts = new Map(
+      authorization
+        .slice('AWS4-HMAC-SHA256 '.length)
+        .split(/,\s*/)
+        .map((part) => part.split('=', 2) as [string, string]),
+    );
+    const [accessKeyId, date, region, service] = (parts.get('Credential') ?? '').split('/');
+    const secret = this.secrets[accessKeyId ?? ''];
+    if (secret === undefined) return { status: 403, code: 'InvalidAccessKeyId', message: `no such access key ${accessKeyId}` };
+    const payloadHash = String(seen.headers['x-amz-content-sha256'] ?? '');
+    if (/^[0-9a-f]{64}$/.test(payloadHash) && payloadHash !== sha256Hex(seen.body)) {
+      return { status: 400, code: 'XAmzContentSHA256Mismatch', message: "The provided 'x-amz-content-sha256' header does not match what was computed." };
+    }
+    const checksum = seen.headers['x-amz-checksum-crc32'];
+    if (typeof checksum === 'string' && checksum !== crc32Base64(seen.body)) {
+      return { status: 400, code: 'BadDigest', message: 'The CRC32 you specified did not match the calculated checksum.' };
+    }
+    const signedHeaders = parts.get('SignedHeaders') ?? '';
+    const [path = '/', query = ''] = seen.url.split('?', 2);
+    const canonicalQuery = query
+      .split('&')
+      .filter((pair) => pair !== '')
+      .map((pair) => pair.split('=', 2).map((part) => encodeRfc3986(decodeURIComponent(part.replace(/\+/g, '%20')))) as [string, string?])
+      .map(([name, value = '']) => `${name}=${value}`)
+      .sort()
+      .join('&');
+    const canonicalHeaders = signedHeaders
+      .split(';')
+      .map((name) => `${name}:${String(seen.headers[name] ?? '').trim().replace(/\s+/g, ' ')}\n`)
+      .join('');
+    const canonical = [seen.method, path, canonicalQuery, canonicalHeaders, signedHeaders, payloadHash].join('\n');
+    const amzDate = String(seen.headers['x-amz-date'] ?? '');
+    const scope = `${date}/${region}/${service}/aws4_request`;
+    const stringToSign = `AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256Hex(canonical)}`;
+    const key = ['aws4_request', service ?? '', region ?? '', date ?? ''].reduceRight<Buffer | string>((k, part) => hmac(k, part), `AWS4${secret}`);
+    const expected = createHmac('sha256', key).update(stringToSign).digest('hex');
+    if (expected !== parts.get('Signature')) {
+      return { status: 403, code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' };
+    }
+    return undefined;
+  }
+}
+
+function answer(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/xml', ...headers });
+  res.end(s3ErrorXml(code, message));
+}
+
+const sha256Hex = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
+const hmac = (key: Buffer | string, data: string): Buffer => createHmac('sha256', key).update(data).digest();
+const encodeRfc3986 = (text: string): string => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+function crc32Base64(body: Buffer): string {
+  const bytes = Buffer.alloc(4);
+  bytes.writeUInt32BE(crc32(body) >>> 0);
+  return bytes.toString('base64');
+}
