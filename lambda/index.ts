@@ -38,6 +38,7 @@ export {
   LocalStateError,
   LocalStore,
   openLocalStores,
+  S3PutError,
   S3SnapshotStore,
   type BackfillStore,
   type CompareAndSetResult,

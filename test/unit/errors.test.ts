@@ -15,6 +15,8 @@ import { FileNameError } from '../../lambda/stores/local-paths.js';
 import { FileNameModeError } from '../../lambda/stores/file-name-mode.js';
 import { TimeBudgetReached } from '../../lambda/sync/run-budget.js';
 import { SyncError } from '../../lambda/sync/engine.js';
+import { BackfillIncompleteError, BackfillPlanError, BackfillRangeError } from '../../lambda/sync/backfill/errors.js';
+import { S3PutError } from '../../lambda/stores/s3-put-error.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
 import { ContextError } from '../../infra/config.js';
 import { CatalogSyncPropsError } from '../../infra/catalog-sync-props.js';
@@ -41,6 +43,10 @@ const errors: readonly [CatalogSyncError, ErrorCode][] = [
   [new SyncError({ runId: 'r', cursorAfter: '0001-01-01T00:00:00.0000000Z' } as RunSummary, cause), ErrorCode.sync],
   [new ContextError('bad', { cause }), ErrorCode.context],
   [new CatalogSyncPropsError('bad', { cause }), ErrorCode.props],
+  [new S3PutError({ bucket: 'b', key: 'k', status: 503, s3Code: 'SlowDown', s3Message: 'slow', attempts: 5 }, { cause }), ErrorCode.s3Put],
+  [new BackfillRangeError('id', 1, 'https://x/', cause), ErrorCode.backfillRange],
+  [new BackfillIncompleteError('id', [1], 1), ErrorCode.backfillIncomplete],
+  [new BackfillPlanError('bad', { cause }), ErrorCode.backfillPlan],
 ];
 
 describe('CatalogSyncError', () => {
@@ -49,7 +55,7 @@ describe('CatalogSyncError', () => {
     expect(error).toBeInstanceOf(Error);
     expect(error.code).toBe(code);
     expect(hasErrorCode(error, code)).toBe(true);
-    if (!(error instanceof ForbiddenOriginError || error instanceof BodyTooLargeError)) expect(error.cause).toBe(cause);
+    if (!(error instanceof ForbiddenOriginError || error instanceof BodyTooLargeError || error instanceof BackfillIncompleteError)) expect(error.cause).toBe(cause);
     // The code is the class's, on its prototype: an error's own fields stay those of its class.
     expect(Object.keys(error)).not.toContain('code');
   });
