@@ -8,6 +8,7 @@ import { backfillReport, backfillTargets, type BackfillRows } from './backfill-r
 import type { Servers } from './children.js';
 import type { Options } from './options.js';
 import type { PlanningResult } from './planning.js';
+import { costInputsFrom, lambdaCostReport } from './lambda-cost.js';
 import { formatProfile, type ProfileSummary } from './profile-summary.js';
 import type { ScenarioResult } from './scenario-types.js';
 import { round } from './stats.js';
@@ -77,8 +78,10 @@ export function report(results: BenchResults): { text: string; json: unknown } {
   const rssSmallest = rss[0];
   const rssLargest = rss.at(-1);
   const targets = [
-    { target: `engine >= 15x sequential (${opts.latency} ms latency)`, value: `${ratioSeq.toFixed(1)}x`, ok: ratioSeq >= 15 },
-    { target: 'engine >= 0.9 of the ceiling (bare loop, same SDK PUT)', value: ratioCeiling.toFixed(2), ok: ratioCeiling >= 0.9 },
+    // Issue 14's targets (the engine row is the production path: leaf and manifest PUTs signed and sent by the engine).
+    { target: `engine >= 20x sequential (${opts.latency} ms latency)`, value: `${ratioSeq.toFixed(1)}x`, ok: ratioSeq >= 20 },
+    { target: 'engine >= 0.9 of the ceiling (bare loop, SDK PutObject)', value: ratioCeiling.toFixed(2), ok: ratioCeiling >= 0.9 },
+    { target: 'engine CPU <= 1.2 ms per leaf, end to end', value: `${engine.cpuPerLeafMs} ms`, ok: engine.cpuPerLeafMs <= 1.2 },
     ...rss.map((r, i) => ({ target: `peak RSS <= 256 MB (${opts.rssLeaves[i]}-leaf slice)`, value: `${r.maxRssMB} MB`, ok: r.maxRssMB <= 256 })),
     ...(rssSmallest && rssLargest && rssLargest !== rssSmallest
       ? [
@@ -179,6 +182,10 @@ export function report(results: BenchResults): { text: string; json: unknown } {
   }
   if (backfill) for (const line of backfillReport(backfill)) p(line);
   p();
+  const costInputs = costInputsFrom({ cpuMsPerLeaf: engine.cpuPerLeafMs, peakRssMb: Math.max(engine.maxRssMB, ...rss.map((r) => r.maxRssMB)) });
+  const lambdaCost = lambdaCostReport(costInputs);
+  for (const line of lambdaCost.split('\n')) p(line);
+  p();
   p('targets:');
   for (const t of targets) p(`  ${t.ok ? 'met   ' : 'MISSED'} ${t.target}: ${t.value}`);
   if (profiled?.profile) {
@@ -218,6 +225,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     validation,
     warm: warm ?? null,
     backfill: backfill ?? null,
+    lambdaCost: { inputs: costInputs, text: lambdaCost },
     targets,
     durationMs: Math.round(performance.now() - started),
     table: text,
