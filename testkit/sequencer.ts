@@ -43,13 +43,20 @@ export const KNOWN_SECONDS: Readonly<Record<string, number>> = {
   'test/infra/dashboard.test.ts': 5,
 };
 
-/** Longest known files first (by {@link KNOWN_SECONDS}); then the rest in vitest's own order. */
+/**
+ * `files` with the known long ones first, longest first (by {@link KNOWN_SECONDS}); the others after them, in
+ * the order given. `pathOf` gives a file's path from the repository root, with forward slashes.
+ */
+export function longestFirst<T>(files: readonly T[], pathOf: (file: T) => string): T[] {
+  const weight = (file: T): number => KNOWN_SECONDS[pathOf(file)] ?? 0;
+  // Array.prototype.sort is stable: files of equal weight (the unknown ones) keep their order.
+  return [...files].sort((a, b) => weight(b) - weight(a));
+}
+
+/** vitest's sequencer, with {@link longestFirst} applied to its order. */
 export default class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const ordered = await super.sort(files);
     const root = this.ctx.config.root;
-    const weight = (file: TestSpecification): number => KNOWN_SECONDS[relative(root, file.moduleId).split('\\').join('/')] ?? 0;
-    // Array.prototype.sort is stable: files of equal weight (the unknown ones) keep vitest's order.
-    return [...ordered].sort((a, b) => weight(b) - weight(a));
+    return longestFirst(await super.sort(files), (file) => relative(root, file.moduleId).split('\\').join('/'));
   }
 }
