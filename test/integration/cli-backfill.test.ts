@@ -72,7 +72,8 @@ describe('catalog-sync backfill into a folder', () => {
   it(
     'stores exactly what a follower stores: every file byte for byte, the cursor, the watermark; a follower goes on with no gap',
     async () => {
-      const catalog = hardCatalog(31);
+      // 100 commits: about nine ranges cut across split pages, and a follower needing three runs of 37.
+      const catalog = hardCatalog(31, 100);
       const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true });
       try {
         const head = formatTimestamp(commitTicks(catalog, -1));

@@ -1,0 +1,22 @@
+/** testkit/sequencer.ts: the known long test files start first, longest first; the others keep vitest's order. */
+import { describe, expect, it } from 'vitest';
+import { KNOWN_SECONDS, longestFirst } from '../../testkit/sequencer.js';
+
+describe('longestFirst', () => {
+  it('puts the known long files first, longest first, and keeps the order of the others', () => {
+    const files = ['test/unit/a.test.ts', 'test/integration/backfill.test.ts', 'test/unit/b.test.ts', 'test/integration/cli-backfill.test.ts', 'test/unit/c.test.ts'];
+    expect(longestFirst(files, (file) => file)).toEqual([
+      'test/integration/cli-backfill.test.ts',
+      'test/integration/backfill.test.ts',
+      'test/unit/a.test.ts',
+      'test/unit/b.test.ts',
+      'test/unit/c.test.ts',
+    ]);
+  });
+
+  it('knows only files that exist', async () => {
+    const { existsSync } = await import('node:fs');
+    const root = new URL('../../', import.meta.url);
+    for (const path of Object.keys(KNOWN_SECONDS)) expect(existsSync(new URL(path, root)), path).toBe(true);
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * The order vitest starts test files in: the long files first, so that with several workers no long file
+ * starts last and runs alone at the end (the run lasts as long as its longest tail).
+ *
+ * vitest's own order is longest first too, but only from the durations it cached on this machine
+ * (node_modules/.vite): a fresh clone, as CI runs, has none and gets largest file first, which is not the
+ * same (package.test.ts is short text and a long install). So the known slow files carry a weight here, from
+ * measured durations; the others follow in vitest's order. A stale weight only costs a worse order.
+ */
+import { relative } from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * Measured seconds per file on the 2-core machine (one worker, the machine shared), for the files over about 5 s.
+ * Update when a file becomes much slower or faster.
+ */
+export const KNOWN_SECONDS: Readonly<Record<string, number>> = {
+  'test/integration/cli-backfill.test.ts': 66,
+  'test/integration/sync.test.ts': 49,
+  // Its npm pack + install (beforeAll, not in vitest's file time) waits on npm and the registry: started early.
+  'test/integration/package.test.ts': 30,
+  'test/integration/cli-aws.test.ts': 19,
+  'test/integration/cli-backfill-kill.test.ts': 19,
+  'test/integration/cli-local-run.test.ts': 17,
+  'test/integration/backfill-slowdown.test.ts': 17,
+  'test/integration/quarantine.test.ts': 16,
+  'test/integration/cli-network.test.ts': 16,
+  'test/integration/cli-local-status.test.ts': 15,
+  'test/integration/bad-documents.test.ts': 14,
+  'test/integration/cli-local-follow.test.ts': 12,
+  'test/integration/cli-backfill-aws.test.ts': 12,
+  'test/infra/alarm-routing.test.ts': 11,
+  'test/integration/cli-local-dates.test.ts': 11,
+  'test/integration/backfill-handlers.test.ts': 10,
+  'test/integration/backfill-rules.test.ts': 10,
+  'test/infra/synth.test.ts': 9,
+  'test/integration/backfill.test.ts': 8,
+  'test/integration/cli-local-usage.test.ts': 8,
+  'test/integration/local-file-names.test.ts': 7,
+  'test/integration/acknowledged-before-cursor.test.ts': 6,
+  'test/integration/emulators.test.ts': 6,
+  'test/integration/demo.test.ts': 6,
+  'test/infra/dashboard.test.ts': 5,
+};
+
+/**
+ * `files` with the known long ones first, longest first (by {@link KNOWN_SECONDS}); the others after them, in
+ * the order given. `pathOf` gives a file's path from the repository root, with forward slashes.
+ */
+export function longestFirst<T>(files: readonly T[], pathOf: (file: T) => string): T[] {
+  const weight = (file: T): number => KNOWN_SECONDS[pathOf(file)] ?? 0;
+  // Array.prototype.sort is stable: files of equal weight (the unknown ones) keep their order.
+  return [...files].sort((a, b) => weight(b) - weight(a));
+}
+
+/** vitest's sequencer, with {@link longestFirst} applied to its order. */
+export default class LongestFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const root = this.ctx.config.root;
+    return longestFirst(await super.sort(files), (file) => relative(root, file.moduleId).split('\\').join('/'));
+  }
+}
