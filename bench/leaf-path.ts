@@ -13,7 +13,6 @@ import { parseCatalogPage, parseLeaf, type PageItem } from '../lambda/catalog/in
 import { parseTimestamp } from '../lambda/contract/index.js';
 import { manifestOf, metadataOf, type ManifestEntry } from '../lambda/sync/index.js';
 import { generateCatalog, layoutPages, renderLeafBody } from '../testkit/index.js';
-import { renderPage } from '../testkit/catalog-documents.js';
 import { median, round } from './stats.js';
 
 const ORIGIN = 'https://api.nuget.org';
@@ -58,10 +57,20 @@ async function main(): Promise<void> {
       cases.push({ body, br: zlib.brotliCompressSync(body), url, item });
     }
   }
-  const pages = layoutPages(catalog.commits, 550, false).map((page) => ({
-    url: `${ORIGIN}/v3/catalog0/page${page.number}.json`,
-    body: Buffer.from(renderPage(page, ORIGIN, ORIGIN)),
-  }));
+  // Pages as the replica renders them (testkit's renderPage is not on its face): 550 items, pretty-printed.
+  const pages = layoutPages(catalog.commits, 550, false).map((page) => {
+    const items = page.entries.map(({ commit, leaf }) => ({
+      '@id': `${ORIGIN}${leaf.path}`,
+      '@type': `nuget:${leaf.type}`,
+      commitId: commit.commitId,
+      commitTimeStamp: commit.timestamp,
+      'nuget:id': leaf.id,
+      'nuget:version': leaf.version,
+    }));
+    const url = `${ORIGIN}/v3/catalog0/page${page.number}.json`;
+    const document = { '@id': url, '@type': 'CatalogPage', commitId: page.newest.commitId, commitTimeStamp: page.newest.timestamp, count: items.length, items };
+    return { url, body: Buffer.from(JSON.stringify(document, null, 2)) };
+  });
   const n = cases.length;
   const utf8 = new TextDecoder('utf-8', { fatal: true });
   const texts = cases.map((c) => utf8.decode(c.body));
