@@ -2,6 +2,7 @@ import { setTimeout as wait } from 'node:timers/promises';
 import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from './http-errors.js';
 import { decode, parseRetryAfter } from './http-decode.js';
+import { AttemptStop, discard, readBody, SignalFanOut } from './http-attempt.js';
 import { describeNetworkError, networkHint } from './network-hints.js';
 
 export { parseRetryAfter };
@@ -136,6 +137,8 @@ export class HttpClient {
   onRetry: RetryListener | undefined;
   /** Called after every attempt. */
   onRequest: RequestListener | undefined;
+  /** Stops the attempts in flight when a caller's signal aborts. */
+  private readonly fanOut = new SignalFanOut();
 
   constructor(options: Partial<HttpClientOptions> = {}) {
     this.options = { ...DEFAULT_HTTP_OPTIONS, ...options, retry: { ...DEFAULT_HTTP_OPTIONS.retry, ...options.retry } };
@@ -251,32 +254,33 @@ export class HttpClient {
 
   /** One attempt, bounded in time. */
   private async bounded(url: string, options: GetOptions): Promise<Omit<HttpResponse, 'attempts'>> {
-    const attemptStop = new AbortController();
+    const stop = new AttemptStop();
     const timeoutMs = this.options.totalTimeoutMs;
-    const timer = setTimeout(() => attemptStop.abort(new Error(`total timeout of ${timeoutMs} ms`)), timeoutMs);
-    const callerStopped = (): void => attemptStop.abort(options.signal?.reason);
-    options.signal?.addEventListener('abort', callerStopped, { once: true });
+    const timer = setTimeout(() => stop.abort(new Error(`total timeout of ${timeoutMs} ms`)), timeoutMs);
+    const callerSignal = options.signal;
+    if (callerSignal !== undefined) this.fanOut.watch(callerSignal, stop);
     try {
-      return await this.exchange(url, options, attemptStop.signal);
+      return await this.exchange(url, options, stop);
     } catch (error) {
       // The caller's stop comes first: a request cut by it is aborted, whatever error the cut surfaced as.
-      if (options.signal?.aborted) throw new FetchAbortedError(url, 'in flight', { cause: error });
-      if (attemptStop.signal.aborted) {
+      if (callerSignal?.aborted) throw new FetchAbortedError(url, 'in flight', { cause: error });
+      if (stop.aborted) {
         throw new FetchError(url, `total timeout of ${timeoutMs / 1000} s exceeded (response headers and body)`, true, { cause: error });
       }
       throw error;
     } finally {
       clearTimeout(timer);
-      options.signal?.removeEventListener('abort', callerStopped);
+      if (callerSignal !== undefined) this.fanOut.release(callerSignal, stop);
     }
   }
 
-  private async exchange(url: string, options: GetOptions, signal: AbortSignal): Promise<Omit<HttpResponse, 'attempts'>> {
-    const origin = new URL(url).origin;
+  private async exchange(url: string, options: GetOptions, signal: AttemptStop): Promise<Omit<HttpResponse, 'attempts'>> {
+    const parsed = new URL(url);
+    const origin = parsed.origin;
     const authorization = this.credentials.get(origin);
     const response = await this.agent.request({
       origin,
-      path: pathOf(url),
+      path: `${parsed.pathname}${parsed.search}`,
       method: 'GET',
       signal,
       headers: {
@@ -306,22 +310,7 @@ export class HttpClient {
       discard(response.body);
       throw new BodyTooLargeError(url, options.maxBytes, 'body');
     }
-    const chunks: Buffer[] = [];
-    let received = 0;
-    try {
-      for await (const chunk of response.body) {
-        received += (chunk as Buffer).length;
-        if (received > options.maxBytes) {
-          discard(response.body);
-          throw new BodyTooLargeError(url, options.maxBytes, 'body');
-        }
-        chunks.push(chunk as Buffer);
-      }
-    } catch (error) {
-      if (error instanceof FetchError) throw error;
-      throw new FetchError(url, `body interrupted after ${received} bytes: ${describeNetworkError(error)}`, true, { cause: error });
-    }
-    const raw = Buffer.concat(chunks, received);
+    const raw = await readBody(response.body, url, options.maxBytes);
     const body = await decode(url, raw, String(headers['content-encoding'] ?? 'identity'), options.maxBytes);
     return { url, status: statusCode, headers, body };
   }
@@ -330,15 +319,6 @@ export class HttpClient {
   async close(): Promise<void> {
     await this.agent.close();
   }
-}
-
-/**
- * Drops a body without reading it. Destroying an undici body emits an `AbortError` on it; with no listener
- * that would be an uncaught exception, so one is attached first.
- */
-function discard(body: Dispatcher.ResponseData['body']): void {
-  body.on('error', () => undefined);
-  body.destroy();
 }
 
 /**
@@ -355,9 +335,4 @@ function redirectTarget(url: string, location: string | string[] | undefined): s
     absolute = text;
   }
   return redactUrl(absolute);
-}
-
-function pathOf(url: string): string {
-  const parsed = new URL(url);
-  return `${parsed.pathname}${parsed.search}`;
 }
