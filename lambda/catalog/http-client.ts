@@ -1,5 +1,5 @@
 import { setTimeout as wait } from 'node:timers/promises';
-import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from './http-errors.js';
 import { decode, parseRetryAfter } from './http-decode.js';
 import { AttemptStop, discard, readBody, SignalFanOut } from './http-attempt.js';
@@ -144,18 +144,25 @@ export class HttpClient {
     this.options = { ...DEFAULT_HTTP_OPTIONS, ...options, retry: { ...DEFAULT_HTTP_OPTIONS.retry, ...options.retry } };
     this.proxies = readProxyEnv(options.proxyEnv ?? process.env);
     // The same pool and timeouts direct and through a proxy; the variables are passed explicitly ('' for none)
-    // so undici does not read the environment a second time.
-    this.agent = new EnvHttpProxyAgent({
+    // so undici does not read the environment a second time. With no proxy at all, a plain Agent: the proxy
+    // agent would send every request to that same Agent anyway, after parsing its URL and the NO_PROXY rules.
+    const pool = {
       connections: this.options.connections,
       connectTimeout: this.options.connectTimeoutMs,
       headersTimeout: this.options.headersTimeoutMs,
       bodyTimeout: this.options.bodyTimeoutMs,
       keepAliveTimeout: 30_000,
       pipelining: 1,
-      httpProxy: this.proxies.http?.url ?? '',
-      httpsProxy: this.proxies.https?.url ?? '',
-      noProxy: this.proxies.noProxy,
-    });
+    };
+    this.agent =
+      this.proxies.http === undefined && this.proxies.https === undefined
+        ? new Agent(pool)
+        : new EnvHttpProxyAgent({
+            ...pool,
+            httpProxy: this.proxies.http?.url ?? '',
+            httpsProxy: this.proxies.https?.url ?? '',
+            noProxy: this.proxies.noProxy,
+          });
   }
 
   /** Permits requests to `origin` (scheme, host and port, e.g. `https://api.nuget.org`). */
