@@ -189,13 +189,19 @@ export class HttpClient {
 
   /** Throws {@link ForbiddenOriginError} unless `url` is on an allowed origin. */
   checkOrigin(url: string): void {
-    let origin: string;
+    this.parseAllowed(url);
+  }
+
+  /** {@link checkOrigin}, giving the parsed URL so the request does not parse it again. */
+  private parseAllowed(url: string): URL {
+    let parsed: URL;
     try {
-      origin = new URL(url).origin;
+      parsed = new URL(url);
     } catch (cause) {
       throw new FetchError(url, 'not a valid URL', false, { cause });
     }
-    if (!this.allowed.has(origin)) throw new ForbiddenOriginError(url, this.allowedOrigins());
+    if (!this.allowed.has(parsed.origin)) throw new ForbiddenOriginError(url, this.allowedOrigins());
+    return parsed;
   }
 
   /**
@@ -204,12 +210,12 @@ export class HttpClient {
    * @throws {@link FetchError} when it failed for good; {@link FetchAbortedError} when `options.signal` stopped it.
    */
   async get(url: string, options: GetOptions): Promise<HttpResponse> {
-    if (!options.anyOrigin) this.checkOrigin(url);
+    const parsed = options.anyOrigin ? undefined : this.parseAllowed(url);
     const { retry } = this.options;
     for (let attempt = 1; ; attempt++) {
       if (options.signal?.aborted) throw new FetchAbortedError(url, `before attempt ${attempt}`, { cause: options.signal.reason });
       try {
-        const response = await this.attempt(url, options, attempt);
+        const response = await this.attempt(url, parsed, options, attempt);
         return { ...response, attempts: attempt };
       } catch (error) {
         if (error instanceof FetchAbortedError) throw error;
@@ -242,13 +248,13 @@ export class HttpClient {
    * One attempt, bounded by the total timeout and by the caller's signal: either aborts the request, which
    * closes its connection.
    */
-  private async attempt(url: string, options: GetOptions, attempt: number): Promise<Omit<HttpResponse, 'attempts'>> {
-    if (this.onRequest === undefined) return this.bounded(url, options);
+  private async attempt(url: string, parsed: URL | undefined, options: GetOptions, attempt: number): Promise<Omit<HttpResponse, 'attempts'>> {
+    if (this.onRequest === undefined) return this.bounded(url, parsed, options);
     const started = performance.now();
     const proxy = proxyFor(this.proxies, url)?.variable;
     const event = { method: 'GET' as const, url: redactUrl(url), attempt, ...(proxy === undefined ? {} : { proxy }) };
     try {
-      const response = await this.bounded(url, options);
+      const response = await this.bounded(url, parsed, options);
       this.onRequest({ ...event, status: response.status, ms: Math.round(performance.now() - started) });
       return response;
     } catch (error) {
@@ -260,14 +266,14 @@ export class HttpClient {
   }
 
   /** One attempt, bounded in time. */
-  private async bounded(url: string, options: GetOptions): Promise<Omit<HttpResponse, 'attempts'>> {
+  private async bounded(url: string, parsed: URL | undefined, options: GetOptions): Promise<Omit<HttpResponse, 'attempts'>> {
     const stop = new AttemptStop();
     const timeoutMs = this.options.totalTimeoutMs;
     const timer = setTimeout(() => stop.abort(new Error(`total timeout of ${timeoutMs} ms`)), timeoutMs);
     const callerSignal = options.signal;
     if (callerSignal !== undefined) this.fanOut.watch(callerSignal, stop);
     try {
-      return await this.exchange(url, options, stop);
+      return await this.exchange(url, parsed ?? new URL(url), options, stop);
     } catch (error) {
       // The caller's stop comes first: a request cut by it is aborted, whatever error the cut surfaced as.
       if (callerSignal?.aborted) throw new FetchAbortedError(url, 'in flight', { cause: error });
@@ -281,8 +287,7 @@ export class HttpClient {
     }
   }
 
-  private async exchange(url: string, options: GetOptions, signal: AttemptStop): Promise<Omit<HttpResponse, 'attempts'>> {
-    const parsed = new URL(url);
+  private async exchange(url: string, parsed: URL, options: GetOptions, signal: AttemptStop): Promise<Omit<HttpResponse, 'attempts'>> {
     const origin = parsed.origin;
     const authorization = this.credentials.get(origin);
     const response = await this.agent.request({
