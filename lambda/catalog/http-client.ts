@@ -139,13 +139,10 @@ export class HttpClient {
   onRequest: RequestListener | undefined;
   /** Stops the attempts in flight when a caller's signal aborts. */
   private readonly fanOut = new SignalFanOut();
-  /** The headers of every request. */
-  private readonly baseHeaders: Readonly<Record<string, string>>;
 
   constructor(options: Partial<HttpClientOptions> = {}) {
     this.options = { ...DEFAULT_HTTP_OPTIONS, ...options, retry: { ...DEFAULT_HTTP_OPTIONS.retry, ...options.retry } };
     this.proxies = readProxyEnv(options.proxyEnv ?? process.env);
-    this.baseHeaders = Object.freeze({ accept: 'application/json', 'accept-encoding': 'gzip, br, deflate', 'user-agent': this.options.userAgent });
     // The same pool and timeouts direct and through a proxy; the variables are passed explicitly ('' for none)
     // so undici does not read the environment a second time. With no proxy at all, a plain Agent: the proxy
     // agent would send every request to that same Agent anyway, after parsing its URL and the NO_PROXY rules.
@@ -298,11 +295,13 @@ export class HttpClient {
       path: `${parsed.pathname}${parsed.search}`,
       method: 'GET',
       signal,
-      // A leaf's GET (no credentials, no extra headers) shares one headers object: undici only reads it.
-      headers:
-        authorization === undefined && options.headers === undefined
-          ? this.baseHeaders
-          : { ...this.baseHeaders, ...(authorization === undefined ? {} : { authorization }), ...options.headers },
+      headers: {
+        accept: 'application/json',
+        'accept-encoding': 'gzip, br, deflate',
+        'user-agent': this.options.userAgent,
+        ...(authorization === undefined ? {} : { authorization }),
+        ...options.headers,
+      },
     });
     const { statusCode, headers } = response;
     if (statusCode === 304) {
