@@ -15,7 +15,7 @@ const HTTP_PREFIX = /^https?:\/\//i;
 const SPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f]/;
 
 /** Why `text` is not an absolute http(s) URL, or undefined when it is one. */
-function urlProblem(text: string): string | undefined {
+export function urlProblem(text: string): string | undefined {
   if (!HTTP_PREFIX.test(text)) {
     const scheme = SCHEME.exec(text)?.[1];
     return scheme === undefined

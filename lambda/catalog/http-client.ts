@@ -1,7 +1,8 @@
 import { setTimeout as wait } from 'node:timers/promises';
-import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from './http-errors.js';
 import { decode, parseRetryAfter } from './http-decode.js';
+import { AttemptStop, discard, readBody, SignalFanOut } from './http-attempt.js';
 import { describeNetworkError, networkHint } from './network-hints.js';
 
 export { parseRetryAfter };
@@ -136,23 +137,32 @@ export class HttpClient {
   onRetry: RetryListener | undefined;
   /** Called after every attempt. */
   onRequest: RequestListener | undefined;
+  /** Stops the attempts in flight when a caller's signal aborts. */
+  private readonly fanOut = new SignalFanOut();
 
   constructor(options: Partial<HttpClientOptions> = {}) {
     this.options = { ...DEFAULT_HTTP_OPTIONS, ...options, retry: { ...DEFAULT_HTTP_OPTIONS.retry, ...options.retry } };
     this.proxies = readProxyEnv(options.proxyEnv ?? process.env);
     // The same pool and timeouts direct and through a proxy; the variables are passed explicitly ('' for none)
-    // so undici does not read the environment a second time.
-    this.agent = new EnvHttpProxyAgent({
+    // so undici does not read the environment a second time. With no proxy at all, a plain Agent: the proxy
+    // agent would send every request to that same Agent anyway, after parsing its URL and the NO_PROXY rules.
+    const pool = {
       connections: this.options.connections,
       connectTimeout: this.options.connectTimeoutMs,
       headersTimeout: this.options.headersTimeoutMs,
       bodyTimeout: this.options.bodyTimeoutMs,
       keepAliveTimeout: 30_000,
       pipelining: 1,
-      httpProxy: this.proxies.http?.url ?? '',
-      httpsProxy: this.proxies.https?.url ?? '',
-      noProxy: this.proxies.noProxy,
-    });
+    };
+    this.agent =
+      this.proxies.http === undefined && this.proxies.https === undefined
+        ? new Agent(pool)
+        : new EnvHttpProxyAgent({
+            ...pool,
+            httpProxy: this.proxies.http?.url ?? '',
+            httpsProxy: this.proxies.https?.url ?? '',
+            noProxy: this.proxies.noProxy,
+          });
   }
 
   /** Permits requests to `origin` (scheme, host and port, e.g. `https://api.nuget.org`). */
@@ -179,13 +189,19 @@ export class HttpClient {
 
   /** Throws {@link ForbiddenOriginError} unless `url` is on an allowed origin. */
   checkOrigin(url: string): void {
-    let origin: string;
+    this.parseAllowed(url);
+  }
+
+  /** {@link checkOrigin}, giving the parsed URL so the request does not parse it again. */
+  private parseAllowed(url: string): URL {
+    let parsed: URL;
     try {
-      origin = new URL(url).origin;
+      parsed = new URL(url);
     } catch (cause) {
       throw new FetchError(url, 'not a valid URL', false, { cause });
     }
-    if (!this.allowed.has(origin)) throw new ForbiddenOriginError(url, this.allowedOrigins());
+    if (!this.allowed.has(parsed.origin)) throw new ForbiddenOriginError(url, this.allowedOrigins());
+    return parsed;
   }
 
   /**
@@ -194,12 +210,12 @@ export class HttpClient {
    * @throws {@link FetchError} when it failed for good; {@link FetchAbortedError} when `options.signal` stopped it.
    */
   async get(url: string, options: GetOptions): Promise<HttpResponse> {
-    if (!options.anyOrigin) this.checkOrigin(url);
+    const parsed = options.anyOrigin ? undefined : this.parseAllowed(url);
     const { retry } = this.options;
     for (let attempt = 1; ; attempt++) {
       if (options.signal?.aborted) throw new FetchAbortedError(url, `before attempt ${attempt}`, { cause: options.signal.reason });
       try {
-        const response = await this.attempt(url, options, attempt);
+        const response = await this.attempt(url, parsed, options, attempt);
         return { ...response, attempts: attempt };
       } catch (error) {
         if (error instanceof FetchAbortedError) throw error;
@@ -232,13 +248,13 @@ export class HttpClient {
    * One attempt, bounded by the total timeout and by the caller's signal: either aborts the request, which
    * closes its connection.
    */
-  private async attempt(url: string, options: GetOptions, attempt: number): Promise<Omit<HttpResponse, 'attempts'>> {
-    if (this.onRequest === undefined) return this.bounded(url, options);
+  private async attempt(url: string, parsed: URL | undefined, options: GetOptions, attempt: number): Promise<Omit<HttpResponse, 'attempts'>> {
+    if (this.onRequest === undefined) return this.bounded(url, parsed, options);
     const started = performance.now();
     const proxy = proxyFor(this.proxies, url)?.variable;
     const event = { method: 'GET' as const, url: redactUrl(url), attempt, ...(proxy === undefined ? {} : { proxy }) };
     try {
-      const response = await this.bounded(url, options);
+      const response = await this.bounded(url, parsed, options);
       this.onRequest({ ...event, status: response.status, ms: Math.round(performance.now() - started) });
       return response;
     } catch (error) {
@@ -250,33 +266,33 @@ export class HttpClient {
   }
 
   /** One attempt, bounded in time. */
-  private async bounded(url: string, options: GetOptions): Promise<Omit<HttpResponse, 'attempts'>> {
-    const attemptStop = new AbortController();
+  private async bounded(url: string, parsed: URL | undefined, options: GetOptions): Promise<Omit<HttpResponse, 'attempts'>> {
+    const stop = new AttemptStop();
     const timeoutMs = this.options.totalTimeoutMs;
-    const timer = setTimeout(() => attemptStop.abort(new Error(`total timeout of ${timeoutMs} ms`)), timeoutMs);
-    const callerStopped = (): void => attemptStop.abort(options.signal?.reason);
-    options.signal?.addEventListener('abort', callerStopped, { once: true });
+    const timer = setTimeout(() => stop.abort(new Error(`total timeout of ${timeoutMs} ms`)), timeoutMs);
+    const callerSignal = options.signal;
+    if (callerSignal !== undefined) this.fanOut.watch(callerSignal, stop);
     try {
-      return await this.exchange(url, options, attemptStop.signal);
+      return await this.exchange(url, parsed ?? new URL(url), options, stop);
     } catch (error) {
       // The caller's stop comes first: a request cut by it is aborted, whatever error the cut surfaced as.
-      if (options.signal?.aborted) throw new FetchAbortedError(url, 'in flight', { cause: error });
-      if (attemptStop.signal.aborted) {
+      if (callerSignal?.aborted) throw new FetchAbortedError(url, 'in flight', { cause: error });
+      if (stop.aborted) {
         throw new FetchError(url, `total timeout of ${timeoutMs / 1000} s exceeded (response headers and body)`, true, { cause: error });
       }
       throw error;
     } finally {
       clearTimeout(timer);
-      options.signal?.removeEventListener('abort', callerStopped);
+      if (callerSignal !== undefined) this.fanOut.release(callerSignal, stop);
     }
   }
 
-  private async exchange(url: string, options: GetOptions, signal: AbortSignal): Promise<Omit<HttpResponse, 'attempts'>> {
-    const origin = new URL(url).origin;
+  private async exchange(url: string, parsed: URL, options: GetOptions, signal: AttemptStop): Promise<Omit<HttpResponse, 'attempts'>> {
+    const origin = parsed.origin;
     const authorization = this.credentials.get(origin);
     const response = await this.agent.request({
       origin,
-      path: pathOf(url),
+      path: `${parsed.pathname}${parsed.search}`,
       method: 'GET',
       signal,
       headers: {
@@ -306,22 +322,7 @@ export class HttpClient {
       discard(response.body);
       throw new BodyTooLargeError(url, options.maxBytes, 'body');
     }
-    const chunks: Buffer[] = [];
-    let received = 0;
-    try {
-      for await (const chunk of response.body) {
-        received += (chunk as Buffer).length;
-        if (received > options.maxBytes) {
-          discard(response.body);
-          throw new BodyTooLargeError(url, options.maxBytes, 'body');
-        }
-        chunks.push(chunk as Buffer);
-      }
-    } catch (error) {
-      if (error instanceof FetchError) throw error;
-      throw new FetchError(url, `body interrupted after ${received} bytes: ${describeNetworkError(error)}`, true, { cause: error });
-    }
-    const raw = Buffer.concat(chunks, received);
+    const raw = await readBody(response.body, url, options.maxBytes);
     const body = await decode(url, raw, String(headers['content-encoding'] ?? 'identity'), options.maxBytes);
     return { url, status: statusCode, headers, body };
   }
@@ -330,15 +331,6 @@ export class HttpClient {
   async close(): Promise<void> {
     await this.agent.close();
   }
-}
-
-/**
- * Drops a body without reading it. Destroying an undici body emits an `AbortError` on it; with no listener
- * that would be an uncaught exception, so one is attached first.
- */
-function discard(body: Dispatcher.ResponseData['body']): void {
-  body.on('error', () => undefined);
-  body.destroy();
 }
 
 /**
@@ -355,9 +347,4 @@ function redirectTarget(url: string, location: string | string[] | undefined): s
     absolute = text;
   }
   return redactUrl(absolute);
-}
-
-function pathOf(url: string): string {
-  const parsed = new URL(url);
-  return `${parsed.pathname}${parsed.search}`;
 }

@@ -13,6 +13,7 @@ import {
   stringsError,
   timestamp,
 } from './field-schemas.js';
+import { fastLeafFields, type LeafFields } from './fast-path.js';
 import { Problems, check, parseJson, quote, requireObject } from './json.js';
 import { comparableVersion } from '../contract/identity.js';
 
@@ -96,6 +97,42 @@ function differs(problems: Problems, field: string, leaf: string, item: string):
  */
 export function parseLeaf(body: DocumentBody, url: string, expected: PageItem): Leaf {
   const document = requireObject(parseJson(body, url), url, DocumentKind.leaf);
+  // The common case, a valid leaf, skips zod; anything the fast path is not sure of goes through zod, which
+  // decides and words the problems.
+  const fields = fastLeafFields(document) ?? zodLeafFields(document, url);
+  const problems = new Problems();
+  const { type, commitId, id, version } = fields;
+  if (type !== expected.type) differs(problems, '@type', type, expected.type);
+  if (commitId !== expected.commitId) differs(problems, 'catalog:commitId', commitId, expected.commitId);
+  if (fields.commitTicks !== expected.commitTicks) {
+    differs(problems, 'catalog:commitTimeStamp', fields.commitTimeStamp, expected.commitTimeStamp);
+  }
+  // Equal strings first: the usual case costs no lowercasing or version normalizing.
+  if (id !== expected.id && id.toLowerCase() !== expected.id.toLowerCase()) differs(problems, 'id', id, expected.id);
+  if (version !== expected.version && comparableVersion(version) !== comparableVersion(expected.version)) {
+    differs(problems, 'version', version, expected.version);
+  }
+  problems.throwIfAny(url);
+
+  return {
+    types: fields.types,
+    type,
+    id,
+    version,
+    commitId,
+    commitTimeStamp: fields.commitTimeStamp,
+    commitTicks: fields.commitTicks,
+    document,
+  };
+}
+
+/**
+ * The zod path: every problem of the document in one message (thrown), or its fields. Exported for the test that
+ * holds the fast path to it (test/unit/fast-path.test.ts); {@link parseLeaf} is the way in.
+ *
+ * @throws {@link InvalidDocumentError} when the schemas reject the document.
+ */
+export function zodLeafFields(document: Record<string, unknown>, url: string): LeafFields {
   const problems = new Problems();
   const data = check(leafSchema, document, problems);
   // The details properties are checked even when the common ones failed, so one message lists
@@ -107,29 +144,14 @@ export function parseLeaf(body: DocumentBody, url: string, expected: PageItem): 
   }
   problems.throwIfAny(url);
   const leaf = data!;
-
-  const type = leaf['@type'].type;
-  if (type !== expected.type) differs(problems, '@type', type, expected.type);
-  const commitId = leaf['catalog:commitId'];
-  if (commitId !== expected.commitId) differs(problems, 'catalog:commitId', commitId, expected.commitId);
   const commit = leaf['catalog:commitTimeStamp'];
-  if (commit.ticks !== expected.commitTicks) {
-    differs(problems, 'catalog:commitTimeStamp', commit.text, expected.commitTimeStamp);
-  }
-  if (leaf.id.toLowerCase() !== expected.id.toLowerCase()) differs(problems, 'id', leaf.id, expected.id);
-  if (comparableVersion(leaf.version) !== comparableVersion(expected.version)) {
-    differs(problems, 'version', leaf.version, expected.version);
-  }
-  problems.throwIfAny(url);
-
   return {
     types: leaf['@type'].types,
-    type,
-    id: leaf.id,
-    version: leaf.version,
-    commitId,
+    type: leaf['@type'].type,
+    commitId: leaf['catalog:commitId'],
     commitTimeStamp: commit.text,
     commitTicks: commit.ticks,
-    document,
+    id: leaf.id,
+    version: leaf.version,
   };
 }

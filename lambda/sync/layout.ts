@@ -62,19 +62,30 @@ export function watermarkOf(cursor: Ticks, commitId: string | undefined, now: Da
   return { cursor: formatTimestamp(cursor), commitId: commitId ?? null, commitKey: commitKeyOfTicks(cursor), updatedAt: now.toISOString() };
 }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** S3 user metadata is US-ASCII: anything else is percent-encoded so the PUT never fails on it. */
 function asciiMetadata(value: string): string {
-  return /^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value);
+  return PRINTABLE_ASCII.test(value) ? value : encodeURIComponent(value);
 }
+
+// The leaves of a commit come one after another: the last commit's formatted timestamp and metadata-safe id
+// are kept rather than worked out again for each of its leaves.
+let lastCommit: { ticks: Ticks; timestamp: string; commitId: string; safeCommitId: string } | undefined;
 
 /** The user metadata of a stored leaf. */
 export function metadataOf(item: PageItem): Record<string, string> {
+  let commit = lastCommit;
+  if (commit === undefined || commit.ticks !== item.commitTicks || commit.commitId !== item.commitId) {
+    commit = { ticks: item.commitTicks, timestamp: formatTimestamp(item.commitTicks), commitId: item.commitId, safeCommitId: asciiMetadata(item.commitId) };
+    lastCommit = commit;
+  }
   return {
     'nuget-id': asciiMetadata(item.id),
     'nuget-version': asciiMetadata(item.version),
     'catalog-type': item.type,
-    'commit-id': asciiMetadata(item.commitId),
-    'commit-timestamp': formatTimestamp(item.commitTicks),
+    'commit-id': commit.safeCommitId,
+    'commit-timestamp': commit.timestamp,
   };
 }
 

@@ -1,0 +1,221 @@
+/**
+ * The hand-written fast path of leaf and page validation (lambda/catalog/fast-path.ts) against the zod schemas
+ * it stands in for: on generated and real documents, and on those documents mutated field by field, whatever
+ * the fast path accepts zod accepts too, with the same fields. (What it is not sure of goes to zod, so the
+ * errors are zod's by construction.) And it does take the ordinary documents, or it would save nothing.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { fastLeafFields, fastPageFields } from '../../lambda/catalog/fast-path.js';
+import { parseLeaf } from '../../lambda/catalog/index.js';
+import { zodLeafFields } from '../../lambda/catalog/leaf-schema.js';
+import { zodPageFields } from '../../lambda/catalog/page-schema.js';
+import { generateCatalog, layoutPages, renderLeafBody } from '../../testkit/index.js';
+import { renderPage } from '../../testkit/catalog-documents.js';
+import { itemFromLeaf, ofKind, type Json } from './schema-kit.js';
+
+const ORIGIN = 'https://api.nuget.org';
+const catalog = generateCatalog({ commits: 60, seed: 7, leavesPerCommit: [1, 6], trimTrailingZeros: true, semver2Ratio: 0.3 });
+const generatedLeaves: Json[] = catalog.commits.flatMap((commit) =>
+  commit.leaves.map((leaf) => JSON.parse(renderLeafBody(commit, leaf, ORIGIN)) as Json),
+);
+const leaves: Json[] = [...generatedLeaves, ...ofKind('leaf').map((fixture) => fixture.json)];
+const pages: Json[] = [
+  ...layoutPages(catalog.commits, 40, false).map((page) => JSON.parse(renderPage(page, ORIGIN, ORIGIN)) as Json),
+  ...ofKind('page').map((fixture) => fixture.json),
+];
+
+/** Replacement values that sit on the edges of the schemas. `undefined` deletes the property. */
+const EDGE_VALUES: unknown[] = [
+  undefined,
+  null,
+  '',
+  'x',
+  'PackageDetails',
+  'nuget:PackageDelete',
+  'AAAA',
+  'AAA=',
+  'AA==',
+  'not base64!',
+  '2020-01-01T00:00:00Z',
+  '2020-02-30T00:00:00Z',
+  '2020-01-01T00:00:00.12345678Z',
+  '2020-01-01T00:00:00+01:00',
+  'https://api.nuget.org/v3/catalog0/data/x.json',
+  'ftp://api.nuget.org/x',
+  'https://api.nuget.org/a b',
+  'http://',
+  '/relative',
+  0,
+  -0,
+  -1,
+  1.5,
+  2 ** 53,
+  1e21,
+  true,
+  false,
+  [],
+  {},
+  ['a'],
+  [1],
+  [null],
+  [{}],
+  ['PackageDetails', 'PackageDelete'],
+  ['nuget:PackageDetails', 'PackageDetails'],
+  [{ advisoryUrl: 'u', severity: 1 }],
+  [{ advisoryUrl: 'u', severity: '2' }],
+  [{ advisoryUrl: 1, severity: '2' }],
+  [{ name: 'Dependency' }],
+  [{ name: 'Dependency', version: 1 }],
+  [{ targetFramework: 'net8.0', dependencies: [{}] }],
+  [{ targetFramework: 'net8.0', dependencies: [1] }],
+  { reasons: [] },
+  { reasons: ['Legacy'], alternatePackage: { id: 'x' } },
+  { reasons: ['Legacy'], alternatePackage: { id: 1 } },
+  { reasons: 'Legacy' },
+];
+
+const LEAF_KEYS = [
+  '@type', 'catalog:commitId', 'catalog:commitTimeStamp', 'id', 'published', 'version', 'packageHash',
+  'packageHashAlgorithm', 'packageSize', 'authors', 'created', 'description', 'iconUrl', 'language', 'licenseUrl',
+  'minClientVersion', 'projectUrl', 'releaseNotes', 'summary', 'title', 'verbatimVersion', 'listed', 'isPrerelease',
+  'requireLicenseAcceptance', 'tags', 'vulnerabilities', 'deprecation', 'packageTypes', 'dependencyGroups', 'other',
+];
+const NESTED = ['advisoryUrl', 'severity', 'reasons', 'message', 'alternatePackage', 'id', 'range', 'name', 'version', 'targetFramework', 'dependencies'];
+
+type Path = readonly (string | number)[];
+
+/** Sets (or, for `undefined`, deletes) the value at `path` in a deep copy; a path through a missing part changes nothing. */
+function mutate(document: Json, path: Path, value: unknown): Json {
+  const copy = structuredClone(document);
+  let at: unknown = copy;
+  for (const key of path.slice(0, -1)) {
+    if (typeof at !== 'object' || at === null) return copy;
+    at = (at as Record<string | number, unknown>)[key];
+  }
+  if (typeof at !== 'object' || at === null) return copy;
+  const last = path[path.length - 1]!;
+  if (value === undefined) delete (at as Record<string | number, unknown>)[last];
+  else (at as Record<string | number, unknown>)[last] = structuredClone(value);
+  return copy;
+}
+
+const value = fc.oneof(fc.constantFrom(...EDGE_VALUES), fc.jsonValue({ maxDepth: 2 }));
+const leafPath: fc.Arbitrary<Path> = fc.oneof(
+  fc.constantFrom(...LEAF_KEYS).map((key) => [key]),
+  fc.tuple(fc.constantFrom('@type', 'tags'), fc.nat(2)).map(([key, i]) => [key, i]),
+  fc.tuple(fc.constantFrom('deprecation'), fc.constantFrom(...NESTED)).map(([key, nested]) => [key, nested]),
+  fc.constantFrom<Path>(['deprecation', 'alternatePackage', 'id'], ['deprecation', 'alternatePackage', 'range'], ['deprecation', 'reasons', 0]),
+  fc
+    .tuple(fc.constantFrom('vulnerabilities', 'packageTypes', 'dependencyGroups'), fc.nat(2), fc.option(fc.constantFrom(...NESTED), { nil: undefined }))
+    .map(([key, i, nested]) => (nested === undefined ? [key, i] : [key, i, nested])),
+  fc.constantFrom<Path>(['dependencyGroups', 0, 'dependencies', 0], ['dependencyGroups', 0, 'dependencies', 0, 'id']),
+);
+const ITEM_KEYS = ['@id', '@type', 'commitId', 'commitTimeStamp', 'nuget:id', 'nuget:version', 'other'];
+const pagePath: fc.Arbitrary<Path> = fc.oneof(
+  fc.constantFrom('commitId', 'commitTimeStamp', 'count', 'parent', 'items', 'other').map((key) => [key]),
+  fc.nat(45).map((i) => ['items', i]),
+  fc.tuple(fc.nat(45), fc.constantFrom(...ITEM_KEYS)).map(([i, key]) => ['items', i, key]),
+  fc.tuple(fc.nat(45), fc.nat(2)).map(([i, j]) => ['items', i, '@type', j]),
+);
+
+/** The fast path's answer, held to zod's: whatever it takes, zod takes too, with the same fields. */
+function agreeOnLeaf(document: Json): boolean {
+  const fast = fastLeafFields(document);
+  if (fast === undefined) return false;
+  expect(zodLeafFields(document, 'https://x.test/leaf.json')).toStrictEqual(fast);
+  return true;
+}
+
+function agreeOnPage(document: Json): boolean {
+  const fast = fastPageFields(document);
+  if (fast === undefined) return false;
+  expect(zodPageFields(document, 'https://x.test/page.json')).toStrictEqual(fast);
+  return true;
+}
+
+/** Every single-place change: each path given, each edge value, on each document given. */
+function everySingleChange(documents: readonly Json[], paths: readonly Path[], agree: (document: Json) => boolean): number {
+  let taken = 0;
+  for (const document of documents) {
+    for (const path of paths) for (const v of EDGE_VALUES) if (agree(mutate(document, path, v))) taken++;
+  }
+  return taken;
+}
+
+const LEAF_PATHS: Path[] = [
+  ...LEAF_KEYS.map((key) => [key]),
+  ['@type', 0],
+  ['@type', 1],
+  ['tags', 0],
+  ...NESTED.map((key) => ['deprecation', key]),
+  ['deprecation', 'alternatePackage', 'id'],
+  ['deprecation', 'alternatePackage', 'range'],
+  ['deprecation', 'reasons', 0],
+  ...['vulnerabilities', 'packageTypes', 'dependencyGroups'].flatMap((key) => [[key, 0], ...NESTED.map((nested) => [key, 0, nested])]),
+  ['dependencyGroups', 0, 'dependencies', 0],
+  ['dependencyGroups', 0, 'dependencies', 0, 'id'],
+];
+
+describe('leaf fast path', () => {
+  it('takes every generated and real leaf, with the fields zod gives', () => {
+    for (const leaf of leaves) expect(agreeOnLeaf(leaf)).toBe(true);
+  });
+
+  it('takes nothing zod refuses, on every leaf changed at any one place to any edge value', () => {
+    // The leaves with the most optional parts: deprecation, vulnerabilities, package types, dependencies.
+    const rich = leaves.filter((leaf) => ['deprecation', 'vulnerabilities', 'packageTypes', 'dependencyGroups'].some((key) => leaf[key] != null));
+    const chosen = [generatedLeaves[0]!, generatedLeaves.find((l) => JSON.stringify(l['@type']).includes('PackageDelete'))!, ...rich.slice(0, 6)];
+    const taken = everySingleChange(chosen, LEAF_PATHS, agreeOnLeaf);
+    // Harmless changes (an unknown property, a null optional) stay on the fast path.
+    expect(taken).toBeGreaterThan(chosen.length * 100);
+  });
+
+  it('takes nothing zod refuses, on leaves mutated at one to three places', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...leaves), fc.array(fc.tuple(leafPath, value), { minLength: 1, maxLength: 3 }), (leaf, changes) => {
+        agreeOnLeaf(changes.reduce((doc, [path, v]) => mutate(doc, path, v), leaf));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('leaves parseLeaf as it was: the same leaf from either path, the same error for a bad one', () => {
+    const leaf = generatedLeaves.find((l) => (l['dependencyGroups'] as unknown[] | undefined)?.length)!;
+    const url = 'https://x.test/leaf.json';
+    const item = itemFromLeaf(leaf, url);
+    const parsed = parseLeaf(Buffer.from(JSON.stringify(leaf)), url, item);
+    expect(parsed.types).toStrictEqual(zodLeafFields(leaf, url).types);
+    expect(parsed.types).not.toBe(leaf['@type']);
+    const bad = mutate(mutate(leaf, ['packageSize'], -1), ['listed'], 'yes');
+    expect(() => parseLeaf(Buffer.from(JSON.stringify(bad)), url, item)).toThrow(
+      `${url}: packageSize: must not be negative, got -1; listed: expected boolean, got string`,
+    );
+  });
+});
+
+describe('page fast path', () => {
+  it('takes every generated and real page, with the fields zod gives', () => {
+    for (const page of pages) expect(agreeOnPage(page)).toBe(true);
+  });
+
+  it('takes nothing zod refuses, on a page changed at any one place to any edge value', () => {
+    const paths: Path[] = [
+      ...['commitId', 'commitTimeStamp', 'count', 'parent', 'items', 'other'].map((key) => [key]),
+      ['items', 0],
+      ...ITEM_KEYS.map((key) => ['items', 1, key]),
+      ['items', 2, '@type', 0],
+      ['items', 2, '@type', 1],
+    ];
+    expect(everySingleChange(pages.slice(0, 3), paths, agreeOnPage)).toBeGreaterThan(20);
+  });
+
+  it('takes nothing zod refuses, on pages mutated at one to three places', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...pages), fc.array(fc.tuple(pagePath, value), { minLength: 1, maxLength: 3 }), (page, changes) => {
+        agreeOnPage(changes.reduce((doc, [path, v]) => mutate(doc, path, v), page));
+      }),
+      { numRuns: 1500 },
+    );
+  });
+});
