@@ -31,7 +31,6 @@ const HELP = `npm run bench -- [options]
   --no-warm                 skip the warm-Lambda checks
   --no-profile              skip the profiled runs (engine and planning under --cpu-prof)
   --profile-leaves N        slice of the profiled engine run                       (default 2000)
-  --profile-lean            profile the engine with the lean PUT store (what-if) instead of the SDK's
   --repeat N                run the side-by-side set (ceilings, engine) N times, rotating their order; the
                             table shows each one's median run                      (default 1)
   --wait-idle S             before each scenario, wait up to S s for other processes to go quiet (default 0)
@@ -60,7 +59,6 @@ export interface Options {
   warm: boolean;
   profile: boolean;
   profileLeaves: number;
-  profileLean: boolean;
   waitIdle: number;
   repeat: number;
   out: string;
@@ -90,7 +88,6 @@ export function options(): Options {
       'no-warm': { type: 'boolean', default: false },
       'no-profile': { type: 'boolean', default: false },
       'profile-leaves': { type: 'string', default: '2000' },
-      'profile-lean': { type: 'boolean', default: false },
       'wait-idle': { type: 'string', default: '0' },
       repeat: { type: 'string', default: '1' },
       out: { type: 'string', default: join(benchSource, 'results') },
@@ -132,7 +129,6 @@ export function options(): Options {
     warm: !values['no-warm'],
     profile: !values['no-profile'],
     profileLeaves: int('profile-leaves', values['profile-leaves'], 1),
-    profileLean: values['profile-lean'],
     waitIdle: int('wait-idle', values['wait-idle']),
     repeat: int('repeat', values.repeat, 1),
     out: values.out,

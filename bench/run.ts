@@ -187,7 +187,7 @@ async function main(): Promise<void> {
     sweep.push(await scenario({ ...base, kind: 'engine', label: `sweep: engine c=${concurrency}`, leaves: opts.sweepLeaves, concurrency }));
   }
   const profiled = opts.profile
-    ? await scenario({ ...base, kind: 'engine', ...(opts.profileLean ? { store: 'lean' as const } : {}), label: `engine${opts.profileLean ? ' + lean PUT store' : ''}, under the CPU profiler`, leaves: opts.profileLeaves, concurrency: opts.concurrency }, true)
+    ? await scenario({ ...base, kind: 'engine', label: 'engine, under the CPU profiler', leaves: opts.profileLeaves, concurrency: opts.concurrency }, true)
     : undefined;
   let planningProfile: ProfileSummary | undefined;
   if (opts.profile) {

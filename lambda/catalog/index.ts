@@ -26,6 +26,7 @@ export {
   type SourceDocument,
 } from './documents.js';
 export { parseJson } from './json.js';
+export { decode as decodeBody } from './http-decode.js';
 export {
   CATALOG_RESOURCE_TYPE,
   detectSourceKind,
