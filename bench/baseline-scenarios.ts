@@ -5,7 +5,7 @@
  */
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Agent } from 'undici';
-import { CatalogClient, decodeBody, HttpClient, type PageItem } from '../lambda/catalog/index.js';
+import { CatalogClient, decodeBody, DEFAULT_DOCUMENT_LIMITS, HttpClient, type PageItem } from '../lambda/catalog/index.js';
 import { commitKey, compareTicks, manifestKey, MIN_TICKS, type Ticks } from '../lambda/contract/index.js';
 import { S3SnapshotStore } from '../lambda/stores/index.js';
 import { leafKeyOf, manifestOf, metadataOf, pagesAfter, type ManifestEntry } from '../lambda/sync/index.js';
@@ -98,7 +98,7 @@ export async function runSequential(config: ScenarioConfig): Promise<ScenarioRes
 
 /** The engine's own decoding (synchronous for small bodies), so the ceiling pays no more per leaf than the engine. */
 function decode(url: string, body: Buffer, encoding: string | string[] | undefined): Promise<Buffer> {
-  return decodeBody(url, body, String(encoding ?? 'identity'), Number.MAX_SAFE_INTEGER);
+  return decodeBody(url, body, String(encoding ?? 'identity'), DEFAULT_DOCUMENT_LIMITS.leafBytes);
 }
 
 export async function runCeiling(config: ScenarioConfig, lean: boolean): Promise<ScenarioResult> {
