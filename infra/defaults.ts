@@ -5,11 +5,14 @@
 import { Duration } from 'aws-cdk-lib';
 
 /**
- * Memory of the function. 1,024 MB on arm64 gives about 0.58 vCPU (1,769 MB is one full vCPU; see the README's Performance section) for JSON parsing and TLS while the run is
- * mostly network-bound; peak heap is the page items of one slice, never leaf bodies.
- * TODO(bench): revisit with the benchmark's figures (bench/) once they are written.
+ * Memory of the function: the setting that makes a million leaves cheapest, and of the cheapest the fastest
+ * (`bench/lambda-cost.ts` from the benchmark's 0.89 ms of CPU a leaf; docs/performance.md, "Cost on Lambda").
+ * Lambda gives CPU in proportion to memory (one vCPU at 1,769 MB), so below the knee where the network binds
+ * (about 510 MB: 32 leaves in flight over 100 ms of GET + PUT) GB-seconds per leaf do not depend on memory;
+ * above it the function waits longer than it computes and costs more for nothing. Peak RSS of a 30,000-leaf
+ * slice is 135 MB. Raise it with `memoryMb` if your leaves are larger or your network faster.
  */
-export const DEFAULT_MEMORY_MB = 1_024;
+export const DEFAULT_MEMORY_MB = 512;
 
 /**
  * Time limit of one run. The handler stops taking new work 5–30 s before it (see `safetyMarginMs`), then

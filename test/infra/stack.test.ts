@@ -133,10 +133,10 @@ describe('the app from cdk.json (one sync, bundled)', () => {
     );
   });
 
-  it('function: NodejsFunction on Node.js 22+, arm64, 1024 MB, 5 minutes, ESM handler, own log group with retention', () => {
+  it('function: NodejsFunction on Node.js 22+, arm64, 512 MB, 5 minutes, ESM handler, own log group with retention', () => {
     const fn = s.resources[ids.fn]!.Properties;
     expect(Number(/^nodejs(\d+)\.x$/.exec(fn.Runtime)?.[1])).toBeGreaterThanOrEqual(22);
-    expect(fn).toMatchObject({ Architectures: ['arm64'], MemorySize: 1024, Timeout: 300, Handler: 'index.handler' });
+    expect(fn).toMatchObject({ Architectures: ['arm64'], MemorySize: 512, Timeout: 300, Handler: 'index.handler' });
     expect(fn.ReservedConcurrentExecutions).toBeUndefined();
     s.template.hasResource('AWS::Logs::LogGroup', { Properties: { RetentionInDays: 30 }, DeletionPolicy: 'Retain' });
     expect(fn.LoggingConfig.LogGroup).toEqual(ref(ids.logGroup));
