@@ -3,7 +3,7 @@
  * of the lease has passed since the last renewal, never per leaf or per commit; a failed renewal is a warning and
  * is tried again at the next checkpoint. No waiting: the range's clock is injected (RangeOptions.now) and a store
  * wrapper makes a whole lease "pass" during the range's first checkpoint write; leaf PUTs after that write are held
- * until the renewal it triggers has settled, so the leaves stored later read the renewed lease from the store,
+ * until the renewal it makes due has settled, so the leaves stored later read the renewed lease from the store,
  * deterministically, while the range still runs. On DynamoDB Local and on the local folder.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,6 +74,8 @@ async function runOneRange(kind: (typeof TARGET_KINDS)[number], { passLease, fai
   const leafLeases: number[] = [];
   const warnings: string[] = [];
   let holding = false;
+  let calls = 0;
+  let second: Promise<void> | undefined;
   let release!: () => void;
   const secondSettled = new Promise<void>((resolve) => {
     release = resolve;
@@ -81,23 +83,34 @@ async function runOneRange(kind: (typeof TARGET_KINDS)[number], { passLease, fai
   const store = target.stores.backfills;
   const backfills = wrap<BackfillStore>(store, {
     advanceRange: async (...args) => {
-      if (checkpoints.length === 0 && passLease) {
+      const first = checkpoints.length === 0 && passLease;
+      if (first) {
         clock += LEASE_MS;
         holding = true;
       }
       checkpoints.push(args[4].progress);
-      return store.advanceRange(...args);
+      const result = await store.advanceRange(...args);
+      // The range worker asks for the renewal this write makes due in the microtasks right after it returns:
+      // once they have run, the held leaves wait for that renewal to settle (or go on at once when none was asked
+      // for, so that a worker that does not renew fails the assertions instead of hanging).
+      if (first) setImmediate(() => void (second ?? Promise.resolve()).finally(release));
+      return result;
     },
-    renewLease: async (name, id, leaseUntil) => {
-      const state = await store.readRange(name, id, range.n);
-      const failed = failSecond && renewals.length === 1;
-      try {
-        if (failed) throw new Error('injected: the table is throttled');
-        await store.renewLease(name, id, leaseUntil);
-      } finally {
-        renewals.push({ leaseUntil, failed, rangeDone: state?.done ?? false, rangeProgress: state?.progress, stored: (await store.readPlan(name, id))?.leaseUntil });
-        if (renewals.length === 2) release();
-      }
+    renewLease: (name, id, leaseUntil) => {
+      const call = async () => {
+        const state = await store.readRange(name, id, range.n);
+        const failed = failSecond && renewals.length === 1;
+        try {
+          if (failed) throw new Error('injected: the table is throttled');
+          await store.renewLease(name, id, leaseUntil);
+        } finally {
+          renewals.push({ leaseUntil, failed, rangeDone: state?.done ?? false, rangeProgress: state?.progress, stored: (await store.readPlan(name, id))?.leaseUntil });
+        }
+      };
+      const renewal = call();
+      calls++;
+      if (calls === 2) second = renewal.catch(() => {});
+      return renewal;
     },
   });
   const snapshots = wrap<SnapshotStore>(target.stores.snapshots, {
