@@ -3,12 +3,27 @@
  * another, until the Lambda's time is nearly up. A done range is skipped; a range stopped by the deadline keeps
  * its progress and the batch comes back `done: false`, which the state machine loops back here.
  * S3 SlowDowns are back-pressure (lambda/stores/s3-backpressure.ts): counted and reported, never a failure.
+ *
+ * Each invocation publishes the follower's volume metrics (EMF through Powertools Metrics, the follower's
+ * namespace) for what its ranges stored: `Leaves`, `Commits`, `Deletes`, `Quarantined`, `Bytes`, and the
+ * backfill's own `RangesDone` and `SlowDowns`. Their `service` dimension is the backfill's
+ * (`catalog-sync-<cursor>-backfill`, set by infra/constructs/catalog-backfill.ts), so the follower's alarms and
+ * graphs, which query `catalog-sync-<cursor>`, never count a backfill; the follower's run metrics (`RunSucceeded`,
+ * `RunFailed`, `CursorLagSeconds`) are not emitted: a batch is not a run, the cursor does not move until the
+ * finish, and a failed batch is the state machine's to report (its ExecutionsFailed alarm).
  */
+import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { SettingsError, type BackfillRange } from '../contract/index.js';
+import { DEFAULT_METRICS_NAMESPACE, SettingsError, type BackfillRange } from '../contract/index.js';
 import { safetyMarginMs } from '../handler.js';
 import { runRange, type RangeOutcome } from '../sync/index.js';
 import { logger, warmUp } from './warm.js';
+
+// As lambda/handler.ts: the stack sets both; an explicit serviceName would override POWERTOOLS_SERVICE_NAME.
+const metrics = new Metrics({
+  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE?.trim() || DEFAULT_METRICS_NAMESPACE,
+  serviceName: process.env.POWERTOOLS_SERVICE_NAME?.trim() || 'catalog-sync-backfill',
+});
 
 /** What ItemBatcher hands a child execution. */
 export interface WorkerInput {
@@ -36,19 +51,39 @@ export const handler = async (event: WorkerInput, context: Pick<Context, 'getRem
   const slowDownsBefore = gauge?.slowDowns ?? 0;
   const ranges: RangeOutcome[] = [];
   let done = true;
-  for (const range of event.Items ?? []) {
-    if (Date.now() >= deadline) {
-      done = false;
-      break;
+  try {
+    for (const range of event.Items ?? []) {
+      if (Date.now() >= deadline) {
+        done = false;
+        break;
+      }
+      const outcome = await runRange(settings, { ...deps, deadline }, range);
+      ranges.push(outcome);
+      if (!outcome.done) {
+        done = false;
+        break;
+      }
     }
-    const outcome = await runRange(settings, { ...deps, deadline }, range);
-    ranges.push(outcome);
-    if (!outcome.done) {
-      done = false;
-      break;
-    }
+  } finally {
+    // Also when a range failed: what the ranges before it stored was stored. The failed range's own checkpointed
+    // commits are missing from the graph (its error carries no totals; its retry resumes after them), not from S3.
+    record(ranges, (gauge?.slowDowns ?? 0) - slowDownsBefore, backfillId);
   }
   const slowDowns = (gauge?.slowDowns ?? 0) - slowDownsBefore;
   logger.info('backfill batch', { backfillId, done, ranges: ranges.map((r) => ({ n: r.n, done: r.done, skipped: r.skipped, leaves: r.totals.leaves })), slowDowns });
   return { done, ranges, slowDowns, lowestPutConcurrency: gauge?.lowest ?? settings.concurrency };
 };
+
+/** Publishes one EMF record of what this invocation's ranges stored. */
+function record(ranges: readonly RangeOutcome[], slowDowns: number, backfillId: string | undefined): void {
+  const sum = (pick: (outcome: RangeOutcome) => number) => ranges.reduce((total, outcome) => total + pick(outcome), 0);
+  metrics.addMetric('Leaves', MetricUnit.Count, sum((o) => o.totals.leaves));
+  metrics.addMetric('Commits', MetricUnit.Count, sum((o) => o.totals.commits));
+  metrics.addMetric('Deletes', MetricUnit.Count, sum((o) => o.totals.deletes));
+  metrics.addMetric('Quarantined', MetricUnit.Count, sum((o) => o.totals.quarantined));
+  metrics.addMetric('Bytes', MetricUnit.Bytes, sum((o) => o.totals.bytes));
+  metrics.addMetric('RangesDone', MetricUnit.Count, sum((o) => (o.done && !o.skipped ? 1 : 0)));
+  metrics.addMetric('SlowDowns', MetricUnit.Count, slowDowns);
+  if (backfillId !== undefined) metrics.addMetadata('backfillId', backfillId);
+  metrics.publishStoredMetrics();
+}

@@ -2,9 +2,9 @@
  * S3 SlowDown is back-pressure, not failure: a front on s3rver (testkit/s3-fault-front.ts, which also verifies
  * every request's SigV4 signature) answers every 4th leaf PUT with 503 SlowDown (S3's XML error); the range
  * worker still completes its ranges with every leaf stored, and reports how many SlowDowns it absorbed and how far
- * it lowered its leaf PUTs in flight.
+ * it lowered its leaf PUTs in flight (in its result and in its EMF metrics).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BackfillRange } from '../../lambda/contract/index.js';
 import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
@@ -43,7 +43,16 @@ describe('the range worker under S3 SlowDown', () => {
     const items = (await harness.snapshots.getJson(planned.rangesKey)) as BackfillRange[];
     process.env.AWS_ENDPOINT_URL_S3 = proxy.url;
     const worker = (await import('../../lambda/backfill/worker.js')).handler;
-    const outcome = await worker({ Items: items, BatchInput: { backfillId: planned.backfillId } }, { getRemainingTimeInMillis: () => 600_000 });
+    // The invocation's EMF record (stdout) carries the SlowDowns too: backfill-metrics.test.ts covers the rest of it.
+    const written: string[] = [];
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const outcome = await worker({ Items: items, BatchInput: { backfillId: planned.backfillId } }, { getRemainingTimeInMillis: () => 600_000 }).finally(() => stdout.mockRestore());
+    const emf = written.join('').split('\n').filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(emf).toHaveLength(1);
+    expect(emf[0]).toMatchObject({ SlowDowns: outcome.slowDowns });
     expect(outcome.done).toBe(true);
     expect((proxy.faults.get('SlowDown') ?? 0)).toBeGreaterThan(0);
     expect(outcome.slowDowns).toBe((proxy.faults.get('SlowDown') ?? 0));

@@ -18,6 +18,8 @@ export class RangeCursor implements CursorStore {
     private readonly base: BackfillTotals,
     /** The range's `hi`: a done range reads as a cursor there, so a duplicate worker finds it lost the race. */
     private readonly hi: string,
+    /** Told after each progress write that succeeded (the range worker renews the plan's lease there). */
+    private readonly onWritten?: () => Promise<void>,
   ) {}
 
   async read(): Promise<CursorState | undefined> {
@@ -32,7 +34,10 @@ export class RangeCursor implements CursorStore {
       runId: next.runId,
     };
     const result = await this.store.advanceRange(this.cursorName, this.backfillId, this.n, expected?.stored, progress);
-    if (result.outcome === 'written') return result;
+    if (result.outcome === 'written') {
+      await this.onWritten?.();
+      return result;
+    }
     // A done range takes no more progress: at its end, so the checkpointer sees it lost and stops.
     const current = result.current?.done ? { ...result.current, progress: this.hi } : result.current;
     return { outcome: 'conflict', current: rangeCursorState(current) };

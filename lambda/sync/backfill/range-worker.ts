@@ -11,6 +11,7 @@ import { runPipeline, type PipelineOutcome } from '../leaf-pipeline.js';
 import { startRunBudget } from '../run-budget.js';
 import { decideStop } from '../stop-reason.js';
 import { BackfillPlanError, BackfillRangeError } from './errors.js';
+import { LeaseRenewer } from './lease.js';
 import { addTotals, RangeCursor, rangeCursorState, totalsOf } from './range-cursor.js';
 
 /** What one call of {@link runRange} did. */
@@ -33,6 +34,11 @@ export interface RangeOutcome {
 export interface RangeOptions {
   /** Seconds the plan's lease is renewed for (default {@link DEFAULT_BACKFILL_LEASE_SECONDS}). */
   readonly leaseSeconds?: number;
+  /**
+   * The clock of the lease (epoch ms; default `Date.now`): when a renewal is due and until when it holds. Tests
+   * inject it to make time pass without waiting.
+   */
+  readonly now?: () => number;
 }
 
 const NOOP_LOGGER: EngineLogger = { info() {}, warn() {}, error() {} };
@@ -41,7 +47,8 @@ const NOOP_LOGGER: EngineLogger = { info() {}, warn() {}, error() {} };
  * Runs one range of a backfill: the follower's leaf pipeline over the range's own pages (never the catalog index),
  * taking every commit in (progress ?? lo, hi] with no commit or leaf limit, checkpointing the range's progress as
  * commits complete, and marking the range done once every commit up to `hi` is stored. A done range is skipped.
- * The deadline and signal of `deps` stop it like a follower run (not done, progress kept). Renews the plan's lease.
+ * The deadline and signal of `deps` stop it like a follower run (not done, progress kept). Renews the plan's lease
+ * at its start and end, and in between as its progress is checkpointed (see {@link LeaseRenewer}).
  *
  * @throws {@link BackfillRangeError} when a document, fetch or store failed (after checkpointing every commit
  *   completed before it); the range is not done.
@@ -55,14 +62,15 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
   const state = await backfills.readRange(cursorName, backfillId, n);
   if (state?.done) return { n, done: true, skipped: true, totals: ZERO_TOTALS, stoppedBy: StoppedBy.caughtUp };
   const leaseSeconds = options.leaseSeconds ?? DEFAULT_BACKFILL_LEASE_SECONDS;
-  await backfills.renewLease(cursorName, backfillId, Date.now() + leaseSeconds * 1000);
+  const lease = new LeaseRenewer(backfills, cursorName, backfillId, leaseSeconds * 1000, options.now ?? Date.now, logger);
+  await lease.renew();
 
   const lo = parseTimestamp(range.lo);
   const hi = parseTimestamp(range.hi);
   const stored = rangeCursorState(state);
   const from = stored !== undefined && stored.value > lo ? stored.value : lo;
   const base = totalsOf(state);
-  const cursorStore = new RangeCursor(backfills, cursorName, backfillId, n, base, range.hi);
+  const cursorStore = new RangeCursor(backfills, cursorName, backfillId, n, base, range.hi, () => lease.onCheckpoint());
   const checkpointer = new Checkpointer(cursorStore, cursorName, stored, deps.runId ?? newId());
   const budget = startRunBudget(deps.deadline, deps.signal);
   const bounds = { ...(deps.deadline === undefined ? {} : { deadline: deps.deadline }), ...(budget.signal === undefined ? {} : { signal: budget.signal }) };
@@ -130,7 +138,7 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
     // The totals up to the range's last commit: those stored when this run started, plus this run's.
     totals: addTotals(base, totals),
   });
-  await backfills.renewLease(cursorName, backfillId, Date.now() + leaseSeconds * 1000);
+  await lease.tryRenew();
   logger.info('backfill range done', { backfillId, n, ...totals });
   return { n, done: true, skipped: false, totals: { ...totals }, stoppedBy: StoppedBy.caughtUp };
 }
