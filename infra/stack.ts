@@ -67,7 +67,7 @@ export class CatalogSyncStack extends Stack {
         ...(sync.sourceSecret ? { sourceSecret: sync.sourceSecret } : {}),
         ...alarmTopic,
       });
-      sync.dashboard?.addBackfill(this.backfill.stateMachine, this.backfill.failedAlarm);
+      sync.dashboard?.addBackfill(this.backfill.stateMachine, this.backfill.failedAlarm, this.backfill.serviceName);
       new CfnOutput(this, 'BackfillStateMachineArn', {
         value: this.backfill.stateMachine.stateMachineArn,
         description: 'Start a backfill: catalog-sync backfill --state-machine <this ARN> (or the console, input {})',

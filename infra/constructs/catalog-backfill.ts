@@ -99,6 +99,8 @@ export class CatalogBackfill extends Construct {
   /** Fires on a failed, timed-out or aborted execution. */
   readonly failedAlarm: cloudwatch.Alarm;
   readonly cursorName: string;
+  /** Powertools service name of its functions: the `service` dimension of the worker's EMF metrics. */
+  readonly serviceName: string;
   readonly prefix: string;
   readonly maxConcurrency: number;
   readonly batchSize: number;
@@ -119,7 +121,7 @@ export class CatalogBackfill extends Construct {
       SNAPSHOT_PREFIX: this.prefix,
     };
     this.validate(settings, { workerTimeout, maxPasses, runtime, props });
-    const serviceName = `catalog-sync-${this.cursorName}-backfill`;
+    const serviceName = (this.serviceName = `catalog-sync-${this.cursorName}-backfill`);
     const environment: Record<string, string> = {
       ...settings,
       ...(props.sourceSecret ? { [SOURCE_SECRET_ENV]: props.sourceSecret.secretArn } : {}),

@@ -164,7 +164,7 @@ export class SyncDashboard extends Construct {
    * Adds a row of a backfill's executions: started, succeeded, failed, timed out, aborted (`AWS/States`), and
    * its alarm's state when given. The app calls it when `catalog-sync:backfill` is on.
    */
-  addBackfill(stateMachine: sfn.IStateMachine, failedAlarm?: cloudwatch.IAlarm): void {
+  addBackfill(stateMachine: sfn.IStateMachine, failedAlarm?: cloudwatch.IAlarm, serviceName?: string): void {
     const period = this.period;
     const executions = (name: string, label: string) => stateMachine.metric(name, { period, statistic: cloudwatch.Stats.SUM, label });
     const row: cloudwatch.IWidget[] = [
@@ -182,6 +182,22 @@ export class SyncDashboard extends Construct {
         height: HEIGHT,
       }),
     ];
+    if (serviceName !== undefined) {
+      // The range workers' own EMF metrics (lambda/backfill/worker.ts): while a backfill runs the follower is held
+      // off, so its leaves/s graph reads zero and this one is where the work shows.
+      const metric = (name: string, label: string) => syncMetric(serviceName, name, { period, statistic: cloudwatch.Stats.SUM, label });
+      row.push(
+        new cloudwatch.GraphWidget({
+          title: 'Backfill leaves per second',
+          left: [new cloudwatch.MathExpression({ expression: 'leaves / PERIOD(leaves)', usingMetrics: { leaves: metric('Leaves', 'Leaves') }, period, label: 'leaves/s (all workers)' })],
+          right: [metric('SlowDowns', 'S3 SlowDown answers'), metric('RangesDone', 'ranges done')],
+          leftYAxis: { min: 0, showUnits: false },
+          rightYAxis: { min: 0, showUnits: false },
+          width: HALF,
+          height: HEIGHT,
+        }),
+      );
+    }
     if (failedAlarm) row.push(new cloudwatch.AlarmStatusWidget({ title: 'Backfill alarm', alarms: [failedAlarm], width: HALF, height: HEIGHT }));
     this.dashboard.addWidgets(...row);
   }

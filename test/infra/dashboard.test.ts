@@ -281,6 +281,16 @@ describe('with the backfill on', () => {
     expect(widget(widgets, 'Backfill alarm').properties.alarms).toEqual([`<GetAtt:${failedId}.Arn>`]);
   });
 
+  it('a graph of the range workers\' leaves per second, SlowDowns and ranges done (their own service dimension)', () => {
+    const widgets = theDashboard(s.resources);
+    expect(lines(widget(widgets, 'Backfill leaves per second'))).toEqual([
+      '= leaves / PERIOD(leaves) leaves/s (all workers)',
+      'CatalogSync Leaves service=catalog-sync-catalog-to-s3-backfill Sum 300 Leaves (hidden, id leaves)',
+      'CatalogSync SlowDowns service=catalog-sync-catalog-to-s3-backfill Sum 300 S3 SlowDown answers',
+      'CatalogSync RangesDone service=catalog-sync-catalog-to-s3-backfill Sum 300 ranges done',
+    ]);
+  });
+
   it('without it, no backfill row', () => {
     const widgets = theDashboard(synth().resources);
     expect(widgets.some((w) => /Backfill/.test(w.properties.title ?? ''))).toBe(false);
