@@ -33,8 +33,8 @@ export default defineConfig({
         test: {
           name: 'infra',
           include: ['test/infra/**/*.test.ts'],
-          // CDK synthesis needs no emulators; its files keep their own processes (the CDK's module state, such as
-          // its token and asset caches, must not carry from one file to another).
+          // CDK synthesis needs no emulators. Its files stay isolated: test/infra/synth-kit.ts makes one temporary
+          // folder per loading of the module and removes it after that file, so a shared module would lose it.
         },
       },
       {
