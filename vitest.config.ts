@@ -3,8 +3,6 @@ import LongestFirstSequencer from './testkit/sequencer.js';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['testkit/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -15,5 +13,39 @@ export default defineConfig({
     maxWorkers: 3,
     // The long files first, so none starts last and runs alone (testkit/sequencer.ts).
     sequence: { sequencer: LongestFirstSequencer },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          // Pure code, no emulators: the files share their worker processes instead of each loading vitest,
+          // zod and the engine again (most of a unit file's time). Mocks and stubbed variables are undone after
+          // each test so that no file sees another's.
+          isolate: false,
+          restoreMocks: true,
+          unstubEnvs: true,
+          unstubGlobals: true,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'infra',
+          include: ['test/infra/**/*.test.ts'],
+          // CDK synthesis needs no emulators. Its files stay isolated: test/infra/synth-kit.ts makes one temporary
+          // folder per loading of the module and removes it after that file, so a shared module would lose it.
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          // ONE DynamoDB emulator and ONE s3rver for the whole run (testkit/global-setup.ts).
+          globalSetup: ['testkit/global-setup.ts'],
+        },
+      },
+    ],
   },
 });

@@ -12,7 +12,7 @@ import { startDynamo, startS3, type DynamoEmulator, type S3Emulator } from './em
  * them. If one fails to start, the other is stopped before the error is rethrown.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [dynamo, s3] = await Promise.allSettled([startDynamo(), startS3()]);
+  const [dynamo, s3] = await withJavaOptions(JVM_OPTIONS, () => Promise.allSettled([startDynamo(), startS3()]));
   if (dynamo.status === 'rejected' || s3.status === 'rejected') {
     await Promise.allSettled([dynamo, s3].map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
     throw (dynamo.status === 'rejected' ? dynamo.reason : (s3 as PromiseRejectedResult).reason) as Error;
@@ -24,4 +24,27 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     await Promise.allSettled(services.map((service) => service.stop()));
   };
+}
+
+/**
+ * DynamoDB Local's JVM on the 2-core machine the tests share: the client compiler only (the optimizing one spent
+ * about a third of the emulator's CPU compiling, for a run of minutes where its code is never hot for long) and
+ * the serial collector (no parallel GC threads competing with the test processes). Measured on four DynamoDB
+ * files: 36.4 CPU-s for the whole run without these, 26.9 with, the same wall time.
+ */
+const JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
+
+/**
+ * Runs `start` with `options` added to JAVA_TOOL_OPTIONS (which the JVM reads; a value already set comes first),
+ * then restores the variable, so that only the emulator started here gets them, not the test processes.
+ */
+async function withJavaOptions<T>(options: string, start: () => Promise<T>): Promise<T> {
+  const saved = process.env.JAVA_TOOL_OPTIONS;
+  process.env.JAVA_TOOL_OPTIONS = saved ? `${saved} ${options}` : options;
+  try {
+    return await start();
+  } finally {
+    if (saved === undefined) delete process.env.JAVA_TOOL_OPTIONS;
+    else process.env.JAVA_TOOL_OPTIONS = saved;
+  }
 }

@@ -11,36 +11,39 @@ import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * Measured seconds per file on the 2-core machine (one worker, the machine shared), for the files over about 5 s.
- * Update when a file becomes much slower or faster.
+ * Measured seconds per file on the 2-core machine (three workers, the machine shared with another test run), for
+ * the files over about 5 s: vitest's JSON reporter, endTime - startTime. Update when a file becomes much slower or
+ * faster.
  */
 export const KNOWN_SECONDS: Readonly<Record<string, number>> = {
-  'test/integration/cli-backfill.test.ts': 66,
-  'test/integration/sync.test.ts': 49,
-  // Its npm pack + install (beforeAll, not in vitest's file time) waits on npm and the registry: started early.
-  'test/integration/package.test.ts': 30,
-  'test/integration/cli-aws.test.ts': 19,
-  'test/integration/cli-backfill-kill.test.ts': 19,
-  'test/integration/cli-local-run.test.ts': 17,
-  'test/integration/backfill-slowdown.test.ts': 17,
-  'test/integration/quarantine.test.ts': 16,
-  'test/integration/cli-network.test.ts': 16,
-  'test/integration/cli-local-status.test.ts': 15,
+  'test/integration/cli-backfill.test.ts': 81,
+  'test/integration/sync.test.ts': 57,
+  'test/integration/cli-aws.test.ts': 37,
+  'test/integration/backfill.test.ts': 31,
+  'test/integration/cli-local-run.test.ts': 31,
+  'test/integration/cli-backfill-aws.test.ts': 27,
+  // Its npm pack + install (beforeAll) waits on npm and the registry more than it computes: started early.
+  'test/integration/package.test.ts': 24,
+  'test/integration/quarantine.test.ts': 24,
+  'test/integration/cli-local-dates.test.ts': 23,
+  'test/integration/cli-network.test.ts': 23,
+  'test/integration/backfill-rules.test.ts': 22,
+  'test/integration/cli-local-status.test.ts': 22,
+  'test/infra/synth.test.ts': 22,
+  'test/integration/cli-local-follow.test.ts': 18,
+  'test/integration/cli-local-usage.test.ts': 16,
+  'test/integration/backfill-handlers.test.ts': 14,
   'test/integration/bad-documents.test.ts': 14,
-  'test/integration/cli-local-follow.test.ts': 12,
-  'test/integration/cli-backfill-aws.test.ts': 12,
+  'test/infra/source-secret.test.ts': 14,
+  'test/integration/demo.test.ts': 13,
+  'test/integration/local-file-names.test.ts': 13,
+  'test/integration/cli-backfill-kill.test.ts': 12,
   'test/infra/alarm-routing.test.ts': 11,
-  'test/integration/cli-local-dates.test.ts': 11,
-  'test/integration/backfill-handlers.test.ts': 10,
-  'test/integration/backfill-rules.test.ts': 10,
-  'test/infra/synth.test.ts': 9,
-  'test/integration/backfill.test.ts': 8,
-  'test/integration/cli-local-usage.test.ts': 8,
-  'test/integration/local-file-names.test.ts': 7,
-  'test/integration/acknowledged-before-cursor.test.ts': 6,
-  'test/integration/emulators.test.ts': 6,
-  'test/integration/demo.test.ts': 6,
-  'test/infra/dashboard.test.ts': 5,
+  'test/integration/emulators.test.ts': 9,
+  'test/integration/s3-put-faults.test.ts': 6,
+  'test/infra/apps.test.ts': 6,
+  'test/infra/backfill.test.ts': 6,
+  'test/infra/dashboard.test.ts': 6,
 };
 
 /**

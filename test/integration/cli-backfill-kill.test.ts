@@ -91,7 +91,9 @@ describe('catalog-sync backfill killed with SIGKILL', () => {
         }
         if (point === undefined) {
           const result = await cli.done;
-          expect(result.stderr).toContain(`finishing backfill ${backfillId}`);
+          // The plan this run printed: the first one resumed, or (when the last kill landed after that plan was
+          // marked finished, checked above) a new plan of no ranges. On a busy machine either happens.
+          expect(result.stderr).toContain(`finishing backfill ${id}`);
           expect(result.code).toBe(0);
           expect(result.stdout).toContain(`-> ${head}`);
           break;
