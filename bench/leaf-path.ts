@@ -9,20 +9,18 @@
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { parseArgs } from 'node:util';
-import { parseCatalogPage, parseLeaf, type PageItem } from '../lambda/catalog/index.js';
+import { parseCatalogPage, parseLeaf } from '../lambda/catalog/index.js';
 import { parseTimestamp } from '../lambda/contract/index.js';
 import { manifestOf, metadataOf, type ManifestEntry } from '../lambda/sync/index.js';
-import { generateCatalog, layoutPages, renderLeafBody } from '../testkit/index.js';
+import { generateCatalog, layoutPages } from '../testkit/index.js';
+import { leafCases, type LeafCase } from './leaf-cases.js';
 import { median, round } from './stats.js';
 
 const ORIGIN = 'https://api.nuget.org';
 const ROUNDS = 9;
 
-interface Case {
-  readonly body: Buffer;
+interface Case extends LeafCase {
   readonly br: Buffer;
-  readonly url: string;
-  readonly item: PageItem;
 }
 
 /** Median CPU µs per unit of `fn` over {@link ROUNDS} rounds after two warm-up rounds. */
@@ -40,23 +38,7 @@ async function measure(units: number, fn: () => void | Promise<void>): Promise<{
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { commits: { type: 'string', default: '800' }, seed: { type: 'string', default: '42' } } });
   const catalog = generateCatalog({ commits: Number(values.commits), seed: Number(values.seed), leavesPerCommit: [1, 20] });
-  const cases: Case[] = [];
-  for (const commit of catalog.commits) {
-    for (const leaf of commit.leaves) {
-      const url = ORIGIN + leaf.path;
-      const item: PageItem = {
-        url,
-        type: leaf.type,
-        commitId: commit.commitId,
-        commitTimeStamp: commit.timestamp,
-        commitTicks: parseTimestamp(commit.timestamp),
-        id: leaf.id,
-        version: leaf.version,
-      };
-      const body = Buffer.from(renderLeafBody(commit, leaf, ORIGIN));
-      cases.push({ body, br: zlib.brotliCompressSync(body), url, item });
-    }
-  }
+  const cases: Case[] = leafCases(catalog, ORIGIN).map((c) => ({ ...c, br: zlib.brotliCompressSync(c.body) }));
   // Pages as the replica renders them (testkit's renderPage is not on its face): 550 items, pretty-printed.
   const pages = layoutPages(catalog.commits, 550, false).map((page) => {
     const items = page.entries.map(({ commit, leaf }) => ({

@@ -4,9 +4,9 @@
  * (nothing JIT-compiled yet); the median of the others is a warm one. CPU time, not wall time: this is the
  * per-leaf CPU the engine spends on validation, to set against its CPU per leaf in the scenarios.
  */
-import { parseLeaf, type PageItem } from '../lambda/catalog/index.js';
-import { parseTimestamp } from '../lambda/contract/index.js';
-import { generateCatalog, renderLeafBody } from '../testkit/index.js';
+import { parseLeaf } from '../lambda/catalog/index.js';
+import { generateCatalog } from '../testkit/index.js';
+import { leafCases } from './leaf-cases.js';
 import { median, round } from './stats.js';
 
 /** argv[2] of this process. */
@@ -30,22 +30,7 @@ const ORIGIN = 'https://api.nuget.org';
 function main(): void {
   const config = JSON.parse(process.argv[2] ?? '{}') as ValidationConfig;
   const catalog = generateCatalog({ commits: config.commits, seed: config.seed });
-  const cases: { body: Buffer; url: string; item: PageItem }[] = [];
-  for (const commit of catalog.commits) {
-    for (const leaf of commit.leaves) {
-      const url = ORIGIN + leaf.path;
-      const item: PageItem = {
-        url,
-        type: leaf.type,
-        commitId: commit.commitId,
-        commitTimeStamp: commit.timestamp,
-        commitTicks: parseTimestamp(commit.timestamp),
-        id: leaf.id,
-        version: leaf.version,
-      };
-      cases.push({ body: Buffer.from(renderLeafBody(commit, leaf, ORIGIN)), url, item });
-    }
-  }
+  const cases = leafCases(catalog, ORIGIN);
   const perLeaf: number[] = [];
   for (let i = 0; i < config.rounds; i++) {
     const start = process.cpuUsage();

@@ -17,6 +17,7 @@ import { id as newId } from './ids/kuuid.js';
 import { awsClients, DynamoStore, S3SnapshotStore } from './stores/index.js';
 import { lagSeconds, runSlice, SyncError } from './sync/index.js';
 import { sourceSecretId, SourceSecretReader, withSourceCredentials, type SourceCredentials } from './handler/source-secret.js';
+import { addWorkMetrics } from './handler/work-metrics.js';
 
 // The CDK stack sets POWERTOOLS_SERVICE_NAME to `catalog-sync-<cursor>` so that two syncs' metrics and alarms
 // do not collide; an explicit serviceName would override it, so it is read here.
@@ -129,11 +130,7 @@ export const handler = async (_event: unknown, context: Pick<Context, 'getRemain
 };
 
 function record(summary: RunSummary, head: Ticks | undefined): void {
-  metrics.addMetric('Leaves', MetricUnit.Count, summary.leaves);
-  metrics.addMetric('Commits', MetricUnit.Count, summary.commits);
-  metrics.addMetric('Deletes', MetricUnit.Count, summary.deletes);
-  metrics.addMetric('Quarantined', MetricUnit.Count, summary.quarantined);
-  metrics.addMetric('Bytes', MetricUnit.Bytes, summary.bytes);
+  addWorkMetrics(metrics, summary);
   metrics.addMetric('RunSucceeded', MetricUnit.Count, summary.stoppedBy === StoppedBy.error ? 0 : 1);
   metrics.addMetric('RunFailed', MetricUnit.Count, summary.stoppedBy === StoppedBy.error ? 1 : 0);
   if (head !== undefined) {

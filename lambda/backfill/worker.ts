@@ -14,7 +14,8 @@
  */
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { DEFAULT_METRICS_NAMESPACE, SettingsError, type BackfillRange } from '../contract/index.js';
+import { addTotals, DEFAULT_METRICS_NAMESPACE, SettingsError, ZERO_TOTALS, type BackfillRange } from '../contract/index.js';
+import { addWorkMetrics } from '../handler/work-metrics.js';
 import { safetyMarginMs } from '../handler.js';
 import { runRange, type RangeOutcome } from '../sync/index.js';
 import { logger, warmUp } from './warm.js';
@@ -76,13 +77,8 @@ export const handler = async (event: WorkerInput, context: Pick<Context, 'getRem
 
 /** Publishes one EMF record of what this invocation's ranges stored. */
 function record(ranges: readonly RangeOutcome[], slowDowns: number, backfillId: string | undefined): void {
-  const sum = (pick: (outcome: RangeOutcome) => number) => ranges.reduce((total, outcome) => total + pick(outcome), 0);
-  metrics.addMetric('Leaves', MetricUnit.Count, sum((o) => o.totals.leaves));
-  metrics.addMetric('Commits', MetricUnit.Count, sum((o) => o.totals.commits));
-  metrics.addMetric('Deletes', MetricUnit.Count, sum((o) => o.totals.deletes));
-  metrics.addMetric('Quarantined', MetricUnit.Count, sum((o) => o.totals.quarantined));
-  metrics.addMetric('Bytes', MetricUnit.Bytes, sum((o) => o.totals.bytes));
-  metrics.addMetric('RangesDone', MetricUnit.Count, sum((o) => (o.done && !o.skipped ? 1 : 0)));
+  addWorkMetrics(metrics, ranges.map((outcome) => outcome.totals).reduce(addTotals, ZERO_TOTALS));
+  metrics.addMetric('RangesDone', MetricUnit.Count, ranges.filter((outcome) => outcome.done && !outcome.skipped).length);
   metrics.addMetric('SlowDowns', MetricUnit.Count, slowDowns);
   if (backfillId !== undefined) metrics.addMetadata('backfillId', backfillId);
   metrics.publishStoredMetrics();

@@ -5,7 +5,7 @@
  * the zod schemas, which decide and word the error, so every accepted document and every error message is the
  * same as with zod alone; test/unit/fast-path.test.ts checks the two agree on generated and mutated documents.
  */
-import { LeafType } from './documents.js';
+import { LeafType, type PageItem } from './documents.js';
 import { resolveLeafType, urlProblem } from './field-schemas.js';
 import { isTimestamp, parseTimestamp, type Ticks } from '../contract/time.js';
 
@@ -85,15 +85,9 @@ function typeField(value: unknown): { readonly types: string[]; readonly type: L
   return typeof type === 'string' ? { types, type } : undefined;
 }
 
-/** The fields of a leaf that `parseLeaf` reads, as its zod schemas give them. */
-export interface LeafFields {
+/** The fields of a leaf that `parseLeaf` reads, as its zod schemas give them: a page item's, but its `@type` list. */
+export interface LeafFields extends Omit<PageItemFields, 'url'> {
   readonly types: string[];
-  readonly type: LeafType;
-  readonly commitId: string;
-  readonly commitTimeStamp: string;
-  readonly commitTicks: Ticks;
-  readonly id: string;
-  readonly version: string;
 }
 
 /** The properties of a PackageDetails leaf, as `detailsSchema` checks them. */
@@ -178,16 +172,8 @@ export function fastLeafFields(leaf: Json): LeafFields | undefined {
   return { types: typed.types, type: typed.type, commitId, commitTimeStamp: commitTimeStamp as string, commitTicks, id, version };
 }
 
-/** One page item's fields, as `pageItemSchema` gives them. */
-export interface PageItemFields {
-  readonly url: string;
-  readonly type: LeafType;
-  readonly commitId: string;
-  readonly commitTimeStamp: string;
-  readonly commitTicks: Ticks;
-  readonly id: string;
-  readonly version: string;
-}
+/** One page item's fields, as `pageItemSchema` gives them (the bounds check, `problem`, comes after). */
+export type PageItemFields = Omit<PageItem, 'problem'>;
 
 /** A page's fields, as `catalogPageSchema` gives them. */
 export interface PageFields {

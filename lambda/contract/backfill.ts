@@ -94,6 +94,18 @@ export interface BackfillTotals {
 /** Totals of nothing. */
 export const ZERO_TOTALS: BackfillTotals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
 
+/** The sum of two totals. */
+export function addTotals(a: BackfillTotals, b: BackfillTotals): BackfillTotals {
+  return {
+    commits: a.commits + b.commits,
+    leaves: a.leaves + b.leaves,
+    deletes: a.deletes + b.deletes,
+    quarantined: a.quarantined + b.quarantined,
+    bytes: a.bytes + b.bytes,
+  };
+}
+
+
 /** A range's state: the item `backfill#<id>#range#<n>` (or the local range file). */
 export interface RangeState extends BackfillTotals {
   readonly n: number;

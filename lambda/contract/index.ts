@@ -9,7 +9,7 @@ export { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_
 export { DEFAULT_SOURCE, parseSettings, SettingsError, SOURCE_SECRET_ENV, type RawSettings, type SyncSettings } from './settings.js';
 export { ENV_NAMES, parseRunLogDays, type SettingNames } from './settings.js';
 export { DEFAULT_BACKFILL_LEASE_SECONDS, DEFAULT_RANGE_LEAVES } from './settings.js';
-export { BACKFILL_SK_PREFIX, backfillRangesKey, backfillSortKey, BackfillStatus, rangeSortKey, ZERO_TOTALS } from './backfill.js';
+export { addTotals, BACKFILL_SK_PREFIX, backfillRangesKey, backfillSortKey, BackfillStatus, rangeSortKey, ZERO_TOTALS } from './backfill.js';
 export type { BackfillPage, BackfillPlan, BackfillRange, BackfillTotals, RangeState } from './backfill.js';
 export { runErrorOf, StoppedBy, type RunError, type RunSummary } from './run-summary.js';
 export { CatalogSyncError, ErrorCode, hasErrorCode } from './errors.js';

@@ -1,4 +1,4 @@
-import { BackfillStatus, ZERO_TOTALS, type BackfillTotals, type RangeState } from '../../contract/backfill.js';
+import { addTotals, BackfillStatus, ZERO_TOTALS, type BackfillTotals, type RangeState } from '../../contract/backfill.js';
 import { watermarkKeyOf } from '../../contract/keys.js';
 import { StoppedBy, type RunSummary } from '../../contract/run-summary.js';
 import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../../contract/settings.js';
@@ -7,7 +7,7 @@ import { Checkpointer } from '../checkpointer.js';
 import type { BackfillDeps } from '../engine-deps.js';
 import { watermarkOf } from '../layout.js';
 import { BackfillIncompleteError, BackfillPlanError } from './errors.js';
-import { addTotals, totalsOf } from './range-cursor.js';
+import { totalsOf } from './range-cursor.js';
 
 /** Ranges named in a {@link BackfillIncompleteError}. */
 const NOT_DONE_SHOWN = 20;

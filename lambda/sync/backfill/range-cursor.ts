@@ -1,4 +1,4 @@
-import { ZERO_TOTALS, type BackfillTotals, type RangeState } from '../../contract/backfill.js';
+import { addTotals, ZERO_TOTALS, type BackfillTotals, type RangeState } from '../../contract/backfill.js';
 import { formatTimestamp, parseTimestamp } from '../../contract/time.js';
 import type { BackfillStore, CompareAndSetResult, CursorState, CursorStore, CursorTarget } from '../../stores/types.js';
 
@@ -52,17 +52,6 @@ export function rangeCursorState(state: RangeState | undefined): CursorState | u
     stored: state.progress,
     ...(state.progressCommitId === undefined ? {} : { commitId: state.progressCommitId }),
     updatedAt: state.updatedAt,
-  };
-}
-
-/** The sum of two totals. */
-export function addTotals(a: BackfillTotals, b: BackfillTotals): BackfillTotals {
-  return {
-    commits: a.commits + b.commits,
-    leaves: a.leaves + b.leaves,
-    deletes: a.deletes + b.deletes,
-    quarantined: a.quarantined + b.quarantined,
-    bytes: a.bytes + b.bytes,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { CatalogIndex, CatalogIndexEntry } from '../../catalog/index.js';
 import { FetchAbortedError } from '../../catalog/index.js';
-import { ZERO_TOTALS, type BackfillRange, type BackfillTotals } from '../../contract/backfill.js';
+import { addTotals, ZERO_TOTALS, type BackfillRange, type BackfillTotals } from '../../contract/backfill.js';
 import { StoppedBy } from '../../contract/run-summary.js';
 import { DEFAULT_BACKFILL_LEASE_SECONDS, type SyncSettings } from '../../contract/settings.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../contract/time.js';
@@ -12,7 +12,7 @@ import { startRunBudget } from '../run-budget.js';
 import { decideStop } from '../stop-reason.js';
 import { BackfillPlanError, BackfillRangeError } from './errors.js';
 import { LeaseRenewer } from './lease.js';
-import { addTotals, RangeCursor, rangeCursorState, totalsOf } from './range-cursor.js';
+import { RangeCursor, rangeCursorState, totalsOf } from './range-cursor.js';
 
 /** What one call of {@link runRange} did. */
 export interface RangeOutcome {
