@@ -110,6 +110,8 @@ export const handler = async (_event: unknown, context: Pick<Context, 'getRemain
         info: (message, extra) => logger.info(message, extra ?? {}),
         warn: (message, extra) => logger.warn(message, extra ?? {}),
         error: (message, extra) => logger.error(message, extra ?? {}),
+        // Each S3 PUT retry (POWERTOOLS_LOG_LEVEL=DEBUG shows them; the run summary counts them always).
+        debug: (message, extra) => logger.debug(message, extra ?? {}),
       },
       // The engine turns it into the signal that aborts every request in flight when it passes.
       deadline: Date.now() + remaining - safetyMarginMs(remaining),
@@ -133,6 +135,7 @@ function record(summary: RunSummary, head: Ticks | undefined): void {
   addWorkMetrics(metrics, summary);
   metrics.addMetric('RunSucceeded', MetricUnit.Count, summary.stoppedBy === StoppedBy.error ? 0 : 1);
   metrics.addMetric('RunFailed', MetricUnit.Count, summary.stoppedBy === StoppedBy.error ? 1 : 0);
+  metrics.addMetric('PutRetries', MetricUnit.Count, summary.putRetries);
   if (head !== undefined) {
     metrics.addMetric('CursorLagSeconds', MetricUnit.Seconds, lagSeconds(head, parseTimestamp(summary.cursorAfter)));
   }

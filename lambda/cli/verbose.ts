@@ -57,6 +57,7 @@ export function verboseHooks(enabled: boolean | undefined, http: HttpClient, log
     info: (message, extra) => logger.info(message, extra ?? {}),
     warn: (message, extra) => logger.warn(message, extra ?? {}),
     error: (message, extra) => logger.error(message, extra ?? {}),
+    debug: (message, extra) => logger.debug(message, extra ?? {}),
   };
   return { logger: engineLogger, cursors: (cursors) => loggingCursors(cursors, logger), backfills: (backfills) => loggingBackfills(backfills, logger) };
 }

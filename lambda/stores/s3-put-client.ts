@@ -45,6 +45,7 @@ import {
   type PutRetryDelays,
 } from './s3-put-retry.js';
 import { S3PutSigner } from './s3-put-signer.js';
+import type { WriteOptions } from './types.js';
 
 /** How a lean PUT client behaves beyond what it reads from the S3 client. */
 export interface S3PutOptions {
@@ -71,25 +72,8 @@ export interface PutRequest {
   readonly metadata?: Readonly<Record<string, string>>;
 }
 
-/** A retry about to be made: which PUT, the attempt that failed, why, and the wait before the next. */
-export interface PutRetryEvent {
-  /** `s3://{bucket}/{key}`. */
-  readonly url: string;
-  /** The attempt that failed (1 for the first). */
-  readonly attempt: number;
-  readonly delayMs: number;
-  /** S3's error code, `HTTP {status}` without one, `clock skew` (re-signed on the corrected clock), or the transport error's code. */
-  readonly why: string;
-  readonly status?: number;
-}
-
-/** What one PUT listens to: the run's stop, and its retries. */
-export interface PutCallOptions {
-  /** Ends the PUT (in flight or waiting to retry) with {@link S3PutAbortedError}. */
-  readonly signal?: AbortSignal;
-  /** Told of each retry before its wait. */
-  readonly onRetry?: (event: PutRetryEvent) => void;
-}
+/** What one PUT listens to: the run's stop (ends it with {@link S3PutAbortedError}), and its retries. */
+export type PutCallOptions = WriteOptions;
 
 /** What the client reads once from the S3 client's resolved config. */
 interface Resolved {

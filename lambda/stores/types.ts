@@ -60,9 +60,9 @@ export interface RunLogStore {
 /** Where snapshots, manifests and quarantine records go: an S3 bucket or a folder with the same keys. */
 export interface SnapshotStore {
   /** Stores a leaf's exact bytes with its metadata. */
-  putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>): Promise<void>;
+  putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>, options?: WriteOptions): Promise<void>;
   /** Stores a JSON document (manifest, quarantine record). */
-  putJson(key: string, value: unknown): Promise<void>;
+  putJson(key: string, value: unknown, options?: WriteOptions): Promise<void>;
   /** Reads a JSON document, or `undefined` when there is none. */
   getJson(key: string): Promise<unknown>;
   /** Deletes a key (quarantine records that were retried successfully); absent keys are fine. */
@@ -74,6 +74,26 @@ export interface SnapshotStore {
    * name's 255). A leaf whose segment is longer is an item error, set aside by quarantine like a bad leaf.
    */
   readonly maxKeySegmentBytes?: number;
+}
+
+/** A retry of a snapshot write (an S3 PUT) about to be made: which object, the attempt that failed, why, the wait. */
+export interface PutRetryEvent {
+  /** `s3://{bucket}/{key}`. */
+  readonly url: string;
+  /** The attempt that failed (1 for the first). */
+  readonly attempt: number;
+  readonly delayMs: number;
+  /** S3's error code, `HTTP {status}` without one, the clock-skew correction, or the transport error's code. */
+  readonly why: string;
+  readonly status?: number;
+}
+
+/** What one snapshot write listens to: the run's stop, and its retries. */
+export interface WriteOptions {
+  /** Ends the write in flight and any wait before its retry (S3: with `S3PutAbortedError`). */
+  readonly signal?: AbortSignal;
+  /** Told of each retry before its wait. */
+  readonly onRetry?: (event: PutRetryEvent) => void;
 }
 
 /** The progress a range worker wants to store: its newest completed commit and what the range holds up to it. */

@@ -1,6 +1,7 @@
 import { FetchAbortedError } from '../catalog/http-errors.js';
 import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../contract/time.js';
 import type { EngineDeps, EngineLogger } from './engine-deps.js';
+import type { PutRetryEvent } from '../stores/types.js';
 import { id as newId } from '../ids/kuuid.js';
 import { Checkpointer } from './checkpointer.js';
 import { watermarkKeyOf } from '../contract/keys.js';
@@ -53,6 +54,12 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const deadline = deps.deadline;
   const budget = startRunBudget(deadline, deps.signal);
   const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(budget.signal === undefined ? {} : { signal: budget.signal }) };
+  let putRetries = 0;
+  const onPutRetry = (event: PutRetryEvent): void => {
+    putRetries++;
+    logger.debug?.('retry', { ...event });
+    deps.onPutRetry?.(event);
+  };
 
   try {
     backfillActive = await backfillHoldsCursor(settings, deps);
@@ -80,7 +87,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       upper = boundByDependency ? dependencyBound! : index.commitTicks;
       // Already at the bound: no page needs reading.
       if (upper > cursorBefore) {
-        pipeline = await runPipeline({ settings, deps: { ...deps, ...bounds }, logger, checkpointer, cursor: cursorBefore, upper, index });
+        pipeline = await runPipeline({ settings, deps: { ...deps, ...bounds, onPutRetry }, logger, checkpointer, cursor: cursorBefore, upper, index });
         totals = pipeline.totals;
         failure = pipeline.failure;
       }
@@ -101,7 +108,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const moved = checkpointer.current;
   if (checkpointer.writes > 0 && moved !== undefined) {
     try {
-      await deps.snapshots.putJson(watermarkKeyOf(settings.prefix), watermarkOf(moved.value, moved.commitId));
+      await deps.snapshots.putJson(watermarkKeyOf(settings.prefix), watermarkOf(moved.value, moved.commitId), { onRetry: onPutRetry });
     } catch (error) {
       failure ??= error;
     }
@@ -125,6 +132,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     caughtUp,
     stoppedBy,
     durationMs: Date.now() - started,
+    putRetries,
     ...(failure === undefined ? {} : { error: runErrorOf(failure) }),
   };
   if (deps.runLog) {

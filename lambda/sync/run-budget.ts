@@ -1,5 +1,7 @@
 import { setMaxListeners } from 'node:events';
+import { FetchAbortedError } from '../catalog/http-errors.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
+import { S3PutAbortedError } from '../stores/s3-put-error.js';
 
 /**
  * The run's time budget as an `AbortSignal`: a deadline only stops new work, but a request in flight (a
@@ -53,6 +55,11 @@ export function startRunBudget(deadline: number | undefined, stop: AbortSignal |
     signal: listenedByEveryRequest(stop === undefined ? atDeadline.signal : AbortSignal.any([stop, atDeadline.signal])),
     release: () => clearTimeout(timer),
   };
+}
+
+/** Whether `error` is a request the run's signal stopped (a catalog GET or an S3 PUT): a stop, not a failure. */
+export function isRunStop(error: unknown): boolean {
+  return error instanceof FetchAbortedError || error instanceof S3PutAbortedError;
 }
 
 /**
