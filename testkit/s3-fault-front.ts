@@ -71,6 +71,10 @@ export class S3FaultFront {
   private readonly rules: { rule: FaultRule; matched: number; fired: number }[] = [];
   private readonly sockets = new Set<Socket>();
   private gate: { count: number; open: Promise<void>; release: () => void } | undefined;
+  /** Requests held by a `hang` fault, and how many of them the client has since given up (closed the connection). */
+  private hung = 0;
+  private abandoned = 0;
+  private readonly waiters: { ready: () => boolean; resolve: () => void }[] = [];
 
   private constructor(
     private readonly server: Server,
@@ -112,6 +116,21 @@ export class S3FaultFront {
     this.gate = { count: this.seen.length + count, open, release };
   }
 
+  /** Resolves once `count` requests are held by a `hang` fault. */
+  whenHung(count = 1): Promise<void> {
+    return this.when(() => this.hung >= count);
+  }
+
+  /** Resolves once the client has closed the connections of `count` held requests (it aborted them). */
+  whenAbandoned(count = 1): Promise<void> {
+    return this.when(() => this.abandoned >= count);
+  }
+
+  /** Requests held by a `hang` fault so far, and how many of those the client closed. */
+  get hangs(): { readonly held: number; readonly abandoned: number } {
+    return { held: this.hung, abandoned: this.abandoned };
+  }
+
   /** The front's clock, ms. */
   now(): number {
     return Date.now() + this.clockOffsetMs;
@@ -150,6 +169,12 @@ export class S3FaultFront {
     const fault = this.faultFor(seen);
     if (fault?.kind === 'hang') {
       this.count('hang');
+      this.hung++;
+      res.on('close', () => {
+        this.abandoned++;
+        this.wake();
+      });
+      this.wake();
       return;
     }
     if (fault?.kind === 'reset') {
@@ -188,6 +213,21 @@ export class S3FaultFront {
 
   private count(code: string): void {
     this.faults.set(code, (this.faults.get(code) ?? 0) + 1);
+  }
+
+  private when(ready: () => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiters.push({ ready, resolve });
+      this.wake();
+    });
+  }
+
+  private wake(): void {
+    for (const waiter of [...this.waiters]) {
+      if (!waiter.ready()) continue;
+      this.waiters.splice(this.waiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
   }
 
   private httpDate(): string {
