@@ -32,9 +32,19 @@ export type CompareAndSetResult =
   | { readonly outcome: 'conflict'; readonly current: CursorState | undefined };
 
 /** Where cursors live: one item per cursor name. */
+/** What a read listens to: the run's stop (DynamoDB: the SDK's `abortSignal`, the request in flight ends). */
+export interface ReadOptions {
+  readonly signal?: AbortSignal;
+}
+
+/** The AWS SDK's `send` options for `options`: its abort signal, when there is one. */
+export function sdkSendOptions(options: ReadOptions | undefined): { abortSignal?: AbortSignal } {
+  return options?.signal === undefined ? {} : { abortSignal: options.signal };
+}
+
 export interface CursorStore {
   /** The cursor named `name`, or `undefined` when none is stored. */
-  read(name: string): Promise<CursorState | undefined>;
+  read(name: string, options?: ReadOptions): Promise<CursorState | undefined>;
   /**
    * Writes `next` only if the stored cursor is still `expected` (`undefined`: no cursor stored yet).
    * Callers never pass a `next` at or before `expected`.
@@ -125,7 +135,7 @@ export interface BackfillStore {
   /** A plan, or undefined. */
   readPlan(cursorName: string, backfillId: string): Promise<BackfillPlan | undefined>;
   /** The newest plan of a cursor (kuuid ids sort by time), or undefined when it has none. */
-  newestPlan(cursorName: string): Promise<BackfillPlan | undefined>;
+  newestPlan(cursorName: string, options?: ReadOptions): Promise<BackfillPlan | undefined>;
   /** Moves a running plan's lease forward to `leaseUntil` (epoch ms); never back, never on a finished plan. */
   renewLease(cursorName: string, backfillId: string, leaseUntil: number): Promise<void>;
   /**

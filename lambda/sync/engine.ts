@@ -62,11 +62,11 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   };
 
   try {
-    backfillActive = await backfillHoldsCursor(settings, deps);
+    backfillActive = await backfillHoldsCursor(settings, deps, budget.signal);
     if (backfillActive) logger.info('a backfill of this cursor is running: leaving the work to it', { cursor: formatTimestamp(cursorBefore) });
     let dependencyBound: Ticks | undefined;
     for (const dependency of settings.dependsOn) {
-      const state = await deps.cursors.read(dependency);
+      const state = await deps.cursors.read(dependency, { signal: budget.signal });
       const value = state?.value ?? MIN_TICKS;
       if (dependencyBound === undefined || value < dependencyBound) dependencyBound = value;
     }
@@ -94,7 +94,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     }
   } catch (error) {
     // The index was not read whole before the budget ran out: a stop, not a failure.
-    if (error instanceof FetchAbortedError) aborted = true;
+    if (error instanceof FetchAbortedError || (budget.signal?.aborted === true && (error as Error | undefined)?.name === 'AbortError')) aborted = true;
     else failure = error;
   } finally {
     budget.release();
@@ -152,9 +152,9 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
 }
 
 /** True when the newest backfill plan of the run's cursor is running and its lease has not expired. */
-async function backfillHoldsCursor(settings: SyncSettings, deps: EngineDeps): Promise<boolean> {
+async function backfillHoldsCursor(settings: SyncSettings, deps: EngineDeps, signal: AbortSignal | undefined): Promise<boolean> {
   if (deps.backfills === undefined) return false;
-  const plan = await deps.backfills.newestPlan(settings.cursorName);
+  const plan = await deps.backfills.newestPlan(settings.cursorName, { signal });
   return plan !== undefined && plan.status === BackfillStatus.running && plan.leaseUntil > Date.now();
 }
 

@@ -2,10 +2,15 @@
  * The run's stop reaches its S3 PUTs (issue 20, item 2): against S3 PUTs that never get an answer (the fault
  * front holds them), the time budget and the run's signal (Ctrl-C, SIGINT, SIGTERM) end the PUTs in flight and
  * the waits before their retries; the run returns `time-budget` with the cursor at the last whole commit, in
- * the engine and from the CLI. Each test's own timeout (30 s) is below the PUT's 60 s request timeout: a PUT
+ * the engine and from the CLI; a DynamoDB read that hangs (a dependency cursor, the backfill check) ends at the
+ * deadline too, through the SDK's `abortSignal`. Each test's own timeout (30 s) is below the PUT's 60 s request timeout: a PUT
  * the stop did not reach would hold the run past it.
  */
 import { S3Client } from '@aws-sdk/client-s3';
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { DynamoStore } from '../../lambda/stores/dynamo-store.js';
+import { dynamoClient } from '../../testkit/emulator-clients.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitKey } from '../../lambda/contract/keys.js';
 import { formatTimestamp } from '../../lambda/contract/time.js';
@@ -150,6 +155,62 @@ describe('catalog-sync run against S3 PUTs that hang', () => {
       await front.whenAbandoned(front.hangs.held);
     } finally {
       front.reset();
+    }
+  });
+});
+
+/** A front for the DynamoDB emulator that never answers requests whose body contains `hold`; forwards the rest. */
+async function holdingDynamoFront(upstream: string, hold: string) {
+  const target = new URL(upstream);
+  const sockets = new Set<Socket>();
+  let held = 0;
+  let abandoned = 0;
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    if (body.toString('utf8').includes(hold)) {
+      held++;
+      res.on('close', () => abandoned++);
+      return;
+    }
+    const forward = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (response) => {
+      res.writeHead(response.statusCode ?? 502, response.headers);
+      response.pipe(res);
+    });
+    forward.on('error', () => res.destroy());
+    forward.end(body);
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    counts: () => ({ held, abandoned }),
+    async stop(): Promise<void> {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('the run\'s stop ends its DynamoDB reads', () => {
+  it('a dependency cursor whose read never gets an answer: the deadline ends it, time-budget, nothing moved', { timeout: STOP_TIMEOUT_MS }, async () => {
+    const harness = await SyncHarness.create();
+    const dynamo = await holdingDynamoFront(testServices().dynamoEndpoint, '"upstream-cursor"');
+    const client = dynamoClient(dynamo.url);
+    try {
+      const cursors = new DynamoStore(harness.table, client);
+      const summary = await harness.run(replica.serviceIndexUrl, { DEPENDS_ON: 'upstream-cursor' }, { cursors, deadline: Date.now() + 2_000 });
+      expect(summary).toMatchObject({ stoppedBy: 'time-budget', commits: 0, caughtUp: false });
+      expect(await harness.cursor()).toBeUndefined();
+      expect(dynamo.counts().held).toBe(1);
+      await waitFor(() => dynamo.counts().abandoned === 1, 'the held read given up');
+    } finally {
+      client.destroy();
+      await dynamo.stop();
     }
   });
 });
