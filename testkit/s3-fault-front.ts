@@ -189,7 +189,7 @@ export class S3FaultFront {
     const refusal = this.verify(seen);
     if (refusal) return answer(res, refusal.status, refusal.code, refusal.message, { date: this.httpDate() }, refusal.extra);
     const forward = request(
-      { host: this.upstream.hostname, port: this.upstream.port, method: seen.method, path: seen.url, headers: req.headers },
+      { host: this.upstream.hostname, port: this.upstream.port, method: seen.method, path: seen.url, headers: this.upstreamHeaders(req.headers) },
       (response) => {
         res.writeHead(response.statusCode ?? 502, { ...response.headers, date: this.httpDate() });
         response.pipe(res);
@@ -230,6 +230,17 @@ export class S3FaultFront {
     }
   }
 
+  /**
+   * The headers to forward: s3rver checks `x-amz-date` against the machine's clock (not the signature), so with
+   * the front's clock set off, the date it verified is moved back onto the machine's clock for s3rver.
+   */
+  private upstreamHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+    const amzDate = headers['x-amz-date'];
+    if (this.clockOffsetMs === 0 || typeof amzDate !== 'string') return headers;
+    const machine = new Date(parseAmzDate(amzDate) - this.clockOffsetMs).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+    return { ...headers, 'x-amz-date': machine };
+  }
+
   private httpDate(): string {
     return new Date(this.now()).toUTCString();
   }
@@ -265,7 +276,7 @@ export function checkSignedRequest(seen: SeenRequest, secrets: Readonly<Record<s
   const secret = secrets[accessKeyId ?? ''];
   if (secret === undefined) return { status: 403, code: 'InvalidAccessKeyId', message: `no such access key ${accessKeyId}` };
   const amzDate = String(seen.headers['x-amz-date'] ?? '');
-  const signedAt = Date.parse(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
+  const signedAt = parseAmzDate(amzDate);
   if (!(Math.abs(serverNow - signedAt) <= S3_MAX_SKEW_MS)) {
     return {
       status: 403,
@@ -304,6 +315,11 @@ export function checkSignedRequest(seen: SeenRequest, secrets: Readonly<Record<s
     return { status: 403, code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' };
   }
   return undefined;
+}
+
+/** Epoch ms of an `x-amz-date` (`YYYYMMDDTHHMMSSZ`); NaN when it is not one. */
+function parseAmzDate(amzDate: string): number {
+  return Date.parse(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
 }
 
 function answer(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}, extra: Record<string, string> = {}): void {

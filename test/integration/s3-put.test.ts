@@ -163,6 +163,25 @@ describe('the lean S3 PUT', () => {
     front.reset();
   });
 
+  it('completes 32 concurrent PUTs against a server whose clock is 20 minutes behind (the CLI by hand is this case)', async () => {
+    const behind = await S3FaultFront.start(testServices().s3Endpoint, { clockOffsetMs: -20 * 60_000 });
+    const skewed = s3(behind.url);
+    const put = lean(skewed, { connections: 32 });
+    try {
+      const keys = Array.from({ length: 32 }, (_, i) => `server-behind/${i}.json`);
+      behind.holdUntil(32);
+      const results = await Promise.allSettled(keys.map((key) => put.put({ bucket, key, body: Buffer.from(key), contentType: 'application/json' })));
+      expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+      for (const key of keys) expect(behind.putsOf(`/${bucket}/${key}`)).toHaveLength(2);
+      expect(behind.faults.size).toBe(0);
+      expect(Math.abs(put.clockOffsetMs + 20 * 60_000)).toBeLessThan(5_000);
+      for (const key of keys) expect((await objectOf(client, bucket, key)).body.toString()).toBe(key);
+    } finally {
+      skewed.destroy();
+      await behind.stop();
+    }
+  });
+
   it('is what an S3SnapshotStore on awsClients uses, with the endpoint from AWS_ENDPOINT_URL_S3', async () => {
     const env = { AWS_ENDPOINT_URL_S3: front.url, S3_FORCE_PATH_STYLE: 'true', AWS_REGION: REGION, AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
     const saved = { ...process.env };
