@@ -79,8 +79,9 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<Warm> {
 
 /**
  * The time kept back from the Lambda's limit: at the deadline the engine aborts the requests in flight (catalog
- * GETs, S3 PUTs of leaves and manifests and their retry waits, DynamoDB reads), and within this margin it
- * checkpoints the cursor at the last commit whose manifest is stored, writes the watermark and stores the run.
+ * GETs, S3 PUTs of leaves and their retry waits, DynamoDB reads), and within this margin it writes the
+ * manifests of completed commits (aborted 2 s past the deadline if S3 has not answered), checkpoints the cursor
+ * and stores the run.
  * A fifth of the remaining time, at least 5 s and at most 30 s.
  */
 export function safetyMarginMs(remainingMs: number): number {

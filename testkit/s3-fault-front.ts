@@ -136,10 +136,12 @@ export class S3FaultFront {
     return Date.now() + this.clockOffsetMs;
   }
 
-  /** Removes every rule and forgets what was seen. */
+  /** Removes every rule and forgets what was seen and held. */
   reset(): void {
     this.gate?.release();
     this.gate = undefined;
+    this.hung = 0;
+    this.abandoned = 0;
     this.rules.length = 0;
     this.seen.length = 0;
     this.faults.clear();

@@ -11,7 +11,7 @@ import { manifestKey, quarantineKeyFor } from '../contract/keys.js';
 import { manifestOf, metadataOf, placeLeaf, quarantineRecordOf, type LeafPlacement, type ManifestEntry } from './layout.js';
 import { StoppedBy } from '../contract/run-summary.js';
 import type { SyncSettings } from '../contract/settings.js';
-import { isRunStop } from './run-budget.js';
+import { afterGrace, isRunStop, MANIFEST_GRACE_MS } from './run-budget.js';
 
 /** A commit being worked on. */
 class CommitWork {
@@ -97,6 +97,9 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   const { catalog, snapshots, deadline, signal } = deps;
   const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(signal === undefined ? {} : { signal }) };
   const writes = { ...(signal === undefined ? {} : { signal }), ...(deps.onPutRetry === undefined ? {} : { onRetry: deps.onPutRetry }) };
+  // A completed commit's manifest may land up to MANIFEST_GRACE_MS past the stop.
+  const grace = afterGrace(signal, MANIFEST_GRACE_MS);
+  const manifestPuts = { ...writes, ...(grace.signal === undefined ? {} : { signal: grace.signal }) };
   // Commits taken, in order; a finalized commit's slot is emptied so its page items and manifest entries are
   // not held until the end of the slice (memory stays flat however many commits a slice takes).
   const work: (CommitWork | undefined)[] = [];
@@ -152,7 +155,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       }
       if (done.remaining > 0 || done.failed || done.aborted) return;
       try {
-        await snapshots.putJson(done.manifestKey, manifestOf(done.commit, done.entries), writes);
+        await snapshots.putJson(done.manifestKey, manifestOf(done.commit, done.entries), manifestPuts);
       } catch (error) {
         manifestFailed = true;
         if (isRunStop(error)) halt();
@@ -166,7 +169,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   const manifestWrites = new Set<Promise<void>>();
   const writeManifest = (done: CommitWork): void => {
     const write: Promise<void> = snapshots
-      .putJson(done.manifestKey, manifestOf(done.commit, done.entries), writes)
+      .putJson(done.manifestKey, manifestOf(done.commit, done.entries), manifestPuts)
       .then(
         () => {
           done.manifestStored = true;
@@ -275,6 +278,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   while (manifestWrites.size > 0) await Promise.allSettled([...manifestWrites]);
   kick();
   await finalizer;
+  grace.release();
   if (failure !== undefined) return { halt: StoppedBy.error, exhausted: false, failure, totals };
   return { halt: stop, exhausted: exhausted && finalized === work.length, failure, totals };
 }

@@ -96,6 +96,24 @@ describe('the run\'s stop ends its S3 PUTs', () => {
     }
   });
 
+  it('a manifest PUT that never gets an answer is given 2 s past the stop, then aborted: the cursor stays before it', { timeout: STOP_TIMEOUT_MS }, async () => {
+    const harness = await SyncHarness.create();
+    const held = `/${harness.bucket}/commits/${commitKey(commitTicks(catalog, 1))}.json`;
+    front.fault({ match: (seen) => seen.method === 'PUT' && seen.url === held, fault: { kind: 'hang' } });
+    const client = s3();
+    try {
+      const summary = await harness.run(replica.serviceIndexUrl, {}, { snapshots: new S3SnapshotStore(harness.bucket, client), deadline: Date.now() + 2_000 });
+      const lastWhole = formatTimestamp(commitTicks(catalog, 0));
+      expect(summary).toMatchObject({ stoppedBy: 'time-budget', commits: 1, cursorAfter: lastWhole });
+      expect(await harness.cursor()).toBe(lastWhole);
+      expect(front.hangs.held).toBe(1);
+      await front.whenAbandoned(1);
+    } finally {
+      front.reset();
+      client.destroy();
+    }
+  });
+
   it('a PUT waiting to retry is stopped in its wait, named as aborted, not failed', { timeout: STOP_TIMEOUT_MS }, async () => {
     const bucket = uniqueName('abort-wait');
     await createBucket(testServices().s3Endpoint, bucket);
