@@ -78,8 +78,10 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<Warm> {
 }
 
 /**
- * The time kept back from the Lambda's limit: at the deadline the engine aborts the requests in flight, and
- * within this margin it writes the manifests of completed commits, checkpoints the cursor and stores the run.
+ * The time kept back from the Lambda's limit: at the deadline the engine aborts the requests in flight (catalog
+ * GETs, S3 PUTs of leaves and their retry waits, DynamoDB reads), and within this margin it writes the
+ * manifests of completed commits (aborted 2 s past the deadline if S3 has not answered), checkpoints the cursor
+ * and stores the run.
  * A fifth of the remaining time, at least 5 s and at most 30 s.
  */
 export function safetyMarginMs(remainingMs: number): number {
@@ -110,6 +112,8 @@ export const handler = async (_event: unknown, context: Pick<Context, 'getRemain
         info: (message, extra) => logger.info(message, extra ?? {}),
         warn: (message, extra) => logger.warn(message, extra ?? {}),
         error: (message, extra) => logger.error(message, extra ?? {}),
+        // Each S3 PUT retry (POWERTOOLS_LOG_LEVEL=DEBUG shows them; the run summary counts them always).
+        debug: (message, extra) => logger.debug(message, extra ?? {}),
       },
       // The engine turns it into the signal that aborts every request in flight when it passes.
       deadline: Date.now() + remaining - safetyMarginMs(remaining),
@@ -133,6 +137,7 @@ function record(summary: RunSummary, head: Ticks | undefined): void {
   addWorkMetrics(metrics, summary);
   metrics.addMetric('RunSucceeded', MetricUnit.Count, summary.stoppedBy === StoppedBy.error ? 0 : 1);
   metrics.addMetric('RunFailed', MetricUnit.Count, summary.stoppedBy === StoppedBy.error ? 1 : 0);
+  metrics.addMetric('PutRetries', MetricUnit.Count, summary.putRetries);
   if (head !== undefined) {
     metrics.addMetric('CursorLagSeconds', MetricUnit.Seconds, lagSeconds(head, parseTimestamp(summary.cursorAfter)));
   }

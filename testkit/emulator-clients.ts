@@ -85,7 +85,8 @@ export async function createBucket(endpoint: string, bucket: string): Promise<vo
   }
 }
 
-function dynamoClient(endpoint: string): DynamoDBClient {
+/** A DynamoDB client for the emulator at `endpoint` (its region and static credentials). */
+export function dynamoClient(endpoint: string): DynamoDBClient {
   return new DynamoDBClient({ endpoint, region: REGION, credentials: DYNAMO_CREDENTIALS });
 }
 

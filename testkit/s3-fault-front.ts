@@ -6,7 +6,14 @@
  * every header-signed request against `secrets` (the canonical request rebuilt from what arrived: method, the path
  * as sent, the query, the signed headers, the payload hash) and the payload itself: a body whose SHA-256 or
  * `x-amz-checksum-crc32` differs from its headers is refused as S3 refuses it. Then it forwards to s3rver,
- * unless a fault rule matches: an S3 XML error answer (status, Code, Message, headers) or a connection reset.
+ * unless a fault rule matches: an S3 XML error answer (status, Code, Message, headers), a connection reset, or
+ * no answer at all (`hang`: the request is held until the client gives up or the front stops).
+ *
+ * Time is checked as S3 checks it: a signed request whose `x-amz-date` is more than 15 minutes from the front's
+ * clock is refused with 403 RequestTimeTooSkewed (its `ServerTime` in the body); every answer carries the
+ * front's clock in `Date`. `clockOffsetMs` sets that clock off from the machine's, which is how a test (or a
+ * person at the CLI) gives catalog-sync a skewed clock without changing the machine's. The verifier is checked
+ * against vectors computed by aws4, an independent SigV4 implementation (test/fixtures/sigv4/).
  */
 import { createHash, createHmac } from 'node:crypto';
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -16,7 +23,8 @@ import { crc32 } from 'node:zlib';
 /** What the front does instead of forwarding. */
 export type S3Fault =
   | { readonly kind: 'answer'; readonly status: number; readonly code: string; readonly message?: string; readonly headers?: Record<string, string> }
-  | { readonly kind: 'reset' };
+  | { readonly kind: 'reset' }
+  | { readonly kind: 'hang' };
 
 /** A request as the front received it. */
 export interface SeenRequest {
@@ -39,7 +47,12 @@ export interface FaultRule {
 export interface S3FaultFrontOptions {
   /** Secret of each access key whose signatures are verified; default s3rver's `S3RVER`/`S3RVER`. */
   readonly secrets?: Readonly<Record<string, string>>;
+  /** The front's clock minus the machine's, ms (default 0): requests signed on the machine's clock look skewed by it. */
+  readonly clockOffsetMs?: number;
 }
+
+/** S3's allowance between a request's `x-amz-date` and its own clock. */
+export const S3_MAX_SKEW_MS = 15 * 60_000;
 
 /** An S3 error body as S3 writes it. */
 export function s3ErrorXml(code: string, message: string, extra: Record<string, string> = {}): string {
@@ -57,17 +70,23 @@ export class S3FaultFront {
   readonly faults = new Map<string, number>();
   private readonly rules: { rule: FaultRule; matched: number; fired: number }[] = [];
   private readonly sockets = new Set<Socket>();
+  private gate: { count: number; open: Promise<void>; release: () => void } | undefined;
+  /** Requests held by a `hang` fault, and how many of them the client has since given up (closed the connection). */
+  private hung = 0;
+  private abandoned = 0;
+  private readonly waiters: { ready: () => boolean; resolve: () => void }[] = [];
 
   private constructor(
     private readonly server: Server,
     private readonly upstream: URL,
     private readonly secrets: Readonly<Record<string, string>>,
+    private readonly clockOffsetMs: number,
   ) {}
 
   /** Starts a front on 127.0.0.1 forwarding to `target` (s3rver's `http://127.0.0.1:PORT`). */
   static async start(target: string, options: S3FaultFrontOptions = {}): Promise<S3FaultFront> {
     const server = createServer();
-    const front = new S3FaultFront(server, new URL(target), options.secrets ?? { S3RVER: 'S3RVER' });
+    const front = new S3FaultFront(server, new URL(target), options.secrets ?? { S3RVER: 'S3RVER' }, options.clockOffsetMs ?? 0);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => void front.handle(req, res));
     server.on('connection', (socket: Socket) => {
       front.sockets.add(socket);
@@ -87,8 +106,42 @@ export class S3FaultFront {
     this.rules.push({ rule, matched: 0, fired: 0 });
   }
 
-  /** Removes every rule and forgets what was seen. */
+  /**
+   * Holds every answer until `count` requests have arrived from now on (then answers them all): a test sees
+   * `count` requests in flight at once, whatever the machine's speed.
+   */
+  holdUntil(count: number): void {
+    let release = (): void => {};
+    const open = new Promise<void>((resolve) => (release = resolve));
+    this.gate = { count: this.seen.length + count, open, release };
+  }
+
+  /** Resolves once `count` requests are held by a `hang` fault. */
+  whenHung(count = 1): Promise<void> {
+    return this.when(() => this.hung >= count);
+  }
+
+  /** Resolves once the client has closed the connections of `count` held requests (it aborted them). */
+  whenAbandoned(count = 1): Promise<void> {
+    return this.when(() => this.abandoned >= count);
+  }
+
+  /** Requests held by a `hang` fault so far, and how many of those the client closed. */
+  get hangs(): { readonly held: number; readonly abandoned: number } {
+    return { held: this.hung, abandoned: this.abandoned };
+  }
+
+  /** The front's clock, ms. */
+  now(): number {
+    return Date.now() + this.clockOffsetMs;
+  }
+
+  /** Removes every rule and forgets what was seen and held. */
   reset(): void {
+    this.gate?.release();
+    this.gate = undefined;
+    this.hung = 0;
+    this.abandoned = 0;
     this.rules.length = 0;
     this.seen.length = 0;
     this.faults.clear();
@@ -110,7 +163,22 @@ export class S3FaultFront {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const seen: SeenRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks) };
     this.seen.push(seen);
+    const gate = this.gate;
+    if (gate) {
+      if (this.seen.length >= gate.count) gate.release();
+      await gate.open;
+    }
     const fault = this.faultFor(seen);
+    if (fault?.kind === 'hang') {
+      this.count('hang');
+      this.hung++;
+      res.on('close', () => {
+        this.abandoned++;
+        this.wake();
+      });
+      this.wake();
+      return;
+    }
     if (fault?.kind === 'reset') {
       this.count('reset');
       req.socket.resetAndDestroy();
@@ -118,14 +186,14 @@ export class S3FaultFront {
     }
     if (fault) {
       this.count(fault.code);
-      return answer(res, fault.status, fault.code, fault.message ?? `injected ${fault.code}`, fault.headers);
+      return answer(res, fault.status, fault.code, fault.message ?? `injected ${fault.code}`, { date: this.httpDate(), ...fault.headers });
     }
     const refusal = this.verify(seen);
-    if (refusal) return answer(res, refusal.status, refusal.code, refusal.message);
+    if (refusal) return answer(res, refusal.status, refusal.code, refusal.message, { date: this.httpDate() }, refusal.extra);
     const forward = request(
-      { host: this.upstream.hostname, port: this.upstream.port, method: seen.method, path: seen.url, headers: req.headers },
+      { host: this.upstream.hostname, port: this.upstream.port, method: seen.method, path: seen.url, headers: this.upstreamHeaders(req.headers) },
       (response) => {
-        res.writeHead(response.statusCode ?? 502, response.headers);
+        res.writeHead(response.statusCode ?? 502, { ...response.headers, date: this.httpDate() });
         response.pipe(res);
       },
     );
@@ -149,56 +217,116 @@ export class S3FaultFront {
     this.faults.set(code, (this.faults.get(code) ?? 0) + 1);
   }
 
-  /** S3's checks of a header-signed request; undefined when it passes. */
-  private verify(seen: SeenRequest): { status: number; code: string; message: string } | undefined {
-    const authorization = seen.headers.authorization;
-    if (typeof authorization !== 'string' || !authorization.startsWith('AWS4-HMAC-SHA256 ')) return undefined;
-    const parts = new Map(
-      authorization
-        .slice('AWS4-HMAC-SHA256 '.length)
-        .split(/,\s*/)
-        .map((part) => part.split('=', 2) as [string, string]),
-    );
-    const [accessKeyId, date, region, service] = (parts.get('Credential') ?? '').split('/');
-    const secret = this.secrets[accessKeyId ?? ''];
-    if (secret === undefined) return { status: 403, code: 'InvalidAccessKeyId', message: `no such access key ${accessKeyId}` };
-    const payloadHash = String(seen.headers['x-amz-content-sha256'] ?? '');
-    if (/^[0-9a-f]{64}$/.test(payloadHash) && payloadHash !== sha256Hex(seen.body)) {
-      return { status: 400, code: 'XAmzContentSHA256Mismatch', message: "The provided 'x-amz-content-sha256' header does not match what was computed." };
+  private when(ready: () => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiters.push({ ready, resolve });
+      this.wake();
+    });
+  }
+
+  private wake(): void {
+    for (const waiter of [...this.waiters]) {
+      if (!waiter.ready()) continue;
+      this.waiters.splice(this.waiters.indexOf(waiter), 1);
+      waiter.resolve();
     }
-    const checksum = seen.headers['x-amz-checksum-crc32'];
-    if (typeof checksum === 'string' && checksum !== crc32Base64(seen.body)) {
-      return { status: 400, code: 'BadDigest', message: 'The CRC32 you specified did not match the calculated checksum.' };
-    }
-    const signedHeaders = parts.get('SignedHeaders') ?? '';
-    const [path = '/', query = ''] = seen.url.split('?', 2);
-    const canonicalQuery = query
-      .split('&')
-      .filter((pair) => pair !== '')
-      .map((pair) => pair.split('=', 2).map((part) => encodeRfc3986(decodeURIComponent(part.replace(/\+/g, '%20')))) as [string, string?])
-      .map(([name, value = '']) => `${name}=${value}`)
-      .sort()
-      .join('&');
-    const canonicalHeaders = signedHeaders
-      .split(';')
-      .map((name) => `${name}:${String(seen.headers[name] ?? '').trim().replace(/\s+/g, ' ')}\n`)
-      .join('');
-    const canonical = [seen.method, path, canonicalQuery, canonicalHeaders, signedHeaders, payloadHash].join('\n');
-    const amzDate = String(seen.headers['x-amz-date'] ?? '');
-    const scope = `${date}/${region}/${service}/aws4_request`;
-    const stringToSign = `AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256Hex(canonical)}`;
-    const key = ['aws4_request', service ?? '', region ?? '', date ?? ''].reduceRight<Buffer | string>((k, part) => hmac(k, part), `AWS4${secret}`);
-    const expected = createHmac('sha256', key).update(stringToSign).digest('hex');
-    if (expected !== parts.get('Signature')) {
-      return { status: 403, code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' };
-    }
-    return undefined;
+  }
+
+  /**
+   * The headers to forward: s3rver checks `x-amz-date` against the machine's clock (not the signature), so with
+   * the front's clock set off, the date it verified is moved back onto the machine's clock for s3rver.
+   */
+  private upstreamHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+    const amzDate = headers['x-amz-date'];
+    if (this.clockOffsetMs === 0 || typeof amzDate !== 'string') return headers;
+    const machine = new Date(parseAmzDate(amzDate) - this.clockOffsetMs).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+    return { ...headers, 'x-amz-date': machine };
+  }
+
+  private httpDate(): string {
+    return new Date(this.now()).toUTCString();
+  }
+
+  private verify(seen: SeenRequest): S3Refusal | undefined {
+    return checkSignedRequest(seen, this.secrets, this.now());
   }
 }
 
-function answer(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+/** Why S3 would refuse a request: status, Code, Message and the extra fields of its XML body. */
+export interface S3Refusal {
+  readonly status: number;
+  readonly code: string;
+  readonly message: string;
+  readonly extra?: Record<string, string>;
+}
+
+/**
+ * S3's checks of a header-signed request, as the front makes them: the access key known, `x-amz-date` within
+ * 15 minutes of `serverNow`, the payload's SHA-256 and CRC32, and the SigV4 signature (rebuilt on node:crypto
+ * from what arrived); undefined when it passes, or when the request is not header-signed.
+ */
+export function checkSignedRequest(seen: SeenRequest, secrets: Readonly<Record<string, string>>, serverNow: number): S3Refusal | undefined {
+  const authorization = seen.headers.authorization;
+  if (typeof authorization !== 'string' || !authorization.startsWith('AWS4-HMAC-SHA256 ')) return undefined;
+  const parts = new Map(
+    authorization
+      .slice('AWS4-HMAC-SHA256 '.length)
+      .split(/,\s*/)
+      .map((part) => part.split('=', 2) as [string, string]),
+  );
+  const [accessKeyId, date, region, service] = (parts.get('Credential') ?? '').split('/');
+  const secret = secrets[accessKeyId ?? ''];
+  if (secret === undefined) return { status: 403, code: 'InvalidAccessKeyId', message: `no such access key ${accessKeyId}` };
+  const amzDate = String(seen.headers['x-amz-date'] ?? '');
+  const signedAt = parseAmzDate(amzDate);
+  if (!(Math.abs(serverNow - signedAt) <= S3_MAX_SKEW_MS)) {
+    return {
+      status: 403,
+      code: 'RequestTimeTooSkewed',
+      message: 'The difference between the request time and the current time is too large.',
+      extra: { RequestTime: amzDate, ServerTime: new Date(serverNow).toISOString(), MaxAllowedSkewMilliseconds: String(S3_MAX_SKEW_MS) },
+    };
+  }
+  const payloadHash = String(seen.headers['x-amz-content-sha256'] ?? '');
+  if (/^[0-9a-f]{64}$/.test(payloadHash) && payloadHash !== sha256Hex(seen.body)) {
+    return { status: 400, code: 'XAmzContentSHA256Mismatch', message: "The provided 'x-amz-content-sha256' header does not match what was computed." };
+  }
+  const checksum = seen.headers['x-amz-checksum-crc32'];
+  if (typeof checksum === 'string' && checksum !== crc32Base64(seen.body)) {
+    return { status: 400, code: 'BadDigest', message: 'The CRC32 you specified did not match the calculated checksum.' };
+  }
+  const signedHeaders = parts.get('SignedHeaders') ?? '';
+  const [path = '/', query = ''] = seen.url.split('?', 2);
+  const canonicalQuery = query
+    .split('&')
+    .filter((pair) => pair !== '')
+    .map((pair) => pair.split('=', 2).map((part) => encodeRfc3986(decodeURIComponent(part.replace(/\+/g, '%20')))) as [string, string?])
+    .map(([name, value = '']) => `${name}=${value}`)
+    .sort()
+    .join('&');
+  const canonicalHeaders = signedHeaders
+    .split(';')
+    .map((name) => `${name}:${String(seen.headers[name] ?? '').trim().replace(/\s+/g, ' ')}\n`)
+    .join('');
+  const canonical = [seen.method, path, canonicalQuery, canonicalHeaders, signedHeaders, payloadHash].join('\n');
+  const scope = `${date}/${region}/${service}/aws4_request`;
+  const stringToSign = `AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256Hex(canonical)}`;
+  const key = ['aws4_request', service ?? '', region ?? '', date ?? ''].reduceRight<Buffer | string>((k, part) => hmac(k, part), `AWS4${secret}`);
+  const expected = createHmac('sha256', key).update(stringToSign).digest('hex');
+  if (expected !== parts.get('Signature')) {
+    return { status: 403, code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' };
+  }
+  return undefined;
+}
+
+/** Epoch ms of an `x-amz-date` (`YYYYMMDDTHHMMSSZ`); NaN when it is not one. */
+function parseAmzDate(amzDate: string): number {
+  return Date.parse(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
+}
+
+function answer(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}, extra: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/xml', ...headers });
-  res.end(s3ErrorXml(code, message));
+  res.end(s3ErrorXml(code, message, extra));
 }
 
 const sha256Hex = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');

@@ -11,7 +11,7 @@ import { formatTimestamp, parseTimestamp, type Ticks } from '../lambda/contract/
 import { commitKey } from '../lambda/contract/keys.js';
 import { DynamoStore } from '../lambda/stores/dynamo-store.js';
 import { S3SnapshotStore } from '../lambda/stores/s3-store.js';
-import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget } from '../lambda/stores/types.js';
+import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, ReadOptions } from '../lambda/stores/types.js';
 import { runSlice, type EngineDeps } from '../lambda/sync/index.js';
 import type { RunSummary } from '../lambda/contract/run-summary.js';
 import { parseSettings, type RawSettings } from '../lambda/contract/settings.js';
@@ -30,8 +30,8 @@ export class RecordingCursorStore implements CursorStore {
     readonly inner: CursorStore,
     private readonly onWrite?: (value: Ticks) => Promise<void>,
   ) {}
-  read(name: string): Promise<CursorState | undefined> {
-    return this.inner.read(name);
+  read(name: string, options?: ReadOptions): Promise<CursorState | undefined> {
+    return this.inner.read(name, options);
   }
   async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget): Promise<CompareAndSetResult> {
     const result = await this.inner.compareAndSet(name, expected, next);

@@ -99,7 +99,7 @@ export class SyncDashboard extends Construct {
         height: HEIGHT,
       }),
       new cloudwatch.GraphWidget({
-        title: 'Leaves per second',
+        title: 'Leaves per second, and S3 PUT retries',
         left: [
           new cloudwatch.MathExpression({ expression: 'leaves / PERIOD(leaves)', usingMetrics: { leaves }, period, label: 'leaves/s (over the period)' }),
           new cloudwatch.MathExpression({
@@ -109,7 +109,10 @@ export class SyncDashboard extends Construct {
             label: 'leaves/s (while running)',
           }),
         ],
+        // Retries rising while leaves/s falls is S3 throttling (SlowDown) or a sick endpoint; the run summary counts them too.
+        right: [emf('PutRetries', cloudwatch.Stats.SUM, 'S3 PUT retries')],
         leftYAxis: { min: 0, label: 'leaves/s', showUnits: false },
+        rightYAxis: { min: 0, label: 'retries', showUnits: false },
         width: HALF,
         height: HEIGHT,
       }),

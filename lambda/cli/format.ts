@@ -10,7 +10,7 @@ export function printSummary(summary: RunSummary, json: boolean, head: Ticks | u
   const lag = head === undefined ? '' : `, lag ${formatDuration(lagSeconds(head, parseTimestamp(summary.cursorAfter)))}`;
   process.stdout.write(
     `${summary.stoppedBy}: ${summary.commits} commits, ${summary.leaves} leaves (${summary.deletes} deletes, ${summary.quarantined} quarantined), ` +
-      `${formatBytes(summary.bytes)} in ${(summary.durationMs / 1000).toFixed(1)} s\n` +
+      `${formatBytes(summary.bytes)} in ${(summary.durationMs / 1000).toFixed(1)} s${retriesOf(summary)}\n` +
       `cursor ${summary.cursorName}: ${summary.cursorBefore} -> ${summary.cursorAfter}${lag}\n`,
   );
 }
@@ -29,8 +29,14 @@ export function printFollowLine(summary: RunSummary, json: boolean, head: Ticks 
   const lag = head === undefined ? '' : `, lag ${formatDuration(lagSeconds(head, parseTimestamp(summary.cursorAfter)))}`;
   process.stdout.write(
     `${summary.cursorAfter} ${summary.stoppedBy}: ${summary.commits} commits, ${summary.leaves} leaves (${summary.deletes} deletes, ${summary.quarantined} quarantined), ` +
-      `${formatBytes(summary.bytes)} in ${(summary.durationMs / 1000).toFixed(1)} s${lag}\n`,
+      `${formatBytes(summary.bytes)} in ${(summary.durationMs / 1000).toFixed(1)} s${retriesOf(summary)}${lag}\n`,
   );
+}
+
+/** `, N S3 PUT retries` when there were any (a run-log record from before the count has none). */
+function retriesOf(summary: RunSummary): string {
+  const retries = summary.putRetries ?? 0;
+  return retries === 0 ? '' : `, ${retries} S3 PUT ${retries === 1 ? 'retry' : 'retries'}`;
 }
 
 /** One line per run, for `status` and `runs`. */

@@ -57,6 +57,7 @@ export function verboseHooks(enabled: boolean | undefined, http: HttpClient, log
     info: (message, extra) => logger.info(message, extra ?? {}),
     warn: (message, extra) => logger.warn(message, extra ?? {}),
     error: (message, extra) => logger.error(message, extra ?? {}),
+    debug: (message, extra) => logger.debug(message, extra ?? {}),
   };
   return { logger: engineLogger, cursors: (cursors) => loggingCursors(cursors, logger), backfills: (backfills) => loggingBackfills(backfills, logger) };
 }
@@ -64,7 +65,7 @@ export function verboseHooks(enabled: boolean | undefined, http: HttpClient, log
 /** `cursors` with each conditional write logged as a checkpoint (its outcome and time). */
 function loggingCursors(cursors: CursorStore, logger: Logger): CursorStore {
   return {
-    read: (name) => cursors.read(name),
+    read: (name, options) => cursors.read(name, options),
     compareAndSet: async (name, expected, next) => {
       const started = performance.now();
       const result = await cursors.compareAndSet(name, expected, next);

@@ -34,6 +34,7 @@ export const ErrorCode = {
   backfillIncomplete: 'CS_ERR_BACKFILL_INCOMPLETE',
   backfillPlan: 'CS_ERR_BACKFILL_PLAN',
   s3Put: 'CS_ERR_S3_PUT',
+  s3PutAborted: 'CS_ERR_S3_PUT_ABORTED',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

@@ -39,6 +39,11 @@ export interface RunSummary {
   readonly caughtUp: boolean;
   readonly stoppedBy: StoppedBy;
   readonly durationMs: number;
+  /**
+   * Retries of the run's S3 PUTs (leaves, manifests, quarantine records, the watermark): attempts after the
+   * first, whatever their outcome. 0 for a local folder. Throttling (SlowDown) shows here first.
+   */
+  readonly putRetries: number;
   /** Only on a failed run (`stoppedBy: "error"`): what the error was. */
   readonly error?: RunError;
 }

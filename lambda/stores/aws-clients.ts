@@ -20,7 +20,9 @@ export function awsClients(env: NodeJS.ProcessEnv, concurrency: number): { dynam
     requestTimeout: 60_000,
   };
   return {
-    dynamo: new DynamoDBClient({ maxAttempts: 5 }),
+    // A request timeout: the writes that checkpoint after a run's stop are not aborted by it, and the SDK's
+    // default handler waits for ever on a server that never answers.
+    dynamo: new DynamoDBClient({ maxAttempts: 5, requestHandler: { connectionTimeout: 10_000, requestTimeout: 10_000 } }),
     s3: withLeanPut(
       new S3Client({
         forcePathStyle: env.S3_FORCE_PATH_STYLE?.toLowerCase() === 'true',

@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BACKFILL_SK_PREFIX, backfillSortKey, BackfillStatus, rangeSortKey, type BackfillPlan, type BackfillTotals, type RangeState } from '../contract/backfill.js';
 import type { RunSummary } from '../contract/run-summary.js';
-import type { BackfillStore, RangeFinal, RangeProgress, RangeWriteResult } from './types.js';
+import { sdkSendOptions, type BackfillStore, type RangeFinal, type RangeProgress, type RangeWriteResult, type ReadOptions } from './types.js';
 
 /** Every attribute a backfill expression names, aliased (several are DynamoDB reserved words). */
 const NAMES = {
@@ -42,12 +42,12 @@ export class DynamoBackfillStore implements BackfillStore {
     );
   }
 
-  async readPlan(cursorName: string, backfillId: string): Promise<BackfillPlan | undefined> {
-    const item = await this.get(cursorName, backfillSortKey(backfillId));
+  async readPlan(cursorName: string, backfillId: string, options?: ReadOptions): Promise<BackfillPlan | undefined> {
+    const item = await this.get(cursorName, backfillSortKey(backfillId), options);
     return item === undefined ? undefined : (strip(item) as unknown as BackfillPlan);
   }
 
-  async newestPlan(cursorName: string): Promise<BackfillPlan | undefined> {
+  async newestPlan(cursorName: string, options?: ReadOptions): Promise<BackfillPlan | undefined> {
     // The greatest backfill sort key is the newest plan's own item or one of its ranges (`backfill#<id>#range#<n>`).
     const { Items } = await this.documents.send(
       new QueryCommand({
@@ -58,10 +58,11 @@ export class DynamoBackfillStore implements BackfillStore {
         Limit: 1,
         ConsistentRead: true,
       }),
+      sdkSendOptions(options),
     );
     const sk = Items?.[0]?.sk;
     if (typeof sk !== 'string') return undefined;
-    return this.readPlan(cursorName, sk.slice(BACKFILL_SK_PREFIX.length).split('#')[0]!);
+    return this.readPlan(cursorName, sk.slice(BACKFILL_SK_PREFIX.length).split('#')[0]!, options);
   }
 
   async renewLease(cursorName: string, backfillId: string, leaseUntil: number): Promise<void> {
@@ -159,8 +160,8 @@ export class DynamoBackfillStore implements BackfillStore {
     return states.sort((a, b) => a.n - b.n);
   }
 
-  private async get(pk: string, sk: string): Promise<Record<string, unknown> | undefined> {
-    const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: { pk, sk }, ConsistentRead: true }));
+  private async get(pk: string, sk: string, options?: ReadOptions): Promise<Record<string, unknown> | undefined> {
+    const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: { pk, sk }, ConsistentRead: true }), sdkSendOptions(options));
     return Item;
   }
 

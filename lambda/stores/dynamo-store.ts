@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { formatTimestamp, parseTimestamp } from '../contract/time.js';
 import type { RunSummary } from '../contract/run-summary.js';
-import type { BackfillStore, CompareAndSetResult, CursorState, CursorStore, CursorTarget, RangeProgress, RangeWriteResult, RunLogStore, RunQuery } from './types.js';
+import { sdkSendOptions, type BackfillStore, type CompareAndSetResult, type CursorState, type CursorStore, type CursorTarget, type RangeProgress, type RangeWriteResult, type ReadOptions, type RunLogStore, type RunQuery } from './types.js';
 import type { BackfillPlan, BackfillTotals, RangeState } from '../contract/backfill.js';
 import { DynamoBackfillStore } from './dynamo-backfill.js';
 import { compareRunsNewestFirst, runSecond } from './run-order.js';
@@ -44,9 +44,10 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
     this.backfills = new DynamoBackfillStore(this.documents, table);
   }
 
-  async read(name: string): Promise<CursorState | undefined> {
+  async read(name: string, options?: ReadOptions): Promise<CursorState | undefined> {
     const { Item } = await this.documents.send(
       new GetCommand({ TableName: this.table, Key: { pk: name, sk: CURSOR_SK }, ConsistentRead: true }),
+      sdkSendOptions(options),
     );
     return Item ? this.toState(name, Item) : undefined;
   }
@@ -126,8 +127,8 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
     return this.backfills.readPlan(cursorName, backfillId);
   }
 
-  newestPlan(cursorName: string): Promise<BackfillPlan | undefined> {
-    return this.backfills.newestPlan(cursorName);
+  newestPlan(cursorName: string, options?: ReadOptions): Promise<BackfillPlan | undefined> {
+    return this.backfills.newestPlan(cursorName, options);
   }
 
   renewLease(cursorName: string, backfillId: string, leaseUntil: number): Promise<void> {

@@ -7,11 +7,11 @@
  * `lambda/cli/open-stores.ts` imports `local-store.ts` directly and the AWS stores lazily.
  */
 export type { BackfillStore, RangeProgress, RangeWriteResult } from './types.js';
-export type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, RunLogStore, RunQuery, SnapshotStore } from './types.js';
+export type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, PutRetryEvent, RunLogStore, RunQuery, SnapshotStore, WriteOptions } from './types.js';
 export { awsClients } from './aws-clients.js';
 export { DynamoStore } from './dynamo-store.js';
 export { S3SnapshotStore } from './s3-store.js';
-export { S3PutError, type S3PutFailure } from './s3-put-error.js';
+export { S3PutAbortedError, S3PutError, type S3PutFailure } from './s3-put-error.js';
 export { LocalStore, openLocalStores, type LocalStoreOptions, type LocalStores } from './local-store.js';
 export { LocalCursorStore } from './local-cursor-store.js';
 export { LocalBackfillStore } from './local-backfill-store.js';

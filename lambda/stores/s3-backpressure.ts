@@ -10,7 +10,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { Agent } from 'node:https';
 import { Agent as HttpAgent } from 'node:http';
 import { withLeanPut } from './s3-put-wiring.js';
-import type { SnapshotStore } from './types.js';
+import type { SnapshotStore, WriteOptions } from './types.js';
 
 /** Attempts of one S3 request in the backfill's client (the follower's has 5). */
 export const BACKPRESSURE_MAX_ATTEMPTS = 10;
@@ -129,19 +129,19 @@ export class BackpressureSnapshotStore implements SnapshotStore {
     if (inner.maxKeySegmentBytes !== undefined) this.maxKeySegmentBytes = inner.maxKeySegmentBytes;
   }
 
-  async putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>): Promise<void> {
+  async putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>, options?: WriteOptions): Promise<void> {
     await this.gauge.acquire();
     let ok = false;
     try {
-      await this.inner.putLeaf(key, body, metadata);
+      await this.inner.putLeaf(key, body, metadata, options);
       ok = true;
     } finally {
       this.gauge.release(ok);
     }
   }
 
-  putJson(key: string, value: unknown): Promise<void> {
-    return this.inner.putJson(key, value);
+  putJson(key: string, value: unknown, options?: WriteOptions): Promise<void> {
+    return this.inner.putJson(key, value, options);
   }
 
   getJson(key: string): Promise<unknown> {

@@ -3,20 +3,25 @@
  * (middleware stack, per-request allocations, its HTTP handler). This sends the same request itself, keeping what
  * the SDK did for us:
  * - signing: the SDK's `SignatureV4`, with the S3 client's own credential provider (asked per request, so the
- *   default chain's cache and refresh of expiring Lambda, container or web-identity credentials apply), region
- *   and sha256 (s3-put-signer.ts);
- * - endpoint and addressing: the client's endpoint or `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL`, path or
- *   virtual-hosted style (s3-put-endpoint.ts). FIPS, dual-stack and accelerate endpoints, S3 Express and
- *   access-point ARNs are not built by it: with any of them set, the PUT goes through the SDK's PutObject;
- * - retries as the SDK's standard mode (s3-put-retry.ts), up to the client's `maxAttempts`, with clock-skew
- *   correction; every throttling answer (503, SlowDown) is told to `onSlowDown` (the backfill's gauge);
+ *   default chain's cache and refresh of expiring Lambda, container or web-identity credentials apply) and sha256
+ *   (s3-put-signer.ts), scoped to the region and service the endpoint names;
+ * - endpoint and addressing: the S3 client's own endpoint resolution for PutObject, once per bucket
+ *   (s3-put-endpoint.ts): every partition, FIPS, dual-stack, accelerate, access points, `AWS_ENDPOINT_URL_S3`,
+ *   path style. What it cannot sign (multi-region access points, S3 Express) goes through the SDK's PutObject;
+ * - retries as the SDK's standard mode (s3-put-retry.ts), up to the client's `maxAttempts`, bounded by the SDK's
+ *   retry quota (s3-put-quota.ts), with clock-skew correction (a PUT signed before a concurrent one corrected
+ *   the clock is retried too); every throttling answer (503, SlowDown) is told to `onSlowDown` (the backfill's
+ *   gauge) and every retry to the caller's `onRetry` (the run's count and log);
+ * - aborts: the caller's signal (the run's budget, Ctrl-C) ends the request in flight or the wait before a retry,
+ *   with {@link S3PutAbortedError};
  * - integrity: `x-amz-content-sha256` is the body's real SHA-256, signed (S3 recomputes it and refuses a body that
  *   differs); and, when the client computes checksums (its default `requestChecksumCalculation: WHEN_SUPPORTED`),
- *   `x-amz-checksum-crc32` as the SDK sends it for PutObject, so S3 stores the same checksum. CRC32 is zlib's
- *   native one (a few µs per leaf); Content-MD5 is not sent (the SDK does not send it either: an MD5 would add a
- *   second full hash per body and S3 stores nothing of it);
+ *   `x-amz-checksum-crc32` with `x-amz-sdk-checksum-algorithm: CRC32` as the SDK sends them for PutObject, so S3
+ *   stores the same checksum. CRC32 is zlib's native one (a few µs per leaf); Content-MD5 is not sent (the SDK
+ *   does not send it either: an MD5 would add a second full hash per body and S3 stores nothing of it);
  * - the request: `content-type`, `content-length` and `x-amz-meta-*` (names lower-cased, values as given), as the
- *   SDK serializes PutObject; nothing else is stored on the object.
+ *   SDK serializes PutObject; nothing else is stored on the object. `User-Agent: catalog-sync/{version}` names us
+ *   in CloudTrail and S3 access logs.
  * It sends over one undici `Agent` (keep-alive, `connections` per origin, 10 s connect and 60 s headers/body
  * timeouts, as aws-clients.ts's SDK handler).
  */
@@ -24,19 +29,23 @@ import { type Dispatcher, Agent } from 'undici';
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { encodeKey, leanPutUnsupported, putTarget, type EndpointChoice, type PutTarget } from './s3-put-endpoint.js';
-import { S3PutError } from './s3-put-error.js';
+import { VERSION } from '../contract/version.js';
+import { encodeKey, putTargetOf, resolvePutEndpoint, type PutTarget, type SdkOnly } from './s3-put-endpoint.js';
+import { S3PutAbortedError, S3PutError } from './s3-put-error.js';
+import { RetryQuota } from './s3-put-quota.js';
 import {
   backoffDelay,
   CLOCK_SKEW_CODES,
-  correctedClockOffset,
   isRetryableAnswer,
   isRetryableTransportError,
   isThrottling,
+  isTimeoutError,
   SDK_RETRY_DELAYS,
+  skewCorrection,
   type PutRetryDelays,
 } from './s3-put-retry.js';
 import { S3PutSigner } from './s3-put-signer.js';
+import type { WriteOptions } from './types.js';
 
 /** How a lean PUT client behaves beyond what it reads from the S3 client. */
 export interface S3PutOptions {
@@ -48,6 +57,8 @@ export interface S3PutOptions {
   readonly onSlowDown?: () => void;
   /** Backoff bases and cap; default the SDK's (tests shorten them). */
   readonly delays?: PutRetryDelays;
+  /** The retry quota; default one of the SDK's size for this client. */
+  readonly quota?: RetryQuota;
   /** The local clock (ms), for signing dates; tests set it off to see the skew correction. */
   readonly now?: () => number;
 }
@@ -61,26 +72,33 @@ export interface PutRequest {
   readonly metadata?: Readonly<Record<string, string>>;
 }
 
+/** What one PUT listens to: the run's stop (ends it with {@link S3PutAbortedError}), and its retries. */
+export type PutCallOptions = WriteOptions;
+
 /** What the client reads once from the S3 client's resolved config. */
 interface Resolved {
-  readonly choice: EndpointChoice;
   readonly crc32: boolean;
   readonly maxAttempts: number;
-  readonly unsupported: (bucket: string) => string[];
+  readonly region: string;
 }
 
 /** One attempt's outcome: an answer, or a transport error. */
-type Attempt = { readonly status: number; readonly code?: string; readonly message?: string; readonly serverTime?: string; readonly date?: string } | { readonly error: unknown };
+type Attempt =
+  | { readonly status: number; readonly code?: string; readonly message?: string; readonly serverTime?: string; readonly date?: string; readonly aged?: boolean }
+  | { readonly error: unknown };
 
 /** Up to this much of an error answer's body is read (S3's XML errors are a few hundred bytes). */
 const ERROR_BODY_LIMIT = 64 * 1024;
+/** Sent on every PUT: CloudTrail and S3 access logs attribute requests by it. */
+export const PUT_USER_AGENT = `catalog-sync/${VERSION} (lean-put) node/${process.version}`;
 
 /** Lean PUTs for one S3 client (see the module). */
 export class S3PutClient {
   private readonly agent: Agent;
   private readonly signer: S3PutSigner;
+  private readonly quota: RetryQuota;
   private resolved: Promise<Resolved> | undefined;
-  private readonly targets = new Map<string, PutTarget>();
+  private readonly targets = new Map<string, Promise<PutTarget | SdkOnly>>();
 
   constructor(
     private readonly client: S3Client,
@@ -96,6 +114,7 @@ export class S3PutClient {
     });
     const config = client.config;
     this.signer = new S3PutSigner({ credentials: () => config.credentials(), region: () => config.region(), sha256: config.sha256 });
+    this.quota = options.quota ?? new RetryQuota();
   }
 
   /**
@@ -106,43 +125,71 @@ export class S3PutClient {
     return this.client.config.systemClockOffset ?? 0;
   }
 
-  /** PUTs `request.body` at `request.key`, retrying as the SDK would; throws {@link S3PutError} when it fails. */
-  async put(request: PutRequest): Promise<void> {
+  /** Retry tokens left in this client's quota. */
+  get retryTokens(): number {
+    return this.quota.available;
+  }
+
+  /**
+   * PUTs `request.body` at `request.key`, retrying as the SDK would; throws {@link S3PutError} when it fails, and
+   * {@link S3PutAbortedError} when `call.signal` stops it.
+   */
+  async put(request: PutRequest, call: PutCallOptions = {}): Promise<void> {
+    const { signal } = call;
     const resolved = await (this.resolved ??= this.resolve());
-    if (resolved.unsupported(request.bucket).length > 0) return this.putWithSdk(request);
-    const target = this.targetFor(request.bucket, resolved.choice);
+    const target = await this.targetFor(request.bucket, resolved.region);
+    if ('sdkOnly' in target) return this.putWithSdk(request, signal);
     const path = target.prefix + encodeKey(request.key);
     const headers: Record<string, string> = {
+      ...target.headers,
       'content-type': request.contentType,
       'content-length': String(request.body.length),
       'x-amz-content-sha256': createHash('sha256').update(request.body).digest('hex'),
     };
-    if (resolved.crc32) headers['x-amz-checksum-crc32'] = crc32Base64(request.body);
+    if (resolved.crc32) {
+      headers['x-amz-checksum-crc32'] = crc32Base64(request.body);
+      headers['x-amz-sdk-checksum-algorithm'] = 'CRC32';
+    }
     if (request.metadata) for (const name in request.metadata) headers[`x-amz-meta-${name.toLowerCase()}`] = request.metadata[name]!;
     const now = this.options.now ?? Date.now;
     const delays = this.options.delays ?? SDK_RETRY_DELAYS;
+    let taken: number | undefined;
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.attempt(target, path, headers, request.body, new Date(now() + this.clockOffsetMs));
-      if ('status' in outcome && outcome.status >= 200 && outcome.status < 300) return;
+      if (signal?.aborted) throw aborted(request, attempt === 1 ? 'before it was sent' : `before attempt ${attempt}`, signal);
+      const sentLocal = now();
+      const signedAt = sentLocal + this.clockOffsetMs;
+      const outcome = await this.attempt(target, path, headers, request.body, new Date(signedAt), signal);
+      if ('status' in outcome && outcome.status >= 200 && outcome.status < 300) {
+        this.quota.release(taken);
+        return;
+      }
+      if (signal?.aborted) throw aborted(request, 'in flight', signal);
       let retry: boolean;
       let throttled = false;
+      let why: string;
       if ('status' in outcome) {
         throttled = isThrottling(outcome.status, outcome.code);
         if (throttled) this.options.onSlowDown?.();
         retry = isRetryableAnswer(outcome.status, outcome.code);
+        why = outcome.code ?? `HTTP ${outcome.status}`;
         if (!retry && outcome.code !== undefined && CLOCK_SKEW_CODES.has(outcome.code)) {
-          const offset = correctedClockOffset(outcome.date, outcome.serverTime, now(), this.clockOffsetMs);
+          const offset = skewCorrection({ date: outcome.date, serverTime: outcome.serverTime, aged: outcome.aged === true, signedAt, sentLocal, answeredLocal: now() });
           if (offset !== undefined) {
             this.client.config.systemClockOffset = offset;
             retry = true;
+            why = `${outcome.code} (clock skew corrected by ${Math.round((offset - (signedAt - sentLocal)) / 1000)} s)`;
           }
         }
       } else {
         retry = isRetryableTransportError(outcome.error);
+        why = transportCode(outcome.error);
       }
-      if (!retry || attempt >= resolved.maxAttempts) throw failure(request, outcome, attempt);
+      if (!retry || attempt >= resolved.maxAttempts) throw failure(request, outcome, attempt, false);
+      taken = this.quota.acquire('error' in outcome && isTimeoutError(outcome.error));
+      if (taken === undefined) throw failure(request, outcome, attempt, true);
       const wait = backoffDelay(attempt, throttled, delays);
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      call.onRetry?.({ url: `s3://${request.bucket}/${request.key}`, attempt, delayMs: wait, why, ...('status' in outcome ? { status: outcome.status } : {}) });
+      if (wait > 0) await abortableWait(wait, signal);
     }
   }
 
@@ -151,11 +198,12 @@ export class S3PutClient {
     await this.agent.close();
   }
 
-  private async attempt(target: PutTarget, path: string, headers: Record<string, string>, body: Buffer, signingDate: Date): Promise<Attempt> {
+  private async attempt(target: PutTarget, path: string, headers: Record<string, string>, body: Buffer, signingDate: Date, signal: AbortSignal | undefined): Promise<Attempt> {
     let response: Dispatcher.ResponseData;
     try {
       const signed = await this.signer.signPut(target, path, headers, signingDate);
-      response = await this.agent.request({ origin: target.origin, path, method: 'PUT', headers: signed, body });
+      signed['user-agent'] = PUT_USER_AGENT;
+      response = await this.agent.request({ origin: target.origin, path, method: 'PUT', headers: signed, body, ...(signal ? { signal } : {}) });
     } catch (error) {
       return { error };
     }
@@ -176,50 +224,50 @@ export class S3PutClient {
       ...optional('message', xmlField(text, 'Message')),
       ...optional('serverTime', xmlField(text, 'ServerTime')),
       ...optional('date', typeof date === 'string' ? date : undefined),
+      ...(response.headers.age === undefined ? {} : { aged: true }),
     };
   }
 
   private async resolve(): Promise<Resolved> {
     const config = this.client.config;
-    const explicit = config.endpoint ? await config.endpoint() : undefined;
-    const configured = explicit ? undefined : await config.serviceConfiguredEndpoint?.();
-    const endpoint = explicit
-      ? new URL(`${explicit.protocol}//${explicit.hostname}${explicit.port ? `:${explicit.port}` : ''}${explicit.path ?? ''}`)
-      : configured
-        ? new URL(configured)
-        : undefined;
-    const flags = {
-      fips: await config.useFipsEndpoint(),
-      dualstack: await config.useDualstackEndpoint(),
-      accelerate: config.useAccelerateEndpoint === true,
-      bucketEndpoint: config.bucketEndpoint === true,
-    };
     return {
-      choice: { endpoint, region: await config.region(), forcePathStyle: config.forcePathStyle === true },
       crc32: (await config.requestChecksumCalculation()) !== 'WHEN_REQUIRED',
       maxAttempts: this.options.maxAttempts ?? (await config.maxAttempts()),
-      unsupported: (bucket) => leanPutUnsupported(bucket, flags),
+      region: await config.region(),
     };
   }
 
-  private targetFor(bucket: string, choice: EndpointChoice): PutTarget {
+  /** The bucket's target, resolved once by the S3 client's endpoint resolver (a failed resolution is asked again). */
+  private targetFor(bucket: string, region: string): Promise<PutTarget | SdkOnly> {
     let target = this.targets.get(bucket);
-    if (!target) this.targets.set(bucket, (target = putTarget(bucket, choice)));
+    if (!target) {
+      target = this.client.config.bucketEndpoint === true
+        ? Promise.resolve({ sdkOnly: 'bucketEndpoint' })
+        : resolvePutEndpoint(this.client, bucket).then((endpoint) => putTargetOf(endpoint, region));
+      target.catch(() => this.targets.delete(bucket));
+      this.targets.set(bucket, target);
+    }
     return target;
   }
 
-  /** The SDK's PutObject, for the endpoints the lean path does not build (the SDK retries and signs itself). */
-  private async putWithSdk(request: PutRequest): Promise<void> {
-    await this.client.send(
-      new PutObjectCommand({
-        Bucket: request.bucket,
-        Key: request.key,
-        Body: request.body,
-        ContentLength: request.body.length,
-        ContentType: request.contentType,
-        ...(request.metadata ? { Metadata: { ...request.metadata } } : {}),
-      }),
-    );
+  /** The SDK's PutObject, for the endpoints the lean path does not sign (the SDK retries and signs itself). */
+  private async putWithSdk(request: PutRequest, signal: AbortSignal | undefined): Promise<void> {
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: request.bucket,
+          Key: request.key,
+          Body: request.body,
+          ContentLength: request.body.length,
+          ContentType: request.contentType,
+          ...(request.metadata ? { Metadata: { ...request.metadata } } : {}),
+        }),
+        signal ? { abortSignal: signal } : {},
+      );
+    } catch (error) {
+      if (signal?.aborted) throw aborted(request, 'in flight', signal);
+      throw error;
+    }
   }
 }
 
@@ -230,10 +278,37 @@ function crc32Base64(body: Buffer): string {
   return bytes.toString('base64');
 }
 
-function failure(request: PutRequest, outcome: Attempt, attempts: number): S3PutError {
-  const where = { bucket: request.bucket, key: request.key, attempts };
+function failure(request: PutRequest, outcome: Attempt, attempts: number, quotaSpent: boolean): S3PutError {
+  const where = { bucket: request.bucket, key: request.key, attempts, ...(quotaSpent ? { quotaSpent } : {}) };
   if ('error' in outcome) return new S3PutError(where, { cause: outcome.error });
   return new S3PutError({ ...where, status: outcome.status, ...optional('s3Code', outcome.code), ...optional('s3Message', outcome.message) });
+}
+
+function aborted(request: PutRequest, when: string, signal: AbortSignal): S3PutAbortedError {
+  return new S3PutAbortedError(request.bucket, request.key, when, { cause: signal.reason });
+}
+
+/** The code of a transport error (its own or its cause's), for the retry's `why`. */
+function transportCode(error: unknown): string {
+  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return (error as Error | undefined)?.message ?? 'no answer';
+}
+
+/** Waits `ms`, or less when `signal` aborts (the loop then sees it aborted). */
+function abortableWait(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    if (signal?.aborted) done();
+    else signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 function optional<K extends string>(name: K, value: string | undefined): { [P in K]?: string } {

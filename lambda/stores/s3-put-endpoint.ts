@@ -1,16 +1,17 @@
 /**
- * Where the lean S3 PUT (s3-put-client.ts) sends an object: the URL of `PUT /{bucket}/{key}` for the endpoint the
- * S3 client itself would use. Addressing follows the SDK's rules for plain S3 buckets:
- * - the endpoint is the client's explicit `endpoint`, else the SDK's configured one (`AWS_ENDPOINT_URL_S3`, then
- *   `AWS_ENDPOINT_URL`, as the SDK resolves them), else `https://s3.{region}.amazonaws.com`;
- * - virtual-hosted (`{bucket}.{host}`) unless the client forces path style (`S3_FORCE_PATH_STYLE=true` in
- *   aws-clients.ts), the bucket name is not DNS-compatible, it has dots over https (the certificate would not
- *   match), or a custom endpoint's host is an IP address.
- * FIPS, dual-stack and transfer-acceleration endpoints, S3 Express directory buckets, access-point ARNs and
- * `bucketEndpoint` are not built here: {@link leanPutUnsupported} names them, and those PUTs go to the SDK.
+ * Where the lean S3 PUT (s3-put-client.ts) sends an object, and how it signs for it: taken from the S3 client's
+ * own endpoint resolution for `PutObject` (`getEndpointFromInstructions`, the function the SDK's endpoint
+ * middleware calls, with the client's `endpointProvider`, its rule set), once per bucket. So every partition
+ * (`aws`, `aws-cn`, `aws-us-gov`, `aws-iso*`, `aws-eusc`, ...), FIPS, dual-stack, transfer acceleration,
+ * access-point ARNs, path-style, a client `endpoint`, `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL` and the
+ * signing region an ARN or a global endpoint asks for are the SDK's, not rules copied here. What the lean PUT
+ * cannot sign (SigV4A for multi-region access points, S3 Express sessions) goes to the SDK's PutObject.
  */
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { getEndpointFromInstructions } from '@smithy/core/endpoints';
+import type { EndpointV2 } from '@smithy/types';
 
-/** A resolved PUT target for one bucket: the origin to connect to, the Host to sign, and the path before the key. */
+/** A resolved PUT target for one bucket: where to connect, the Host to sign, the path before the key, the signing scope. */
 export interface PutTarget {
   /** `scheme://host[:port]` to connect to. */
   readonly origin: string;
@@ -18,13 +19,16 @@ export interface PutTarget {
   readonly host: string;
   /** Encoded path up to and including the `/` before the key: `/` (virtual-hosted) or `/{base}/{bucket}/`. */
   readonly prefix: string;
+  /** The region and service the signature is scoped to (an access point's region, `s3-outposts`, ...). */
+  readonly signingRegion: string;
+  readonly signingName: string;
+  /** Headers the endpoint asks every request to carry (a custom endpoint's). */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
-/** What decides a target: the endpoint (undefined for AWS's own), the region, path style. */
-export interface EndpointChoice {
-  readonly endpoint: URL | undefined;
-  readonly region: string;
-  readonly forcePathStyle: boolean;
+/** A bucket the lean PUT leaves to the SDK, and why. */
+export interface SdkOnly {
+  readonly sdkOnly: string;
 }
 
 /**
@@ -39,45 +43,25 @@ export function encodeKey(key: string): string {
     .join('/');
 }
 
-/** Whether `bucket` may be a DNS label sequence (3–63 of `a-z0-9.-`, starting and ending alphanumeric, no `..`, not an IP). */
-export function isDnsCompatibleBucket(bucket: string): boolean {
-  return (
-    /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) &&
-    !bucket.includes('..') &&
-    !bucket.includes('.-') &&
-    !bucket.includes('-.') &&
-    !/^\d+\.\d+\.\d+\.\d+$/.test(bucket)
-  );
+/** The endpoint the S3 client would send `PutObject` to for `bucket` (its own resolver; no request is made). */
+export async function resolvePutEndpoint(client: S3Client, bucket: string): Promise<EndpointV2> {
+  // The key does not enter S3's endpoint rules; PutObject's instructions name it, so one is given.
+  return getEndpointFromInstructions({ Bucket: bucket, Key: 'k' }, PutObjectCommand, client.config);
 }
 
-/** AWS's own S3 endpoint for `region` (`amazonaws.com.cn` in the China regions). */
-export function awsS3Endpoint(region: string): URL {
-  return new URL(`https://s3.${region}.amazonaws.${region.startsWith('cn-') ? 'com.cn' : 'com'}`);
-}
-
-/** The PUT target for `bucket` (see the module's rules). */
-export function putTarget(bucket: string, choice: EndpointChoice): PutTarget {
-  const endpoint = choice.endpoint ?? awsS3Endpoint(choice.region);
-  const https = endpoint.protocol === 'https:';
-  const ipHost = /^\d+\.\d+\.\d+\.\d+$/.test(endpoint.hostname) || endpoint.hostname.startsWith('[');
-  const base = endpoint.pathname.replace(/\/+$/, '');
-  const virtual =
-    !choice.forcePathStyle && isDnsCompatibleBucket(bucket) && !(https && bucket.includes('.')) && !(choice.endpoint && ipHost);
-  if (virtual) {
-    const host = `${bucket}.${endpoint.host}`;
-    return { origin: `${endpoint.protocol}//${host}`, host, prefix: `${base}/` };
-  }
-  return { origin: endpoint.origin, host: endpoint.host, prefix: `${base}/${encodeKey(bucket)}/` };
-}
-
-/** The S3 client's settings the lean PUT cannot honour, by name; empty when it can. */
-export function leanPutUnsupported(bucket: string, flags: { fips: boolean; dualstack: boolean; accelerate: boolean; bucketEndpoint: boolean }): string[] {
-  const reasons: string[] = [];
-  if (flags.fips) reasons.push('FIPS endpoint (AWS_USE_FIPS_ENDPOINT)');
-  if (flags.dualstack) reasons.push('dual-stack endpoint (AWS_USE_DUALSTACK_ENDPOINT)');
-  if (flags.accelerate) reasons.push('transfer acceleration');
-  if (flags.bucketEndpoint) reasons.push('bucketEndpoint');
-  if (bucket.endsWith('--x-s3')) reasons.push('S3 Express directory bucket');
-  if (bucket.startsWith('arn:')) reasons.push('access point ARN');
-  return reasons;
+/** The PUT target of a resolved endpoint, or why the lean PUT leaves it to the SDK. */
+export function putTargetOf(endpoint: EndpointV2, clientRegion: string): PutTarget | SdkOnly {
+  const scheme = (endpoint.properties?.authSchemes as { name?: string; signingName?: string; signingRegion?: string }[] | undefined)?.[0];
+  if (scheme !== undefined && scheme.name !== 'sigv4') return { sdkOnly: `auth scheme ${scheme.name ?? '(unnamed)'}` };
+  const url = endpoint.url;
+  const headers: Record<string, string> = {};
+  for (const [name, values] of Object.entries(endpoint.headers ?? {})) headers[name.toLowerCase()] = values.join(',');
+  return {
+    origin: url.origin,
+    host: url.host,
+    prefix: url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`,
+    signingRegion: scheme?.signingRegion ?? clientRegion,
+    signingName: scheme?.signingName ?? 's3',
+    headers,
+  };
 }

@@ -12,6 +12,8 @@ export interface S3PutFailure {
   readonly s3Message?: string;
   /** Attempts made, the failed last one included. */
   readonly attempts: number;
+  /** The answer was worth a retry, but the client's retry quota (s3-put-quota.ts) was spent. */
+  readonly quotaSpent?: boolean;
 }
 
 /**
@@ -27,22 +29,48 @@ export class S3PutError extends CatalogSyncError {
   readonly s3Code: string | undefined;
   readonly s3Message: string | undefined;
   readonly attempts: number;
+  readonly quotaSpent: boolean;
 
   constructor(failure: S3PutFailure, options?: ErrorOptions) {
     const answer =
       failure.status === undefined
         ? `no answer (${(options?.cause as Error | undefined)?.message ?? 'connection failed'})`
         : `HTTP ${failure.status}${failure.s3Code ? ` ${failure.s3Code}` : ''}${failure.s3Message ? `: ${failure.s3Message}` : ''}`;
-    super(`S3 PUT s3://${failure.bucket}/${failure.key} failed after ${failure.attempts} attempt${failure.attempts === 1 ? '' : 's'}: ${answer}`, options);
+    const quota = failure.quotaSpent ? ' (not retried: the retry quota is spent, S3 has been refusing or throttling many PUTs)' : '';
+    super(`S3 PUT s3://${failure.bucket}/${failure.key} failed after ${failure.attempts} attempt${failure.attempts === 1 ? '' : 's'}: ${answer}${quota}`, options);
     this.bucket = failure.bucket;
     this.key = failure.key;
     this.status = failure.status;
     this.s3Code = failure.s3Code;
     this.s3Message = failure.s3Message;
     this.attempts = failure.attempts;
+    this.quotaSpent = failure.quotaSpent === true;
   }
 
   override get code(): ErrorCode {
     return ErrorCode.s3Put;
+  }
+}
+
+/**
+ * A PUT stopped by the run's abort signal (its time budget, Ctrl-C), in flight or in a wait before a retry: not a
+ * failure of S3 nor of the object, so the run stops as at its budget (the commit stays incomplete, nothing is
+ * quarantined). `cause` is the signal's reason.
+ */
+export class S3PutAbortedError extends CatalogSyncError {
+  override readonly name: string = 'S3PutAbortedError';
+
+  constructor(
+    readonly bucket: string,
+    readonly key: string,
+    /** When it was stopped, in words ("in flight", "before attempt 3"). */
+    readonly when: string,
+    options?: ErrorOptions,
+  ) {
+    super(`S3 PUT s3://${bucket}/${key}: aborted ${when}: the run was stopped (time budget reached or interrupted)`, options);
+  }
+
+  override get code(): ErrorCode {
+    return ErrorCode.s3PutAborted;
   }
 }

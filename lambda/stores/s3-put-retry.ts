@@ -2,8 +2,8 @@
  * The lean S3 PUT's retry rules, as the AWS SDK's `standard` retry mode has them: which answers and transport
  * errors are retried, how long to wait (exponential backoff with full jitter: a uniform delay between 0 and
  * `min(maxDelayMs, base × 2^(attempt-1))`, the base larger for throttling), and the server's clock from a
- * RequestTimeTooSkewed answer. The SDK's retry quota (a token bucket across requests) is not kept: the backfill's
- * SlowDownGauge is what lowers the load on throttling.
+ * RequestTimeTooSkewed answer. The retry quota (the SDK's token bucket across requests) is s3-put-quota.ts; the
+ * backfill's SlowDownGauge also lowers its own load on throttling.
  */
 
 /** How the lean PUT waits between attempts. */
@@ -78,16 +78,45 @@ export function backoffDelay(attempt: number, throttled: boolean, delays: PutRet
   return Math.floor(random() * Math.min(delays.maxDelayMs, base * 2 ** (attempt - 1)));
 }
 
-/** Five minutes: a server clock further than this from ours means our signatures are being refused for time. */
-const SKEW_TOLERANCE_MS = 5 * 60_000;
+/** Whether a transport error is a timeout (a retry after one costs the quota more, as in the SDK). */
+export function isTimeoutError(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return true;
+  }
+  return false;
+}
+
+/** Four minutes, the SDK's threshold: a request signed further than this from the server's clock was refused for time. */
+const SKEW_THRESHOLD_MS = 240_000;
+/** An answer that took longer than S3's 15-minute window says nothing reliable about the clocks (the SDK's rule). */
+const STALE_ANSWER_MS = 900_000;
+
+/** The times an answer to a clock-skew refusal carries, and when the refused request was signed and sent. */
+export interface SkewEvidence {
+  /** The answer's `Date` header. */
+  readonly date: string | undefined;
+  /** The `ServerTime` of a RequestTimeTooSkewed body. */
+  readonly serverTime: string | undefined;
+  /** Whether the answer had an `Age` header (a cache answered: its Date is not the server's now). */
+  readonly aged: boolean;
+  /** The date the refused request was signed with (local clock plus the offset in use then), ms. */
+  readonly signedAt: number;
+  /** The local clock when the request was sent and when the answer came, ms. */
+  readonly sentLocal: number;
+  readonly answeredLocal: number;
+}
 
 /**
- * The new clock offset (server minus local, ms) when an answer shows our signing clock is off by more than the
- * SDK's tolerance; undefined when it is not (or the server gave no usable time). The server's time is its `Date`
- * header, else the `ServerTime` of a RequestTimeTooSkewed body.
+ * The clock offset (server minus local, ms) to sign with from now on, when the refused request's own signing
+ * date was off from the server's time by more than the SDK's threshold; undefined when it was not (so the
+ * refusal was not about time) or the answer gives no usable time. Comparing the request's own signing date, not
+ * the offset in use now, is what lets every PUT signed before a concurrent one corrected the clock retry too
+ * (the SDK's `clockSkewCorrected` for a concurrent correction).
  */
-export function correctedClockOffset(dateHeader: string | undefined, serverTimeXml: string | undefined, localNow: number, offset: number): number | undefined {
-  const server = Date.parse(serverTimeXml ?? '') || Date.parse(dateHeader ?? '');
+export function skewCorrection(evidence: SkewEvidence): number | undefined {
+  if (evidence.aged || evidence.answeredLocal - evidence.sentLocal > STALE_ANSWER_MS) return undefined;
+  const server = Date.parse(evidence.serverTime ?? '') || Date.parse(evidence.date ?? '');
   if (!server) return undefined;
-  return Math.abs(server - (localNow + offset)) > SKEW_TOLERANCE_MS ? server - localNow : undefined;
+  return Math.abs(server - evidence.signedAt) > SKEW_THRESHOLD_MS ? server - evidence.answeredLocal : undefined;
 }

@@ -13,7 +13,7 @@ export interface SigningProviders {
 
 /**
  * SigV4 for the lean PUT with the SDK's own `SignatureV4`, configured as the S3 client configures it for S3:
- * service `s3`, the path signed as sent (already encoded once by `encodeKey`, as S3 wants, never twice), the
+ * the region and service the endpoint resolution names (`s3` in the client's region for a plain bucket), the path signed as sent (already encoded once by `encodeKey`, as S3 wants, never twice), the
  * payload signed by its real SHA-256 in `x-amz-content-sha256` (computed once by the caller and kept across
  * retries; S3 recomputes it and refuses a body that differs).
  */
@@ -46,7 +46,7 @@ export class S3PutSigner {
         query: {},
         headers: { ...headers, host: target.host },
       },
-      { signingDate },
+      { signingDate, signingRegion: target.signingRegion, signingService: target.signingName },
     );
     return signed.headers;
   }

@@ -1,7 +1,7 @@
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
 import type { S3PutClient } from './s3-put-client.js';
 import { leanPutFor } from './s3-put-wiring.js';
-import type { SnapshotStore } from './types.js';
+import type { SnapshotStore, WriteOptions } from './types.js';
 
 /**
  * Snapshots in an S3 bucket. Every write is a whole-object PUT of a buffer already in memory, so a
@@ -9,7 +9,8 @@ import type { SnapshotStore } from './types.js';
  *
  * Leaves and manifests are PUT by the lean client of `client` (s3-put-client.ts: SigV4 with the client's own
  * credentials and region, retries as the SDK's, undici); reads, deletes and listings go through the SDK.
- * A failed PUT throws `S3PutError` (`CS_ERR_S3_PUT`), naming the bucket, key, status, S3's code and the attempts.
+ * A failed PUT throws `S3PutError` (`CS_ERR_S3_PUT`), naming the bucket, key, status, S3's code and the attempts;
+ * one stopped by the caller's signal throws `S3PutAbortedError`.
  */
 export class S3SnapshotStore implements SnapshotStore {
   constructor(
@@ -18,12 +19,12 @@ export class S3SnapshotStore implements SnapshotStore {
     private readonly puts: S3PutClient = leanPutFor(client),
   ) {}
 
-  async putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>): Promise<void> {
-    await this.puts.put({ bucket: this.bucket, key, body, contentType: 'application/json', metadata });
+  async putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>, options?: WriteOptions): Promise<void> {
+    await this.puts.put({ bucket: this.bucket, key, body, contentType: 'application/json', metadata }, options);
   }
 
-  async putJson(key: string, value: unknown): Promise<void> {
-    await this.puts.put({ bucket: this.bucket, key, body: Buffer.from(JSON.stringify(value)), contentType: 'application/json' });
+  async putJson(key: string, value: unknown, options?: WriteOptions): Promise<void> {
+    await this.puts.put({ bucket: this.bucket, key, body: Buffer.from(JSON.stringify(value)), contentType: 'application/json' }, options);
   }
 
   async getJson(key: string): Promise<unknown> {

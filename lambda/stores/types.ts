@@ -32,9 +32,19 @@ export type CompareAndSetResult =
   | { readonly outcome: 'conflict'; readonly current: CursorState | undefined };
 
 /** Where cursors live: one item per cursor name. */
+/** What a read listens to: the run's stop (DynamoDB: the SDK's `abortSignal`, the request in flight ends). */
+export interface ReadOptions {
+  readonly signal?: AbortSignal;
+}
+
+/** The AWS SDK's `send` options for `options`: its abort signal, when there is one. */
+export function sdkSendOptions(options: ReadOptions | undefined): { abortSignal?: AbortSignal } {
+  return options?.signal === undefined ? {} : { abortSignal: options.signal };
+}
+
 export interface CursorStore {
   /** The cursor named `name`, or `undefined` when none is stored. */
-  read(name: string): Promise<CursorState | undefined>;
+  read(name: string, options?: ReadOptions): Promise<CursorState | undefined>;
   /**
    * Writes `next` only if the stored cursor is still `expected` (`undefined`: no cursor stored yet).
    * Callers never pass a `next` at or before `expected`.
@@ -60,9 +70,9 @@ export interface RunLogStore {
 /** Where snapshots, manifests and quarantine records go: an S3 bucket or a folder with the same keys. */
 export interface SnapshotStore {
   /** Stores a leaf's exact bytes with its metadata. */
-  putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>): Promise<void>;
+  putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>, options?: WriteOptions): Promise<void>;
   /** Stores a JSON document (manifest, quarantine record). */
-  putJson(key: string, value: unknown): Promise<void>;
+  putJson(key: string, value: unknown, options?: WriteOptions): Promise<void>;
   /** Reads a JSON document, or `undefined` when there is none. */
   getJson(key: string): Promise<unknown>;
   /** Deletes a key (quarantine records that were retried successfully); absent keys are fine. */
@@ -74,6 +84,26 @@ export interface SnapshotStore {
    * name's 255). A leaf whose segment is longer is an item error, set aside by quarantine like a bad leaf.
    */
   readonly maxKeySegmentBytes?: number;
+}
+
+/** A retry of a snapshot write (an S3 PUT) about to be made: which object, the attempt that failed, why, the wait. */
+export interface PutRetryEvent {
+  /** `s3://{bucket}/{key}`. */
+  readonly url: string;
+  /** The attempt that failed (1 for the first). */
+  readonly attempt: number;
+  readonly delayMs: number;
+  /** S3's error code, `HTTP {status}` without one, the clock-skew correction, or the transport error's code. */
+  readonly why: string;
+  readonly status?: number;
+}
+
+/** What one snapshot write listens to: the run's stop, and its retries. */
+export interface WriteOptions {
+  /** Ends the write in flight and any wait before its retry (S3: with `S3PutAbortedError`). */
+  readonly signal?: AbortSignal;
+  /** Told of each retry before its wait. */
+  readonly onRetry?: (event: PutRetryEvent) => void;
 }
 
 /** The progress a range worker wants to store: its newest completed commit and what the range holds up to it. */
@@ -105,7 +135,7 @@ export interface BackfillStore {
   /** A plan, or undefined. */
   readPlan(cursorName: string, backfillId: string): Promise<BackfillPlan | undefined>;
   /** The newest plan of a cursor (kuuid ids sort by time), or undefined when it has none. */
-  newestPlan(cursorName: string): Promise<BackfillPlan | undefined>;
+  newestPlan(cursorName: string, options?: ReadOptions): Promise<BackfillPlan | undefined>;
   /** Moves a running plan's lease forward to `leaseUntil` (epoch ms); never back, never on a finished plan. */
   renewLease(cursorName: string, backfillId: string, leaseUntil: number): Promise<void>;
   /**

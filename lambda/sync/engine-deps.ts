@@ -5,13 +5,15 @@
  */
 import type { CatalogClient } from '../catalog/catalog-client.js';
 import type { Ticks } from '../contract/time.js';
-import type { BackfillStore, CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
+import type { BackfillStore, CursorStore, PutRetryEvent, RunLogStore, SnapshotStore } from '../stores/types.js';
 
 /** Structured logging, as Powertools Logger offers it. */
 export interface EngineLogger {
   info(message: string, extra?: Record<string, unknown>): void;
   warn(message: string, extra?: Record<string, unknown>): void;
   error(message: string, extra?: Record<string, unknown>): void;
+  /** Detail for `--verbose` and the Lambda's debug log (each S3 PUT retry); optional, as a caller may log less. */
+  debug?(message: string, extra?: Record<string, unknown>): void;
 }
 
 /** Progress after each completed commit, for progress bars and metrics. */
@@ -50,6 +52,8 @@ export interface EngineDeps {
   readonly runId?: string;
   /** Told the catalog head once the index is read: for the lag metric. */
   readonly onIndex?: (head: Ticks) => void;
+  /** Told of each snapshot write's retry (the engine counts them in the run summary's `putRetries`). */
+  readonly onPutRetry?: (event: PutRetryEvent) => void;
   /** Told each stored leaf's timing (`performance.now()` ms: fetch start, fetched, PUT done); for the benchmark. */
   readonly onLeaf?: (startMs: number, fetchedMs: number, storedMs: number) => void;
 }

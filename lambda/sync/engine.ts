@@ -1,6 +1,7 @@
 import { FetchAbortedError } from '../catalog/http-errors.js';
 import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../contract/time.js';
 import type { EngineDeps, EngineLogger } from './engine-deps.js';
+import type { PutRetryEvent } from '../stores/types.js';
 import { id as newId } from '../ids/kuuid.js';
 import { Checkpointer } from './checkpointer.js';
 import { watermarkKeyOf } from '../contract/keys.js';
@@ -53,13 +54,19 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const deadline = deps.deadline;
   const budget = startRunBudget(deadline, deps.signal);
   const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(budget.signal === undefined ? {} : { signal: budget.signal }) };
+  let putRetries = 0;
+  const onPutRetry = (event: PutRetryEvent): void => {
+    putRetries++;
+    logger.debug?.('retry', { ...event });
+    deps.onPutRetry?.(event);
+  };
 
   try {
-    backfillActive = await backfillHoldsCursor(settings, deps);
+    backfillActive = await backfillHoldsCursor(settings, deps, budget.signal);
     if (backfillActive) logger.info('a backfill of this cursor is running: leaving the work to it', { cursor: formatTimestamp(cursorBefore) });
     let dependencyBound: Ticks | undefined;
     for (const dependency of settings.dependsOn) {
-      const state = await deps.cursors.read(dependency);
+      const state = await deps.cursors.read(dependency, { signal: budget.signal });
       const value = state?.value ?? MIN_TICKS;
       if (dependencyBound === undefined || value < dependencyBound) dependencyBound = value;
     }
@@ -80,14 +87,14 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       upper = boundByDependency ? dependencyBound! : index.commitTicks;
       // Already at the bound: no page needs reading.
       if (upper > cursorBefore) {
-        pipeline = await runPipeline({ settings, deps: { ...deps, ...bounds }, logger, checkpointer, cursor: cursorBefore, upper, index });
+        pipeline = await runPipeline({ settings, deps: { ...deps, ...bounds, onPutRetry }, logger, checkpointer, cursor: cursorBefore, upper, index });
         totals = pipeline.totals;
         failure = pipeline.failure;
       }
     }
   } catch (error) {
     // The index was not read whole before the budget ran out: a stop, not a failure.
-    if (error instanceof FetchAbortedError) aborted = true;
+    if (error instanceof FetchAbortedError || (budget.signal?.aborted === true && (error as Error | undefined)?.name === 'AbortError')) aborted = true;
     else failure = error;
   } finally {
     budget.release();
@@ -101,7 +108,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const moved = checkpointer.current;
   if (checkpointer.writes > 0 && moved !== undefined) {
     try {
-      await deps.snapshots.putJson(watermarkKeyOf(settings.prefix), watermarkOf(moved.value, moved.commitId));
+      await deps.snapshots.putJson(watermarkKeyOf(settings.prefix), watermarkOf(moved.value, moved.commitId), { onRetry: onPutRetry });
     } catch (error) {
       failure ??= error;
     }
@@ -125,6 +132,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     caughtUp,
     stoppedBy,
     durationMs: Date.now() - started,
+    putRetries,
     ...(failure === undefined ? {} : { error: runErrorOf(failure) }),
   };
   if (deps.runLog) {
@@ -144,9 +152,9 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
 }
 
 /** True when the newest backfill plan of the run's cursor is running and its lease has not expired. */
-async function backfillHoldsCursor(settings: SyncSettings, deps: EngineDeps): Promise<boolean> {
+async function backfillHoldsCursor(settings: SyncSettings, deps: EngineDeps, signal: AbortSignal | undefined): Promise<boolean> {
   if (deps.backfills === undefined) return false;
-  const plan = await deps.backfills.newestPlan(settings.cursorName);
+  const plan = await deps.backfills.newestPlan(settings.cursorName, { signal });
   return plan !== undefined && plan.status === BackfillStatus.running && plan.leaseUntil > Date.now();
 }
 

@@ -1,5 +1,5 @@
 import { InvalidDocumentError } from '../catalog/errors.js';
-import { FetchAbortedError, FetchError } from '../catalog/http-errors.js';
+import { FetchError } from '../catalog/http-errors.js';
 import { redactUrl } from '../contract/redact.js';
 import type { CatalogIndex, PageItem } from '../catalog/index.js';
 import { formatTimestamp, type Ticks } from '../contract/time.js';
@@ -11,6 +11,7 @@ import { manifestKey, quarantineKeyFor } from '../contract/keys.js';
 import { manifestOf, metadataOf, placeLeaf, quarantineRecordOf, type LeafPlacement, type ManifestEntry } from './layout.js';
 import { StoppedBy } from '../contract/run-summary.js';
 import type { SyncSettings } from '../contract/settings.js';
+import { afterGrace, isRunStop, MANIFEST_GRACE_MS } from './run-budget.js';
 
 /** A commit being worked on. */
 class CommitWork {
@@ -95,6 +96,10 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   const totals: RunTotals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
   const { catalog, snapshots, deadline, signal } = deps;
   const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(signal === undefined ? {} : { signal }) };
+  const writes = { ...(signal === undefined ? {} : { signal }), ...(deps.onPutRetry === undefined ? {} : { onRetry: deps.onPutRetry }) };
+  // A completed commit's manifest may land up to MANIFEST_GRACE_MS past the stop.
+  const grace = afterGrace(signal, MANIFEST_GRACE_MS);
+  const manifestPuts = { ...writes, ...(grace.signal === undefined ? {} : { signal: grace.signal }) };
   // Commits taken, in order; a finalized commit's slot is emptied so its page items and manifest entries are
   // not held until the end of the slice (memory stays flat however many commits a slice takes).
   const work: (CommitWork | undefined)[] = [];
@@ -113,6 +118,10 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   const fail = (error: unknown): void => {
     failure ??= error;
     stop = StoppedBy.error;
+  };
+  /** The run's signal stopped a request: a stop at the budget, unless something failed already. */
+  const halt = (): void => {
+    if (stop !== StoppedBy.error) stop = StoppedBy.timeBudget;
   };
 
   let manifestFailed = false;
@@ -146,10 +155,11 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       }
       if (done.remaining > 0 || done.failed || done.aborted) return;
       try {
-        await snapshots.putJson(done.manifestKey, manifestOf(done.commit, done.entries));
+        await snapshots.putJson(done.manifestKey, manifestOf(done.commit, done.entries), manifestPuts);
       } catch (error) {
         manifestFailed = true;
-        fail(error);
+        if (isRunStop(error)) halt();
+        else fail(error);
         return;
       }
       complete(done);
@@ -159,7 +169,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   const manifestWrites = new Set<Promise<void>>();
   const writeManifest = (done: CommitWork): void => {
     const write: Promise<void> = snapshots
-      .putJson(done.manifestKey, manifestOf(done.commit, done.entries))
+      .putJson(done.manifestKey, manifestOf(done.commit, done.entries), manifestPuts)
       .then(
         () => {
           done.manifestStored = true;
@@ -167,7 +177,8 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
         },
         (error: unknown) => {
           manifestFailed = true;
-          fail(error);
+          if (isRunStop(error)) halt();
+          else fail(error);
         },
       )
       .finally(() => manifestWrites.delete(write));
@@ -184,27 +195,32 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       const startMs = deps.onLeaf ? performance.now() : 0;
       const fetched = await catalog.getLeaf(item, bounds);
       const fetchedMs = deps.onLeaf ? performance.now() : 0;
-      await snapshots.putLeaf(key, fetched.body, metadataOf(item));
+      await snapshots.putLeaf(key, fetched.body, metadataOf(item), writes);
       deps.onLeaf?.(startMs, fetchedMs, performance.now());
       commit.entries.push({ key, id: item.id, version: item.version, type: item.type });
       commit.leaves++;
       commit.bytes += fetched.body.length;
       if (item.type === 'PackageDelete') commit.deletes++;
     } catch (error) {
-      if (error instanceof FetchAbortedError) {
+      if (isRunStop(error)) {
         // The run stopped, the leaf did not fail: never quarantined, and its commit is never finalized.
         commit.aborted = true;
-        if (stop !== StoppedBy.error) stop = StoppedBy.timeBudget;
+        halt();
         return;
       }
       if (settings.quarantine && isSourceFailure(error)) {
         try {
-          await snapshots.putJson(quarantineKeyFor(settings.prefix, key), quarantineRecordOf(item, error));
+          await snapshots.putJson(quarantineKeyFor(settings.prefix, key), quarantineRecordOf(item, error), writes);
           commit.entries.push({ key, id: item.id, version: item.version, type: item.type, quarantined: true });
           commit.quarantined++;
           logger.warn('leaf quarantined', { url: redactUrl(item.url), error: (error as Error).message });
           return;
         } catch (storeError) {
+          if (isRunStop(storeError)) {
+            commit.aborted = true;
+            halt();
+            return;
+          }
           error = storeError;
         }
       }
@@ -255,14 +271,14 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
     exhausted = stop === undefined;
   } catch (error) {
     // A page aborted by the run's stop ends the slice like the budget does.
-    if (error instanceof FetchAbortedError) {
-      if (stop !== StoppedBy.error) stop = StoppedBy.timeBudget;
-    } else fail(error);
+    if (isRunStop(error)) halt();
+    else fail(error);
   }
   await Promise.allSettled([...inFlight]);
   while (manifestWrites.size > 0) await Promise.allSettled([...manifestWrites]);
   kick();
   await finalizer;
+  grace.release();
   if (failure !== undefined) return { halt: StoppedBy.error, exhausted: false, failure, totals };
   return { halt: stop, exhausted: exhausted && finalized === work.length, failure, totals };
 }

@@ -1,5 +1,7 @@
 import { setMaxListeners } from 'node:events';
+import { FetchAbortedError } from '../catalog/http-errors.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
+import { S3PutAbortedError } from '../stores/s3-put-error.js';
 
 /**
  * The run's time budget as an `AbortSignal`: a deadline only stops new work, but a request in flight (a
@@ -53,6 +55,31 @@ export function startRunBudget(deadline: number | undefined, stop: AbortSignal |
     signal: listenedByEveryRequest(stop === undefined ? atDeadline.signal : AbortSignal.any([stop, atDeadline.signal])),
     release: () => clearTimeout(timer),
   };
+}
+
+/**
+ * How long past the run's stop a manifest PUT may still finish: a commit whose leaves are all stored is
+ * finalized if its manifest lands within this, so a stop loses no completed work to a PUT of a few ms, and a
+ * manifest PUT that hangs still ends (the run then ends at its budget plus this).
+ */
+export const MANIFEST_GRACE_MS = 2_000;
+
+/** A signal that aborts `graceMs` after `signal` does, and the means to drop its listener when the work ends. */
+export function afterGrace(signal: AbortSignal | undefined, graceMs: number): { signal: AbortSignal | undefined; release(): void } {
+  if (signal === undefined) return { signal: undefined, release() {} };
+  const grace = new AbortController();
+  const start = (): void => {
+    // Unref'd: a run that ended does not wait for it.
+    setTimeout(() => grace.abort(signal.reason), graceMs).unref();
+  };
+  if (signal.aborted) start();
+  else signal.addEventListener('abort', start, { once: true });
+  return { signal: listenedByEveryRequest(grace.signal), release: () => signal.removeEventListener('abort', start) };
+}
+
+/** Whether `error` is a request the run's signal stopped (a catalog GET or an S3 PUT): a stop, not a failure. */
+export function isRunStop(error: unknown): boolean {
+  return error instanceof FetchAbortedError || error instanceof S3PutAbortedError;
 }
 
 /**

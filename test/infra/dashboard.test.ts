@@ -95,7 +95,7 @@ describe('the default app\'s dashboard', () => {
     expect(widgets.map((w) => w.properties.title ?? w.type)).toEqual([
       'text',
       'Cursor lag (seconds behind the catalog head)',
-      'Leaves per second',
+      'Leaves per second, and S3 PUT retries',
       'Errors and failed runs',
       'Run duration (ms)',
       'Dead-letter queue depths (messages visible)',
@@ -110,16 +110,20 @@ describe('the default app\'s dashboard', () => {
     expect(lag.properties.yAxis.left).toMatchObject({ min: 0 });
   });
 
-  it('leaves/s: the handler\'s Leaves over the period, and over the time the function ran', () => {
-    const rate = widget(widgets, 'Leaves per second');
+  it('leaves/s: the handler\'s Leaves over the period, and over the time the function ran; S3 PUT retries on the right axis', () => {
+    const rate = widget(widgets, 'Leaves per second, and S3 PUT retries');
     expect(lines(rate).sort()).toEqual(
       [
         '= leaves / PERIOD(leaves) leaves/s (over the period)',
         '= IF(busy > 0, leaves / (busy / 1000), 0) leaves/s (while running)',
         `CatalogSync Leaves ${service} Sum 300 Leaves (hidden, id leaves)`,
         `AWS/Lambda Duration FunctionName=<Ref:${ids.fn}> Sum 300 Duration (sum, ms) (hidden, id busy)`,
+        `CatalogSync PutRetries ${service} Sum 300 S3 PUT retries`,
       ].sort(),
     );
+    const retries = (rate.properties.metrics as unknown[][]).find((line) => line.includes('PutRetries'))!;
+    expect(retries.at(-1)).toMatchObject({ yAxis: 'right' });
+    expect(rate.properties.yAxis.right).toMatchObject({ min: 0 });
   });
 
   it('errors: the function\'s Errors and Throttles, the handler\'s RunFailed; RunSucceeded on the right axis', () => {

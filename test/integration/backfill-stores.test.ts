@@ -65,7 +65,7 @@ const summary = (runId: string, cursorName: string): RunSummary => ({
   bytes: 3,
   caughtUp: true,
   stoppedBy: 'caught-up',
-  durationMs: 4,
+  durationMs: 4, putRetries: 0,
 });
 
 const totals = (commits: number) => ({ commits, leaves: commits * 2, deletes: 1, quarantined: 0, bytes: commits * 100 });

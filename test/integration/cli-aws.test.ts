@@ -34,7 +34,7 @@ describe('catalog-sync run with --cursor-table and --bucket', () => {
     expect(lines).toHaveLength(1);
     const summary = JSON.parse(lines[0]!);
     expect(Object.keys(summary).sort()).toEqual(
-      ['runId', 'cursorName', 'cursorBefore', 'cursorAfter', 'commits', 'leaves', 'deletes', 'quarantined', 'bytes', 'caughtUp', 'stoppedBy', 'durationMs'].sort(),
+      ['runId', 'cursorName', 'cursorBefore', 'cursorAfter', 'commits', 'leaves', 'deletes', 'quarantined', 'bytes', 'caughtUp', 'stoppedBy', 'durationMs', 'putRetries'].sort(),
     );
     expect(summary).toMatchObject({ commits: 150, stoppedBy: 'caught-up', cursorAfter: formatTimestamp(commitTicks(catalog, -1)) });
     expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);

@@ -14,7 +14,7 @@ import { CatalogReplica } from '../../testkit/catalog-replica.js';
 import { runCli } from '../../testkit/cli-process.js';
 import { commitTicks } from '../../testkit/sync-harness.js';
 
-export const SUMMARY_FIELDS = ['runId', 'cursorName', 'cursorBefore', 'cursorAfter', 'commits', 'leaves', 'deletes', 'quarantined', 'bytes', 'caughtUp', 'stoppedBy', 'durationMs'];
+export const SUMMARY_FIELDS = ['runId', 'cursorName', 'cursorBefore', 'cursorAfter', 'commits', 'leaves', 'deletes', 'quarantined', 'bytes', 'caughtUp', 'stoppedBy', 'durationMs', 'putRetries'];
 export const START = '0001-01-01T00:00:00.0000000Z';
 /** For tests that start many CLI processes: a busy machine with two cores runs them slowly. */
 export const MANY_PROCESSES = 120_000;

@@ -16,6 +16,7 @@ import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
 import { createBucket } from '../../testkit/emulators.js';
 import { testServices, uniqueName } from '../../testkit/env.js';
 import { S3FaultFront } from '../../testkit/s3-fault-front.js';
+import { VERSION } from '../../lambda/contract/version.js';
 
 const REGION = 'us-east-1';
 const GOOD = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
@@ -74,6 +75,8 @@ describe('the lean S3 PUT', () => {
     const sent = front.putsOf(`/${bucket}/same/lean.json`)[0]!;
     expect(sent.headers['x-amz-content-sha256']).toMatch(/^[0-9a-f]{64}$/);
     expect(sent.headers['x-amz-checksum-crc32']).toBeDefined();
+    expect(sent.headers['x-amz-sdk-checksum-algorithm']).toBe('CRC32');
+    expect(sent.headers['user-agent']).toMatch(new RegExp(`^catalog-sync/${VERSION.replace(/\./g, '\\.')} `));
     expect(front.faults.size).toBe(0);
   });
 
@@ -140,6 +143,43 @@ describe('the lean S3 PUT', () => {
     expect(front.putsOf(`/${bucket}/skew/next.json`)).toHaveLength(1);
     expect(skewed.config.systemClockOffset).toBe(put.clockOffsetMs);
     skewed.destroy();
+  });
+
+  it('completes 32 concurrent PUTs signed on a clock 20 minutes fast: a correction made by another PUT still earns a retry', async () => {
+    const fast = (): number => Date.now() + 20 * 60_000;
+    const skewed = s3(front.url);
+    const put = lean(skewed, { now: fast, connections: 32 });
+    const keys = Array.from({ length: 32 }, (_, i) => `skew32/${i}.json`);
+    // All 32 are in flight before the first refusal reaches the client.
+    front.holdUntil(32);
+    const results = await Promise.allSettled(keys.map((key) => put.put({ bucket, key, body: Buffer.from(key), contentType: 'application/json' })));
+    expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+    // Each refused once for time, then signed on the corrected clock.
+    for (const key of keys) expect(front.putsOf(`/${bucket}/${key}`)).toHaveLength(2);
+    expect(front.seen.filter((seen) => seen.url.includes('/skew32/'))).toHaveLength(64);
+    for (const key of keys) expect((await objectOf(client, bucket, key)).body.toString()).toBe(key);
+    expect(Math.abs(put.clockOffsetMs + 20 * 60_000)).toBeLessThan(5_000);
+    skewed.destroy();
+    front.reset();
+  });
+
+  it('completes 32 concurrent PUTs against a server whose clock is 20 minutes behind (the CLI by hand is this case)', async () => {
+    const behind = await S3FaultFront.start(testServices().s3Endpoint, { clockOffsetMs: -20 * 60_000 });
+    const skewed = s3(behind.url);
+    const put = lean(skewed, { connections: 32 });
+    try {
+      const keys = Array.from({ length: 32 }, (_, i) => `server-behind/${i}.json`);
+      behind.holdUntil(32);
+      const results = await Promise.allSettled(keys.map((key) => put.put({ bucket, key, body: Buffer.from(key), contentType: 'application/json' })));
+      expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+      for (const key of keys) expect(behind.putsOf(`/${bucket}/${key}`)).toHaveLength(2);
+      expect(behind.faults.size).toBe(0);
+      expect(Math.abs(put.clockOffsetMs + 20 * 60_000)).toBeLessThan(5_000);
+      for (const key of keys) expect((await objectOf(client, bucket, key)).body.toString()).toBe(key);
+    } finally {
+      skewed.destroy();
+      await behind.stop();
+    }
   });
 
   it('is what an S3SnapshotStore on awsClients uses, with the endpoint from AWS_ENDPOINT_URL_S3', async () => {

@@ -87,7 +87,7 @@ function summaryOf(runId: string, cursorName: string): RunSummary {
     bytes: 1234,
     caughtUp: true,
     stoppedBy: 'caught-up',
-    durationMs: 42,
+    durationMs: 42, putRetries: 0,
   };
 }
 

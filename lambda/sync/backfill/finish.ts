@@ -63,6 +63,8 @@ export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps,
     caughtUp: true,
     stoppedBy: StoppedBy.caughtUp,
     durationMs: Math.max(0, Date.now() - Date.parse(plan.createdAt)),
+    // The range workers' retries are in their own logs and metrics; the finisher itself retries nothing it counts.
+    putRetries: 0,
   };
   if (deps.runLog) {
     const days = deps.runLogDays ?? DEFAULT_RUN_LOG_DAYS;
