@@ -113,6 +113,8 @@ export interface BackfillPlan {
    * so another planner is refused; a plan whose lease lapsed is taken up again by the next planner.
    */
   readonly leaseUntil: number;
+  /** Who took the lease last, when a planner named itself (the CLI: `<pid>@<host>`): the CLI takes over from a dead one. */
+  readonly leaseHolder?: string;
   /** The `until` the plan was asked for (7 digits), when one was given: a rerun asking another is refused. */
   readonly until?: string;
   /** The `rangeLeaves` the ranges were cut with: a rerun asking another is refused. */
