@@ -16,6 +16,7 @@ import { MAX_BATCH_INPUT_BYTES, MAX_RANGE_ITEM_BYTES } from '../../lambda/contra
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   acknowledgements,
+  definitionOf,
   NO_BUNDLING,
   normalized,
   outdir,
@@ -27,23 +28,6 @@ import {
   type Json,
   type Synthesized,
 } from './synth-kit.js';
-
-/** The definition with its tokens replaced by plausible values: what Step Functions receives at deploy time. */
-function definitionOf(s: Synthesized): Json {
-  const [, props] = only(s.resources, 'AWS::StepFunctions::StateMachine');
-  const parts = props.DefinitionString['Fn::Join'][1] as unknown[];
-  const text = parts
-    .map((part) => {
-      if (typeof part === 'string') return part;
-      const p = part as Json;
-      if (p.Ref === 'AWS::Partition') return 'aws';
-      if (typeof p.Ref === 'string' && /Snapshots/.test(p.Ref)) return 'snapshot-bucket';
-      if (p['Fn::GetAtt']) return `arn:aws:lambda:us-east-1:123456789012:function:${p['Fn::GetAtt'][0]}`;
-      throw new Error(`unexpected token ${JSON.stringify(part)}`);
-    })
-    .join('');
-  return JSON.parse(text) as Json;
-}
 
 describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
   let s: Synthesized;
