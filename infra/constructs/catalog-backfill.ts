@@ -5,13 +5,16 @@
  *   Plan (planner Lambda: reads the index once, writes `<prefix>backfill/<id>/ranges.json` and the plan item)
  *   → Ranges (Distributed Map: ItemReader = that JSON array in S3, ItemBatcher = `batchSize` ranges per worker
  *     invocation with `{ backfillId }` as BatchInput, MaxConcurrency = `maxConcurrency`, no failure tolerated;
- *     each batch a STANDARD child execution: RunBatch → BatchDone? → (not done: Again → RunBatch) | BatchDone)
- *   → Finish (finalizer Lambda: every range done, then the cursor moves to B, watermark, run log).
+ *     each batch a STANDARD child execution: RunBatch → BatchDone? → (not done: Again → RunBatch) | BatchDone,
+ *     whose output is `{"done": true}` alone; the results written to `<prefix>backfill/map-runs/` by a ResultWriter)
+ *   → Finish (finalizer Lambda: every range done, then the cursor moves to B, watermark, run log);
+ *   a failed map → Release (the finalizer gives the plan's lease back) → Failed.
  *
  * Usable alone (give it a table and a bucket) or next to a {@link CatalogSync} sharing its table, bucket and
  * settings (the app does that with `-c catalog-sync:backfill=true`). Each function has its own role with
- * exactly its calls; the state machine's role may invoke the three functions, read the ranges objects and
- * start/describe/stop its own map run's child executions.
+ * exactly its calls; the state machine's role may invoke the three functions, read the ranges objects, write the
+ * map runs' results under their prefix and start/describe/stop its own map run's child executions. A bucket with a
+ * customer key (`bucket.encryptionKey`) has it granted to every role.
  */
 import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
