@@ -262,6 +262,19 @@ describe('CatalogBackfill alone, in another app', () => {
     expect(() => build({ maxConcurrency: 10, workerReservedConcurrency: 5 })).toThrow(/workerReservedConcurrency must be a whole number from 10/);
   });
 
+  it('the example of docs/deploy.md ("Use it alone") names only real props, and builds', () => {
+    const docs = readFileSync(new URL('../../docs/deploy.md', import.meta.url), 'utf8');
+    const example = /new CatalogBackfill\(stack, 'Backfill', \{([\s\S]*?)\n\}\);/.exec(docs.slice(docs.indexOf('**Use it alone:**')))![1]!;
+    // Its keys (`key:`), and the shorthand `table, bucket,` of its first line.
+    const text = example.replace(/\/\/.*$/gm, '');
+    const named = [...text.matchAll(/\b([A-Za-z]+):/g)].map((m) => m[1]).concat(['table', 'bucket'].filter((n) => new RegExp(`\\b${n},`).test(text)));
+    // The same props, typed: `npm run typecheck` refuses a key that CatalogBackfillProps does not have.
+    const asWritten = { prefix: 'nuget/', cursorName: 'catalog-to-s3', settings: {}, maxConcurrency: 48, batchSize: 4, workerMemorySize: 1769, workerReservedConcurrency: 48 } satisfies Partial<CatalogBackfillProps>;
+    expect(new Set(named)).toEqual(new Set(['table', 'bucket', 'alarmTopic', ...Object.keys(asWritten)]));
+    const { template } = build(asWritten);
+    template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 48 });
+  });
+
   it('refuses props it cannot deploy, naming them', () => {
     expect(() => build({ maxConcurrency: 0 })).toThrow(/maxConcurrency must be a whole number from 1 to 1000/);
     expect(() => build({ batchSize: 101 })).toThrow(/batchSize/);
