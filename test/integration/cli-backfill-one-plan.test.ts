@@ -77,8 +77,17 @@ describe('catalog-sync backfill: one plan at a time', () => {
         const running = await runCli(['backfill', ...base]);
         expect(running.code).toBe(1);
         expect(running.stderr).toContain(`backfill ${backfillId} of cursor catalog-to-s3 is running (held by ${first.child.pid}@`);
+        // A follower run is held off, and says by what and until when.
+        const held = await runCli(['run', ...base, '--max-commits', '5']);
+        expect(held.code).toBe(0);
+        expect(held.stdout).toMatch(/^backfill: 0 commits/m);
+        expect(held.stderr).toMatch(new RegExp(`held off by backfill ${backfillId} of cursor catalog-to-s3 \\(held by ${first.child.pid}@[^)]+\\), its lease until \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z`));
         first.child.kill('SIGTERM');
         expect((await first.done).code).toBe(1);
+        // Stopped cleanly, the backfill gave its lease back: the follower is no longer held off.
+        const free = await runCli(['run', ...base, '--max-commits', '5', '--json']);
+        expect(free.code).toBe(0);
+        expect(JSON.parse(free.stdout)).toMatchObject({ stoppedBy: 'max-commits', commits: 5 });
 
         const abandoned = await runCli(['backfill', ...base, '--abandon', '--until', until, '--workers', '2', '--json']);
         expect(abandoned.code, abandoned.stderr).toBe(0);
