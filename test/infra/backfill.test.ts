@@ -212,14 +212,15 @@ describe('the default app', () => {
 });
 
 describe('CatalogBackfill alone, in another app', () => {
-  const build = (props: Partial<CatalogBackfillProps> = {}) => {
+  const build = (props: Partial<CatalogBackfillProps> = {}, { keyed = false } = {}) => {
     const app = new App({ context: NO_BUNDLING, outdir: outdir() });
     const stack = new Stack(app, 'Other');
     const table = new dynamodb.TableV2(stack, 'Table', {
       partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
       sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
     });
-    const bucket = new s3.Bucket(stack, 'Bucket');
+    const encryption = keyed ? { encryption: s3.BucketEncryption.KMS, encryptionKey: new kms.Key(stack, 'Key') } : {};
+    const bucket = new s3.Bucket(stack, 'Bucket', encryption);
     const backfill = new CatalogBackfill(stack, 'Backfill', { table, bucket, cursorName: 'mine', source: 'https://feed.example/v3/index.json', ...props });
     return { backfill, template: Template.fromStack(stack) };
   };
@@ -240,16 +241,8 @@ describe('CatalogBackfill alone, in another app', () => {
   });
 
   it('a bucket with a customer key: every function and the state machine may encrypt and decrypt with it', () => {
-    const app = new App({ context: NO_BUNDLING, outdir: outdir() });
-    const stack = new Stack(app, 'Keyed');
-    const table = new dynamodb.TableV2(stack, 'Table', {
-      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
-      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
-    });
-    const encryptionKey = new kms.Key(stack, 'Key');
-    const bucket = new s3.Bucket(stack, 'Bucket', { encryption: s3.BucketEncryption.KMS, encryptionKey });
-    new CatalogBackfill(stack, 'Backfill', { table, bucket });
-    const policies = Object.values(Template.fromStack(stack).findResources('AWS::IAM::Policy')) as Json[];
+    const { template } = build({}, { keyed: true });
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')) as Json[];
     const keyed = policies
       .filter((p) => JSON.stringify(p.Properties.PolicyDocument).includes('kms:GenerateDataKey'))
       .map((p) => JSON.stringify(p.Properties.Roles));
