@@ -2,9 +2,8 @@
  * A small interpreter of the Amazon States Language, for the subset the backfill's synthesized definition uses, so
  * that tests run the real definition (its Payload templates, ResultSelector, ResultPath, OutputPath, Choice, the
  * Pass state's `States.MathAdd`, Retry and Catch, the Distributed Map's ItemReader, ItemBatcher, MaxConcurrency and
- * ResultWriter) with the real handlers, instead of a copy of its glue. No interpreter on npm runs here: the one that
- * does Distributed Maps with an ItemReader (aws-local-stepfunctions 3.x) needs Node 22, and its older versions have
- * no Distributed Map.
+ * ResultWriter) with the real handlers, instead of a copy of its glue. No interpreter in the registry here runs on
+ * Node 20: aws-local-stepfunctions has 3.0.0 only, which needs Node 22 (its older versions are not in the registry).
  *
  * It follows the AWS Step Functions developer guide ("Input and output processing", "Intrinsic functions",
  * "Distributed Map state", "Error handling") for what it supports, checks Step Functions' 256 KiB limit on every
