@@ -53,13 +53,27 @@ function limit(what: string, value: Json): void {
   if (size > PAYLOAD_LIMIT) throw new AslFailure('States.DataLimitExceeded', `${what} is ${size} bytes, over ${PAYLOAD_LIMIT}`);
 }
 
-/** Runs `definition` on `input`; resolves to the execution's output, or rejects with an {@link AslFailure}. */
-export async function runDefinition(definition: Json, input: Json, world: AslWorld, trace: AslTrace = { states: [], retries: [], children: [] }): Promise<Json> {
+let executions = 0;
+
+/**
+ * Runs `definition` on `input`; resolves to the execution's output, or rejects with an {@link AslFailure}. The
+ * context object (`$$`) holds `Execution.Id`: `executionId`, or a new ARN for each run.
+ */
+export async function runDefinition(
+  definition: Json,
+  input: Json,
+  world: AslWorld,
+  trace: AslTrace = { states: [], retries: [], children: [] },
+  executionId = `arn:aws:states:us-east-1:123456789012:execution:Backfill:run-${++executions}`,
+): Promise<Json> {
   limit('the execution input', input);
-  return runStates(definition, input, world, trace);
+  return runStates(definition, input, world, trace, { Execution: { Id: executionId } });
 }
 
-async function runStates(machine: Json, input: Json, world: AslWorld, trace: AslTrace): Promise<Json> {
+/** The context object, `$$`. */
+type Context = { readonly Execution: { readonly Id: string } };
+
+async function runStates(machine: Json, input: Json, world: AslWorld, trace: AslTrace, ctx: Context): Promise<Json> {
   let name: string = machine.StartAt;
   let data = input;
   for (;;) {
@@ -69,7 +83,7 @@ async function runStates(machine: Json, input: Json, world: AslWorld, trace: Asl
     limit(`the input of ${name}`, data);
     let next: string | undefined;
     try {
-      data = await runState(name, state, data, world, trace);
+      data = await runState(name, state, data, world, trace, ctx);
       next = state.Next;
     } catch (error) {
       if (!(error instanceof AslFailure) || state.Type === 'Fail') throw error;
@@ -86,7 +100,7 @@ async function runStates(machine: Json, input: Json, world: AslWorld, trace: Asl
   }
 }
 
-async function runState(name: string, state: Json, input: Json, world: AslWorld, trace: AslTrace): Promise<Json> {
+async function runState(name: string, state: Json, input: Json, world: AslWorld, trace: AslTrace, ctx: Context): Promise<Json> {
   const known = new Set(['Type', 'Comment', 'Next', 'End', 'Parameters', 'ResultSelector', 'ResultPath', 'OutputPath', 'InputPath', 'Retry', 'Catch', 'Resource']);
   const mapKeys = new Set(['ItemReader', 'ItemBatcher', 'ItemProcessor', 'MaxConcurrency', 'ToleratedFailurePercentage', 'ResultWriter', 'Label']);
   const choiceKeys = new Set(['Choices', 'Default']);
@@ -97,7 +111,7 @@ async function runState(name: string, state: Json, input: Json, world: AslWorld,
   const effective = state.InputPath === undefined ? input : select(input, state.InputPath);
   switch (state.Type) {
     case 'Pass':
-      return output(state, input, state.Parameters === undefined ? effective : template(state.Parameters, effective));
+      return output(state, input, state.Parameters === undefined ? effective : template(state.Parameters, effective, ctx), ctx);
     case 'Succeed':
       return state.OutputPath === undefined ? effective : select(effective, state.OutputPath);
     case 'Choice':
@@ -105,23 +119,23 @@ async function runState(name: string, state: Json, input: Json, world: AslWorld,
     case 'Fail':
       throw new AslFailure(state.ErrorPath ? select(input, state.ErrorPath) : state.Error, state.CausePath ? select(input, state.CausePath) : state.Cause);
     case 'Task':
-      return output(state, input, await withRetry(name, state, trace, () => task(state, effective, world)));
+      return output(state, input, await withRetry(name, state, trace, () => task(state, effective, world, ctx)), ctx);
     case 'Map':
-      return output(state, input, await distributedMap(name, state, effective, world, trace));
+      return output(state, input, await distributedMap(name, state, effective, world, trace, ctx), ctx);
     default:
       throw new Error(`state ${name}: type ${state.Type} is not supported here`);
   }
 }
 
 /** ResultSelector, ResultPath, OutputPath applied to a state's result. */
-function output(state: Json, input: Json, result: Json): Json {
-  const selected = state.ResultSelector === undefined ? result : template(state.ResultSelector, result);
+function output(state: Json, input: Json, result: Json, ctx: Context): Json {
+  const selected = state.ResultSelector === undefined ? result : template(state.ResultSelector, result, ctx);
   const placed = applyResultPath(input, selected, state.ResultPath);
   return state.OutputPath === undefined ? placed : select(placed, state.OutputPath);
 }
 
-async function task(state: Json, input: Json, world: AslWorld): Promise<Json> {
-  const parameters = state.Parameters === undefined ? undefined : template(state.Parameters, input);
+async function task(state: Json, input: Json, world: AslWorld, ctx: Context): Promise<Json> {
+  const parameters = state.Parameters === undefined ? undefined : template(state.Parameters, input, ctx);
   if (state.Resource === 'arn:aws:states:::lambda:invoke') {
     const payload = parameters.Payload ?? input;
     limit('a Lambda payload', payload);
@@ -153,15 +167,15 @@ function matches(errorEquals: string[], error: string): boolean {
   return errorEquals.includes(error) || (errorEquals.includes('States.ALL') && !['States.Runtime', 'States.DataLimitExceeded'].includes(error));
 }
 
-async function distributedMap(name: string, state: Json, input: Json, world: AslWorld, trace: AslTrace): Promise<Json> {
+async function distributedMap(name: string, state: Json, input: Json, world: AslWorld, trace: AslTrace, ctx: Context): Promise<Json> {
   const processor = state.ItemProcessor;
   if (processor?.ProcessorConfig?.Mode !== 'DISTRIBUTED') throw new Error(`map ${name}: only a Distributed Map is supported here`);
   const reader = state.ItemReader;
   if (reader?.Resource !== 'arn:aws:states:::s3:getObject' || reader.ReaderConfig?.InputType !== 'JSON') throw new Error(`map ${name}: only a JSON ItemReader is supported here`);
-  const { Bucket, Key } = template(reader.Parameters, input);
+  const { Bucket, Key } = template(reader.Parameters, input, ctx);
   const items = JSON.parse(await world.getObject(Bucket, Key)) as Json[];
   if (!Array.isArray(items)) throw new AslFailure('States.ItemReaderFailed', `${Key} is not a JSON array`);
-  const batches = batch(name, state.ItemBatcher, items, input);
+  const batches = batch(name, state.ItemBatcher, items, input, ctx);
   const outputs: Json[] = new Array(batches.length);
   let failed: AslFailure | undefined;
   let nextBatch = 0;
@@ -170,7 +184,7 @@ async function distributedMap(name: string, state: Json, input: Json, world: Asl
       const i = nextBatch++;
       const childInput = batches[i];
       try {
-        const childOutput = await runStates(processor, childInput, world, trace);
+        const childOutput = await runStates(processor, childInput, world, trace, { Execution: { Id: `${ctx.Execution.Id}/batch-${i}` } });
         trace.children.push({ inputBytes: bytes(childInput), outputBytes: bytes(childOutput), output: childOutput });
         outputs[i] = childOutput;
       } catch (error) {
@@ -186,7 +200,7 @@ async function distributedMap(name: string, state: Json, input: Json, world: Asl
   if (state.ResultWriter === undefined) return outputs;
   const writer = state.ResultWriter;
   if (writer.Resource !== 'arn:aws:states:::s3:putObject') throw new Error(`map ${name}: ResultWriter ${writer.Resource} is not supported here`);
-  const target = template(writer.Parameters, input);
+  const target = template(writer.Parameters, input, ctx);
   const prefix = `${target.Prefix}${target.Prefix.endsWith('/') ? '' : '/'}map-run-1/`;
   await world.putObject(target.Bucket, `${prefix}SUCCEEDED_0.json`, JSON.stringify(outputs.map((Output) => ({ Output: JSON.stringify(Output), Status: 'SUCCEEDED' }))));
   await world.putObject(target.Bucket, `${prefix}manifest.json`, JSON.stringify({ DestinationBucket: target.Bucket, MapRunArn: 'map-run-1', ResultFiles: { SUCCEEDED: [{ Key: `${prefix}SUCCEEDED_0.json` }] } }));
@@ -194,9 +208,9 @@ async function distributedMap(name: string, state: Json, input: Json, world: Asl
 }
 
 /** The ItemBatcher: MaxItemsPerBatch items a batch, fewer when MaxInputBytesPerBatch would be passed. */
-function batch(name: string, batcher: Json, items: Json[], input: Json): Json[] {
+function batch(name: string, batcher: Json, items: Json[], input: Json, ctx: Context): Json[] {
   if (batcher === undefined) throw new Error(`map ${name}: only a map with an ItemBatcher is supported here`);
-  const batchInput = batcher.BatchInput === undefined ? undefined : template(batcher.BatchInput, input);
+  const batchInput = batcher.BatchInput === undefined ? undefined : template(batcher.BatchInput, input, ctx);
   const maxItems = batcher.MaxItemsPerBatch ?? Infinity;
   const maxBytes = batcher.MaxInputBytesPerBatch ?? PAYLOAD_LIMIT;
   const batches: Json[] = [];
@@ -225,22 +239,26 @@ function choose(state: Json, data: Json): string {
   return state.Default;
 }
 
-/** A payload template: `"key.$"` fields are paths (or intrinsic functions) on `data`, the others copied. */
-function template(shape: Json, data: Json): Json {
-  if (Array.isArray(shape)) return shape.map((value) => template(value, data));
+/**
+ * A payload template: `"key.$"` fields are paths on `data` (`$$.` paths on the context object) or intrinsic
+ * functions; the others copied.
+ */
+function template(shape: Json, data: Json, ctx: Context): Json {
+  if (Array.isArray(shape)) return shape.map((value) => template(value, data, ctx));
   if (shape === null || typeof shape !== 'object') return shape;
   const out: Json = {};
   for (const [key, value] of Object.entries(shape)) {
-    if (key.endsWith('.$')) out[key.slice(0, -2)] = evaluate(value as string, data);
-    else out[key] = template(value, data);
+    if (key.endsWith('.$')) out[key.slice(0, -2)] = evaluate(value as string, data, ctx);
+    else out[key] = template(value, data, ctx);
   }
   return out;
 }
 
-function evaluate(expression: string, data: Json): Json {
+function evaluate(expression: string, data: Json, ctx: Context): Json {
   const add = /^States\.MathAdd\((\$[^,]*),\s*(-?\d+)\)$/.exec(expression);
   if (add) return Number(select(data, add[1]!)) + Number(add[2]);
   if (expression.startsWith('States.')) throw new Error(`intrinsic ${expression} is not supported here`);
+  if (expression.startsWith('$$.')) return select(ctx, expression.slice(1));
   return select(data, expression);
 }
 

@@ -66,7 +66,9 @@ export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps)
   const plan = new tasks.LambdaInvoke(scope, 'Plan', {
     lambdaFunction: o.planner,
     comment: 'Reads the index once, cuts the ranges, writes <prefix>backfill/<id>/ranges.json and the plan item (or resumes the unfinished plan).',
-    // No payload: the execution's input as it is, `{}`, `{ "until": "...", "rangeLeaves": 5000 }` or `{ "abandon": true }`.
+    // The execution's input as it is (`{}`, `{ "until": "...", "rangeLeaves": 5000 }`, `{ "abandon": true }`) and the
+    // execution's id: the lease holder, named to a second execution, and the same execution's retried Plan resumes.
+    payload: sfn.TaskInput.fromObject({ 'input.$': '$', 'execution.$': '$$.Execution.Id' }),
     payloadResponseOnly: true,
     retryOnServiceExceptions: false,
   });

@@ -18,6 +18,12 @@ export interface PlannerInput {
   readonly abandon?: boolean;
 }
 
+/** What the state machine's Plan task sends: the execution's input and the execution's id (its ARN). */
+export interface PlannerEvent {
+  readonly input: PlannerInput | null;
+  readonly execution: string;
+}
+
 /** What the map reads: ItemReader's Bucket and Key, and the ItemBatcher's BatchInput. */
 export interface PlannerOutput {
   readonly backfillId: string;
@@ -28,9 +34,12 @@ export interface PlannerOutput {
   readonly resumed: boolean;
 }
 
-export const handler = async (event: PlannerInput | null | undefined): Promise<PlannerOutput> => {
+/** The planner, called by the state machine with a {@link PlannerEvent}, or directly with the input alone. */
+export const handler = async (event: PlannerEvent | PlannerInput | null | undefined): Promise<PlannerOutput> => {
   const { settings, bucket, deps } = await warmUp(process.env);
-  const input = event ?? {};
+  const wrapped = event !== null && typeof event === 'object' && 'execution' in event && typeof event.execution === 'string';
+  const input: PlannerInput = (wrapped ? (event as PlannerEvent).input : (event as PlannerInput | null | undefined)) ?? {};
+  const holder = wrapped ? (event as PlannerEvent).execution : undefined;
   if (input.rangeLeaves !== undefined && !(Number.isSafeInteger(input.rangeLeaves) && input.rangeLeaves > 0 && input.rangeLeaves <= MAX_RANGE_LEAVES)) {
     throw new SettingsError('rangeLeaves', `must be a whole number from 1 to ${MAX_RANGE_LEAVES} (got ${JSON.stringify(input.rangeLeaves)})`);
   }
@@ -42,6 +51,7 @@ export const handler = async (event: PlannerInput | null | undefined): Promise<P
   const { plan, resumed } = await planBackfill(settings, deps, {
     ...(input.until === undefined ? {} : { until: parseTimestamp(input.until) }),
     ...(input.rangeLeaves === undefined ? {} : { rangeLeaves: input.rangeLeaves }),
+    ...(holder === undefined ? {} : { holder }),
   });
   logger.info(resumed ? 'backfill resumed' : 'backfill planned', { backfillId: plan.backfillId, ranges: plan.ranges, leaves: plan.leaves, bound: plan.bound });
   return { backfillId: plan.backfillId, bucket, rangesKey: backfillRangesKey(settings.prefix, plan.backfillId), ranges: plan.ranges, resumed };

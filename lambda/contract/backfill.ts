@@ -113,7 +113,10 @@ export interface BackfillPlan {
    * so another planner is refused; a plan whose lease lapsed is taken up again by the next planner.
    */
   readonly leaseUntil: number;
-  /** Who took the lease last, when a planner named itself (the CLI: `<pid>@<host>`): the CLI takes over from a dead one. */
+  /**
+   * Who took the lease last, when a planner named itself (the CLI: `<pid>@<host>`, taken over when that process is
+   * gone; on AWS the execution's ARN, named to a second execution).
+   */
   readonly leaseHolder?: string;
   /** The `until` the plan was asked for (7 digits), when one was given: a rerun asking another is refused. */
   readonly until?: string;

@@ -49,6 +49,8 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
     expect(definition.States.Plan.Next).toBe('Ranges');
     expect(map.Next).toBe('Finish');
     expect(definition.States.Finish).toMatchObject({ End: true, Parameters: { 'backfillId.$': '$.backfillId' } });
+    // The planner gets the execution's input and the execution's id (the lease holder).
+    expect(definition.States.Plan.Parameters).toEqual({ 'input.$': '$', 'execution.$': '$$.Execution.Id' });
     const result = validator(definition, { checkPaths: true, checkArn: true });
     expect(result.errorsText('\n')).toBe('');
     expect(result.isValid).toBe(true);

@@ -134,6 +134,24 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     expect(summary).toMatchObject({ runId: plan.backfillId, cursorAfter: formatTimestamp(commitTicks(catalog, -1)) });
   });
 
+  it('a Plan retried after the planner succeeded (a Lambda service error on the way back) takes up its own plan', async () => {
+    const w = world('retried');
+    const invoke = w.invoke.bind(w);
+    let lost = 0;
+    w.invoke = async (arn, payload) => {
+      const result = await invoke(arn, payload);
+      if (/BackfillPlanner/.test(arn) && lost++ === 0) throw Object.assign(new Error('the answer was lost'), { name: 'Lambda.ServiceException' });
+      return result;
+    };
+    const trace: AslTrace = { states: [], retries: [], children: [] };
+    const executionId = 'arn:aws:states:us-east-1:123456789012:execution:Backfill:retried-plan';
+    const summary = await runDefinition(definition, { rangeLeaves: 40 }, w, trace, executionId);
+    expect(trace.retries).toContainEqual(expect.objectContaining({ state: 'Plan', error: 'Lambda.ServiceException', attempt: 1 }));
+    // One plan, held by this execution, finished.
+    const plan = (await harness.store.newestPlan('retried'))!;
+    expect(plan).toMatchObject({ backfillId: summary.runId, status: 'finished', leaseHolder: executionId });
+  });
+
   it('a second execution while the first runs fails at Plan naming the running plan; another rangeLeaves is refused naming both', async () => {
     let open!: () => void;
     let reached!: () => void;
@@ -150,7 +168,8 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     const trace: AslTrace = { states: [], retries: [], children: [] };
     const second = await runDefinition(definition, {}, world('twice'), trace).catch((e: unknown) => e);
     expect(second).toMatchObject({ error: 'BackfillRunningError' });
-    expect(String((second as AslFailure).cause_)).toContain(`backfill ${plan.backfillId} of cursor twice is running`);
+    // Named: the plan, and the execution that holds it.
+    expect(String((second as AslFailure).cause_)).toContain(`backfill ${plan.backfillId} of cursor twice is running (held by arn:aws:states:us-east-1:123456789012:execution:`);
     expect(trace.states).toEqual(['Plan']);
     const other = await runDefinition(definition, { rangeLeaves: 41 }, world('twice')).catch((e: unknown) => e);
     expect(other).toMatchObject({ error: 'BackfillMismatchError' });

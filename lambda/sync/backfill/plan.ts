@@ -16,7 +16,10 @@ export interface PlanOptions {
   readonly rangeLeaves?: number;
   /** Seconds the lease holds off the follower (default {@link DEFAULT_BACKFILL_LEASE_SECONDS}). */
   readonly leaseSeconds?: number;
-  /** Who plans (the CLI: `<pid>@<host>`), stored as the lease's holder. */
+  /**
+   * Who plans (the CLI: `<pid>@<host>`; on AWS the execution's ARN), stored as the lease's holder: the same holder
+   * takes its own live lease up again (a retried planner).
+   */
   readonly holder?: string;
   /**
    * True when a live lease's holder is known to be gone (the CLI: a process of this host that no longer exists), so
@@ -108,8 +111,10 @@ async function resume(settings: SyncSettings, deps: BackfillDeps, plan: Backfill
   }
   if (differences.length > 0) throw new BackfillMismatchError(plan.backfillId, differences);
   const now = Date.now();
-  const gone = plan.leaseHolder !== undefined && plan.leaseHolder !== options.holder && options.holderGone?.(plan.leaseHolder) === true;
-  if (plan.leaseUntil > now && !gone) throw new BackfillRunningError(plan.backfillId, settings.cursorName, plan.leaseUntil, plan.leaseHolder);
+  // The lease's own holder takes it again (a retried planner of the same execution); a holder known to be gone too.
+  const mine = plan.leaseHolder !== undefined && plan.leaseHolder === options.holder;
+  const gone = plan.leaseHolder !== undefined && !mine && options.holderGone?.(plan.leaseHolder) === true;
+  if (plan.leaseUntil > now && !mine && !gone) throw new BackfillRunningError(plan.backfillId, settings.cursorName, plan.leaseUntil, plan.leaseHolder);
   // Compare-and-set on the lease seen: of two planners taking it up at once, one wins; the other is refused.
   if (!(await backfills.setLease(settings.cursorName, plan.backfillId, now + leaseMs, plan.leaseUntil, options.holder))) {
     const current = await backfills.readPlan(settings.cursorName, plan.backfillId);
