@@ -31,12 +31,15 @@ export const DEFAULT_MAX_EVENT_AGE = Duration.minutes(2);
 export const DEFAULT_LAG_THRESHOLD = Duration.hours(1);
 
 /**
- * Range workers the backfill's Distributed Map runs at once (its `MaxConcurrency`). One worker at one vCPU takes
- * about 300 leaves/s (the engine's measured rate; CPU-bound, not network-bound), so 24 workers take about
- * 7,200 leaves/s: nuget.org's 12 million leaves in about 28 minutes. That is also the load on the source: about
- * 7,200 GETs/s, and never more than 24 × CONCURRENCY (32) = 768 requests in flight; and about 7,200 PUTs/s into
- * S3, twice what one S3 prefix partition takes (3,500/s) until S3 splits it: the workers take the 503 SlowDowns
- * as back-pressure. 24 of the account's 1,000 default Lambda concurrency. (docs/deploy.md, Backfill.)
+ * Range workers the backfill's Distributed Map runs at once (its `MaxConcurrency`). One worker makes about 320
+ * leaves/s, bound by its 32 leaves in flight at about 100 ms a leaf (GET and PUT), not by its vCPU (which would
+ * allow about 900 at 1.1 ms of CPU a leaf), so 24 workers could take about 7,680 leaves/s. What binds is S3: a
+ * new bucket takes 3,500 PUT/s per prefix partition, so nuget.org's 12 million leaves (16 million PUTs with the
+ * manifests) take about 77 minutes on a new bucket, whatever the concurrency, and about 27 minutes only on a
+ * bucket S3 has already split (bench/backfill-estimate.ts; docs/backfill.md, Figures). The workers take the 503
+ * SlowDowns as back-pressure. The load on the source: at most 7,680 GETs/s, never more than 24 × CONCURRENCY
+ * (32) = 768 requests in flight. The account needs 24 concurrent Lambda executions for the workers, plus the
+ * planner or finalizer and the follower (docs/deploy.md, Backfill).
  */
 export const DEFAULT_BACKFILL_MAX_CONCURRENCY = 24;
 
@@ -47,7 +50,11 @@ export const DEFAULT_BACKFILL_MAX_CONCURRENCY = 24;
  */
 export const DEFAULT_BACKFILL_BATCH_SIZE = 4;
 
-/** Memory of the range worker: 1,769 MB is one full vCPU, and the worker is CPU-bound (JSON parsing, TLS). */
+/**
+ * Memory of the range worker: 1,769 MB is one full vCPU. The worker is bound by its leaves in flight, with its CPU
+ * about a third busy at the measured 1.1 ms a leaf; the full vCPU is headroom (TLS, large leaves), unmeasured
+ * smaller sizes being no proven saving.
+ */
 export const DEFAULT_BACKFILL_WORKER_MEMORY_MB = 1_769;
 
 /** Time limit of one worker invocation: Lambda's most. A batch not done by then is looped back (checkpointed). */

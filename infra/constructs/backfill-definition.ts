@@ -1,13 +1,22 @@
 /**
  * The backfill's state machine definition (see catalog-backfill.ts for the picture): Plan → Ranges (Distributed
  * Map: ItemReader, ItemBatcher, MaxConcurrency, STANDARD child executions of RunBatch → BatchDone? → Again, no
- * failure tolerated) → Finish. Its states are created in `scope`, the {@link CatalogBackfill}.
+ * failure tolerated; the children's results written to S3 by a ResultWriter) → Finish, or on a map failure
+ * Release (the plan's lease given back) → Failed. Its states are created in `scope`, the {@link CatalogBackfill}.
+ *
+ * Step Functions' 256 KiB limit on a state's input and output (issue 21): a child execution ends with `{"done":
+ * true}` only (BatchDone's OutputPath), the map's own output is the ResultWriter's small description of where the
+ * results went (and is discarded: ResultPath null), and a batch's input is bounded by MaxInputBytesPerBatch, which
+ * the planner's ranges stay far below (lambda/contract/backfill.ts, MAX_RANGE_ITEM_BYTES).
  */
 import { Duration } from 'aws-cdk-lib';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { Construct } from 'constructs';
+import { MAX_BATCH_INPUT_BYTES } from '../../lambda/contract/index.js';
 
 /** Lambda errors of the service, not of the code: always worth a retry. */
 export const LAMBDA_SERVICE_ERRORS = [
@@ -15,8 +24,27 @@ export const LAMBDA_SERVICE_ERRORS = [
   'Lambda.ServiceException',
   'Lambda.AWSLambdaException',
   'Lambda.SdkClientException',
-  'Lambda.TooManyRequestsException',
 ];
+
+/**
+ * Lambda's throttles: the account's (or the function's reserved) concurrency is used up, often by the follower and
+ * other functions sharing the pool. Retried for much longer than a service error: about 20 minutes in all.
+ */
+export const LAMBDA_THROTTLE_ERRORS = ['Lambda.TooManyRequestsException', 'Lambda.EC2ThrottledException'];
+
+/** Throttle retries: 5 s doubling to at most 2 minutes, 14 times (about 20 minutes of waiting at most). */
+export const THROTTLE_RETRY = { errors: LAMBDA_THROTTLE_ERRORS, interval: Duration.seconds(5), backoffRate: 2, maxDelay: Duration.minutes(2), maxAttempts: 14, jitterStrategy: sfn.JitterType.FULL };
+
+/**
+ * The Distributed Map's ResultWriter: its children's results (and failures) as JSON files under `prefix` in the
+ * bucket. The state machine's grant for it is {@link CatalogBackfill}'s, on that prefix only: CDK's own would be
+ * PutObject on the whole bucket (or on every bucket with a bucket path).
+ */
+class PrefixResultWriter extends sfn.ResultWriterV2 {
+  override providePolicyStatements(): iam.PolicyStatement[] {
+    return [];
+  }
+}
 
 /** What the definition is made of. */
 export interface BackfillDefinitionProps {
@@ -26,19 +54,25 @@ export interface BackfillDefinitionProps {
   readonly maxConcurrency: number;
   readonly batchSize: number;
   readonly maxPasses: number;
+  /** Where the ResultWriter writes the map runs' results. */
+  readonly resultsBucket: s3.IBucket;
+  readonly resultsPrefix: string;
 }
 
 /** The chain Plan → Ranges → Finish. */
 export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps): sfn.IChainable {
   const serviceRetry = { errors: LAMBDA_SERVICE_ERRORS, interval: Duration.seconds(2), backoffRate: 2, maxAttempts: 6, jitterStrategy: sfn.JitterType.FULL };
+  const retried = (task: tasks.LambdaInvoke): tasks.LambdaInvoke => task.addRetry(THROTTLE_RETRY).addRetry(serviceRetry) as tasks.LambdaInvoke;
   const plan = new tasks.LambdaInvoke(scope, 'Plan', {
     lambdaFunction: o.planner,
     comment: 'Reads the index once, cuts the ranges, writes <prefix>backfill/<id>/ranges.json and the plan item (or resumes the unfinished plan).',
-    // No payload: the execution's input as it is, `{}` or `{ "until": "...", "rangeLeaves": 5000 }`.
+    // The execution's input as it is (`{}`, `{ "until": "...", "rangeLeaves": 5000 }`, `{ "abandon": true }`) and the
+    // execution's id: the lease holder, named to a second execution, and the same execution's retried Plan resumes.
+    payload: sfn.TaskInput.fromObject({ 'input.$': '$', 'execution.$': '$$.Execution.Id' }),
     payloadResponseOnly: true,
     retryOnServiceExceptions: false,
   });
-  plan.addRetry(serviceRetry);
+  retried(plan);
 
   const work = new tasks.LambdaInvoke(scope, 'RunBatch', {
     lambdaFunction: o.worker,
@@ -48,7 +82,7 @@ export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps)
     resultPath: '$.result',
     retryOnServiceExceptions: false,
   });
-  work.addRetry(serviceRetry);
+  retried(work);
   // A worker error (a range that failed after the engine's own retries, a lost lease, a timeout): the retried
   // worker resumes from the range's checkpoint; after these the map fails (no failure is tolerated).
   work.addRetry({ errors: ['States.ALL'], interval: Duration.seconds(10), backoffRate: 2, maxAttempts: 3, jitterStrategy: sfn.JitterType.FULL });
@@ -61,18 +95,26 @@ export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps)
   });
   const tooMany = new sfn.Fail(scope, 'TooManyPasses', { error: 'BackfillBatchStuck', cause: `A batch came back not done ${o.maxPasses} times.` });
   const loop = new sfn.Choice(scope, 'BatchDone?')
-    .when(sfn.Condition.booleanEquals('$.result.done', true), new sfn.Succeed(scope, 'BatchDone'))
+    // The child's output is what the map collects (and the ResultWriter writes): `{"done":true}` only, never the batch.
+    .when(sfn.Condition.booleanEquals('$.result.done', true), new sfn.Succeed(scope, 'BatchDone', { outputPath: '$.result' }))
     .when(sfn.Condition.numberGreaterThanEquals('$.BatchInput.passes', o.maxPasses), tooMany)
     .otherwise(again.next(work));
+  const writer = new PrefixResultWriter({ bucket: o.resultsBucket, prefix: o.resultsPrefix });
   const ranges = new sfn.DistributedMap(scope, 'Ranges', {
     comment: 'Every range of the plan, batchSize per worker invocation, maxConcurrency at once; no failure tolerated.',
     itemReader: new sfn.S3JsonItemReader({ bucketNamePath: sfn.JsonPath.stringAt('$.bucket'), key: sfn.JsonPath.stringAt('$.rangesKey') }),
-    itemBatcher: new sfn.ItemBatcher({ maxItemsPerBatch: o.batchSize, batchInput: { 'backfillId.$': '$.backfillId', passes: 0 } }),
+    itemBatcher: new sfn.ItemBatcher({
+      maxItemsPerBatch: o.batchSize,
+      maxInputBytesPerBatch: MAX_BATCH_INPUT_BYTES,
+      batchInput: { 'backfillId.$': '$.backfillId', passes: 0 },
+    }),
     maxConcurrency: o.maxConcurrency,
     mapExecutionType: sfn.StateMachineType.STANDARD,
     toleratedFailurePercentage: 0,
     resultPath: sfn.JsonPath.DISCARD,
     label: 'Ranges',
+    // Rendered because CatalogBackfill turns on the feature flag useDistributedMapResultWriterV2 for its subtree.
+    resultWriterV2: writer,
   });
   ranges.itemProcessor(work.next(loop));
 
@@ -83,7 +125,21 @@ export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps)
     payloadResponseOnly: true,
     retryOnServiceExceptions: false,
   });
-  finish.addRetry(serviceRetry);
+  retried(finish);
+
+  // A map that failed (a batch that kept failing, too many passes) gives the plan's lease back at once, so the
+  // follower is not held off for nothing and a new execution resumes the plan without waiting for the lease to lapse.
+  const release = new tasks.LambdaInvoke(scope, 'Release', {
+    lambdaFunction: o.finalizer,
+    comment: 'The map failed: gives the plan\'s lease back (done ranges stay done; a new execution resumes the plan).',
+    payload: sfn.TaskInput.fromObject({ 'backfillId.$': '$.backfillId', release: true }),
+    payloadResponseOnly: true,
+    resultPath: sfn.JsonPath.DISCARD,
+    retryOnServiceExceptions: false,
+  });
+  retried(release);
+  const failed = new sfn.Fail(scope, 'Failed', { errorPath: '$.failure.Error', causePath: '$.failure.Cause' });
+  ranges.addCatch(release.next(failed), { errors: ['States.ALL'], resultPath: '$.failure' });
 
   return plan.next(ranges).next(finish);
 }

@@ -5,13 +5,16 @@
  *   Plan (planner Lambda: reads the index once, writes `<prefix>backfill/<id>/ranges.json` and the plan item)
  *   → Ranges (Distributed Map: ItemReader = that JSON array in S3, ItemBatcher = `batchSize` ranges per worker
  *     invocation with `{ backfillId }` as BatchInput, MaxConcurrency = `maxConcurrency`, no failure tolerated;
- *     each batch a STANDARD child execution: RunBatch → BatchDone? → (not done: Again → RunBatch) | BatchDone)
- *   → Finish (finalizer Lambda: every range done, then the cursor moves to B, watermark, run log).
+ *     each batch a STANDARD child execution: RunBatch → BatchDone? → (not done: Again → RunBatch) | BatchDone,
+ *     whose output is `{"done": true}` alone; the results written to `<prefix>backfill/map-runs/` by a ResultWriter)
+ *   → Finish (finalizer Lambda: every range done, then the cursor moves to B, watermark, run log);
+ *   a failed map → Release (the finalizer gives the plan's lease back) → Failed.
  *
  * Usable alone (give it a table and a bucket) or next to a {@link CatalogSync} sharing its table, bucket and
  * settings (the app does that with `-c catalog-sync:backfill=true`). Each function has its own role with
- * exactly its calls; the state machine's role may invoke the three functions, read the ranges objects and
- * start/describe/stop its own map run's child executions.
+ * exactly its calls; the state machine's role may invoke the three functions, read the ranges objects, write the
+ * map runs' results under their prefix and start/describe/stop its own map run's child executions. A bucket with a
+ * customer key (`bucket.encryptionKey`) has it granted to every role.
  */
 import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -25,8 +28,10 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as cxapi from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import {
+  backfillResultsPrefix,
   DEFAULT_CURSOR_NAME,
   DEFAULT_METRICS_NAMESPACE,
   DEFAULT_SOURCE,
@@ -78,6 +83,12 @@ export interface CatalogBackfillProps {
   readonly workerMemorySize?: number;
   /** Time limit of one worker invocation (1 to 15 minutes). @default 15 minutes */
   readonly workerTimeout?: Duration;
+  /**
+   * Reserved concurrency of the range worker: the workers can never be starved by other functions of the account
+   * (the follower among them), nor take more than this. Must be at least `maxConcurrency`, and the account must keep
+   * 100 unreserved. @default - none: the workers share the account's pool (and are retried when throttled)
+   */
+  readonly workerReservedConcurrency?: number;
   /** How often a batch may come back not done before the execution fails. @default 20 */
   readonly maxPasses?: number;
   /** The execution's time limit. @default 24 hours */
@@ -107,6 +118,9 @@ export class CatalogBackfill extends Construct {
 
   constructor(scope: Construct, id: string, props: CatalogBackfillProps) {
     super(scope, id);
+    // The map's ResultWriter is CDK's V2 one: rendered only with this flag, set here for this subtree alone (before
+    // any child exists), whatever the app's own flags.
+    this.node.setContext(cxapi.STEPFUNCTIONS_USE_DISTRIBUTED_MAP_RESULT_WRITER_V2, true);
     this.cursorName = props.cursorName ?? props.settings?.CURSOR_NAME ?? DEFAULT_CURSOR_NAME;
     this.prefix = props.prefix ?? props.settings?.SNAPSHOT_PREFIX ?? '';
     this.maxConcurrency = props.maxConcurrency ?? DEFAULT_BACKFILL_MAX_CONCURRENCY;
@@ -132,7 +146,7 @@ export class CatalogBackfill extends Construct {
       NODE_OPTIONS: '--enable-source-maps',
     };
     const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
-    const fn = (name: 'Planner' | 'Worker' | 'Finalizer', entry: string, o: { memorySize: number; timeout: Duration }) => {
+    const fn = (name: 'Planner' | 'Worker' | 'Finalizer', entry: string, o: { memorySize: number; timeout: Duration; reserved?: number }) => {
       const logGroup = new logs.LogGroup(this, `${name}Logs`, { retention, removalPolicy: RemovalPolicy.RETAIN });
       const role = new iam.Role(this, `${name}Role`, {
         assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
@@ -152,6 +166,7 @@ export class CatalogBackfill extends Construct {
         role,
         logGroup,
         environment,
+        ...(o.reserved === undefined ? {} : { reservedConcurrentExecutions: o.reserved }),
         description: `catalog-sync backfill ${name.toLowerCase()}: cursor ${this.cursorName} of ${redactUrl(settings.CATALOG_SOURCE!)}`,
         // Invoked synchronously by the state machine, whose Retry decides: no asynchronous retries to configure.
         bundling: nodeBundling(runtime),
@@ -165,7 +180,11 @@ export class CatalogBackfill extends Construct {
       return { f, role };
     };
     const planner = fn('Planner', 'planner', { memorySize: 1_024, timeout: Duration.minutes(5) });
-    const worker = fn('Worker', 'worker', { memorySize: props.workerMemorySize ?? DEFAULT_BACKFILL_WORKER_MEMORY_MB, timeout: workerTimeout });
+    const worker = fn('Worker', 'worker', {
+      memorySize: props.workerMemorySize ?? DEFAULT_BACKFILL_WORKER_MEMORY_MB,
+      timeout: workerTimeout,
+      ...(props.workerReservedConcurrency === undefined ? {} : { reserved: props.workerReservedConcurrency }),
+    });
     const finalizer = fn('Finalizer', 'finalizer', { memorySize: 512, timeout: Duration.minutes(5) });
     this.planner = planner.f;
     this.worker = worker.f;
@@ -183,8 +202,8 @@ export class CatalogBackfill extends Construct {
       Validations.of(role).acknowledge({ id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(this).resolve(arn))}]`, reason: why });
     };
     const rangesPrefix = `${this.prefix}backfill/`;
-    // Planner: its cursor and its dependencies' (GetItem), the newest plan (Query), the plan item (conditional
-    // PutItem), its lease (UpdateItem);
+    // Planner: its cursor and its dependencies' (GetItem), the newest plan (Query), the active-plan item and the
+    // plan item (conditional PutItem), its lease and an abandoned plan (UpdateItem);
     // writes the ranges file and reads it back when it resumes a plan.
     items(planner.role, 'ReadCursors', ['dynamodb:GetItem'], [this.cursorName, ...dependsOn]);
     items(planner.role, 'PlanItems', ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
@@ -193,8 +212,8 @@ export class CatalogBackfill extends Construct {
     // manifests and quarantine records under the prefix, as the follower writes them.
     items(worker.role, 'RangeItems', ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     objects(worker.role, 'PutSnapshots', ['s3:PutObject'], this.prefix, `Every object a range writes is named by a package and a commit, unknown in advance: PutObject (only) under the sync's prefix "${this.prefix}", as the follower's function.`);
-    // Finalizer: the plan, every range (Query), the cursor (conditional UpdateItem), the run log (PutItem);
-    // watermark.json (that one key).
+    // Finalizer: the plan, every range (Query), the cursor and the active-plan item (conditional UpdateItem), the run
+    // log (PutItem), the lease given back after a failed map (UpdateItem); watermark.json (that one key).
     items(finalizer.role, 'FinishItems', ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
     // The planner finishes a plan with no range at once (B at the cursor), so it writes the watermark too.
     const watermark = props.bucket.arnForObjects(watermarkKeyOf(this.prefix));
@@ -202,6 +221,9 @@ export class CatalogBackfill extends Construct {
       role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PutWatermark', actions: ['s3:PutObject'], resources: [watermark] }));
     }
     // The follower's gate (a Query of its cursor's items) is the follower's own grant: infra/constructs/sync-function.ts.
+    // A bucket encrypted with a customer key: the functions write (GenerateDataKey) and read (Decrypt) through it.
+    // (An imported bucket known by name alone brings no key: grant it yourself, docs/deploy.md.)
+    for (const role of [planner.role, worker.role, finalizer.role]) props.bucket.encryptionKey?.grantEncryptDecrypt(role);
 
     // --- the state machine ----------------------------------------------------------------------------------
     const definition = backfillDefinition(this, {
@@ -211,6 +233,8 @@ export class CatalogBackfill extends Construct {
       maxConcurrency: this.maxConcurrency,
       batchSize: this.batchSize,
       maxPasses,
+      resultsBucket: props.bucket,
+      resultsPrefix: backfillResultsPrefix(this.prefix),
     });
     const machineLogs = new logs.LogGroup(this, 'StateMachineLogs', { retention, removalPolicy: RemovalPolicy.RETAIN });
     const role = new iam.Role(this, 'StateMachineRole', {
@@ -228,7 +252,21 @@ export class CatalogBackfill extends Construct {
     });
     // ItemReader: GetObject of the ranges files only (the bucket comes from the planner's output, so CDK adds none).
     role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'ReadRanges', actions: ['s3:GetObject'], resources: [props.bucket.arnForObjects(`${rangesPrefix}*`)] }));
+    // ResultWriter: the map runs' results (multipart uploads, read back by the service) under their prefix only.
+    const resultsArn = props.bucket.arnForObjects(`${backfillResultsPrefix(this.prefix)}*`);
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'WriteMapResults',
+        actions: ['s3:PutObject', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:AbortMultipartUpload'],
+        resources: [resultsArn],
+      }),
+    );
+    props.bucket.encryptionKey?.grantEncryptDecrypt(role);
     this.acknowledgeMachineFindings(role, props.bucket.arnForObjects(`${rangesPrefix}*`), rangesPrefix);
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(this).resolve(resultsArn))}]`,
+      reason: `The Distributed Map's ResultWriter writes each map run's results under "${backfillResultsPrefix(this.prefix)}<map run id>/", named by the service: PutObject (multipart), GetObject under that prefix only.`,
+    });
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
@@ -309,6 +347,7 @@ export class CatalogBackfill extends Construct {
     whole('maxConcurrency', this.maxConcurrency, 1, 1_000);
     whole('batchSize', this.batchSize, 1, 100);
     whole('maxPasses', o.maxPasses, 1, 1_000);
+    if (o.props.workerReservedConcurrency !== undefined) whole('workerReservedConcurrency', o.props.workerReservedConcurrency, this.maxConcurrency, 10_000);
     if (o.props.workerMemorySize !== undefined) whole('workerMemorySize', o.props.workerMemorySize, 128, 10_240);
     const seconds = o.workerTimeout.toSeconds();
     if (seconds < 60 || seconds > 900) fail(`workerTimeout must be from 1 to 15 minutes (got ${o.workerTimeout.toHumanString()})`);

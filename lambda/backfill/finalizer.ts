@@ -2,14 +2,23 @@
  * The backfill's last step (Step Functions task `Finish`): once every range is done, moves the cursor to B (the
  * usual conditional write, only forward), writes watermark.json and logs the backfill. Throws
  * `BackfillIncompleteError` (code) while a range is not done: the cursor does not move.
+ * With `release: true` (the state `Release`, after the map failed) it only gives the plan's lease back, so the
+ * follower is not held off and the next execution resumes the plan at once.
  */
 import type { RunSummary } from '../contract/index.js';
-import { finishBackfill } from '../sync/index.js';
+import { finishBackfill, releaseBackfillLease } from '../sync/index.js';
 import { logger, warmUp } from './warm.js';
 
-export const handler = async (event: { readonly backfillId: string }): Promise<RunSummary> => {
+export async function handler(event: { readonly backfillId: string; readonly release?: false }): Promise<RunSummary>;
+export async function handler(event: { readonly backfillId: string; readonly release: true }): Promise<{ released: string }>;
+export async function handler(event: { readonly backfillId: string; readonly release?: boolean }): Promise<RunSummary | { released: string }> {
   const { settings, deps } = await warmUp(process.env);
+  if (event.release === true) {
+    await releaseBackfillLease(settings, deps, event.backfillId);
+    logger.warn('backfill lease released after a failed map', { backfillId: event.backfillId });
+    return { released: event.backfillId };
+  }
   const summary = await finishBackfill(settings, deps, event.backfillId);
   logger.info('backfill finished', { summary });
   return summary;
-};
+}

@@ -1,15 +1,27 @@
 /**
  * The backfill's first step (Step Functions task `Plan`): plans the backfill of the cursor, or resumes its
  * unfinished plan, and hands the Distributed Map where the ranges file is.
- * Input: the execution's input, `{}` or `{ "until": "<timestamp>", "rangeLeaves": 5000 }`.
+ * Input: the execution's input, `{}` or `{ "until": "<timestamp>", "rangeLeaves": 5000 }`, with `"abandon": true`
+ * to abandon the cursor's unfinished plan first (its done ranges stay stored; a new plan is made).
+ * One plan at a time: while another execution (or the CLI) runs the cursor's plan, this one fails at Plan with
+ * `CS_ERR_BACKFILL_RUNNING` naming it; another `until` or `rangeLeaves` than the unfinished plan's fails with
+ * `CS_ERR_BACKFILL_MISMATCH` naming both.
  */
-import { backfillRangesKey, parseTimestamp, SettingsError } from '../contract/index.js';
-import { planBackfill } from '../sync/index.js';
+import { backfillRangesKey, MAX_RANGE_LEAVES, parseTimestamp, SettingsError } from '../contract/index.js';
+import { abandonBackfill, planBackfill } from '../sync/index.js';
 import { logger, warmUp } from './warm.js';
 
 export interface PlannerInput {
   readonly until?: string;
   readonly rangeLeaves?: number;
+  /** Abandon the cursor's unfinished plan first. */
+  readonly abandon?: boolean;
+}
+
+/** What the state machine's Plan task sends: the execution's input and the execution's id (its ARN). */
+export interface PlannerEvent {
+  readonly input: PlannerInput | null;
+  readonly execution: string;
 }
 
 /** What the map reads: ItemReader's Bucket and Key, and the ItemBatcher's BatchInput. */
@@ -22,15 +34,24 @@ export interface PlannerOutput {
   readonly resumed: boolean;
 }
 
-export const handler = async (event: PlannerInput | null | undefined): Promise<PlannerOutput> => {
+/** The planner, called by the state machine with a {@link PlannerEvent}, or directly with the input alone. */
+export const handler = async (event: PlannerEvent | PlannerInput | null | undefined): Promise<PlannerOutput> => {
   const { settings, bucket, deps } = await warmUp(process.env);
-  const input = event ?? {};
-  if (input.rangeLeaves !== undefined && !(Number.isSafeInteger(input.rangeLeaves) && input.rangeLeaves > 0)) {
-    throw new SettingsError('rangeLeaves', `must be a whole number above 0 (got ${JSON.stringify(input.rangeLeaves)})`);
+  const wrapped = event !== null && typeof event === 'object' && 'execution' in event && typeof event.execution === 'string';
+  const input: PlannerInput = (wrapped ? (event as PlannerEvent).input : (event as PlannerInput | null | undefined)) ?? {};
+  const holder = wrapped ? (event as PlannerEvent).execution : undefined;
+  if (input.rangeLeaves !== undefined && !(Number.isSafeInteger(input.rangeLeaves) && input.rangeLeaves > 0 && input.rangeLeaves <= MAX_RANGE_LEAVES)) {
+    throw new SettingsError('rangeLeaves', `must be a whole number from 1 to ${MAX_RANGE_LEAVES} (got ${JSON.stringify(input.rangeLeaves)})`);
+  }
+  if (input.abandon !== undefined && typeof input.abandon !== 'boolean') throw new SettingsError('abandon', `must be true or false (got ${JSON.stringify(input.abandon)})`);
+  if (input.abandon) {
+    const abandoned = await abandonBackfill(settings, deps);
+    logger.warn(abandoned === undefined ? 'no unfinished backfill to abandon' : 'backfill abandoned', { backfillId: abandoned?.backfillId });
   }
   const { plan, resumed } = await planBackfill(settings, deps, {
     ...(input.until === undefined ? {} : { until: parseTimestamp(input.until) }),
     ...(input.rangeLeaves === undefined ? {} : { rangeLeaves: input.rangeLeaves }),
+    ...(holder === undefined ? {} : { holder }),
   });
   logger.info(resumed ? 'backfill resumed' : 'backfill planned', { backfillId: plan.backfillId, ranges: plan.ranges, leaves: plan.leaves, bound: plan.bound });
   return { backfillId: plan.backfillId, bucket, rangesKey: backfillRangesKey(settings.prefix, plan.backfillId), ranges: plan.ranges, resumed };

@@ -10,6 +10,8 @@ import { SettingsError } from '../contract/index.js';
 export interface BackfillExecutionInput {
   readonly until?: string;
   readonly rangeLeaves?: number;
+  /** Abandon the cursor's unfinished plan first. */
+  readonly abandon?: boolean;
 }
 
 const STATE_MACHINE_ARN = /^arn:aws[a-z-]*:states:([a-z0-9-]+):\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$/;

@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { Command, Option } from 'commander';
 import { CatalogClient, HttpClient } from '../catalog/index.js';
 import {
@@ -6,6 +6,7 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_RANGE_LEAVES,
   formatTimestamp,
+  MAX_RANGE_LEAVES,
   MIN_TIMESTAMP,
   parseSettings,
   parseTimeInput,
@@ -13,7 +14,7 @@ import {
   SettingsError,
   type Ticks,
 } from '../contract/index.js';
-import { finishBackfill, planBackfill } from '../sync/index.js';
+import { abandonBackfill, BackfillMismatchError, finishBackfill, planBackfill, releaseBackfillLease } from '../sync/index.js';
 import type { WorkerOptions } from './backfill-messages.js';
 import { WorkerPool } from './backfill-pool.js';
 import { BackfillProgress } from './backfill-progress.js';
@@ -34,6 +35,7 @@ export interface BackfillOptions extends StoreOptions {
   quarantine?: boolean;
   allowOrigin?: string[];
   stateMachine?: string;
+  abandon?: boolean;
   json?: boolean;
   progress?: boolean;
 }
@@ -48,12 +50,13 @@ export function addBackfillCommand(program: Command): void {
     .option('--workers <n>', 'worker processes (default: the number of cores)')
     .option('--depends-on <cursor>', 'a cursor this one must never pass: B is at most its value (repeatable)', collect)
     .option('--until <timestamp>', 'the bound B: store commits up to this time (default: the catalog head when planned)')
-    .option('--range-leaves <n>', `leaves per range when planning (default ${DEFAULT_RANGE_LEAVES})`)
+    .option('--range-leaves <n>', `leaves per range when planning (default ${DEFAULT_RANGE_LEAVES}, at most ${MAX_RANGE_LEAVES})`)
     .option('--start <timestamp>', 'cursor to start from when none is stored (a date alone: midnight UTC)', MIN_TIMESTAMP)
     .option('--concurrency <n>', `leaves in flight at once in each worker (default ${DEFAULT_CONCURRENCY})`)
     .option('--quarantine', 'set aside a leaf that keeps failing, and go on', false)
     .option('--allow-origin <origin>', 'another origin leaves or pages may come from (repeatable)', collect)
     .option('--state-machine <arn>', 'start the CatalogBackfill state machine on AWS instead, and print the execution ARN')
+    .option('--abandon', 'abandon the unfinished backfill of the cursor first (what it stored stays), then plan anew', false)
     .option('--json', 'print the summary as one JSON line', false)
     .addOption(new Option('--no-progress', 'no progress bar even on a terminal'))
     .addHelpText(
@@ -61,6 +64,9 @@ export function addBackfillCommand(program: Command): void {
       `
 A rerun resumes an unfinished backfill (same plan, done ranges skipped); while one runs, \`run\` of the same
 cursor returns at once with stoppedBy "backfill". The cursor moves to B only when every range is done.
+One backfill of a cursor at a time: while another runs (here, elsewhere or on AWS), this one exits 1 naming it.
+A rerun with another --until or --range-leaves than the unfinished plan's exits 2 naming both: run it without
+them to resume, or add --abandon to plan anew.
 
 Examples:
   catalog-sync backfill                                 nuget.org up to now into ./catalog-data
@@ -95,7 +101,7 @@ export function checkBackfillOptions(options: BackfillOptions): Checked {
       throw new SettingsError('--until', `${JSON.stringify(options.until)} is not a timestamp (ISO 8601 with Z, e.g. 2024-01-01T00:00:00Z, or a date alone, 2024-01-01, meaning midnight UTC)`, { cause: error });
     }
   }
-  const rangeLeaves = options.rangeLeaves === undefined ? undefined : positiveInteger('--range-leaves', options.rangeLeaves, 100_000_000);
+  const rangeLeaves = options.rangeLeaves === undefined ? undefined : positiveInteger('--range-leaves', options.rangeLeaves, MAX_RANGE_LEAVES);
   return { workers, until, rangeLeaves };
 }
 
@@ -125,11 +131,25 @@ async function backfillCommand(options: BackfillOptions): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let lease: NodeJS.Timeout | undefined;
+  let held: string | undefined;
   try {
+    if (options.abandon) {
+      const abandoned = await abandonBackfill(settings, deps);
+      process.stderr.write(abandoned === undefined ? 'no unfinished backfill to abandon\n' : `abandoned backfill ${abandoned.backfillId} (planned ${abandoned.createdAt}, B ${abandoned.bound}); planning anew\n`);
+    }
     const { plan, ranges, resumed } = await planBackfill(settings, deps, {
       ...(checked.until === undefined ? {} : { until: checked.until }),
       ...(checked.rangeLeaves === undefined ? {} : { rangeLeaves: checked.rangeLeaves }),
+      holder: `${process.pid}@${hostname()}`,
+      holderGone,
+    }).catch((error: unknown) => {
+      // Bad usage (exit 2), naming the flags that differ.
+      if (error instanceof BackfillMismatchError) {
+        throw new SettingsError(error.differences.map((d) => (d.name === 'until' ? '--until' : '--range-leaves')).join(', '), error.message, { cause: error });
+      }
+      throw error;
     });
+    held = plan.backfillId;
     const states = await stores.backfills.listRanges(settings.cursorName, plan.backfillId);
     const done = new Set(states.filter((state) => state.done).map((state) => state.n));
     const progress = new BackfillProgress(process.stderr, !options.json && options.progress !== false, plan);
@@ -166,13 +186,28 @@ async function backfillCommand(options: BackfillOptions): Promise<void> {
     }
     progress.line(`finishing backfill ${plan.backfillId}`);
     const summary = await finishBackfill(settings, deps, plan.backfillId);
+    held = undefined;
     printSummary(summary, options.json === true, plan.bound === undefined ? undefined : parseTimestamp(plan.bound));
   } finally {
     if (lease) clearInterval(lease);
+    // Stopped or failed (not finished): give the lease back, so the follower goes on and a rerun resumes at once.
+    if (held !== undefined) await releaseBackfillLease(settings, deps, held).catch(() => undefined);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     stores.close();
     await http.close();
+  }
+}
+
+/** A lease holder `<pid>@<host>` of this host whose process no longer exists (a killed backfill). */
+function holderGone(holder: string): boolean {
+  const match = /^(\d+)@(.+)$/.exec(holder);
+  if (match === null || match[2] !== hostname()) return false;
+  try {
+    process.kill(Number(match[1]), 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 
@@ -188,6 +223,7 @@ async function startStateMachine(arn: string, options: BackfillOptions, checked:
   const { executionArn } = await startBackfillExecution(arn, {
     ...(checked.until === undefined ? {} : { until: formatTimestamp(checked.until) }),
     ...(checked.rangeLeaves === undefined ? {} : { rangeLeaves: checked.rangeLeaves }),
+    ...(options.abandon ? { abandon: true } : {}),
   });
   process.stdout.write(options.json ? `${JSON.stringify({ executionArn })}\n` : `started ${executionArn}\n`);
 }

@@ -4,6 +4,7 @@ import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, MIN_TIMES
 import { runSlice, SyncError } from '../sync/index.js';
 import { ExitCode } from './exit-code.js';
 import { isEmptyPoll, printFollowLine, printSummary } from './format.js';
+import { heldOffLine } from './held-off.js';
 import { openStores } from './open-stores.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type RunOptions } from './options.js';
 import { ProgressReporter } from './progress.js';
@@ -114,6 +115,11 @@ async function runCommand(options: RunOptions): Promise<void> {
       if (!options.follow) printSummary(summary, options.json === true, head);
       // Following: one line per slice that moved, nothing for an empty poll.
       else if (!isEmptyPoll(summary)) printFollowLine(summary, options.json === true, head);
+      // Held off: say by what and until when (stderr; stdout keeps its one summary line).
+      if (!options.follow && !options.json && summary.stoppedBy === StoppedBy.backfill) {
+        const line = await heldOffLine(stores.backfills, settings.cursorName);
+        if (line !== undefined) process.stderr.write(`${line}\n`);
+      }
       if (!options.follow || stop.signal.aborted) return;
       if (deadline !== undefined && Date.now() >= deadline) return;
       if (summary.stoppedBy === StoppedBy.lostRace) return;

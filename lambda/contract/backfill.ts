@@ -24,6 +24,40 @@ export function backfillRangesKey(prefix: string, backfillId: string): string {
   return `${prefix}backfill/${backfillId}/ranges.json`;
 }
 
+/**
+ * The sort key of a cursor's "active plan" item: which plan of the cursor is being planned or run, so that two
+ * planners at once make one plan (each claims it with a conditional write; the loser is told which plan runs).
+ * Not under {@link BACKFILL_SK_PREFIX}: the newest-plan Query never sees it.
+ */
+export const BACKFILL_ACTIVE_SK = 'backfill-active';
+
+/** Where a Distributed Map's ResultWriter writes the results of each map run: `<prefix>backfill/map-runs/`. */
+export function backfillResultsPrefix(prefix: string): string {
+  return `${prefix}backfill/map-runs/`;
+}
+
+/**
+ * Step Functions passes at most 256 KiB (262,144 bytes) as a state's input or output. A batch of ranges (the
+ * ItemBatcher's `MaxInputBytesPerBatch`) is kept to 192 KiB of it: the child execution's state adds its result.
+ */
+export const MAX_BATCH_INPUT_BYTES = 192 * 1024;
+
+/**
+ * The most bytes one range item (as JSON) may take: a batch of the default 4 ranges fits
+ * {@link MAX_BATCH_INPUT_BYTES}. A plan with a larger range is refused (it could not be handed to a worker).
+ */
+export const MAX_RANGE_ITEM_BYTES = MAX_BATCH_INPUT_BYTES / 4;
+
+/**
+ * A range is closed once its own pages take this many bytes as JSON, whatever their leaves (a feed of small pages
+ * would otherwise make huge items): with the lookahead (a page or two) it stays below {@link MAX_RANGE_ITEM_BYTES}.
+ * On nuget.org (about 300 bytes a page of up to 550 leaves) that is about 100 pages, 50,000 leaves.
+ */
+export const RANGE_PAGE_BYTES = 32 * 1024;
+
+/** The largest `rangeLeaves` a plan takes (`--range-leaves`, the execution's input). */
+export const MAX_RANGE_LEAVES = 100_000;
+
 /** A page as a range worker needs it: enough to fetch it with the stale-copy rule, without the index. */
 export interface BackfillPage {
   readonly url: string;
@@ -52,7 +86,7 @@ export interface BackfillRange {
 }
 
 /** A plan's status. */
-export const BackfillStatus = { running: 'running', finished: 'finished' } as const;
+export const BackfillStatus = { running: 'running', finished: 'finished', abandoned: 'abandoned' } as const;
 /** One of {@link BackfillStatus}'s values. */
 export type BackfillStatus = (typeof BackfillStatus)[keyof typeof BackfillStatus];
 
@@ -74,8 +108,22 @@ export interface BackfillPlan {
   /** ISO time. */
   readonly createdAt: string;
   readonly status: BackfillStatus;
-  /** Epoch ms until which the backfill holds off the follower of its cursor. */
+  /**
+   * Epoch ms until which the backfill holds off the follower of its cursor: someone works on the plan until then,
+   * so another planner is refused; a plan whose lease lapsed is taken up again by the next planner.
+   */
   readonly leaseUntil: number;
+  /**
+   * Who took the lease last, when a planner named itself (the CLI: `<pid>@<host>`, taken over when that process is
+   * gone; on AWS the execution's ARN, named to a second execution).
+   */
+  readonly leaseHolder?: string;
+  /** The `until` the plan was asked for (7 digits), when one was given: a rerun asking another is refused. */
+  readonly until?: string;
+  /** The `rangeLeaves` the ranges were cut with: a rerun asking another is refused. */
+  readonly rangeLeaves?: number;
+  /** ISO time, once abandoned (`backfill --abandon`): its ranges are never run again. */
+  readonly abandonedAt?: string;
   /** ISO time, once finished. */
   readonly finishedAt?: string;
   /** The run summary the finish logged, once finished: a second finish returns it. */

@@ -33,6 +33,8 @@ export const ErrorCode = {
   backfillRange: 'CS_ERR_BACKFILL_RANGE',
   backfillIncomplete: 'CS_ERR_BACKFILL_INCOMPLETE',
   backfillPlan: 'CS_ERR_BACKFILL_PLAN',
+  backfillRunning: 'CS_ERR_BACKFILL_RUNNING',
+  backfillMismatch: 'CS_ERR_BACKFILL_MISMATCH',
   s3Put: 'CS_ERR_S3_PUT',
   s3PutAborted: 'CS_ERR_S3_PUT_ABORTED',
 } as const;

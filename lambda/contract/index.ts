@@ -9,7 +9,21 @@ export { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_
 export { DEFAULT_SOURCE, parseSettings, SettingsError, SOURCE_SECRET_ENV, type RawSettings, type SyncSettings } from './settings.js';
 export { ENV_NAMES, parseRunLogDays, type SettingNames } from './settings.js';
 export { DEFAULT_BACKFILL_LEASE_SECONDS, DEFAULT_RANGE_LEAVES } from './settings.js';
-export { addTotals, BACKFILL_SK_PREFIX, backfillRangesKey, backfillSortKey, BackfillStatus, rangeSortKey, ZERO_TOTALS } from './backfill.js';
+export {
+  addTotals,
+  BACKFILL_ACTIVE_SK,
+  BACKFILL_SK_PREFIX,
+  backfillRangesKey,
+  backfillResultsPrefix,
+  backfillSortKey,
+  BackfillStatus,
+  MAX_BATCH_INPUT_BYTES,
+  MAX_RANGE_ITEM_BYTES,
+  MAX_RANGE_LEAVES,
+  RANGE_PAGE_BYTES,
+  rangeSortKey,
+  ZERO_TOTALS,
+} from './backfill.js';
 export type { BackfillPage, BackfillPlan, BackfillRange, BackfillTotals, RangeState } from './backfill.js';
 export { runErrorOf, StoppedBy, type RunError, type RunSummary } from './run-summary.js';
 export { CatalogSyncError, ErrorCode, hasErrorCode } from './errors.js';

@@ -1,8 +1,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { BACKFILL_SK_PREFIX, backfillSortKey, BackfillStatus, rangeSortKey, type BackfillPlan, type BackfillTotals, type RangeState } from '../contract/backfill.js';
+import { BACKFILL_ACTIVE_SK, BACKFILL_SK_PREFIX, backfillSortKey, BackfillStatus, rangeSortKey, type BackfillPlan, type BackfillTotals, type RangeState } from '../contract/backfill.js';
 import type { RunSummary } from '../contract/run-summary.js';
-import { sdkSendOptions, type BackfillStore, type RangeFinal, type RangeProgress, type RangeWriteResult, type ReadOptions } from './types.js';
+import { sdkSendOptions, type ActivePlanClaim, type BackfillStore, type RangeFinal, type RangeProgress, type RangeWriteResult, type ReadOptions } from './types.js';
 
 /** Every attribute a backfill expression names, aliased (several are DynamoDB reserved words). */
 const NAMES = {
@@ -21,6 +21,10 @@ const NAMES = {
   '#bytes': 'bytes',
   '#updatedAt': 'updatedAt',
   '#runId': 'runId',
+  '#backfillId': 'backfillId',
+  '#claimedAt': 'claimedAt',
+  '#leaseHolder': 'leaseHolder',
+  '#abandonedAt': 'abandonedAt',
 } as const;
 const SET_TOTALS = '#commits = :commits, #leaves = :leaves, #deletes = :deletes, #quarantined = :quarantined, #bytes = :bytes';
 
@@ -158,6 +162,55 @@ export class DynamoBackfillStore implements BackfillStore {
       startKey = page.LastEvaluatedKey;
     } while (startKey);
     return states.sort((a, b) => a.n - b.n);
+  }
+
+  async claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number): Promise<boolean> {
+    return conditional(
+      this.update(
+        cursorName,
+        BACKFILL_ACTIVE_SK,
+        'SET #backfillId = :id, #claimedAt = :at',
+        replacing === undefined ? 'attribute_not_exists(#backfillId)' : '#backfillId = :replacing',
+        { ':id': backfillId, ':at': claimedAt, ...(replacing === undefined ? {} : { ':replacing': replacing }) },
+      ),
+    );
+  }
+
+  async readActive(cursorName: string): Promise<ActivePlanClaim | undefined> {
+    const item = await this.get(cursorName, BACKFILL_ACTIVE_SK);
+    if (typeof item?.backfillId !== 'string') return undefined;
+    return { backfillId: item.backfillId, claimedAt: Number(item.claimedAt ?? 0) };
+  }
+
+  async releaseActive(cursorName: string, backfillId: string): Promise<void> {
+    await conditional(this.update(cursorName, BACKFILL_ACTIVE_SK, 'REMOVE #backfillId, #claimedAt', '#backfillId = :id', { ':id': backfillId }));
+  }
+
+  async setLease(cursorName: string, backfillId: string, leaseUntil: number, expected: number | undefined, holder?: string): Promise<boolean> {
+    return conditional(
+      this.update(
+        cursorName,
+        backfillSortKey(backfillId),
+        holder === undefined ? 'SET #leaseUntil = :lease REMOVE #leaseHolder' : 'SET #leaseUntil = :lease, #leaseHolder = :holder',
+        `#status = :running${expected === undefined ? '' : ' AND #leaseUntil = :expected'}`,
+        {
+          ':lease': leaseUntil,
+          ':running': BackfillStatus.running,
+          ...(expected === undefined ? {} : { ':expected': expected }),
+          ...(holder === undefined ? {} : { ':holder': holder }),
+        },
+      ),
+    );
+  }
+
+  async abandonPlan(cursorName: string, backfillId: string, abandonedAt: string): Promise<boolean> {
+    return conditional(
+      this.update(cursorName, backfillSortKey(backfillId), 'SET #status = :abandoned, #abandonedAt = :at', '#status = :running', {
+        ':abandoned': BackfillStatus.abandoned,
+        ':running': BackfillStatus.running,
+        ':at': abandonedAt,
+      }),
+    );
   }
 
   private async get(pk: string, sk: string, options?: ReadOptions): Promise<Record<string, unknown> | undefined> {

@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { formatTimestamp, parseTimestamp } from '../contract/time.js';
 import type { RunSummary } from '../contract/run-summary.js';
-import { sdkSendOptions, type BackfillStore, type CompareAndSetResult, type CursorState, type CursorStore, type CursorTarget, type RangeProgress, type RangeWriteResult, type ReadOptions, type RunLogStore, type RunQuery } from './types.js';
+import { sdkSendOptions, type ActivePlanClaim, type BackfillStore, type CompareAndSetResult, type CursorState, type CursorStore, type CursorTarget, type RangeProgress, type RangeWriteResult, type ReadOptions, type RunLogStore, type RunQuery } from './types.js';
 import type { BackfillPlan, BackfillTotals, RangeState } from '../contract/backfill.js';
 import { DynamoBackfillStore } from './dynamo-backfill.js';
 import { compareRunsNewestFirst, runSecond } from './run-order.js';
@@ -153,6 +153,26 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
 
   listRanges(cursorName: string, backfillId: string): Promise<RangeState[]> {
     return this.backfills.listRanges(cursorName, backfillId);
+  }
+
+  claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number): Promise<boolean> {
+    return this.backfills.claimActive(cursorName, backfillId, replacing, claimedAt);
+  }
+
+  readActive(cursorName: string): Promise<ActivePlanClaim | undefined> {
+    return this.backfills.readActive(cursorName);
+  }
+
+  releaseActive(cursorName: string, backfillId: string): Promise<void> {
+    return this.backfills.releaseActive(cursorName, backfillId);
+  }
+
+  setLease(cursorName: string, backfillId: string, leaseUntil: number, expected: number | undefined, holder?: string): Promise<boolean> {
+    return this.backfills.setLease(cursorName, backfillId, leaseUntil, expected, holder);
+  }
+
+  abandonPlan(cursorName: string, backfillId: string, abandonedAt: string): Promise<boolean> {
+    return this.backfills.abandonPlan(cursorName, backfillId, abandonedAt);
   }
 
   private toState(name: string, item: Record<string, unknown>): CursorState {

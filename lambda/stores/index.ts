@@ -6,7 +6,7 @@
  * Importing this face loads the AWS SDK. The CLI's local path must not pay that (most of a second), so
  * `lambda/cli/open-stores.ts` imports `local-store.ts` directly and the AWS stores lazily.
  */
-export type { BackfillStore, RangeProgress, RangeWriteResult } from './types.js';
+export type { ActivePlanClaim, BackfillStore, RangeProgress, RangeWriteResult } from './types.js';
 export type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, PutRetryEvent, RunLogStore, RunQuery, SnapshotStore, WriteOptions } from './types.js';
 export { awsClients } from './aws-clients.js';
 export { DynamoStore } from './dynamo-store.js';

@@ -6,10 +6,12 @@ import type { RenameGuard } from './atomic-file.js';
 import type { LocalLock } from './local-lock.js';
 import { isPlainObject, type LocalFolder, readTextIfExists } from './local-folder.js';
 import { LocalStateError } from './local-state-error.js';
-import type { BackfillStore, RangeFinal, RangeProgress, RangeWriteResult } from './types.js';
+import type { ActivePlanClaim, BackfillStore, RangeFinal, RangeProgress, RangeWriteResult } from './types.js';
 
 /** Backfills of the folder, in its state folder: `backfill/<cursor>/<id>/plan.json` and `range-<n>.json`. */
 const BACKFILL_DIR = 'backfill';
+/** The cursors' active-plan claims: `backfill-active/<cursor>.json` (beside, not inside, the plan folders). */
+const ACTIVE_DIR = 'backfill-active';
 const PLAN_FILE = 'plan.json';
 const RANGE_FILE = /^range-(0|[1-9][0-9]*)\.json$/;
 
@@ -127,6 +129,57 @@ export class LocalBackfillStore implements BackfillStore {
       if (state !== undefined) states.push(state);
     }
     return states.sort((a, b) => a.n - b.n);
+  }
+
+  async claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number): Promise<boolean> {
+    return this.folder.lock.hold(async (held) => {
+      const current = await this.readActive(cursorName);
+      if (current?.backfillId !== replacing) return false;
+      await this.write(this.activePath(cursorName), { backfillId, claimedAt }, held.whileHeld);
+      return true;
+    });
+  }
+
+  async readActive(cursorName: string): Promise<ActivePlanClaim | undefined> {
+    const claim = await this.readJson<Partial<ActivePlanClaim>>(this.activePath(cursorName), 'backfillId');
+    if (typeof claim?.backfillId !== 'string') return undefined;
+    return { backfillId: claim.backfillId, claimedAt: Number(claim.claimedAt ?? 0) };
+  }
+
+  async releaseActive(cursorName: string, backfillId: string): Promise<void> {
+    await this.folder.lock.hold(async (held) => {
+      if ((await this.readActive(cursorName))?.backfillId !== backfillId) return;
+      await this.write(this.activePath(cursorName), { backfillId: null }, held.whileHeld);
+    });
+  }
+
+  async setLease(cursorName: string, backfillId: string, leaseUntil: number, expected: number | undefined, holder?: string): Promise<boolean> {
+    return this.updatePlan(cursorName, backfillId, (plan) => {
+      if (expected !== undefined && plan.leaseUntil !== expected) return undefined;
+      const { leaseHolder: _held, ...rest } = plan;
+      return { ...rest, leaseUntil, ...(holder === undefined ? {} : { leaseHolder: holder }) };
+    });
+  }
+
+  async abandonPlan(cursorName: string, backfillId: string, abandonedAt: string): Promise<boolean> {
+    return this.updatePlan(cursorName, backfillId, (plan) => ({ ...plan, status: BackfillStatus.abandoned, abandonedAt }));
+  }
+
+  /** Rewrites a running plan under the folder's lock with `change` (undefined: no change); true when written. */
+  private async updatePlan(cursorName: string, backfillId: string, change: (plan: BackfillPlan) => BackfillPlan | undefined): Promise<boolean> {
+    return this.folder.lock.hold(async (held) => {
+      const path = this.planPath(cursorName, backfillId);
+      const plan = await this.readJson<BackfillPlan>(path, 'backfillId');
+      if (plan === undefined || plan.status !== BackfillStatus.running) return false;
+      const changed = change(plan);
+      if (changed === undefined) return false;
+      await this.write(path, changed, held.whileHeld);
+      return true;
+    });
+  }
+
+  private activePath(cursorName: string): string {
+    return join(this.folder.stateDir, ACTIVE_DIR, `${cursorName}.json`);
   }
 
   /**

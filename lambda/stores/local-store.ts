@@ -5,7 +5,7 @@ import { LocalCursorStore } from './local-cursor-store.js';
 import { LocalFolder, type LocalFolderOptions } from './local-folder.js';
 import { LocalRunLog, type LocalRunLogOptions } from './local-run-log.js';
 import { LocalSnapshotStore, type LocalSnapshotStoreOptions } from './local-snapshot-store.js';
-import type { BackfillStore, CompareAndSetResult, CursorState, CursorStore, CursorTarget, RangeProgress, RangeWriteResult, RunLogStore, RunQuery, SnapshotStore } from './types.js';
+import type { ActivePlanClaim, BackfillStore, CompareAndSetResult, CursorState, CursorStore, CursorTarget, RangeProgress, RangeWriteResult, RunLogStore, RunQuery, SnapshotStore } from './types.js';
 
 /** Every setting of a folder's stores: the folder's own, run-log compaction and file names (all for tests). */
 export type LocalStoreOptions = LocalFolderOptions & LocalRunLogOptions & LocalSnapshotStoreOptions;
@@ -119,5 +119,25 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, Back
 
   listRanges(cursorName: string, backfillId: string): Promise<RangeState[]> {
     return this.stores.backfills.listRanges(cursorName, backfillId);
+  }
+
+  claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number): Promise<boolean> {
+    return this.stores.backfills.claimActive(cursorName, backfillId, replacing, claimedAt);
+  }
+
+  readActive(cursorName: string): Promise<ActivePlanClaim | undefined> {
+    return this.stores.backfills.readActive(cursorName);
+  }
+
+  releaseActive(cursorName: string, backfillId: string): Promise<void> {
+    return this.stores.backfills.releaseActive(cursorName, backfillId);
+  }
+
+  setLease(cursorName: string, backfillId: string, leaseUntil: number, expected: number | undefined, holder?: string): Promise<boolean> {
+    return this.stores.backfills.setLease(cursorName, backfillId, leaseUntil, expected, holder);
+  }
+
+  abandonPlan(cursorName: string, backfillId: string, abandonedAt: string): Promise<boolean> {
+    return this.stores.backfills.abandonPlan(cursorName, backfillId, abandonedAt);
   }
 }

@@ -1,8 +1,9 @@
 /**
  * S3's 503 SlowDown as back-pressure, not failure (issue 12): a new bucket starts with one partition per prefix
  * (3,500 PUT/s) and answers SlowDown while it splits under a backfill's load. Two layers take it:
- * - the S3 client retries throttling with backoff and lowers its own send rate (the SDK's `adaptive` retry mode,
- *   more attempts than the follower's client), and counts every SlowDown it was answered;
+ * - leaf and manifest PUTs (the lean signed PUT, s3-put-client.ts) retry throttling with backoff as the SDK's
+ *   `standard` mode does (the other calls keep the SDK client's `adaptive` mode), with more attempts than the
+ *   follower's, and count every SlowDown they were answered;
  * - {@link BackpressureSnapshotStore} lowers the leaf PUTs in flight while SlowDowns come (halved at most once per
  *   window of PUTs), and raises them again by one per window of PUTs without one, up to the engine's concurrency.
  */

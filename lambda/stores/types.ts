@@ -157,4 +157,28 @@ export interface BackfillStore {
   markRangeDone(cursorName: string, backfillId: string, n: number, final: RangeFinal): Promise<RangeState>;
   /** Every range of a plan with a stored state, by `n`. */
   listRanges(cursorName: string, backfillId: string): Promise<RangeState[]>;
+  /**
+   * Claims the cursor's "active plan" for `backfillId`: only if no plan is claimed (`replacing` undefined), or the
+   * claim is still `replacing` (a stale claim). False (nothing written) when another planner holds it.
+   */
+  claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number): Promise<boolean>;
+  /** The cursor's active-plan claim, or undefined. */
+  readActive(cursorName: string): Promise<ActivePlanClaim | undefined>;
+  /** Clears the active-plan claim if it is still `backfillId`'s (a finished or abandoned plan); else does nothing. */
+  releaseActive(cursorName: string, backfillId: string): Promise<void>;
+  /**
+   * Sets a running plan's lease to `leaseUntil` (back as well as forward) and its holder, only if its lease is still
+   * `expected` (undefined: whatever it is): a planner taking up a plan whose lease lapsed, or giving a lease back.
+   * False when the plan is not running or its lease changed.
+   */
+  setLease(cursorName: string, backfillId: string, leaseUntil: number, expected: number | undefined, holder?: string): Promise<boolean>;
+  /** Marks a running plan abandoned (never run or finished again); false when it is not running. */
+  abandonPlan(cursorName: string, backfillId: string, abandonedAt: string): Promise<boolean>;
+}
+
+/** The cursor's active-plan item: which plan is being planned or run. */
+export interface ActivePlanClaim {
+  readonly backfillId: string;
+  /** Epoch ms of the claim. */
+  readonly claimedAt: number;
 }

@@ -9,12 +9,16 @@ export { leafKeyOf, manifestOf, metadataOf, type ManifestEntry } from './layout.
 export { listQuarantine, retryQuarantine, type QuarantineRecord, type RetryOutcome } from './quarantine.js';
 export type { BackfillDeps } from './engine-deps.js';
 export {
+  abandonBackfill,
   BackfillIncompleteError,
+  BackfillMismatchError,
   BackfillPlanError,
   BackfillRangeError,
+  BackfillRunningError,
   cutRanges,
   finishBackfill,
   planBackfill,
+  releaseBackfillLease,
   readRanges,
   runRange,
   type PlanOptions,

@@ -11,9 +11,12 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import validator from 'asl-validator';
 import { CatalogBackfill, type CatalogBackfillProps } from '../../infra/index.js';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import { MAX_BATCH_INPUT_BYTES, MAX_RANGE_ITEM_BYTES } from '../../lambda/contract/index.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   acknowledgements,
+  definitionOf,
   NO_BUNDLING,
   normalized,
   outdir,
@@ -25,22 +28,6 @@ import {
   type Json,
   type Synthesized,
 } from './synth-kit.js';
-
-/** The definition with its tokens replaced by plausible values: what Step Functions receives at deploy time. */
-function definitionOf(s: Synthesized): Json {
-  const [, props] = only(s.resources, 'AWS::StepFunctions::StateMachine');
-  const parts = props.DefinitionString['Fn::Join'][1] as unknown[];
-  const text = parts
-    .map((part) => {
-      if (typeof part === 'string') return part;
-      const p = part as Json;
-      if (p.Ref === 'AWS::Partition') return 'aws';
-      if (p['Fn::GetAtt']) return `arn:aws:lambda:us-east-1:123456789012:function:${p['Fn::GetAtt'][0]}`;
-      throw new Error(`unexpected token ${JSON.stringify(part)}`);
-    })
-    .join('');
-  return JSON.parse(text) as Json;
-}
 
 describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
   let s: Synthesized;
@@ -62,6 +49,8 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
     expect(definition.States.Plan.Next).toBe('Ranges');
     expect(map.Next).toBe('Finish');
     expect(definition.States.Finish).toMatchObject({ End: true, Parameters: { 'backfillId.$': '$.backfillId' } });
+    // The planner gets the execution's input and the execution's id (the lease holder).
+    expect(definition.States.Plan.Parameters).toEqual({ 'input.$': '$', 'execution.$': '$$.Execution.Id' });
     const result = validator(definition, { checkPaths: true, checkArn: true });
     expect(result.errorsText('\n')).toBe('');
     expect(result.isValid).toBe(true);
@@ -74,7 +63,7 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
       ReaderConfig: { InputType: 'JSON' },
       Parameters: { 'Bucket.$': '$.bucket', 'Key.$': '$.rangesKey' },
     });
-    expect(map.ItemBatcher).toEqual({ MaxItemsPerBatch: 4, BatchInput: { 'backfillId.$': '$.backfillId', passes: 0 } });
+    expect(map.ItemBatcher).toEqual({ MaxItemsPerBatch: 4, MaxInputBytesPerBatch: MAX_BATCH_INPUT_BYTES, BatchInput: { 'backfillId.$': '$.backfillId', passes: 0 } });
     expect(map.MaxConcurrency).toBe(24);
     expect(map.ToleratedFailurePercentage ?? 0).toBe(0);
     expect(map.ToleratedFailureCount).toBeUndefined();
@@ -86,7 +75,8 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
     const run = processor.States.RunBatch;
     expect(processor.StartAt).toBe('RunBatch');
     expect(run.Retry).toEqual([
-      expect.objectContaining({ ErrorEquals: expect.arrayContaining(['Lambda.ServiceException', 'Lambda.TooManyRequestsException']), BackoffRate: 2, JitterStrategy: 'FULL', MaxAttempts: 6 }),
+      expect.objectContaining({ ErrorEquals: ['Lambda.TooManyRequestsException', 'Lambda.EC2ThrottledException'], BackoffRate: 2, JitterStrategy: 'FULL' }),
+      expect.objectContaining({ ErrorEquals: expect.arrayContaining(['Lambda.ServiceException']), BackoffRate: 2, JitterStrategy: 'FULL', MaxAttempts: 6 }),
       expect.objectContaining({ ErrorEquals: ['States.ALL'], BackoffRate: 2, JitterStrategy: 'FULL', MaxAttempts: 3 }),
     ]);
     expect(run).toMatchObject({ ResultPath: '$.result', ResultSelector: { 'done.$': '$.Payload.done' }, Next: 'BatchDone?' });
@@ -100,6 +90,45 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
     expect(processor.States.Again).toMatchObject({ Type: 'Pass', Next: 'RunBatch' });
     expect(processor.States.Again.Parameters.BatchInput['passes.$']).toBe('States.MathAdd($.BatchInput.passes, 1)');
     for (const name of ['Plan', 'Finish']) expect(definition.States[name].Retry[0]).toMatchObject({ BackoffRate: 2, JitterStrategy: 'FULL' });
+  });
+
+  it('retries Lambda throttles for about 20 minutes on every task, before any other retrier can take them', () => {
+    const tasks = [definition.States.Plan, definition.States.Finish, definition.States.Release, processor.States.RunBatch];
+    for (const task of tasks) {
+      const throttle = task.Retry[0];
+      expect(throttle.ErrorEquals).toContain('Lambda.TooManyRequestsException');
+      for (const later of task.Retry.slice(1)) expect(later.ErrorEquals).not.toContain('Lambda.TooManyRequestsException');
+      // The longest the retrier can wait in all (before jitter, which only shortens it).
+      let waited = 0;
+      for (let attempt = 0; attempt < throttle.MaxAttempts; attempt++) waited += Math.min(throttle.IntervalSeconds * throttle.BackoffRate ** attempt, throttle.MaxDelaySeconds);
+      expect(waited).toBeGreaterThanOrEqual(15 * 60);
+      expect(waited).toBeLessThanOrEqual(30 * 60);
+    }
+  });
+
+  it('size limits: a child ends with {done} only, a batch is bounded in bytes, the results go to S3 (256 KiB per state)', () => {
+    // The child's last state keeps only the result: never the batch (up to MaxInputBytesPerBatch) it was given.
+    expect(processor.States.BatchDone).toMatchObject({ Type: 'Succeed', OutputPath: '$.result' });
+    expect(processor.States.RunBatch.ResultSelector).toEqual({ 'done.$': '$.Payload.done' });
+    // A batch's input: bytes bounded well under 256 KiB, and at least the default batch of the largest range items.
+    expect(map.ItemBatcher.MaxInputBytesPerBatch).toBeLessThanOrEqual(200 * 1024);
+    expect(map.ItemBatcher.MaxInputBytesPerBatch).toBeGreaterThanOrEqual(map.ItemBatcher.MaxItemsPerBatch * MAX_RANGE_ITEM_BYTES);
+    // The map writes its children's results to S3 (its output is then only where they went, and is discarded).
+    expect(map.ResultWriter).toEqual({ Resource: 'arn:aws:states:::s3:putObject', Parameters: { Bucket: 'snapshot-bucket', Prefix: 'nuget/backfill/map-runs/' } });
+    expect(map.ResultPath).toBeNull();
+    // A failed map gives the lease back, then fails with the map's error.
+    expect(map.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'Release' }]);
+    expect(definition.States.Release).toMatchObject({ Parameters: { 'backfillId.$': '$.backfillId', release: true }, ResultPath: null, Next: 'Failed' });
+    expect(definition.States.Failed).toMatchObject({ Type: 'Fail', ErrorPath: '$.failure.Error', CausePath: '$.failure.Cause' });
+  });
+
+  it('least privilege: the ResultWriter may write (multipart) and read back under its results prefix only', () => {
+    const [, machine] = only(s.resources, 'AWS::StepFunctions::StateMachine');
+    const own = roleStatements(s.resources, machine.RoleArn['Fn::GetAtt'][0] as string).map(normalized);
+    const writes = own.filter((st) => st.Action.includes('s3:PutObject'));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.Action).toEqual(['s3:AbortMultipartUpload', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:PutObject']);
+    expect(JSON.stringify(writes[0]!.Resource)).toMatch(/\/nuget\/backfill\/map-runs\/\*"\]\]\}$/);
   });
 
   it('least privilege: the state machine invokes its three functions, reads only the ranges files and runs its own map', () => {
@@ -185,14 +214,15 @@ describe('the default app', () => {
 });
 
 describe('CatalogBackfill alone, in another app', () => {
-  const build = (props: Partial<CatalogBackfillProps> = {}) => {
+  const build = (props: Partial<CatalogBackfillProps> = {}, { keyed = false } = {}) => {
     const app = new App({ context: NO_BUNDLING, outdir: outdir() });
     const stack = new Stack(app, 'Other');
     const table = new dynamodb.TableV2(stack, 'Table', {
       partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
       sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
     });
-    const bucket = new s3.Bucket(stack, 'Bucket');
+    const encryption = keyed ? { encryption: s3.BucketEncryption.KMS, encryptionKey: new kms.Key(stack, 'Key') } : {};
+    const bucket = new s3.Bucket(stack, 'Bucket', encryption);
     const backfill = new CatalogBackfill(stack, 'Backfill', { table, bucket, cursorName: 'mine', source: 'https://feed.example/v3/index.json', ...props });
     return { backfill, template: Template.fromStack(stack) };
   };
@@ -210,6 +240,34 @@ describe('CatalogBackfill alone, in another app', () => {
       Timeout: 600,
       Environment: { Variables: Match.objectLike({ CURSOR_NAME: 'mine', CATALOG_SOURCE: 'https://feed.example/v3/index.json', SNAPSHOT_PREFIX: '' }) },
     });
+  });
+
+  it('a bucket with a customer key: every function and the state machine may encrypt and decrypt with it', () => {
+    const { template } = build({}, { keyed: true });
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')) as Json[];
+    const keyed = policies
+      .filter((p) => JSON.stringify(p.Properties.PolicyDocument).includes('kms:GenerateDataKey'))
+      .map((p) => JSON.stringify(p.Properties.Roles));
+    for (const role of ['PlannerRole', 'WorkerRole', 'FinalizerRole', 'StateMachineRole']) expect(keyed.join()).toContain(role);
+  });
+
+  it('reserved concurrency for the workers, when asked, at least maxConcurrency', () => {
+    const { template } = build({ maxConcurrency: 10, workerReservedConcurrency: 12 });
+    template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 12, Description: Match.stringLikeRegexp('backfill worker') });
+    expect(() => build({ maxConcurrency: 10, workerReservedConcurrency: 5 })).toThrow(/workerReservedConcurrency must be a whole number from 10/);
+  });
+
+  it('the example of docs/deploy.md ("Use it alone") names only real props, and builds', () => {
+    const docs = readFileSync(new URL('../../docs/deploy.md', import.meta.url), 'utf8');
+    const example = /new CatalogBackfill\(stack, 'Backfill', \{([\s\S]*?)\n\}\);/.exec(docs.slice(docs.indexOf('**Use it alone:**')))![1]!;
+    // Its keys (`key:`), and the shorthand `table, bucket,` of its first line.
+    const text = example.replace(/\/\/.*$/gm, '');
+    const named = [...text.matchAll(/\b([A-Za-z]+):/g)].map((m) => m[1]).concat(['table', 'bucket'].filter((n) => new RegExp(`\\b${n},`).test(text)));
+    // The same props, typed: `npm run typecheck` refuses a key that CatalogBackfillProps does not have.
+    const asWritten = { prefix: 'nuget/', cursorName: 'catalog-to-s3', settings: {}, maxConcurrency: 48, batchSize: 4, workerMemorySize: 1769, workerReservedConcurrency: 48 } satisfies Partial<CatalogBackfillProps>;
+    expect(new Set(named)).toEqual(new Set(['table', 'bucket', 'alarmTopic', ...Object.keys(asWritten)]));
+    const { template } = build(asWritten);
+    template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 48 });
   });
 
   it('refuses props it cannot deploy, naming them', () => {

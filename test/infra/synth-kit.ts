@@ -137,3 +137,24 @@ export function rawFindings(scope: IConstruct): string[] {
   (pack as unknown as { isAcknowledged: () => boolean }).isAcknowledged = () => false;
   return pack.validateScope(scope).violations.map((violation) => violation.ruleName);
 }
+
+/**
+ * The state machine's definition with its tokens replaced by plausible values: what Step Functions receives at
+ * deploy time. Functions become `arn:aws:lambda:us-east-1:123456789012:function:<logical id>`, the snapshot bucket
+ * `bucket`.
+ */
+export function definitionOf(s: Synthesized, bucket = 'snapshot-bucket'): Json {
+  const [, props] = only(s.resources, 'AWS::StepFunctions::StateMachine');
+  const parts = props.DefinitionString['Fn::Join'][1] as unknown[];
+  const text = parts
+    .map((part) => {
+      if (typeof part === 'string') return part;
+      const p = part as Json;
+      if (p.Ref === 'AWS::Partition') return 'aws';
+      if (typeof p.Ref === 'string' && /Snapshots/.test(p.Ref)) return bucket;
+      if (p['Fn::GetAtt']) return `arn:aws:lambda:us-east-1:123456789012:function:${p['Fn::GetAtt'][0]}`;
+      throw new Error(`unexpected token ${JSON.stringify(part)}`);
+    })
+    .join('');
+  return JSON.parse(text) as Json;
+}

@@ -4,7 +4,7 @@
  * the ranges file read back the way the Distributed Map's ItemReader reads it (GetObject, a JSON array); batches
  * formed the way ItemBatcher forms them (MaxItemsPerBatch items, BatchInput with the backfill id); the worker per
  * batch, some batches retried or duplicated, one given almost no time so that it comes back not done and is
- * looped; the finalizer. No Step Functions runs here: see docs/deploy.md for what covers the rest.
+ * looped; the finalizer. backfill-definition-run.test.ts runs the synthesized definition itself with these handlers.
  */
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -62,7 +62,7 @@ async function runOneRange(kind: (typeof TARGET_KINDS)[number], { passLease, fai
   targets.push(target);
   const settings = settingsOf(replica.serviceIndexUrl);
   // The plan's own lease is over at once: what holds the follower off below is the range's renewals alone.
-  const { plan, ranges } = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 1_000_000, leaseSeconds: 0 }));
+  const { plan, ranges } = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 100_000, leaseSeconds: 0 }));
   expect(ranges).toHaveLength(1);
   const range: BackfillRange = ranges[0]!;
   const { cursorName } = settings;

@@ -3,11 +3,12 @@
  * not done; `until` between two commits lands the cursor on the newest commit before it and the follower goes on;
  * a leaf that fails validation is quarantined exactly as the follower would, or (quarantine off) stops its range
  * with a coded error naming the URL; the follower gate (a live lease holds the follower off, an expired one does
- * not, a finished backfill lets it go on); and a rerun resumes the same plan, skipping done ranges.
+ * not, a finished backfill lets it go on); and a rerun resumes the same plan, skipping done ranges. One plan at a
+ * time, abandoning and refused reruns: backfill-one-plan.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
-import { BackfillRangeError, finishBackfill, planBackfill, runRange, runSlice } from '../../lambda/sync/index.js';
+import { BackfillRangeError, finishBackfill, planBackfill, releaseBackfillLease, runRange, runSlice } from '../../lambda/sync/index.js';
 import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
 import { commitTicks } from '../../testkit/sync-harness.js';
@@ -125,7 +126,9 @@ describe('backfill rules', () => {
     const first = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 10 }));
     const half = first.ranges.slice(0, Math.ceil(first.ranges.length / 2));
     for (const range of half) await withDeps(target, settings, (deps) => runRange(settings, deps, range));
-    const again = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 3 }));
+    // A clean stop gives the lease back: the rerun takes the plan up at once (the same rangeLeaves, or none, asked).
+    await withDeps(target, settings, (deps) => releaseBackfillLease(settings, deps, first.plan.backfillId));
+    const again = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 10 }));
     expect(again.resumed).toBe(true);
     expect(again.plan.backfillId).toBe(first.plan.backfillId);
     expect(again.ranges).toEqual(first.ranges);
@@ -143,12 +146,16 @@ describe('backfill rules', () => {
     expect(follower).toMatchObject({ stoppedBy: 'caught-up', caughtUp: true, commits: 0, cursorBefore: formatTimestamp(commitTicks(catalog, -1)) });
   });
 
-  it('a plan whose ranges file is gone, or an unknown plan, is a coded plan error', async () => {
+  it('a plan whose ranges file is gone is abandoned and a new plan made; an unknown plan is a coded plan error', async () => {
     const target = await fresh();
     const settings = settingsOf(replica.serviceIndexUrl);
-    const { plan } = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 10 }));
+    const { plan } = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 10, leaseSeconds: 0 }));
     await target.stores.snapshots.deleteKey(`backfill/${plan.backfillId}/ranges.json`);
-    await expect(withDeps(target, settings, (deps) => planBackfill(settings, deps))).rejects.toMatchObject({ code: 'CS_ERR_BACKFILL_PLAN' });
+    const again = await withDeps(target, settings, (deps) => planBackfill(settings, deps));
+    expect(again).toMatchObject({ resumed: false, plan: { status: 'running' } });
+    expect(again.plan.backfillId).not.toBe(plan.backfillId);
+    expect(await target.stores.backfills.readPlan(settings.cursorName, plan.backfillId)).toMatchObject({ status: 'abandoned' });
+    await expect(withDeps(target, settings, (deps) => finishBackfill(settings, deps, plan.backfillId))).rejects.toMatchObject({ code: 'CS_ERR_BACKFILL_PLAN' });
     await expect(withDeps(target, settings, (deps) => finishBackfill(settings, deps, '001xVi6T451oQz1OTQhs0fsMut1CPbXm'))).rejects.toMatchObject({
       code: 'CS_ERR_BACKFILL_PLAN',
     });

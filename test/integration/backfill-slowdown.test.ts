@@ -39,7 +39,7 @@ describe('the range worker under S3 SlowDown', () => {
   it('absorbs every SlowDown, lowers its PUTs in flight, and stores every leaf of its ranges', async () => {
     const env = harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, CURSOR_NAME: 'slow', CONCURRENCY: '8' });
     Object.assign(process.env, env);
-    const planned = await (await import('../../lambda/backfill/planner.js')).handler({ rangeLeaves: 1_000_000 });
+    const planned = await (await import('../../lambda/backfill/planner.js')).handler({ rangeLeaves: 100_000 });
     const items = (await harness.snapshots.getJson(planned.rangesKey)) as BackfillRange[];
     process.env.AWS_ENDPOINT_URL_S3 = proxy.url;
     const worker = (await import('../../lambda/backfill/worker.js')).handler;

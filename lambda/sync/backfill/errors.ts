@@ -53,3 +53,47 @@ export class BackfillPlanError extends CatalogSyncError {
     super(message, options);
   }
 }
+
+/**
+ * Another planner's plan of the cursor is being planned or run (its lease is live): this planner made no plan and
+ * runs nothing. Says which plan, who holds it (when known) and until when.
+ */
+export class BackfillRunningError extends CatalogSyncError {
+  override readonly name = 'BackfillRunningError';
+  override get code(): ErrorCode {
+    return ErrorCode.backfillRunning;
+  }
+  constructor(
+    readonly backfillId: string,
+    readonly cursorName: string,
+    /** Epoch ms until which the plan is held, when it exists yet. */
+    readonly leaseUntil: number | undefined,
+    readonly holder: string | undefined,
+  ) {
+    super(
+      `backfill ${backfillId} of cursor ${cursorName} is ${leaseUntil === undefined ? 'being planned' : 'running'}` +
+        `${holder === undefined ? '' : ` (held by ${holder})`}` +
+        `${leaseUntil === undefined ? '' : `; its lease lasts until ${new Date(leaseUntil).toISOString()} unless renewed`}: ` +
+        'no second plan was made. Wait for it (a rerun after it stops resumes it), or abandon it (`catalog-sync backfill --abandon`, or the input {"abandon": true} on AWS).',
+    );
+  }
+}
+
+/** A rerun asked for another `until` or `rangeLeaves` than the unfinished plan it would resume. */
+export class BackfillMismatchError extends CatalogSyncError {
+  override readonly name = 'BackfillMismatchError';
+  override get code(): ErrorCode {
+    return ErrorCode.backfillMismatch;
+  }
+  constructor(
+    readonly backfillId: string,
+    /** What differs: `until` or `rangeLeaves`, with the plan's value and the asked one. */
+    readonly differences: readonly { readonly name: string; readonly plan: string; readonly asked: string }[],
+  ) {
+    super(
+      `backfill ${backfillId} is unfinished with ${differences.map((d) => `${d.name} ${d.plan}`).join(' and ')}, but ` +
+        `${differences.map((d) => `${d.name} ${d.asked}`).join(' and ')} was asked: nothing was changed. Run again without them to resume it, ` +
+        'or abandon it first (`catalog-sync backfill --abandon`, or the input {"abandon": true} on AWS) to plan anew.',
+    );
+  }
+}

@@ -26,7 +26,11 @@ export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps,
   if (backfills === undefined) throw new BackfillPlanError('finishBackfill needs a backfill store (deps.backfills)');
   const plan = await backfills.readPlan(settings.cursorName, backfillId);
   if (plan === undefined) throw new BackfillPlanError(`backfill ${backfillId} of cursor ${settings.cursorName}: no such plan`);
-  if (plan.status === BackfillStatus.finished && plan.summary !== undefined) return plan.summary;
+  if (plan.status === BackfillStatus.finished && plan.summary !== undefined) {
+    await backfills.releaseActive(settings.cursorName, backfillId);
+    return plan.summary;
+  }
+  if (plan.status === BackfillStatus.abandoned) throw new BackfillPlanError(`backfill ${backfillId} of cursor ${settings.cursorName} was abandoned at ${plan.abandonedAt}: it never finishes`);
 
   const states = await backfills.listRanges(settings.cursorName, backfillId);
   const byN = new Map<number, RangeState>(states.map((state) => [state.n, state]));
@@ -75,6 +79,8 @@ export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps,
     }
   }
   const finished = await backfills.finishPlan(settings.cursorName, backfillId, new Date().toISOString(), summary);
+  // The next planner may plan anew (the claim is cleared only if it is still this plan's).
+  await backfills.releaseActive(settings.cursorName, backfillId);
   deps.logger?.info('backfill finished', { summary });
   return finished.summary ?? summary;
 }

@@ -3,7 +3,7 @@
  * CLI's `backfill`) import it through lambda/sync/index.ts.
  */
 export { cutRanges } from './cut-ranges.js';
-export { planBackfill, readRanges, type PlanOptions, type PlannedBackfill } from './plan.js';
+export { abandonBackfill, planBackfill, readRanges, releaseBackfillLease, type PlanOptions, type PlannedBackfill } from './plan.js';
 export { runRange, type RangeOptions, type RangeOutcome } from './range-worker.js';
 export { finishBackfill } from './finish.js';
-export { BackfillIncompleteError, BackfillPlanError, BackfillRangeError } from './errors.js';
+export { BackfillIncompleteError, BackfillMismatchError, BackfillPlanError, BackfillRangeError, BackfillRunningError } from './errors.js';

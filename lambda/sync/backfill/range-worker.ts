@@ -1,6 +1,6 @@
 import type { CatalogIndex, CatalogIndexEntry } from '../../catalog/index.js';
 import { FetchAbortedError } from '../../catalog/index.js';
-import { addTotals, ZERO_TOTALS, type BackfillRange, type BackfillTotals } from '../../contract/backfill.js';
+import { addTotals, BackfillStatus, ZERO_TOTALS, type BackfillRange, type BackfillTotals } from '../../contract/backfill.js';
 import { StoppedBy } from '../../contract/run-summary.js';
 import { DEFAULT_BACKFILL_LEASE_SECONDS, type SyncSettings } from '../../contract/settings.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../contract/time.js';
@@ -52,6 +52,7 @@ const NOOP_LOGGER: EngineLogger = { info() {}, warn() {}, error() {} };
  *
  * @throws {@link BackfillRangeError} when a document, fetch or store failed (after checkpointing every commit
  *   completed before it); the range is not done.
+ * @throws {@link BackfillPlanError} when its plan was abandoned.
  */
 export async function runRange(settings: SyncSettings, deps: BackfillDeps, range: BackfillRange, options: RangeOptions = {}): Promise<RangeOutcome> {
   const { backfills } = deps;
@@ -61,6 +62,9 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
   const { backfillId, n } = range;
   const state = await backfills.readRange(cursorName, backfillId, n);
   if (state?.done) return { n, done: true, skipped: true, totals: ZERO_TOTALS, stoppedBy: StoppedBy.caughtUp };
+  // An abandoned plan's ranges are never run again (a worker of another execution, a CLI worker still running).
+  const plan = await backfills.readPlan(cursorName, backfillId);
+  if (plan?.status === BackfillStatus.abandoned) throw new BackfillPlanError(`backfill ${backfillId} of cursor ${cursorName} was abandoned at ${plan.abandonedAt}: range ${n} is not run`);
   const leaseSeconds = options.leaseSeconds ?? DEFAULT_BACKFILL_LEASE_SECONDS;
   const lease = new LeaseRenewer(backfills, cursorName, backfillId, leaseSeconds * 1000, options.now ?? Date.now, logger);
   await lease.renew();
