@@ -34,6 +34,9 @@ export const ErrorCode = {
   backfillIncomplete: 'CS_ERR_BACKFILL_INCOMPLETE',
   backfillPlan: 'CS_ERR_BACKFILL_PLAN',
   s3Put: 'CS_ERR_S3_PUT',
+  mirrorDocument: 'CS_ERR_MIRROR_DOCUMENT',
+  consumer: 'CS_ERR_CONSUMER',
+  consumerHandler: 'CS_ERR_CONSUMER_HANDLER',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

@@ -1,7 +1,7 @@
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
 import type { S3PutClient } from './s3-put-client.js';
 import { leanPutFor } from './s3-put-wiring.js';
-import type { SnapshotStore } from './types.js';
+import type { SnapshotReader, SnapshotStore } from './types.js';
 
 /**
  * Snapshots in an S3 bucket. Every write is a whole-object PUT of a buffer already in memory, so a
@@ -11,7 +11,7 @@ import type { SnapshotStore } from './types.js';
  * credentials and region, retries as the SDK's, undici); reads, deletes and listings go through the SDK.
  * A failed PUT throws `S3PutError` (`CS_ERR_S3_PUT`), naming the bucket, key, status, S3's code and the attempts.
  */
-export class S3SnapshotStore implements SnapshotStore {
+export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
   constructor(
     readonly bucket: string,
     private readonly client: S3Client = new S3Client({}),
@@ -27,9 +27,14 @@ export class S3SnapshotStore implements SnapshotStore {
   }
 
   async getJson(key: string): Promise<unknown> {
+    const bytes = await this.getBytes(key);
+    return bytes === undefined ? undefined : JSON.parse(bytes.toString('utf8'));
+  }
+
+  async getBytes(key: string): Promise<Buffer | undefined> {
     try {
       const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      return JSON.parse(await response.Body!.transformToString('utf8'));
+      return Buffer.from(await response.Body!.transformToByteArray());
     } catch (error) {
       if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return undefined;
       throw error;
