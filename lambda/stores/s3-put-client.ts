@@ -23,7 +23,7 @@
 import { type Dispatcher, Agent } from 'undici';
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { encodeKey, leanPutUnsupported, putTarget, type EndpointChoice, type PutTarget } from './s3-put-endpoint.js';
 import { S3PutError } from './s3-put-error.js';
 import {
@@ -69,8 +69,21 @@ interface Resolved {
   readonly unsupported: (bucket: string) => string[];
 }
 
+/** An answer of S3: its status, and its body for a GET that succeeded or S3's error fields otherwise. */
+interface Answer {
+  readonly status: number;
+  readonly code?: string;
+  readonly message?: string;
+  readonly serverTime?: string;
+  readonly date?: string;
+  readonly body?: Buffer;
+}
+
 /** One attempt's outcome: an answer, or a transport error. */
-type Attempt = { readonly status: number; readonly code?: string; readonly message?: string; readonly serverTime?: string; readonly date?: string } | { readonly error: unknown };
+type Attempt = Answer | { readonly error: unknown };
+
+/** SHA-256 of an empty body: the signed payload hash of a GET. */
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
 /** Up to this much of an error answer's body is read (S3's XML errors are a few hundred bytes). */
 const ERROR_BODY_LIMIT = 64 * 1024;
@@ -119,11 +132,35 @@ export class S3PutClient {
     };
     if (resolved.crc32) headers['x-amz-checksum-crc32'] = crc32Base64(request.body);
     if (request.metadata) for (const name in request.metadata) headers[`x-amz-meta-${name.toLowerCase()}`] = request.metadata[name]!;
+    await this.withRetries(request, resolved.maxAttempts, (date) => this.attempt('PUT', target, path, headers, request.body, date));
+  }
+
+  /**
+   * The object's bytes by a lean GET (the consumer's reads: the SDK's GetObject costs over a millisecond of CPU
+   * each), or `undefined` for `NoSuchKey`; retried and signed as {@link put}. Endpoints the lean path does not
+   * build go through the SDK's GetObject.
+   */
+  async get(bucket: string, key: string): Promise<Buffer | undefined> {
+    const resolved = await (this.resolved ??= this.resolve());
+    if (resolved.unsupported(bucket).length > 0) return this.getWithSdk(bucket, key);
+    const target = this.targetFor(bucket, resolved.choice);
+    const path = target.prefix + encodeKey(key);
+    const headers = { 'x-amz-content-sha256': EMPTY_SHA256 };
+    const outcome = await this.withRetries({ bucket, key, method: 'GET' }, resolved.maxAttempts, (date) => this.attempt('GET', target, path, headers, undefined, date));
+    return outcome.status === 404 ? undefined : outcome.body;
+  }
+
+  /** Runs `attempt` until it succeeds (a GET's `NoSuchKey` is an answer too) or is not worth retrying. */
+  private async withRetries(
+    request: { readonly bucket: string; readonly key: string; readonly method?: 'GET' },
+    maxAttempts: number,
+    attemptAt: (signingDate: Date) => Promise<Attempt>,
+  ): Promise<Answer> {
     const now = this.options.now ?? Date.now;
     const delays = this.options.delays ?? SDK_RETRY_DELAYS;
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.attempt(target, path, headers, request.body, new Date(now() + this.clockOffsetMs));
-      if ('status' in outcome && outcome.status >= 200 && outcome.status < 300) return;
+      const outcome = await attemptAt(new Date(now() + this.clockOffsetMs));
+      if ('status' in outcome && ((outcome.status >= 200 && outcome.status < 300) || (request.method === 'GET' && outcome.status === 404 && outcome.code === 'NoSuchKey'))) return outcome;
       let retry: boolean;
       let throttled = false;
       if ('status' in outcome) {
@@ -140,7 +177,7 @@ export class S3PutClient {
       } else {
         retry = isRetryableTransportError(outcome.error);
       }
-      if (!retry || attempt >= resolved.maxAttempts) throw failure(request, outcome, attempt);
+      if (!retry || attempt >= maxAttempts) throw failure(request, outcome, attempt);
       const wait = backoffDelay(attempt, throttled, delays);
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     }
@@ -151,17 +188,25 @@ export class S3PutClient {
     await this.agent.close();
   }
 
-  private async attempt(target: PutTarget, path: string, headers: Record<string, string>, body: Buffer, signingDate: Date): Promise<Attempt> {
+  private async attempt(method: 'PUT' | 'GET', target: PutTarget, path: string, headers: Record<string, string>, body: Buffer | undefined, signingDate: Date): Promise<Attempt> {
     let response: Dispatcher.ResponseData;
     try {
-      const signed = await this.signer.signPut(target, path, headers, signingDate);
-      response = await this.agent.request({ origin: target.origin, path, method: 'PUT', headers: signed, body });
+      const signed = method === 'PUT' ? await this.signer.signPut(target, path, headers, signingDate) : await this.signer.signGet(target, path, headers, signingDate);
+      response = await this.agent.request({ origin: target.origin, path, method, headers: signed, ...(body === undefined ? {} : { body }) });
     } catch (error) {
       return { error };
     }
     if (response.statusCode >= 200 && response.statusCode < 300) {
-      await response.body.dump();
-      return { status: response.statusCode };
+      if (method === 'PUT') {
+        await response.body.dump();
+        return { status: response.statusCode };
+      }
+      try {
+        return { status: response.statusCode, body: Buffer.from(await response.body.arrayBuffer()) };
+      } catch (error) {
+        // A body cut off on the way: retried like a connection that failed.
+        return { error };
+      }
     }
     let text = '';
     try {
@@ -208,6 +253,17 @@ export class S3PutClient {
     return target;
   }
 
+  /** The SDK's GetObject, for the endpoints the lean path does not build. */
+  private async getWithSdk(bucket: string, key: string): Promise<Buffer | undefined> {
+    try {
+      const response = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      return Buffer.from(await response.Body!.transformToByteArray());
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
+      throw error;
+    }
+  }
+
   /** The SDK's PutObject, for the endpoints the lean path does not build (the SDK retries and signs itself). */
   private async putWithSdk(request: PutRequest): Promise<void> {
     await this.client.send(
@@ -230,8 +286,8 @@ function crc32Base64(body: Buffer): string {
   return bytes.toString('base64');
 }
 
-function failure(request: PutRequest, outcome: Attempt, attempts: number): S3PutError {
-  const where = { bucket: request.bucket, key: request.key, attempts };
+function failure(request: { readonly bucket: string; readonly key: string; readonly method?: 'GET' }, outcome: Attempt, attempts: number): S3PutError {
+  const where = { bucket: request.bucket, key: request.key, attempts, ...(request.method === undefined ? {} : { method: request.method }) };
   if ('error' in outcome) return new S3PutError(where, { cause: outcome.error });
   return new S3PutError({ ...where, status: outcome.status, ...optional('s3Code', outcome.code), ...optional('s3Message', outcome.message) });
 }

@@ -12,6 +12,8 @@ export interface S3PutFailure {
   readonly s3Message?: string;
   /** Attempts made, the failed last one included. */
   readonly attempts: number;
+  /** The request: `PUT` (a leaf or manifest) unless said; `GET` for a consumer's lean read. */
+  readonly method?: 'PUT' | 'GET';
 }
 
 /**
@@ -33,7 +35,7 @@ export class S3PutError extends CatalogSyncError {
       failure.status === undefined
         ? `no answer (${(options?.cause as Error | undefined)?.message ?? 'connection failed'})`
         : `HTTP ${failure.status}${failure.s3Code ? ` ${failure.s3Code}` : ''}${failure.s3Message ? `: ${failure.s3Message}` : ''}`;
-    super(`S3 PUT s3://${failure.bucket}/${failure.key} failed after ${failure.attempts} attempt${failure.attempts === 1 ? '' : 's'}: ${answer}`, options);
+    super(`S3 ${failure.method ?? 'PUT'} s3://${failure.bucket}/${failure.key} failed after ${failure.attempts} attempt${failure.attempts === 1 ? '' : 's'}: ${answer}`, options);
     this.bucket = failure.bucket;
     this.key = failure.key;
     this.status = failure.status;
