@@ -6,11 +6,10 @@
  * and LISTs, and the live heap (after full GCs) and RSS sampled every tenth of the way: flat means the read-ahead,
  * not the mirror's size, bounds memory.
  */
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { Agent } from 'node:http';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { commitKey, formatTimestamp } from '../lambda/contract/index.js';
 import { readCommits, type Mirror } from '../lambda/consumer/index.js';
-import { S3SnapshotStore } from '../lambda/stores/index.js';
+import { awsClients, S3SnapshotStore } from '../lambda/stores/index.js';
 import { mulberry32 } from '../testkit/index.js';
 import { round } from './stats.js';
 
@@ -44,8 +43,11 @@ const gc = (globalThis as { gc?: () => void }).gc;
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2]!) as ConsumerReaderConfig;
-  const agent = new Agent({ keepAlive: true, maxSockets: Math.max(64, config.readAhead * 2) });
-  const client = new S3Client({ endpoint: config.s3Endpoint, forcePathStyle: true, region: 'us-east-1', requestHandler: { httpAgent: agent } });
+  // As the consumer's own stores build it (awsConsumerStores, the CLI): a lean-client pool of readAhead + 2.
+  process.env.AWS_ENDPOINT_URL_S3 = config.s3Endpoint;
+  process.env.S3_FORCE_PATH_STYLE = 'true';
+  const { s3: client, dynamo } = awsClients(process.env, config.readAhead);
+  dynamo.destroy();
   const random = mulberry32(config.seed);
   // Commits a second apart from 2020 on, 1-5 leaves each (mean 3).
   const base = 637_134_336_000_000_000n;
