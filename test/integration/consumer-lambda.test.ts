@@ -4,13 +4,14 @@
  * consumer from its cursor to the watermark, whatever woke it, and writes one EMF record (commits, lag, failures).
  * A handler failure is counted; a scheduled invocation then throws (to the dead-letter queue), an SQS wake-up does not.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consumerHandler } from '../../lambda/consumer-lambda.js';
 import { commitKeyOf } from '../../lambda/contract/keys.js';
 import { formatTimestamp } from '../../lambda/contract/time.js';
 import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
 import { commitTicks, SyncHarness } from '../../testkit/sync-harness.js';
+import { captureEmf as capture } from './emf-kit.js';
 
 let catalog: GeneratedCatalog;
 let replica: CatalogReplica;
@@ -34,32 +35,6 @@ afterAll(async () => {
 const sqsEvent = { Records: [{ eventSource: 'aws:sqs', messageId: 'm1', body: JSON.stringify({ 'detail-type': 'Object Created' }) }] };
 const scheduleEvent = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
 const context = { getRemainingTimeInMillis: () => 300_000 };
-
-type Emf = Record<string, unknown> & { _aws: unknown };
-
-async function capture<T>(action: () => Promise<T>): Promise<{ result?: T; error?: unknown; emf: Emf[] }> {
-  const chunks: string[] = [];
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    chunks.push(String(chunk));
-    return true;
-  });
-  try {
-    return { result: await action(), emf: emfOf(chunks) };
-  } catch (error) {
-    return { error, emf: emfOf(chunks) };
-  } finally {
-    spy.mockRestore();
-  }
-}
-
-function emfOf(chunks: readonly string[]): Emf[] {
-  return chunks
-    .join('')
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Emf)
-    .filter((record) => record._aws !== undefined);
-}
 
 describe('consumerHandler', () => {
   it('an SQS wake-up runs to the watermark; a scheduled one later takes what the follower added since', async () => {
