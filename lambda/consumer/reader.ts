@@ -3,11 +3,14 @@ import { parseTimeInput, ticksFromEpochMs, UNIX_EPOCH_TICKS, type Ticks } from '
 import { commitKeyOfManifestKey, parseManifest } from './documents.js';
 import { ConsumerError, MirrorDocumentError } from './errors.js';
 import { MirrorLeaf, readWatermark, type Mirror, type MirrorCommit } from './mirror.js';
-import { mapInOrder } from './read-ahead.js';
+import { bufferAhead, mapInOrder } from './read-ahead.js';
 import { DEFAULT_POLL, nextInterval, WakeUp, type PollOptions } from './wake.js';
 
 /** Manifests fetched ahead of the one being delivered, by default: ≥ 2,000 commits/s at 20 ms a GET (bench/). */
 export const DEFAULT_READ_AHEAD = 64;
+
+/** Manifest keys listed ahead of the GETs: two pages of ListObjectsV2. */
+const LISTED_AHEAD = 2_000;
 
 /** Where to start, and whether to stop at the watermark or follow it. */
 export interface ReadOptions {
@@ -88,7 +91,8 @@ async function boundOf(mirror: Mirror, hooks: ReaderHooks): Promise<string | nul
 
 /** The manifests after `startAfter` up to and including `bound`'s, parsed, in key order. */
 function commitsUpTo(mirror: Mirror, startAfter: string | undefined, bound: string, readAhead: number): AsyncGenerator<MirrorCommit> {
-  return mapInOrder(manifestKeysUpTo(mirror, startAfter, bound), readAhead, (key) => readManifest(mirror, key));
+  // Keys are listed up to two pages ahead, so the GETs never wait on the next page of the listing.
+  return mapInOrder(bufferAhead(manifestKeysUpTo(mirror, startAfter, bound), LISTED_AHEAD), readAhead, (key) => readManifest(mirror, key));
 }
 
 async function* manifestKeysUpTo(mirror: Mirror, startAfter: string | undefined, bound: string): AsyncGenerator<{ key: string; commitKey: string }> {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { commitKeyOfManifestKey, parseManifest, parseWatermark } from '../../lambda/consumer/documents.js';
-import { mapInOrder } from '../../lambda/consumer/read-ahead.js';
+import { bufferAhead, mapInOrder } from '../../lambda/consumer/read-ahead.js';
 import { startAfterOf } from '../../lambda/consumer/reader.js';
 import { nextInterval, WakeUp } from '../../lambda/consumer/wake.js';
 
@@ -96,6 +96,34 @@ describe('mapInOrder', () => {
       })(),
     ).rejects.toThrow('two');
     expect(out).toEqual([1]);
+  });
+});
+
+describe('bufferAhead', () => {
+  it('yields every item in order, pulls at most `size` ahead, and surfaces a failure after the items before it', async () => {
+    let pulled = 0;
+    async function* source(fail: boolean): AsyncGenerator<number> {
+      for (let i = 0; i < 20; i++) {
+        await Promise.resolve();
+        pulled++;
+        yield i;
+      }
+      if (fail) throw new Error('listing failed');
+    }
+    const out: number[] = [];
+    let mostAhead = 0;
+    for await (const n of bufferAhead(source(false), 5)) {
+      mostAhead = Math.max(mostAhead, pulled - out.length);
+      out.push(n);
+      for (let k = 0; k < 20; k++) await Promise.resolve();
+    }
+    expect(out).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(mostAhead).toBeLessThanOrEqual(6);
+    expect(mostAhead).toBeGreaterThan(1);
+    pulled = 0;
+    const seen: number[] = [];
+    await expect((async () => { for await (const n of bufferAhead(source(true), 3)) seen.push(n); })()).rejects.toThrow('listing failed');
+    expect(seen).toHaveLength(20);
   });
 });
 
