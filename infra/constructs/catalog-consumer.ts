@@ -138,8 +138,9 @@ export class CatalogConsumer extends Construct {
       reason: 'This queue IS the dead-letter queue of the wake-up queue. Its messages are only wake-ups (the schedule and the next event wake the consumer again); nothing is lost when they expire.',
     });
     sync.commitRule?.addTarget(new targets.SqsQueue(this.wakeQueue, { deadLetterQueue: this.wakeDeadLetterQueue }));
-    // Many events, one run: a batch of up to 1,000 wake-ups gathered for up to 20 s.
-    this.function.addEventSource(new SqsEventSource(this.wakeQueue, { batchSize: 1_000, maxBatchingWindow: Duration.seconds(20) }));
+    // Many events, one run: a batch of up to 1,000 wake-ups gathered for up to 20 s; the poller's fewest concurrent
+    // invocations (2), so that few batches meet the reserved concurrency of 1 and are throttled.
+    this.function.addEventSource(new SqsEventSource(this.wakeQueue, { batchSize: 1_000, maxBatchingWindow: Duration.seconds(20), maxConcurrency: 2 }));
 
     // --- the backstop schedule, failures to a dead-letter queue ------------------------------------------------
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });

@@ -50,7 +50,7 @@ describe('CatalogConsumer', () => {
     });
     const wakeId = stack.getLogicalId(built.consumer.wakeQueue.node.defaultChild as never);
     const [, mapping] = only(resources, 'AWS::Lambda::EventSourceMapping');
-    expect(mapping).toMatchObject({ FunctionName: { Ref: functionId }, EventSourceArn: { 'Fn::GetAtt': [wakeId, 'Arn'] }, BatchSize: 1000, MaximumBatchingWindowInSeconds: 20 });
+    expect(mapping).toMatchObject({ FunctionName: { Ref: functionId }, EventSourceArn: { 'Fn::GetAtt': [wakeId, 'Arn'] }, BatchSize: 1000, MaximumBatchingWindowInSeconds: 20, ScalingConfig: { MaximumConcurrency: 2 } });
     // The sync's commit rule feeds its own queue and this consumer's: every consumer sees every event.
     const commitRule = stack.getLogicalId(built.sync.commitRule!.node.defaultChild as never);
     const queues = (resources[commitRule]!.Properties.Targets as { Arn: unknown }[]).map((target) => target.Arn);
