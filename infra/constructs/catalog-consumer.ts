@@ -20,7 +20,7 @@
  * - **Least privilege**: GetItem of its own and its dependencies' cursors, UpdateItem of its own; GetObject under the
  *   sync's prefix, ListBucket of `commits/` only; its own log group.
  */
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -137,7 +137,13 @@ export class CatalogConsumer extends Construct {
       id: 'AwsSolutions-SQS3',
       reason: 'This queue IS the dead-letter queue of the wake-up queue. Its messages are only wake-ups (the schedule and the next event wake the consumer again); nothing is lost when they expire.',
     });
-    sync.commitRule?.addTarget(new targets.SqsQueue(this.wakeQueue, { deadLetterQueue: this.wakeDeadLetterQueue }));
+    if (sync.commitRule) sync.commitRule.addTarget(new targets.SqsQueue(this.wakeQueue, { deadLetterQueue: this.wakeDeadLetterQueue }));
+    else {
+      Annotations.of(this).addWarningV2(
+        'catalog-sync:consumer-without-events',
+        `CatalogConsumer ${consumerName}: the sync has no commit events (commitEvents: false), so only the schedule (every ${schedule.toMinutes()} min) wakes it`,
+      );
+    }
     // Many events, one run: a batch of up to 1,000 wake-ups gathered for up to 20 s; the poller's fewest concurrent
     // invocations (2), so that few batches meet the reserved concurrency of 1 and are throttled.
     this.function.addEventSource(new SqsEventSource(this.wakeQueue, { batchSize: 1_000, maxBatchingWindow: Duration.seconds(20), maxConcurrency: 2 }));

@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { App, Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
@@ -122,6 +122,14 @@ describe('CatalogConsumer', () => {
     expect(fn.ReservedConcurrentExecutions).toBe(1);
     expect(fn.Environment.Variables).toMatchObject({ CONSUMER_NAME: 'search-indexer' });
     expect(Object.values(mine.resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping')).toHaveLength(1);
+  });
+
+  it('warns when the sync has no commit events: only the schedule wakes it', () => {
+    const app = new App({ context: NO_BUNDLING, outdir: outdir() });
+    const stack = new Stack(app, 'Quiet');
+    const sync = new CatalogSync(stack, 'Sync', { commitEvents: false });
+    new CatalogConsumer(stack, 'Indexer', { sync, consumerName: 'indexer', entry: ENTRY });
+    Annotations.fromStack(stack).hasWarning('/Quiet/Indexer', Match.stringLikeRegexp('no commit events'));
   });
 
   it('refuses bad props with a message naming them', () => {
