@@ -6,6 +6,7 @@ import { DynamoStore } from '../stores/dynamo-store.js';
 import { openLocalStores } from '../stores/local-store.js';
 import { S3SnapshotStore } from '../stores/s3-store.js';
 import type { CursorStore } from '../stores/types.js';
+import { ConsumerError } from './errors.js';
 import { DEFAULT_READ_AHEAD } from './reader.js';
 import type { Mirror } from './mirror.js';
 
@@ -58,7 +59,12 @@ export function awsConsumerStores(options: AwsConsumerOptions, env: NodeJS.Proce
   };
 }
 
+/** The cursor store of mirror-only stores: reading needs none, a named consumer is told what is missing. */
 const noCursorTable: CursorStore = {
-  read: () => Promise.reject(new Error('no cursorTable was given: a named consumer keeps its cursor in the sync\'s DynamoDB table')),
-  compareAndSet: () => Promise.reject(new Error('no cursorTable was given: a named consumer keeps its cursor in the sync\'s DynamoDB table')),
+  read: () => Promise.reject(missingTable()),
+  compareAndSet: () => Promise.reject(missingTable()),
 };
+
+function missingTable(): ConsumerError {
+  return new ConsumerError('no cursorTable was given: a named consumer keeps its cursor in the sync\'s DynamoDB table (awsConsumerStores({ bucket, cursorTable }))');
+}

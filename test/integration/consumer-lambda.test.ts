@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consumerHandler } from '../../lambda/consumer-lambda.js';
+import { awsConsumerStores, consume, readCommits } from '../../lambda/consumer/index.js';
 import { commitKeyOf } from '../../lambda/contract/keys.js';
 import { formatTimestamp } from '../../lambda/contract/time.js';
 import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
@@ -66,6 +67,21 @@ describe('consumerHandler', () => {
     expect(scheduled.error).toMatchObject({ code: 'CS_ERR_CONSUMER_HANDLER', commitKey: failOn, message: expect.stringContaining('search index is down') });
     expect(scheduled.emf[0]).toMatchObject({ ConsumerFailures: 1, ConsumerCommits: 0 });
     expect(await harness.cursor('lambda-stuck')).toBe(formatTimestamp(commitTicks(catalog, 11)));
+  });
+
+  it('awsConsumerStores reads the same mirror from the environment\'s endpoint; without a cursor table, consume says what is missing', async () => {
+    const stores = awsConsumerStores({ bucket: harness.bucket, cursorTable: harness.table });
+    const plain = awsConsumerStores({ bucket: harness.bucket });
+    try {
+      const keys: string[] = [];
+      for await (const commit of readCommits(stores.mirror)) keys.push(commit.commitKey);
+      expect(keys).toEqual(catalog.commits.map((commit) => commitKeyOf(commit.timestamp)));
+      expect((await stores.cursors.read('lambda-indexer'))?.stored).toBe(formatTimestamp(commitTicks(catalog, -1)));
+      await expect(consume('nowhere', () => undefined, plain)).rejects.toMatchObject({ code: 'CS_ERR_CONSUMER', message: expect.stringContaining('no cursorTable') });
+    } finally {
+      stores.close();
+      plain.close();
+    }
   });
 
   it('names a missing or bad setting', async () => {
