@@ -27,6 +27,8 @@ const HELP = `npm run bench -- [options]
   --backfill-leaves N       catalog of the backfill rows (one follower vs N workers); 0: skip (default 10000)
   --backfill-workers LIST   worker processes of each backfill row                  (default 1,2,4)
   --range-leaves N          target leaves per range in the backfill rows           (default 1000)
+  --reader-commits N        manifests the consumer reader reads (at 20 ms a GET); 0: skip (default 50000)
+  --reader-read-ahead N     the reader's manifests in flight                       (default: DEFAULT_READ_AHEAD)
   --dynamo auto|on|off      also run the engine against DynamoDB Local             (default auto)
   --no-warm                 skip the warm-Lambda checks
   --no-profile              skip the profiled runs (engine and planning under --cpu-prof)
@@ -55,6 +57,8 @@ export interface Options {
   backfillLeaves: number;
   backfillWorkers: number[];
   rangeLeaves: number;
+  readerCommits: number;
+  readerReadAhead: number;
   dynamo: 'auto' | 'on' | 'off';
   warm: boolean;
   profile: boolean;
@@ -84,6 +88,8 @@ export function options(): Options {
       'backfill-leaves': { type: 'string', default: '10000' },
       'backfill-workers': { type: 'string', default: '1,2,4' },
       'range-leaves': { type: 'string', default: '1000' },
+      'reader-commits': { type: 'string', default: '50000' },
+      'reader-read-ahead': { type: 'string', default: '64' },
       dynamo: { type: 'string', default: 'auto' },
       'no-warm': { type: 'boolean', default: false },
       'no-profile': { type: 'boolean', default: false },
@@ -125,6 +131,8 @@ export function options(): Options {
     backfillLeaves: int('backfill-leaves', values['backfill-leaves']),
     backfillWorkers: list('backfill-workers', values['backfill-workers']),
     rangeLeaves: int('range-leaves', values['range-leaves'], 1),
+    readerCommits: int('reader-commits', values['reader-commits']),
+    readerReadAhead: int('reader-read-ahead', values['reader-read-ahead'], 1),
     dynamo,
     warm: !values['no-warm'],
     profile: !values['no-profile'],

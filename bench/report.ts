@@ -5,6 +5,8 @@
 import { cpus, totalmem } from 'node:os';
 import { relative } from 'node:path';
 import { backfillReport, backfillTargets, type BackfillRows } from './backfill-rows.js';
+import type { ConsumerReaderResult } from './consumer-reader.js';
+import { readerTargets, readerText } from './consumer-rows.js';
 import type { Servers } from './children.js';
 import type { Options } from './options.js';
 import type { PlanningResult } from './planning.js';
@@ -66,6 +68,7 @@ export interface BenchResults {
   validation: ValidationResult;
   warm: WarmResult | undefined;
   backfill: BackfillRows | undefined;
+  reader: ConsumerReaderResult | undefined;
 }
 
 /** The printed report (`text`) and the results file's content (`json`). */
@@ -104,6 +107,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
       ok: planning.cold.parseMs + planning.cold.planBackfillMs <= 1000,
     },
     ...backfillTargets(backfill),
+    ...readerTargets(results.reader),
     ...(warm
       ? [{ target: 'warm Lambda: index by conditional GET, closed pages never refetched', value: `${warm.checks.filter((c) => c.ok).length}/${warm.checks.length} checks`, ok: warm.checks.every((c) => c.ok) }]
       : []),
@@ -181,6 +185,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     for (const c of warm.checks) p(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}${c.ok ? '' : `: ${c.detail}`}`);
   }
   if (backfill) for (const line of backfillReport(backfill)) p(line);
+  if (results.reader) p(readerText(results.reader).trimEnd());
   p();
   const costInputs = costInputsFrom({ cpuMsPerLeaf: engine.cpuPerLeafMs, peakRssMb: Math.max(engine.maxRssMB, ...rss.map((r) => r.maxRssMB)) });
   const lambdaCost = lambdaCostReport(costInputs);
@@ -225,6 +230,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     validation,
     warm: warm ?? null,
     backfill: backfill ?? null,
+    consumerReader: results.reader ?? null,
     lambdaCost: { inputs: costInputs, text: lambdaCost },
     targets,
     durationMs: Math.round(performance.now() - started),

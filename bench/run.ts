@@ -10,6 +10,8 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBackfillRows, type BackfillRows } from './backfill-rows.js';
+import type { ConsumerReaderResult } from './consumer-reader.js';
+import { runReaderRow } from './consumer-rows.js';
 import type { BackfillScenarioConfig, BackfillScenarioResult } from './backfill-scenario.js';
 import { machineLoad, runChild, startServers } from './children.js';
 import { options } from './options.js';
@@ -233,6 +235,12 @@ async function main(): Promise<void> {
     );
   }
 
+  let reader: ConsumerReaderResult | undefined;
+  if (opts.readerCommits > 0) {
+    await waitIdle();
+    reader = await runReaderRow({ commits: opts.readerCommits, readAhead: opts.readerReadAhead, latencyMs: 20, seed: opts.seed, env, log });
+  }
+
   servers.child.kill('SIGTERM');
   await dynamo?.stop();
 
@@ -257,6 +265,7 @@ async function main(): Promise<void> {
     validation,
     warm,
     backfill,
+    reader,
   });
   process.stdout.write(text + '\n');
 

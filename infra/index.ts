@@ -10,6 +10,7 @@ export { SyncAlarms, syncMetric, type SyncAlarmsProps } from './constructs/sync-
 export { CommitEvents, type CommitEventsProps } from './constructs/commit-events.js';
 export { SyncDashboard, type SyncDashboardProps } from './constructs/sync-dashboard.js';
 export { CatalogBackfill, type CatalogBackfillProps } from './constructs/catalog-backfill.js';
+export { CatalogConsumer, type CatalogConsumerProps } from './constructs/catalog-consumer.js';
 export { CatalogSyncStack, type CatalogSyncStackProps } from './stack.js';
 export {
   DEFAULT_BACKFILL_BATCH_SIZE,

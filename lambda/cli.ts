@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { CatalogSyncError, ErrorCode, SettingsError, VERSION } from './contract/index.js';
 import { addBackfillCommand } from './cli/backfill.js';
+import { addChangesCommand } from './cli/changes.js';
 import { ExitCode } from './cli/exit-code.js';
 import { addKeysCommand } from './cli/keys.js';
 import { addQuarantineCommands } from './cli/quarantine.js';
@@ -32,6 +33,7 @@ Examples:
   catalog-sync run --follow                         keep following nuget.org, Ctrl-C to stop
   catalog-sync backfill --workers 4                 the whole catalog fast, in 4 worker processes
   catalog-sync status                               cursor, catalog head and lag
+  catalog-sync changes --follow --json --consumer ix  the mirror's commits in order, resumable, as JSON lines
   catalog-sync run --cursor-table cursors --bucket my-mirror --max-commits 100
 
 Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
@@ -42,6 +44,7 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
   addStatusCommand(root);
   addRunsCommand(root);
   addKeysCommand(root);
+  addChangesCommand(root);
   addQuarantineCommands(root);
   return root;
 }

@@ -137,6 +137,9 @@ try {
         command(['keys', '--since', since.slice(0, 10)]) +
         command(['run', '--follow', '--poll-interval', '5', ...source]) +
         `(run --follow prints one line per slice that moved: the replica is caught up, so it waits quietly; Ctrl-C stops it.)\n` +
+        `  $ ${[process.execPath, cli, 'changes', '--follow', '--json', '--consumer', 'printer', ...source].map(shellWord).join(' ')} | ${[process.execPath, join(repo, 'examples', 'print-changes.mjs')].map(shellWord).join(' ')}\n` +
+        `(every commit of the mirror in order, as JSON lines into a small script; then it follows the watermark. Stopped and started again, the\n` +
+        ` consumer "printer" goes on after its last checkpoint.)\n` +
         `Ctrl-C here stops the replica.\n`,
     );
     await stopRequested;

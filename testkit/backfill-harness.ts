@@ -13,7 +13,7 @@ import type { RunSummary } from '../lambda/contract/run-summary.js';
 import { parseSettings, type RawSettings, type SyncSettings } from '../lambda/contract/settings.js';
 import type { Ticks } from '../lambda/contract/time.js';
 import { LocalStore } from '../lambda/stores/local-store.js';
-import type { BackfillStore, CursorStore, RunLogStore, SnapshotStore } from '../lambda/stores/types.js';
+import type { BackfillStore, CursorStore, RunLogStore, SnapshotReader, SnapshotStore } from '../lambda/stores/types.js';
 import type { BackfillDeps } from '../lambda/sync/index.js';
 import type { GeneratedCatalog } from './catalog-generator.js';
 import { localKeys, verifyLocal } from './local-verify.js';
@@ -22,7 +22,7 @@ import { FAST_RETRY, SyncHarness } from './sync-harness.js';
 /** Where a backfill or a follower writes, and how a test reads it back. */
 export interface BackfillTarget {
   readonly kind: string;
-  readonly stores: { cursors: CursorStore; snapshots: SnapshotStore; runLog: RunLogStore; backfills: BackfillStore };
+  readonly stores: { cursors: CursorStore; snapshots: SnapshotStore & SnapshotReader; runLog: RunLogStore; backfills: BackfillStore };
   /** Every snapshot key (not the state folder), in byte order. */
   keys(): Promise<string[]>;
   /** A key's bytes, and its S3 user metadata where the store keeps it. */

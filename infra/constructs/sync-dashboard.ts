@@ -204,4 +204,32 @@ export class SyncDashboard extends Construct {
     if (failedAlarm) row.push(new cloudwatch.AlarmStatusWidget({ title: 'Backfill alarm', alarms: [failedAlarm], width: HALF, height: HEIGHT }));
     this.dashboard.addWidgets(...row);
   }
+
+  /**
+   * Adds a row of a named consumer (`CatalogConsumer`): its lag behind the watermark (its own EMF metric
+   * `ConsumerLagSeconds`), the commits it handled and its failures, and its alarms' state.
+   */
+  addConsumer(consumerName: string, serviceName: string, alarms: readonly cloudwatch.IAlarm[]): void {
+    const period = this.period;
+    const metric = (name: string, statistic: string, label: string) => syncMetric(serviceName, name, { period, statistic, label });
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: `Consumer ${consumerName}: lag behind the watermark (seconds)`,
+        left: [metric('ConsumerLagSeconds', cloudwatch.Stats.MAXIMUM, 'ConsumerLagSeconds (max)')],
+        leftYAxis: { min: 0, showUnits: false },
+        width: HALF,
+        height: HEIGHT,
+      }),
+      new cloudwatch.GraphWidget({
+        title: `Consumer ${consumerName}: commits and failures`,
+        left: [metric('ConsumerCommits', cloudwatch.Stats.SUM, 'commits handled')],
+        right: [metric('ConsumerFailures', cloudwatch.Stats.SUM, 'failed runs')],
+        leftYAxis: { min: 0, showUnits: false },
+        rightYAxis: { min: 0, showUnits: false },
+        width: HALF,
+        height: HEIGHT,
+      }),
+    );
+    if (alarms.length > 0) this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: `Consumer ${consumerName}: alarms`, alarms: [...alarms], width: HALF, height: HEIGHT }));
+  }
 }

@@ -229,7 +229,7 @@ export class SyncFunction {
  * The on-failure destination, granting the function's role `sqs:SendMessage` only (the stock `SqsDestination`
  * also grants `GetQueueAttributes` and `GetQueueUrl`, which Lambda does not use to deliver).
  */
-class SendMessageOnly implements lambda.IDestination {
+export class SendMessageOnly implements lambda.IDestination {
   constructor(private readonly queue: sqs.IQueue) {}
 
   bind(_scope: Construct, fn: lambda.IFunction): lambda.DestinationConfig {

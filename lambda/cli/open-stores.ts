@@ -2,7 +2,7 @@ import { mkdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 // The local stores directly, not the stores' face: the face loads the AWS SDK, which a local run never needs.
 import { openLocalStores } from '../stores/local-store.js';
-import type { BackfillStore, CursorStore, RunLogStore, SnapshotStore } from '../stores/types.js';
+import type { BackfillStore, CursorStore, RunLogStore, SnapshotReader, SnapshotStore } from '../stores/types.js';
 import { SettingsError } from '../contract/index.js';
 import type { StoreOptions } from './options.js';
 
@@ -11,6 +11,8 @@ export interface OpenStores {
   readonly cursors: CursorStore;
   readonly runLog: RunLogStore;
   readonly snapshots: SnapshotStore;
+  /** The same mirror, read back (`catalog-sync changes`). */
+  readonly reader: SnapshotReader;
   /** Backfill plans and range states (the follower checks them for a running backfill of its cursor). */
   readonly backfills: BackfillStore;
   /** e.g. `DynamoDB table cursors + S3 bucket mirror` or `./catalog-data`. */
@@ -42,11 +44,13 @@ export async function openStores(options: StoreOptions, concurrency: number, env
     ]);
     const clients = awsClients(env, concurrency);
     const store = new DynamoStore(cursorTable, clients.dynamo);
+    const snapshots = new S3SnapshotStore(bucket, clients.s3);
     return {
       cursors: store,
       runLog: store,
       backfills: store,
-      snapshots: new S3SnapshotStore(bucket, clients.s3),
+      snapshots,
+      reader: snapshots,
       where: `DynamoDB table ${cursorTable} + S3 bucket ${bucket}`,
       close: () => {
         clients.dynamo.destroy();
@@ -58,7 +62,7 @@ export async function openStores(options: StoreOptions, concurrency: number, env
   const caseInsensitive = forcedCaseInsensitive(env);
   await checkDataDir(resolve(options.dataDir), access);
   const { cursors, runLog, snapshots, backfills } = openLocalStores(resolve(options.dataDir), { caseInsensitive });
-  return { cursors, runLog, snapshots, backfills, where: resolve(options.dataDir), close: () => undefined };
+  return { cursors, runLog, snapshots, reader: snapshots, backfills, where: resolve(options.dataDir), close: () => undefined };
 }
 
 /**

@@ -37,6 +37,9 @@ export const ErrorCode = {
   backfillMismatch: 'CS_ERR_BACKFILL_MISMATCH',
   s3Put: 'CS_ERR_S3_PUT',
   s3PutAborted: 'CS_ERR_S3_PUT_ABORTED',
+  mirrorDocument: 'CS_ERR_MIRROR_DOCUMENT',
+  consumer: 'CS_ERR_CONSUMER',
+  consumerHandler: 'CS_ERR_CONSUMER_HANDLER',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

@@ -7,7 +7,7 @@ export { comparableVersion, identityKeyProblem, KeySegmentError, MAX_PREFIX_BYTE
 export { commitKey, commitKeyOf, CommitKeyError, decodeCommitKey, leafKey, manifestKey, quarantineKey, watermarkKeyOf } from './keys.js';
 export { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, DEFAULT_METRICS_NAMESPACE, DEFAULT_RUN_LOG_DAYS } from './settings.js';
 export { DEFAULT_SOURCE, parseSettings, SettingsError, SOURCE_SECRET_ENV, type RawSettings, type SyncSettings } from './settings.js';
-export { ENV_NAMES, parseRunLogDays, type SettingNames } from './settings.js';
+export { CURSOR_NAME_PATTERN, ENV_NAMES, parseRunLogDays, type SettingNames } from './settings.js';
 export { DEFAULT_BACKFILL_LEASE_SECONDS, DEFAULT_RANGE_LEAVES } from './settings.js';
 export {
   addTotals,

@@ -97,8 +97,8 @@ export const ENV_NAMES: SettingNames = {
 /** Hosts that are this machine: plain HTTP to them does not cross a network. */
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-/** Cursor names are DynamoDB partition keys and file names: keep them plain. */
-const CURSOR_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** A cursor name (the follower's, a dependency's, a named consumer's) is a DynamoDB partition key and a file name: keep it plain. */
+export const CURSOR_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** Validates raw settings; the first bad one throws {@link SettingsError} naming it. */
 export function parseSettings(raw: RawSettings, names: SettingNames = ENV_NAMES): SyncSettings {

@@ -1,11 +1,11 @@
-import { readdir, rm, stat } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { MAX_FILE_NAME_BYTES } from '../contract/identity.js';
 import { resolveFileNameMode } from './file-name-mode.js';
 import { type LocalFolder, readTextIfExists, STATE_DIR } from './local-folder.js';
 import { fileNamesOf, unescapeName, type FileNameMode } from './local-paths.js';
 import { LocalStateError } from './local-state-error.js';
-import type { SnapshotStore } from './types.js';
+import type { SnapshotReader, SnapshotStore } from './types.js';
 
 /** For tests only: `caseInsensitive` takes the file system as case-insensitive whatever the probe finds. */
 export interface LocalSnapshotStoreOptions {
@@ -19,7 +19,7 @@ export interface LocalSnapshotStoreOptions {
  * case-insensitive file system the file names escape upper-case letters ({@link FileNameMode}), chosen at first
  * use and recorded in the folder (`file-name-mode.ts`); keys are always listed as the S3 keys.
  */
-export class LocalSnapshotStore implements SnapshotStore {
+export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
   /** Each key segment is a file or folder name. */
   readonly maxKeySegmentBytes = MAX_FILE_NAME_BYTES;
   private readonly root: string;
@@ -49,17 +49,33 @@ export class LocalSnapshotStore implements SnapshotStore {
     return text === undefined ? undefined : JSON.parse(text);
   }
 
+  async getBytes(key: string): Promise<Buffer | undefined> {
+    const mode = await this.fileNameModeToRead();
+    if (mode === undefined) return undefined;
+    try {
+      return await readFile(this.pathOf(key, mode));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
   async deleteKey(key: string): Promise<void> {
     const mode = await this.fileNameModeToRead();
     if (mode !== undefined) await rm(this.pathOf(key, mode), { force: true });
   }
 
-  /** Every key, as the S3 key (never the escaped file name), whatever the file names are. */
+  /**
+   * Every key, as the S3 key (never the escaped file name), whatever the file names are. Only the folder of the
+   * prefix's last `/` is walked: listing `commits/` never reads the leaves' folders.
+   */
   async *listKeys(prefix: string, startAfter?: string): AsyncIterable<string> {
     const mode = await this.fileNameModeToRead();
     if (mode === undefined) return;
     const keys: string[] = [];
-    await this.walk(this.root, '', mode, keys);
+    const folderKey = prefix.slice(0, Math.max(prefix.lastIndexOf('/'), 0));
+    if (folderKey === '') await this.walk(this.root, '', mode, keys);
+    else await this.walk(this.pathOf(folderKey, mode), folderKey, mode, keys);
     keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     for (const key of keys) {
       if (key.startsWith(prefix) && (startAfter === undefined || key > startAfter)) yield key;

@@ -5,7 +5,7 @@ import { LocalCursorStore } from './local-cursor-store.js';
 import { LocalFolder, type LocalFolderOptions } from './local-folder.js';
 import { LocalRunLog, type LocalRunLogOptions } from './local-run-log.js';
 import { LocalSnapshotStore, type LocalSnapshotStoreOptions } from './local-snapshot-store.js';
-import type { ActivePlanClaim, BackfillStore, CompareAndSetResult, CursorState, CursorStore, CursorTarget, RangeProgress, RangeWriteResult, RunLogStore, RunQuery, SnapshotStore } from './types.js';
+import type { ActivePlanClaim, BackfillStore, CompareAndSetResult, CursorState, CursorStore, CursorTarget, RangeProgress, RangeWriteResult, RunLogStore, RunQuery, SnapshotReader, SnapshotStore } from './types.js';
 
 /** Every setting of a folder's stores: the folder's own, run-log compaction and file names (all for tests). */
 export type LocalStoreOptions = LocalFolderOptions & LocalRunLogOptions & LocalSnapshotStoreOptions;
@@ -37,7 +37,7 @@ export function openLocalStores(root: string, options: LocalStoreOptions = {}): 
  * (tests, the benchmark and the chaos suite). Each method is the one of {@link LocalCursorStore},
  * {@link LocalRunLog}, {@link LocalSnapshotStore} or {@link LocalBackfillStore}.
  */
-export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, BackfillStore {
+export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, SnapshotReader, BackfillStore {
   readonly maxKeySegmentBytes: number;
   private readonly stores: LocalStores;
 
@@ -75,6 +75,10 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, Back
 
   getJson(key: string): Promise<unknown> {
     return this.stores.snapshots.getJson(key);
+  }
+
+  getBytes(key: string): Promise<Buffer | undefined> {
+    return this.stores.snapshots.getBytes(key);
   }
 
   deleteKey(key: string): Promise<void> {

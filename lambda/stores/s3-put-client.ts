@@ -22,13 +22,15 @@
  * - the request: `content-type`, `content-length` and `x-amz-meta-*` (names lower-cased, values as given), as the
  *   SDK serializes PutObject; nothing else is stored on the object. `User-Agent: catalog-sync/{version}` names us
  *   in CloudTrail and S3 access logs.
+ * The consumer's reads use the same client ({@link S3PutClient.get}): a lean GET, signed, retried and aborted as a
+ * PUT is (the SDK's GetObject cost over a millisecond of CPU a manifest).
  * It sends over one undici `Agent` (keep-alive, `connections` per origin, 10 s connect and 60 s headers/body
  * timeouts, as aws-clients.ts's SDK handler).
  */
 import { type Dispatcher, Agent } from 'undici';
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { VERSION } from '../contract/version.js';
 import { encodeKey, putTargetOf, resolvePutEndpoint, type PutTarget, type SdkOnly } from './s3-put-endpoint.js';
 import { S3PutAbortedError, S3PutError } from './s3-put-error.js';
@@ -82,10 +84,29 @@ interface Resolved {
   readonly region: string;
 }
 
+/** An answer of S3: its status, and its body for a GET that succeeded or S3's error fields otherwise. */
+interface Answer {
+  readonly status: number;
+  readonly code?: string;
+  readonly message?: string;
+  readonly serverTime?: string;
+  readonly date?: string;
+  readonly aged?: boolean;
+  readonly body?: Buffer;
+}
+
 /** One attempt's outcome: an answer, or a transport error. */
-type Attempt =
-  | { readonly status: number; readonly code?: string; readonly message?: string; readonly serverTime?: string; readonly date?: string; readonly aged?: boolean }
-  | { readonly error: unknown };
+type Attempt = Answer | { readonly error: unknown };
+
+/** Which object a request is for, and its method (`PUT` unless said). */
+interface RequestTarget {
+  readonly bucket: string;
+  readonly key: string;
+  readonly method?: 'GET';
+}
+
+/** SHA-256 of an empty body: the signed payload hash of a GET. */
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
 /** Up to this much of an error answer's body is read (S3's XML errors are a few hundred bytes). */
 const ERROR_BODY_LIMIT = 64 * 1024;
@@ -135,10 +156,9 @@ export class S3PutClient {
    * {@link S3PutAbortedError} when `call.signal` stops it.
    */
   async put(request: PutRequest, call: PutCallOptions = {}): Promise<void> {
-    const { signal } = call;
     const resolved = await (this.resolved ??= this.resolve());
     const target = await this.targetFor(request.bucket, resolved.region);
-    if ('sdkOnly' in target) return this.putWithSdk(request, signal);
+    if ('sdkOnly' in target) return this.putWithSdk(request, call.signal);
     const path = target.prefix + encodeKey(request.key);
     const headers: Record<string, string> = {
       ...target.headers,
@@ -151,6 +171,27 @@ export class S3PutClient {
       headers['x-amz-sdk-checksum-algorithm'] = 'CRC32';
     }
     if (request.metadata) for (const name in request.metadata) headers[`x-amz-meta-${name.toLowerCase()}`] = request.metadata[name]!;
+    await this.withRetries(request, resolved.maxAttempts, call, (date) => this.attempt('PUT', target, path, headers, request.body, date, call.signal));
+  }
+
+  /**
+   * The object's bytes by a lean GET (a consumer's reads), or `undefined` for `NoSuchKey`; signed, retried and
+   * aborted as {@link put}. Endpoints the lean path does not sign go through the SDK's GetObject.
+   */
+  async get(bucket: string, key: string, call: PutCallOptions = {}): Promise<Buffer | undefined> {
+    const resolved = await (this.resolved ??= this.resolve());
+    const target = await this.targetFor(bucket, resolved.region);
+    if ('sdkOnly' in target) return this.getWithSdk(bucket, key, call.signal);
+    const path = target.prefix + encodeKey(key);
+    const headers = { ...target.headers, 'x-amz-content-sha256': EMPTY_SHA256 };
+    const request: RequestTarget = { bucket, key, method: 'GET' };
+    const outcome = await this.withRetries(request, resolved.maxAttempts, call, (date) => this.attempt('GET', target, path, headers, undefined, date, call.signal));
+    return outcome.status === 404 ? undefined : outcome.body;
+  }
+
+  /** Runs attempts until one succeeds (a GET's `NoSuchKey` is an answer too), is not worth retrying, or is stopped. */
+  private async withRetries(request: RequestTarget, maxAttempts: number, call: PutCallOptions, attemptAt: (signingDate: Date) => Promise<Attempt>): Promise<Answer> {
+    const { signal } = call;
     const now = this.options.now ?? Date.now;
     const delays = this.options.delays ?? SDK_RETRY_DELAYS;
     let taken: number | undefined;
@@ -158,10 +199,10 @@ export class S3PutClient {
       if (signal?.aborted) throw aborted(request, attempt === 1 ? 'before it was sent' : `before attempt ${attempt}`, signal);
       const sentLocal = now();
       const signedAt = sentLocal + this.clockOffsetMs;
-      const outcome = await this.attempt(target, path, headers, request.body, new Date(signedAt), signal);
-      if ('status' in outcome && outcome.status >= 200 && outcome.status < 300) {
+      const outcome = await attemptAt(new Date(signedAt));
+      if ('status' in outcome && ((outcome.status >= 200 && outcome.status < 300) || (request.method === 'GET' && outcome.status === 404 && outcome.code === 'NoSuchKey'))) {
         this.quota.release(taken);
-        return;
+        return outcome;
       }
       if (signal?.aborted) throw aborted(request, 'in flight', signal);
       let retry: boolean;
@@ -184,7 +225,7 @@ export class S3PutClient {
         retry = isRetryableTransportError(outcome.error);
         why = transportCode(outcome.error);
       }
-      if (!retry || attempt >= resolved.maxAttempts) throw failure(request, outcome, attempt, false);
+      if (!retry || attempt >= maxAttempts) throw failure(request, outcome, attempt, false);
       taken = this.quota.acquire('error' in outcome && isTimeoutError(outcome.error));
       if (taken === undefined) throw failure(request, outcome, attempt, true);
       const wait = backoffDelay(attempt, throttled, delays);
@@ -198,18 +239,34 @@ export class S3PutClient {
     await this.agent.close();
   }
 
-  private async attempt(target: PutTarget, path: string, headers: Record<string, string>, body: Buffer, signingDate: Date, signal: AbortSignal | undefined): Promise<Attempt> {
+  private async attempt(
+    method: 'PUT' | 'GET',
+    target: PutTarget,
+    path: string,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+    signingDate: Date,
+    signal: AbortSignal | undefined,
+  ): Promise<Attempt> {
     let response: Dispatcher.ResponseData;
     try {
-      const signed = await this.signer.signPut(target, path, headers, signingDate);
+      const signed = method === 'PUT' ? await this.signer.signPut(target, path, headers, signingDate) : await this.signer.signGet(target, path, headers, signingDate);
       signed['user-agent'] = PUT_USER_AGENT;
-      response = await this.agent.request({ origin: target.origin, path, method: 'PUT', headers: signed, body, ...(signal ? { signal } : {}) });
+      response = await this.agent.request({ origin: target.origin, path, method, headers: signed, ...(body === undefined ? {} : { body }), ...(signal ? { signal } : {}) });
     } catch (error) {
       return { error };
     }
     if (response.statusCode >= 200 && response.statusCode < 300) {
-      await response.body.dump();
-      return { status: response.statusCode };
+      if (method === 'PUT') {
+        await response.body.dump();
+        return { status: response.statusCode };
+      }
+      try {
+        return { status: response.statusCode, body: Buffer.from(await response.body.arrayBuffer()) };
+      } catch (error) {
+        // A body cut off on the way: retried like a connection that failed.
+        return { error };
+      }
     }
     let text = '';
     try {
@@ -250,6 +307,18 @@ export class S3PutClient {
     return target;
   }
 
+  /** The SDK's GetObject, for the endpoints the lean path does not sign. */
+  private async getWithSdk(bucket: string, key: string, signal: AbortSignal | undefined): Promise<Buffer | undefined> {
+    try {
+      const response = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), signal ? { abortSignal: signal } : {});
+      return Buffer.from(await response.Body!.transformToByteArray());
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
+      if (signal?.aborted) throw aborted({ bucket, key, method: 'GET' }, 'in flight', signal);
+      throw error;
+    }
+  }
+
   /** The SDK's PutObject, for the endpoints the lean path does not sign (the SDK retries and signs itself). */
   private async putWithSdk(request: PutRequest, signal: AbortSignal | undefined): Promise<void> {
     try {
@@ -278,13 +347,13 @@ function crc32Base64(body: Buffer): string {
   return bytes.toString('base64');
 }
 
-function failure(request: PutRequest, outcome: Attempt, attempts: number, quotaSpent: boolean): S3PutError {
-  const where = { bucket: request.bucket, key: request.key, attempts, ...(quotaSpent ? { quotaSpent } : {}) };
+function failure(request: RequestTarget, outcome: Attempt, attempts: number, quotaSpent: boolean): S3PutError {
+  const where = { bucket: request.bucket, key: request.key, attempts, ...(quotaSpent ? { quotaSpent } : {}), ...(request.method === undefined ? {} : { method: request.method }) };
   if ('error' in outcome) return new S3PutError(where, { cause: outcome.error });
   return new S3PutError({ ...where, status: outcome.status, ...optional('s3Code', outcome.code), ...optional('s3Message', outcome.message) });
 }
 
-function aborted(request: PutRequest, when: string, signal: AbortSignal): S3PutAbortedError {
+function aborted(request: RequestTarget, when: string, signal: AbortSignal): S3PutAbortedError {
   return new S3PutAbortedError(request.bucket, request.key, when, { cause: signal.reason });
 }
 

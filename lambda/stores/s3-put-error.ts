@@ -14,6 +14,8 @@ export interface S3PutFailure {
   readonly attempts: number;
   /** The answer was worth a retry, but the client's retry quota (s3-put-quota.ts) was spent. */
   readonly quotaSpent?: boolean;
+  /** The request: `PUT` (a leaf or manifest) unless said; `GET` for a consumer's lean read. */
+  readonly method?: 'PUT' | 'GET';
 }
 
 /**
@@ -36,8 +38,8 @@ export class S3PutError extends CatalogSyncError {
       failure.status === undefined
         ? `no answer (${(options?.cause as Error | undefined)?.message ?? 'connection failed'})`
         : `HTTP ${failure.status}${failure.s3Code ? ` ${failure.s3Code}` : ''}${failure.s3Message ? `: ${failure.s3Message}` : ''}`;
-    const quota = failure.quotaSpent ? ' (not retried: the retry quota is spent, S3 has been refusing or throttling many PUTs)' : '';
-    super(`S3 PUT s3://${failure.bucket}/${failure.key} failed after ${failure.attempts} attempt${failure.attempts === 1 ? '' : 's'}: ${answer}${quota}`, options);
+    const quota = failure.quotaSpent ? ' (not retried: the retry quota is spent, S3 has been refusing or throttling many requests)' : '';
+    super(`S3 ${failure.method ?? 'PUT'} s3://${failure.bucket}/${failure.key} failed after ${failure.attempts} attempt${failure.attempts === 1 ? '' : 's'}: ${answer}${quota}`, options);
     this.bucket = failure.bucket;
     this.key = failure.key;
     this.status = failure.status;

@@ -1,18 +1,18 @@
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { S3PutClient } from './s3-put-client.js';
 import { leanPutFor } from './s3-put-wiring.js';
-import type { SnapshotStore, WriteOptions } from './types.js';
+import type { SnapshotReader, SnapshotStore, WriteOptions } from './types.js';
 
 /**
  * Snapshots in an S3 bucket. Every write is a whole-object PUT of a buffer already in memory, so a
  * retried or repeated write gives the same object, and a reader never sees half a leaf.
  *
- * Leaves and manifests are PUT by the lean client of `client` (s3-put-client.ts: SigV4 with the client's own
- * credentials and region, retries as the SDK's, undici); reads, deletes and listings go through the SDK.
+ * Leaves and manifests are PUT, and objects read, by the lean client of `client` (s3-put-client.ts: SigV4 with the
+ * client's own credentials and region, retries as the SDK's, undici); deletes and listings go through the SDK.
  * A failed PUT throws `S3PutError` (`CS_ERR_S3_PUT`), naming the bucket, key, status, S3's code and the attempts;
  * one stopped by the caller's signal throws `S3PutAbortedError`.
  */
-export class S3SnapshotStore implements SnapshotStore {
+export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
   constructor(
     readonly bucket: string,
     private readonly client: S3Client = new S3Client({}),
@@ -28,13 +28,13 @@ export class S3SnapshotStore implements SnapshotStore {
   }
 
   async getJson(key: string): Promise<unknown> {
-    try {
-      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      return JSON.parse(await response.Body!.transformToString('utf8'));
-    } catch (error) {
-      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return undefined;
-      throw error;
-    }
+    const bytes = await this.getBytes(key);
+    return bytes === undefined ? undefined : JSON.parse(bytes.toString('utf8'));
+  }
+
+  /** A lean GET (s3-put-client.ts), as the PUTs: the consumer reads thousands of manifests a second this way. */
+  getBytes(key: string): Promise<Buffer | undefined> {
+    return this.puts.get(this.bucket, key);
   }
 
   async deleteKey(key: string): Promise<void> {

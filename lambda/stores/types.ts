@@ -106,6 +106,17 @@ export interface WriteOptions {
   readonly onRetry?: (event: PutRetryEvent) => void;
 }
 
+/**
+ * Reading the mirror back, as a consumer does: keys in byte order and objects' exact bytes. Both snapshot stores
+ * (S3 and the local folder) implement it; a consumer needs nothing else of the mirror.
+ */
+export interface SnapshotReader {
+  /** Keys under `prefix`, in byte order, after `startAfter`. */
+  listKeys(prefix: string, startAfter?: string): AsyncIterable<string>;
+  /** An object's bytes exactly as stored, or `undefined` when there is none. */
+  getBytes(key: string): Promise<Buffer | undefined>;
+}
+
 /** The progress a range worker wants to store: its newest completed commit and what the range holds up to it. */
 export interface RangeProgress {
   /** 7 fractional digits. */

@@ -7,43 +7,16 @@
  * replica, DynamoDB Local (or dynalite) and s3rver.
  */
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackfillRange } from '../../lambda/contract/index.js';
 import { parseTimestamp } from '../../lambda/contract/time.js';
 import { generateCatalog, type GeneratedCatalog, type GeneratedCommit } from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
 import { SyncHarness } from '../../testkit/sync-harness.js';
+import { captureEmf as capture } from './emf-kit.js';
 
 const ENOUGH = { getRemainingTimeInMillis: () => 600_000 };
 const SERVICE = 'catalog-sync-bfm-backfill'; // what infra/constructs/catalog-backfill.ts sets for cursor "bfm"
-
-type Emf = Record<string, unknown> & { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] } };
-
-/** Runs `action`, returning what it resolved to or threw, and the EMF records it wrote to stdout. */
-async function capture<T>(action: () => Promise<T>): Promise<{ result?: T; error?: unknown; emf: Emf[] }> {
-  const chunks: string[] = [];
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-    return true;
-  });
-  try {
-    const result = await action();
-    return { result, emf: emfOf(chunks) };
-  } catch (error) {
-    return { error, emf: emfOf(chunks) };
-  } finally {
-    spy.mockRestore();
-  }
-}
-
-function emfOf(chunks: readonly string[]): Emf[] {
-  return chunks
-    .join('')
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((record): record is Emf => record._aws !== undefined);
-}
 
 describe('the range worker\'s metrics', () => {
   let catalog: GeneratedCatalog;

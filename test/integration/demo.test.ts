@@ -38,7 +38,7 @@ describe('npm run demo', () => {
       dataDir = origin![2]!;
       const commands = stdout.split('\n').filter((line) => line.startsWith('  $ ')).map((line) => line.slice(4));
       const named = (name: string) => commands.find((line) => line.includes(` ${name}`))!;
-      expect(commands).toHaveLength(4);
+      expect(commands).toHaveLength(5);
       for (const command of commands.filter((line) => !line.includes(' keys '))) {
         expect(command).toContain(`--source ${origin![1]}/`);
         expect(command).toContain(`--data-dir ${dataDir}`);
@@ -62,6 +62,21 @@ describe('npm run demo', () => {
       const follow = shell(`${named('run --follow')} --time-budget 1`);
       expect(follow).toMatchObject({ code: 0, stdout: '', stderr: '' });
       expect(jsonLines(shell(`${named('runs')} --json`).stdout)).toHaveLength(1);
+
+      // The README's pipeline: `changes --follow --json` into examples/print-changes.mjs prints every commit, in order.
+      const pipeline = spawn('sh', ['-c', named('changes')], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      let printed = '';
+      pipeline.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+      try {
+        await waitFor(() => printed.split('\n').length > 60 || pipeline.exitCode !== null, 'the pipeline to print 60 commits');
+      } finally {
+        process.kill(-pipeline.pid!, 'SIGTERM');
+      }
+      const lines = printed.trim().split('\n');
+      expect(lines).toHaveLength(60);
+      expect(lines.every((line) => /^\d{4}-\d\d-\d\dT[\d:.]+Z [0-9A-Za-z]{12}( [+-]\S+@\S+)+$/.test(line))).toBe(true);
+      const stamps = lines.map((line) => line.split(' ')[0]!);
+      expect([...stamps].sort()).toEqual(stamps);
 
       demo.kill('SIGINT');
       expect(await exited).toBe(0);

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
 import { formatTimestamp } from '../../lambda/contract/time.js';
+import { commitKeyOf } from '../../lambda/contract/keys.js';
 import { generateCatalog } from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
 import { commitTicks } from '../../testkit/sync-harness.js';
@@ -96,6 +97,10 @@ describe('the tarball', () => {
       'dist/lambda/backfill/planner.js',
       'dist/lambda/backfill/worker.js',
       'dist/lambda/backfill/finalizer.js',
+      'dist/lambda/consumer/index.js',
+      'dist/lambda/consumer/index.d.ts',
+      'dist/lambda/consumer-lambda.js',
+      'dist/lambda/consumer-lambda.d.ts',
     ]) {
       expect(files, path).toContain(path);
     }
@@ -105,6 +110,8 @@ describe('the tarball', () => {
     const pkg = JSON.parse(await readFile(join(app, 'node_modules', 'catalog-sync', 'package.json'), 'utf8'));
     expect(pkg.exports['.']).toEqual({ types: './dist/lambda/index.d.ts', default: './dist/lambda/index.js' });
     expect(pkg.exports['./cdk']).toEqual({ types: './dist/infra/index.d.ts', default: './dist/infra/index.js' });
+    expect(pkg.exports['./consumer']).toEqual({ types: './dist/lambda/consumer/index.d.ts', default: './dist/lambda/consumer/index.js' });
+    expect(pkg.exports['./consumer/lambda']).toEqual({ types: './dist/lambda/consumer-lambda.d.ts', default: './dist/lambda/consumer-lambda.js' });
     expect(Object.keys(pkg.peerDependencies).sort()).toEqual(['aws-cdk-lib', 'constructs']);
     expect(pkg.peerDependenciesMeta).toEqual({ 'aws-cdk-lib': { optional: true }, constructs: { optional: true } });
     expect(pkg.dependencies['aws-cdk-lib']).toBeUndefined();
@@ -162,6 +169,32 @@ console.log(JSON.stringify(lib.parseSettings({ CATALOG_SOURCE: 'https://example.
     expect(kinds.runSlice).toBe('function');
     expect(kinds.VERSION).toBe('string');
     expect(JSON.parse(source!)).toBe('https://example.org/v3/index.json');
+  });
+
+  it('`catalog-sync/consumer` reads the installed command\'s mirror in order, as a library', async () => {
+    const catalog = generateCatalog({ commits: 12, seed: 17, leavesPerCommit: [1, 3] });
+    const replica = await CatalogReplica.start({ catalog, pageSize: 5 });
+    try {
+      const dataDir = join(root, 'consumed');
+      await ok(bin, ['run', '--source', replica.serviceIndexUrl, '--data-dir', dataDir], { cwd: root });
+      await writeFile(
+        join(app, 'consumer.mjs'),
+        `import { consume, folderConsumerStores, readCommits } from 'catalog-sync/consumer';
+import { consumerHandler } from 'catalog-sync/consumer/lambda';
+const { mirror, cursors } = folderConsumerStores(${JSON.stringify(dataDir)});
+const keys = [];
+for await (const commit of readCommits(mirror)) keys.push(commit.commitKey);
+const result = await consume('library', async (commit) => void (await commit.leaves[0].json()), { mirror, cursors });
+console.log(JSON.stringify({ keys, commits: result.commits, handler: typeof consumerHandler }));
+`,
+      );
+      const done = await ok(process.execPath, ['consumer.mjs'], { cwd: app });
+      const out = JSON.parse(done.stdout.trim()) as { keys: string[]; commits: number; handler: string };
+      expect(out.keys).toEqual(catalog.commits.map((commit) => commitKeyOf(commit.timestamp)));
+      expect(out).toMatchObject({ commits: 12, handler: 'function' });
+    } finally {
+      await replica.stop();
+    }
   });
 
   it('`catalog-sync/cdk` synthesizes an app that bundles the installed handler, and both entries type-check', async () => {

@@ -60,6 +60,18 @@ describe('the lean S3 PUT under faults', () => {
     expect(await stored('slow/a.json')).toBe('{"key":"slow/a.json"}');
   });
 
+  it('a lean GET retries SlowDown and a reset like a PUT, gives up on 403 at once, and reads the stored bytes', async () => {
+    await put.put(body('get/a.json'));
+    const isGet = (seen: SeenRequest) => seen.method === 'GET' && seen.url === pathOf('get/a.json');
+    front.fault({ match: isGet, fault: SLOW_DOWN, times: 1 });
+    front.fault({ match: isGet, fault: { kind: 'reset' }, times: 1 });
+    expect((await put.get(bucket, 'get/a.json'))?.toString()).toBe('{"key":"get/a.json"}');
+    expect(front.seen.filter(isGet)).toHaveLength(3);
+    expect(slowDowns).toBe(1);
+    front.fault({ match: isGet, fault: { kind: 'answer', status: 403, code: 'AccessDenied' }, times: 1 });
+    await expect(put.get(bucket, 'get/a.json')).rejects.toMatchObject({ code: 'CS_ERR_S3_PUT', status: 403, s3Code: 'AccessDenied', attempts: 1, message: expect.stringContaining('S3 GET') });
+  });
+
   it('retries 500 InternalError and succeeds', async () => {
     front.fault({ match: forKey('five/a.json'), fault: { kind: 'answer', status: 500, code: 'InternalError' }, times: 1 });
     await put.put(body('five/a.json'));

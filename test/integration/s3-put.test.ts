@@ -97,6 +97,20 @@ describe('the lean S3 PUT', () => {
     expect(encodeKey("a b+c/!'()*/é")).toBe('a%20b%2Bc/%21%27%28%29%2A/%C3%A9');
   });
 
+  it('reads back by a lean GET, signed (the front verifies it): the exact bytes of any key, undefined for a missing one', async () => {
+    const keys = ['get/Ünïcødé 包/1.0.0.json', 'get/a b+c/x+y z.json', "get/!'()*&$@=;:,?#[]~.json"];
+    for (const [index, key] of keys.entries()) await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `\uFEFF{"n":${index}}` }));
+    const get = lean(client);
+    for (const [index, key] of keys.entries()) expect((await get.get(bucket, key))?.equals(Buffer.from(`\uFEFF{"n":${index}}`))).toBe(true);
+    expect(await get.get(bucket, 'get/missing.json')).toBeUndefined();
+    expect(front.faults.size).toBe(0);
+    const wrong = s3(front.url, { accessKeyId: 'S3RVER', secretAccessKey: 'not-the-secret' });
+    const error = await lean(wrong).get(bucket, keys[0]!).catch((e: unknown) => e);
+    wrong.destroy();
+    expect(error).toMatchObject({ bucket, key: keys[0], status: 403, s3Code: 'SignatureDoesNotMatch', attempts: 1 });
+    expect((error as Error).message).toContain(`S3 GET s3://${bucket}/`);
+  });
+
   it('fails a PUT signed with a wrong secret at once, naming SignatureDoesNotMatch, the key and the attempts', async () => {
     const wrong = s3(front.url, { accessKeyId: 'S3RVER', secretAccessKey: 'not-the-secret' });
     const error = await lean(wrong)

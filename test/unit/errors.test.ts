@@ -18,6 +18,7 @@ import { SyncError } from '../../lambda/sync/engine.js';
 import { BackfillIncompleteError, BackfillPlanError, BackfillRangeError } from '../../lambda/sync/backfill/errors.js';
 import { S3PutError } from '../../lambda/stores/s3-put-error.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
+import { ConsumerError, ConsumerHandlerError, MirrorDocumentError } from '../../lambda/consumer/errors.js';
 import { ContextError } from '../../infra/config.js';
 import { CatalogSyncPropsError } from '../../infra/catalog-sync-props.js';
 
@@ -47,6 +48,9 @@ const errors: readonly [CatalogSyncError, ErrorCode][] = [
   [new BackfillRangeError('id', 1, 'https://x/', cause), ErrorCode.backfillRange],
   [new BackfillIncompleteError('id', [1], 1), ErrorCode.backfillIncomplete],
   [new BackfillPlanError('bad', { cause }), ErrorCode.backfillPlan],
+  [new MirrorDocumentError('b watermark.json', 'bad', { cause }), ErrorCode.mirrorDocument],
+  [new ConsumerError('bad', { cause }), ErrorCode.consumer],
+  [new ConsumerHandlerError('indexer', '001e9fzMHc3F', { cause }), ErrorCode.consumerHandler],
 ];
 
 describe('CatalogSyncError', () => {

@@ -1,0 +1,52 @@
+/**
+ * The consumer reader's row of `npm run bench`: a fake S3 of its own (its latency is the reader's target
+ * condition, 20 ms a GET, whatever `--s3-latency` the engine rows use) and the reader child against it; its
+ * target line and its text for the report.
+ */
+import type { ConsumerReaderConfig, ConsumerReaderResult } from './consumer-reader.js';
+import { runChild, startServers } from './children.js';
+
+/** The target: manifests read in order at this rate or better, at 20 ms a GET. */
+export const READER_TARGET_COMMITS_PER_SEC = 2_000;
+
+/** Runs the reader over `commits` manifests at `latencyMs` a request. */
+export async function runReaderRow(options: { commits: number; readAhead: number; latencyMs: number; seed: number; env: NodeJS.ProcessEnv; log: (text: string) => void }): Promise<ConsumerReaderResult> {
+  const servers = await startServers({ catalogLatencyMs: 0, s3LatencyMs: options.latencyMs, replicas: [] });
+  try {
+    options.log(`consumer reader: ${options.commits} manifests, read-ahead ${options.readAhead}, S3 at ${options.latencyMs} ms a request`);
+    const config: ConsumerReaderConfig = { s3Endpoint: servers.ready.s3Endpoint, bucket: 'catalog-sync-reader', commits: options.commits, readAhead: options.readAhead, s3LatencyMs: options.latencyMs, seed: options.seed };
+    const result = await runChild<ConsumerReaderResult>('consumer-reader.js', config, options.env, ['--expose-gc', ...(process.env.READER_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.READER_CPU_PROF}`] : [])]);
+    options.log(`  ${result.commitsPerSec} commits/s, ${result.leavesPerSec} leaves/s; live heap ${result.heapMB.join(' ')} MB; RSS ${result.rssMB.at(0)} -> ${result.rssMB.at(-1)} MB`);
+    return result;
+  } finally {
+    servers.child.kill('SIGTERM');
+  }
+}
+
+/** The reader's target lines. */
+export function readerTargets(reader: ConsumerReaderResult | undefined): { target: string; value: string; ok: boolean }[] {
+  if (reader === undefined) return [];
+  const first = reader.heapMB[0] ?? 0;
+  const last = reader.heapMB.at(-1) ?? 0;
+  return [
+    {
+      target: `consumer reader: >= ${READER_TARGET_COMMITS_PER_SEC.toLocaleString('en-US')} commits/s of manifests at ${reader.s3LatencyMs} ms a GET`,
+      value: `${reader.commitsPerSec.toLocaleString('en-US')} commits/s (${reader.leavesPerSec.toLocaleString('en-US')} leaves/s)`,
+      ok: reader.commitsPerSec >= READER_TARGET_COMMITS_PER_SEC,
+    },
+    {
+      target: `consumer reader: live heap flat over ${reader.commits.toLocaleString('en-US')} commits (last tenth within 5 MB of the first)`,
+      value: `${first} -> ${last} MB`,
+      ok: last - first <= 5,
+    },
+  ];
+}
+
+/** The reader's line in the report's text. */
+export function readerText(reader: ConsumerReaderResult | undefined): string {
+  if (reader === undefined) return '';
+  return (
+    `consumer reader: ${reader.commits} manifests (${reader.leaves} leaves) in ${reader.wallMs} ms at ${reader.s3LatencyMs} ms a request, read-ahead ${reader.readAhead}: ` +
+    `${reader.commitsPerSec} commits/s, ${reader.leavesPerSec} leaves/s, ${reader.cpuMs} ms CPU; live heap by tenths ${reader.heapMB.join(' ')} MB, RSS ${reader.rssMB.join(' ')} MB\n`
+  );
+}

@@ -1,0 +1,71 @@
+import { watermarkKeyOf } from '../contract/keys.js';
+import type { SnapshotReader } from '../stores/types.js';
+import { parseWatermark, type ManifestLeaf, type Watermark } from './documents.js';
+import { ConsumerError } from './errors.js';
+import type { Ticks } from '../contract/time.js';
+
+/** A mirror to read: an S3 bucket or a local folder (through one {@link SnapshotReader}) and the key prefix. */
+export interface Mirror {
+  readonly store: SnapshotReader;
+  /** `SNAPSHOT_PREFIX` / `--prefix` of the sync that writes it; empty by default. */
+  readonly prefix: string;
+  /** e.g. `s3://bucket/prefix` or the folder: named in errors. */
+  readonly where: string;
+}
+
+/** The mirror's watermark, or `undefined` while none is written yet (nothing is readable). */
+export async function readWatermark(mirror: Mirror): Promise<(Watermark & { readonly ticks: Ticks }) | undefined> {
+  const key = watermarkKeyOf(mirror.prefix);
+  const bytes = await mirror.store.getBytes(key);
+  return bytes === undefined ? undefined : parseWatermark(bytes, `${mirror.where} ${key}`);
+}
+
+/**
+ * A leaf of a delivered commit: the manifest's fields (what `JSON.stringify` shows) and its body, read on
+ * demand from the mirror.
+ */
+export class MirrorLeaf implements ManifestLeaf {
+  readonly key: string;
+  readonly id: string;
+  readonly version: string;
+  readonly type: ManifestLeaf['type'];
+  readonly quarantined?: true;
+  readonly #mirror: Mirror;
+
+  constructor(leaf: ManifestLeaf, mirror: Mirror) {
+    this.key = leaf.key;
+    this.id = leaf.id;
+    this.version = leaf.version;
+    this.type = leaf.type;
+    if (leaf.quarantined) this.quarantined = true;
+    this.#mirror = mirror;
+  }
+
+  /**
+   * The leaf's bytes exactly as the catalog served them.
+   *
+   * @throws {@link ConsumerError} for a quarantined leaf (no body is stored; its record is under `quarantine/`) or one
+   * whose object is missing.
+   */
+  async body(): Promise<Buffer> {
+    if (this.quarantined) throw new ConsumerError(`${this.#mirror.where} ${this.key}: quarantined, no body is stored (see quarantine/)`);
+    const bytes = await this.#mirror.store.getBytes(this.key);
+    if (bytes === undefined) throw new ConsumerError(`${this.#mirror.where} ${this.key}: listed in its commit's manifest but not stored`);
+    return bytes;
+  }
+
+  /** The leaf's body parsed as JSON. */
+  async json(): Promise<unknown> {
+    return JSON.parse((await this.body()).toString('utf8'));
+  }
+}
+
+/** One commit delivered in commit order: the manifest's fields, its key, and its leaves. */
+export interface MirrorCommit {
+  /** The 12-character commit key: sorts by commit time, and is the idempotency key of the delivery. */
+  readonly commitKey: string;
+  readonly commitId: string;
+  /** The commit timestamp, 7 fractional digits. */
+  readonly commitTimeStamp: string;
+  readonly leaves: readonly MirrorLeaf[];
+}
