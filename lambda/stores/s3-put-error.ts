@@ -38,7 +38,7 @@ export class S3PutError extends CatalogSyncError {
       failure.status === undefined
         ? `no answer (${(options?.cause as Error | undefined)?.message ?? 'connection failed'})`
         : `HTTP ${failure.status}${failure.s3Code ? ` ${failure.s3Code}` : ''}${failure.s3Message ? `: ${failure.s3Message}` : ''}`;
-    const quota = failure.quotaSpent ? ' (not retried: the retry quota is spent, S3 has been refusing or throttling many requests)' : '';
+    const quota = failure.quotaSpent ? ' (not retried: the retry quota is spent, S3 has been refusing or throttling many PUTs)' : '';
     super(`S3 ${failure.method ?? 'PUT'} s3://${failure.bucket}/${failure.key} failed after ${failure.attempts} attempt${failure.attempts === 1 ? '' : 's'}: ${answer}${quota}`, options);
     this.bucket = failure.bucket;
     this.key = failure.key;
