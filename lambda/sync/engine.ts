@@ -78,6 +78,10 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     } else {
       boundByDependency = dependencyBound !== undefined && dependencyBound < index.commitTicks;
       upper = boundByDependency ? dependencyBound! : index.commitTicks;
+      if (deps.ceiling !== undefined && deps.ceiling < upper) {
+        upper = deps.ceiling;
+        boundByDependency = false;
+      }
       // Already at the bound: no page needs reading.
       if (upper > cursorBefore) {
         pipeline = await runPipeline({ settings, deps: { ...deps, ...bounds }, logger, checkpointer, cursor: cursorBefore, upper, index });
