@@ -33,6 +33,8 @@ export function followCanRetry(error: unknown): boolean {
   if (error instanceof SettingsError) return false;
   if (error instanceof CatalogSyncError) {
     if (!PASSING.has(error.code)) return false;
+    // A fetch that said no more attempt would help (a 4xx, a body too large) has its own verdict.
+    if ((error as { retryable?: unknown }).retryable === false) return false;
     const status = (error as { status?: unknown }).status;
     if (typeof status === 'number' && LASTING_STATUS.has(status)) return false;
     // A store error wrapped by a catalog-sync one: judge the store's own error.

@@ -15,7 +15,7 @@ export interface StopCause {
 export function stopLabel(summary: RunSummary, cause: StopCause = {}): string {
   if (cause.interrupted) return 'interrupted';
   if (summary.stoppedBy === StoppedBy.error) return 'failed';
-  if (cause.ceiling !== undefined && summary.caughtUp) return `reached ${cause.ceiling}`;
+  if (cause.ceiling !== undefined && summary.stoppedBy === StoppedBy.caughtUp) return `reached ${cause.ceiling}`;
   return summary.stoppedBy;
 }
 
@@ -35,7 +35,7 @@ export function printSummary(summary: RunSummary, json: boolean, head: Ticks | u
 
 /** A slice of `run --follow` that found nothing new and did not fail: not printed, not logged as a run. */
 export function isEmptyPoll(summary: RunSummary): boolean {
-  return summary.commits === 0 && summary.error === undefined && (summary.caughtUp || summary.stoppedBy === StoppedBy.backfill);
+  return summary.commits === 0 && summary.error === undefined && (summary.caughtUp || summary.stoppedBy === StoppedBy.caughtUp || summary.stoppedBy === StoppedBy.backfill);
 }
 
 /** A slice of `run --follow` that moved: one JSON line with `json`, else one line for a person. */
@@ -53,7 +53,9 @@ export function printFollowLine(summary: RunSummary, json: boolean, head: Ticks 
 
 /** One line per run, for `status` and `runs`. */
 export function describeRun(run: RunSummary): string {
-  return `${run.runId}  ${run.stoppedBy.padEnd(11)} ${String(run.commits).padStart(6)} commits ${String(run.leaves).padStart(7)} leaves  ${run.cursorBefore} -> ${run.cursorAfter}  ${(run.durationMs / 1000).toFixed(1)} s${run.error ? `  ${run.error.code}: ${run.error.message}` : ''}`;
+  // `caught-up` short of the head: a run or backfill bounded by --until or --delay.
+  const stop = run.stoppedBy === StoppedBy.caughtUp && !run.caughtUp ? 'bounded' : run.stoppedBy;
+  return `${run.runId}  ${stop.padEnd(11)} ${String(run.commits).padStart(6)} commits ${String(run.leaves).padStart(7)} leaves  ${run.cursorBefore} -> ${run.cursorAfter}  ${(run.durationMs / 1000).toFixed(1)} s${run.error ? `  ${run.error.code}: ${run.error.message}` : ''}`;
 }
 
 export function formatDuration(seconds: number): string {

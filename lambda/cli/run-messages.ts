@@ -1,3 +1,4 @@
+import type { CatalogClient } from '../catalog/index.js';
 import { formatTimestamp, parseTimestamp, SettingsError, type Ticks } from '../contract/index.js';
 import type { CursorState } from '../stores/types.js';
 import { AWS_SERVICE, awsSetupErrorOf } from '../stores/aws-setup-error.js';
@@ -6,6 +7,7 @@ import type { SyncError } from '../sync/index.js';
 import type { SyncSettings } from '../contract/settings.js';
 import { ExitCode } from './exit-code.js';
 import { printSummary, type StopCause } from './format.js';
+import { otherSourceWarning, rememberedSource, rememberSource } from './folder-source.js';
 
 /** `--start` given while a cursor is stored: the stored cursor wins, and the user is told so before the run. */
 export function noteIgnoredStart(settings: SyncSettings, stored: CursorState | undefined): void {
@@ -52,4 +54,20 @@ export function printOutage(error: SyncError, waitMs: number): void {
       `catalog-sync: still following: retrying in ${(waitMs / 1000).toFixed(1)} s, then less often (up to every 5 min) until it works; ` +
       `one line when it recovers (Ctrl-C to stop)\n`,
   );
+}
+
+/** A run into a folder: warns when the folder's cursor was synced from another source, and remembers this one. */
+export async function rememberFolderSource(dataDir: string, cursorName: string, source: string): Promise<void> {
+  const remembered = await rememberedSource(dataDir, cursorName);
+  if (remembered !== undefined && remembered !== source) process.stderr.write(otherSourceWarning(cursorName, source, remembered));
+  await rememberSource(dataDir, cursorName, source);
+}
+
+/** The catalog head now, or undefined when the index cannot be read (a finished backfill is not failed over it). */
+export async function currentHead(catalog: CatalogClient): Promise<Ticks | undefined> {
+  try {
+    return (await catalog.getIndex()).commitTicks;
+  } catch {
+    return undefined;
+  }
 }

@@ -4,7 +4,7 @@ import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, MIN_TIMES
 import { runSlice, SyncError } from '../sync/index.js';
 import { ExitCode } from './exit-code.js';
 import { FollowBackoff, followCanRetry } from './follow-retry.js';
-import { noteIgnoredStart, printFailure, printOutage } from './run-messages.js';
+import { noteIgnoredStart, printFailure, printOutage, rememberFolderSource } from './run-messages.js';
 import { parseSecondsFlag, parseTimeFlag, runCeiling } from './time-flags.js';
 import { isEmptyPoll, printFollowLine, printSummary, type StopCause } from './format.js';
 import { openStores } from './open-stores.js';
@@ -63,6 +63,7 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
   const ceiling = runCeiling(options.until, options.delay);
   const stores = await openStores(options, settings.concurrency);
   if (startGiven) noteIgnoredStart(settings, await stores.cursors.read(settings.cursorName));
+  if (options.cursorTable === undefined) await rememberFolderSource(options.dataDir, settings.cursorName, settings.source);
   const http = new HttpClient({ connections: settings.concurrency });
   const verbose = verboseHooks(options.verbose, http);
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
@@ -80,7 +81,7 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
   /** What the CLI knows about a stop that the summary's `stoppedBy` cannot say (Ctrl-C, the ceiling). */
   const cause = (summary: RunSummary, ceilingHit: boolean): StopCause => ({
     interrupted: stop.signal.aborted && summary.stoppedBy === StoppedBy.timeBudget,
-    ...(ceiling !== undefined && ceilingHit && summary.caughtUp ? { ceiling: ceiling.describe } : {}),
+    ...(ceiling !== undefined && ceilingHit && summary.stoppedBy === StoppedBy.caughtUp ? { ceiling: ceiling.describe } : {}),
   });
   const progress = new ProgressReporter(process.stderr, {
     enabled: options.progress !== false && !options.json,
@@ -139,14 +140,16 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
       }
       if (!options.follow) printSummary(summary, options.json === true, head, cause(summary, ceilingHit()));
       // Following: one line per slice that moved, nothing for an empty poll.
-      else if (!isEmptyPoll(summary)) printFollowLine(summary, options.json === true, head, cause(summary, ceilingHit()));
+      // (A poll cut short by Ctrl-C before it found anything is empty too.)
+      else if (!isEmptyPoll(summary) && !(stop.signal.aborted && summary.commits === 0 && summary.error === undefined)) printFollowLine(summary, options.json === true, head, cause(summary, ceilingHit()));
       if (!options.follow || stop.signal.aborted) return;
       // `--until` reached: a follower has nothing more to wait for.
-      if (ceiling?.fixed && summary.caughtUp && ceilingHit()) return;
+      if (ceiling?.fixed && summary.stoppedBy === StoppedBy.caughtUp && ceilingHit()) return;
       if (deadline !== undefined && Date.now() >= deadline) return;
       if (summary.stoppedBy === StoppedBy.lostRace) return;
-      // Caught up, or a backfill of this cursor is running (it moves the cursor when done): poll.
-      if (summary.caughtUp || summary.stoppedBy === StoppedBy.backfill) {
+      // Caught up (to the head, or to --delay behind it), or a backfill of this cursor is running (it moves the cursor
+      // when done): poll.
+      if (summary.caughtUp || summary.stoppedBy === StoppedBy.caughtUp || summary.stoppedBy === StoppedBy.backfill) {
         // A time budget bounds the wait too: the last poll is not waited out past it.
         const wait = deadline === undefined ? pollSeconds * 1000 : Math.min(pollSeconds * 1000, Math.max(0, deadline - Date.now()));
         await abortableDelay(wait, stop.signal);

@@ -47,6 +47,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   let pipeline: PipelineOutcome | undefined;
   let staleIndex = false;
   let boundByDependency = false;
+  let boundByCeiling = false;
   let aborted = false;
   let backfillActive = false;
   let upper: Ticks = MIN_TICKS;
@@ -81,6 +82,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       if (deps.ceiling !== undefined && deps.ceiling < upper) {
         upper = deps.ceiling;
         boundByDependency = false;
+        boundByCeiling = true;
       }
       // Already at the bound: no page needs reading.
       if (upper > cursorBefore) {
@@ -114,6 +116,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     ...(pipeline === undefined ? {} : { pipeline }),
     staleIndex,
     boundByDependency,
+    boundByCeiling,
     aborted,
     lostRace: checkpointer.lostRace,
     failed: failure !== undefined,

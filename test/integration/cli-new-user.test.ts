@@ -127,7 +127,8 @@ describe('run --until and --delay bound a run', () => {
     expect(text.stdout).toMatch(new RegExp(`^reached --until ${until.replace(/[.]/g, '\\.')}: 40 commits`));
     expect(text.stdout).toMatch(/, lag \d/);
     const json = jsonLines((await runCli(['runs', '--data-dir', dir, '--json'])).stdout)[0]!;
-    expect(json).toMatchObject({ cursorAfter: until, commits: 40, caughtUp: true, stoppedBy: 'caught-up' });
+    expect(json).toMatchObject({ cursorAfter: until, commits: 40, caughtUp: false, stoppedBy: 'caught-up' });
+    expect((await runCli(['runs', '--data-dir', dir])).stdout).toMatch(/^\S+ {2}bounded {5}/);
 
     // Following with --until: it catches up to the bound and exits 0 without a signal.
     const following = await runCli(['run', ...at(newDir('until-follow')), '--until', until, '--follow', '--poll-interval', '0.05', '--json']);
@@ -139,7 +140,7 @@ describe('run --until and --delay bound a run', () => {
     const all = await runJson(newDir('delay-all'), ['--delay', '1d']);
     expect(all).toMatchObject({ commits: catalog.commits.length, cursorAfter: head });
     const none = await runJson(newDir('delay-none'), ['--delay', '20000d']);
-    expect(none).toMatchObject({ commits: 0, caughtUp: true });
+    expect(none).toMatchObject({ commits: 0, caughtUp: false, stoppedBy: 'caught-up' });
   }, MANY_PROCESSES);
 });
 
@@ -178,5 +179,30 @@ describe('AWS set-up errors name the setting and exit 2', () => {
     expect(result.stdout).toMatch(/^failed: 0 commits/);
     expect(lastLine(result.stderr)).toMatch(/^catalog-sync: AWS_ENDPOINT_URL_S3: "http:\/\/127\.0\.0\.1:1" could not be reached \(ECONNREFUSED: .*\): start the S3 server there, or correct AWS_ENDPOINT_URL_S3$/);
     expect(await harness.cursor()).toBeUndefined();
+  }, MANY_PROCESSES);
+});
+
+describe('a data folder remembers its source', () => {
+  it('status --data-dir compares with the source the folder was synced from; another source given is warned about', async () => {
+    const dir = newDir('remembers');
+    await runJson(dir, ['--max-commits', '10']);
+    const status = await runCli(['status', '--data-dir', dir, '--json']);
+    expect(status).toMatchObject({ code: 0, stderr: '' });
+    const state = jsonLines<Record<string, unknown>>(status.stdout)[0]!;
+    expect(state).toMatchObject({ source: replica.serviceIndexUrl, head, sourceError: null, pagesBehind: expect.any(Number) });
+    expect(state.lagSeconds).toBeGreaterThan(0);
+
+    const other = await CatalogReplica.start({ catalog: generateCatalog({ commits: 5, seed: 242 }), pageSize: 10 });
+    try {
+      const warned = await runCli(['status', ...at(dir, other), '--json']);
+      expect(warned.code).toBe(0);
+      expect(warned.stderr).toBe(
+        `catalog-sync: warning: --source ${other.serviceIndexUrl} is not the source cursor catalog-to-s3 of this folder was synced from (${replica.serviceIndexUrl}): its cursor is a position in that catalog\n`,
+      );
+      const run = await runCli(['run', ...at(dir, other), '--json']);
+      expect(run.stderr).toContain(`is not the source cursor catalog-to-s3 of this folder was synced from (${replica.serviceIndexUrl})`);
+    } finally {
+      await other.stop();
+    }
   }, MANY_PROCESSES);
 });
