@@ -12,6 +12,7 @@ for (const stream of [process.stdout, process.stderr]) {
     throw error;
   });
 }
-const { main } = await import('../dist/lambda/cli.js');
+// The bundle of the CLI (scripts/bundle-cli.mjs): a few files to load instead of some 300.
+const { main } = await import('../dist/cli/cli.js');
 
 process.exit(await main(process.argv));
