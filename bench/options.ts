@@ -29,6 +29,7 @@ const HELP = `npm run bench -- [options]
   --range-leaves N          target leaves per range in the backfill rows           (default 1000)
   --dynamo auto|on|off      also run the engine against DynamoDB Local             (default auto)
   --no-warm                 skip the warm-Lambda checks
+  --no-start-up             skip the start-up rows (CLI commands, the Lambda bundle's cold start)
   --no-profile              skip the profiled runs (engine and planning under --cpu-prof)
   --profile-leaves N        slice of the profiled engine run                       (default 2000)
   --repeat N                run the side-by-side set (ceilings, engine) N times, rotating their order; the
@@ -57,6 +58,7 @@ export interface Options {
   rangeLeaves: number;
   dynamo: 'auto' | 'on' | 'off';
   warm: boolean;
+  startUp: boolean;
   profile: boolean;
   profileLeaves: number;
   waitIdle: number;
@@ -86,6 +88,7 @@ export function options(): Options {
       'range-leaves': { type: 'string', default: '1000' },
       dynamo: { type: 'string', default: 'auto' },
       'no-warm': { type: 'boolean', default: false },
+      'no-start-up': { type: 'boolean', default: false },
       'no-profile': { type: 'boolean', default: false },
       'profile-leaves': { type: 'string', default: '2000' },
       'wait-idle': { type: 'string', default: '0' },
@@ -127,6 +130,7 @@ export function options(): Options {
     rangeLeaves: int('range-leaves', values['range-leaves'], 1),
     dynamo,
     warm: !values['no-warm'],
+    startUp: !values['no-start-up'],
     profile: !values['no-profile'],
     profileLeaves: int('profile-leaves', values['profile-leaves'], 1),
     waitIdle: int('wait-idle', values['wait-idle']),

@@ -18,6 +18,7 @@ import { summarizeProfile, type ProfileSummary } from './profile-summary.js';
 import { report, type Row } from './report.js';
 import type { ScenarioConfig, ScenarioResult } from './scenario-types.js';
 import type { ServersConfig } from './servers.js';
+import { measureStartUp, startUpText, type StartUpResult } from './start-up.js';
 import { round } from './stats.js';
 import type { ValidationConfig, ValidationResult } from './validation.js';
 import type { WarmConfig, WarmResult } from './warm.js';
@@ -236,6 +237,13 @@ async function main(): Promise<void> {
   servers.child.kill('SIGTERM');
   await dynamo?.stop();
 
+  // Start-up (issue 24): after the other rows, with the servers stopped; it starts its own.
+  let startUp: StartUpResult | undefined;
+  if (opts.startUp) {
+    await waitIdle();
+    startUp = await measureStartUp(5, log);
+  }
+
   const { text, json } = report({
     opts,
     started,
@@ -258,7 +266,8 @@ async function main(): Promise<void> {
     warm,
     backfill,
   });
-  process.stdout.write(text + '\n');
+  process.stdout.write(text + '\n' + (startUp === undefined ? '' : `\n${startUpText(startUp)}\n`));
+  if (startUp !== undefined) (json as Record<string, unknown>).startUp = startUp;
 
   mkdirSync(opts.out, { recursive: true });
   const stamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
