@@ -3,17 +3,16 @@
  * package. undici's entry point loads everything it offers (fetch, WebSocket, caches, mocks, cookies, EventSource:
  * about two thirds of its code) before any request: a third of the start-up of a CLI command, and of the Lambda
  * bundle, since esbuild cannot leave out parts of a CommonJS module. These are the same files the entry point
- * loads, so one process may use both; `request` is put on the dispatchers' prototype as the entry point does it.
+ * loads, so one process may use both; the request API is put on the dispatchers' prototype as the entry point does it.
  */
 import type * as Undici from 'undici';
 import agentModule from 'undici/lib/dispatcher/agent.js';
 import envProxyAgentModule from 'undici/lib/dispatcher/env-http-proxy-agent.js';
 import dispatcherModule from 'undici/lib/dispatcher/dispatcher.js';
-import requestModule from 'undici/lib/api/api-request.js';
+import apiModule from 'undici/lib/api/index.js';
 
-const dispatcherPrototype = (dispatcherModule as { prototype: Record<string, unknown> }).prototype;
-// What undici's entry point does (`Object.assign(Dispatcher.prototype, api)`), for the one call used here.
-dispatcherPrototype.request ??= requestModule;
+// What undici's entry point does: `request`, and `connect`, which the proxy agent's tunnel uses.
+Object.assign((dispatcherModule as { prototype: object }).prototype, apiModule as object);
 
 /** undici's `Agent`: a pool of connections per origin. */
 export const Agent = agentModule as typeof Undici.Agent;
