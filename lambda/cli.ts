@@ -7,6 +7,7 @@ import { addQuarantineCommands } from './cli/quarantine.js';
 import { addRunCommand } from './cli/run.js';
 import { addRunsCommand } from './cli/runs.js';
 import { addStatusCommand } from './cli/status.js';
+import { addVerifyCommand } from './cli/verify.js';
 
 export { ExitCode } from './cli/exit-code.js';
 
@@ -32,6 +33,7 @@ Examples:
   catalog-sync run --follow                         keep following nuget.org, Ctrl-C to stop
   catalog-sync backfill --workers 4                 the whole catalog fast, in 4 worker processes
   catalog-sync status                               cursor, catalog head and lag
+  catalog-sync verify --deep --sample 1000          audit the mirror against the catalog
   catalog-sync run --cursor-table cursors --bucket my-mirror --max-commits 100
 
 Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
@@ -43,6 +45,7 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
   addRunsCommand(root);
   addKeysCommand(root);
   addQuarantineCommands(root);
+  addVerifyCommand(root);
   return root;
 }
 

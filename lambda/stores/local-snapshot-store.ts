@@ -1,4 +1,4 @@
-import { readdir, rm, stat } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { MAX_FILE_NAME_BYTES } from '../contract/identity.js';
 import { resolveFileNameMode } from './file-name-mode.js';
@@ -47,6 +47,15 @@ export class LocalSnapshotStore implements SnapshotStore {
     if (mode === undefined) return undefined;
     const text = await readTextIfExists(this.pathOf(key, mode));
     return text === undefined ? undefined : JSON.parse(text);
+  }
+
+  async getBytes(key: string): Promise<Buffer | undefined> {
+    const mode = await this.fileNameModeToRead();
+    if (mode === undefined) return undefined;
+    return readFile(this.pathOf(key, mode)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
   }
 
   async deleteKey(key: string): Promise<void> {

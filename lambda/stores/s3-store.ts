@@ -36,6 +36,16 @@ export class S3SnapshotStore implements SnapshotStore {
     }
   }
 
+  async getBytes(key: string): Promise<Buffer | undefined> {
+    try {
+      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return Buffer.from(await response.Body!.transformToByteArray());
+    } catch (error) {
+      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return undefined;
+      throw error;
+    }
+  }
+
   async deleteKey(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
