@@ -18,8 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { latestNodeRuntime, nodeBundling } from '../infra/constructs/sync-function.js';
-import { CatalogReplica, createBucket, createCursorTable, generateCatalog, startDynamo } from '../testkit/index.js';
-import { startS3 } from '../testkit/emulators.js';
+import { CatalogReplica, createBucket, createCursorTable, generateCatalog, startDynamo, startS3 } from '../testkit/index.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = join(REPO, 'bin', 'catalog-sync.js');
