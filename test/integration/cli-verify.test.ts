@@ -10,7 +10,7 @@ import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sd
 import { describe, expect, it } from 'vitest';
 import { commitKey, leafKey, manifestKey } from '../../lambda/contract/keys.js';
 import { formatTimestamp } from '../../lambda/contract/time.js';
-import { runCli } from '../../testkit/cli-process.js';
+import { runCli, type CliResult } from '../../testkit/cli-process.js';
 import { verifyLocal } from '../../testkit/local-verify.js';
 import { commitTicks, SyncHarness } from '../../testkit/sync-harness.js';
 import { at, catalog, head, jsonLines, MANY_PROCESSES, newDir, replica, runJson, useReplica } from './cli-local-kit.js';
@@ -25,6 +25,19 @@ function targets() {
     return leafKey('', commitKey(commitTicks(catalog, n)), leaf.id, leaf.version);
   };
   return { deleted: leafOf(10), manifest: manifestKey('', commitKey(commitTicks(catalog, 20))), truncated: leafOf(30) };
+}
+
+/** `verify --deep --json` found exactly the three broken keys of {@link targets}, in commit order, exit 1. */
+function expectThreeFindings(result: CliResult): Array<Record<string, unknown>> {
+  const { deleted, manifest, truncated } = targets();
+  expect(result.code, result.stderr).toBe(1);
+  const findings = jsonLines<Record<string, unknown>>(result.stdout);
+  expect(findings.filter((f) => f.kind !== 'summary').map((f) => [f.kind, f.key])).toEqual([
+    ['missing-leaf', deleted],
+    ['missing-manifest', manifest],
+    ['body-differs', truncated],
+  ]);
+  return findings;
 }
 
 describe('catalog-sync verify on a local folder', () => {
@@ -51,14 +64,7 @@ describe('catalog-sync verify on a local folder', () => {
     expect(lines.filter((line) => line.startsWith('missing manifest '))).toEqual([expect.stringContaining(manifest)]);
     expect(lines.at(-1)).toBe('1 manifests and 1 leaves missing, 0 differ, 0 quarantined');
 
-    const deep = await runCli(['verify', ...at(dir), '--deep', '--json']);
-    expect(deep.code).toBe(1);
-    const findings = jsonLines<Record<string, unknown>>(deep.stdout);
-    expect(findings.filter((f) => f.kind !== 'summary').map((f) => [f.kind, f.key])).toEqual([
-      ['missing-leaf', deleted],
-      ['missing-manifest', manifest],
-      ['body-differs', truncated],
-    ]);
+    const findings = expectThreeFindings(await runCli(['verify', ...at(dir), '--deep', '--json']));
     expect(findings.at(-1)).toMatchObject({ kind: 'summary', commits: catalog.commits.length, missingLeaves: 1, missingManifests: 1, differ: 1 });
 
     const repair = await runCli(['verify', ...at(dir), '--deep', '--repair']);
@@ -119,14 +125,7 @@ describe('catalog-sync verify on DynamoDB and S3', () => {
     await s3.send(new PutObjectCommand({ Bucket: harness.bucket, Key: truncated, Body: original.subarray(0, 100) }));
     const cursor = await harness.cursor();
 
-    const deep = await runCli(['verify', ...aws, '--deep', '--json', '--concurrency', '4'], harness.env());
-    expect(deep.code).toBe(1);
-    const findings = jsonLines<Record<string, unknown>>(deep.stdout);
-    expect(findings.filter((f) => f.kind !== 'summary').map((f) => [f.kind, f.key])).toEqual([
-      ['missing-leaf', deleted],
-      ['missing-manifest', manifest],
-      ['body-differs', truncated],
-    ]);
+    expectThreeFindings(await runCli(['verify', ...aws, '--deep', '--json', '--concurrency', '4'], harness.env()));
 
     const repair = await runCli(['verify', ...aws, '--deep', '--repair'], harness.env());
     expect(repair.code).toBe(0);
