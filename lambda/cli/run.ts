@@ -104,7 +104,7 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
           snapshots: stores.snapshots,
           // Following: an empty poll (nothing new, nothing failed) is not logged as a run, so `runs` and `status`
           // show the slices that moved, not a no-op a minute.
-          runLog: options.follow ? skippingEmptyPolls(stores.runLog) : stores.runLog,
+          runLog: options.follow ? skippingEmptyPolls(stores.runLog, stop.signal) : stores.runLog,
           backfills: stores.backfills,
           signal: stop.signal,
           ...(deadline === undefined ? {} : { deadline }),
@@ -140,8 +140,7 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
       }
       if (!options.follow) printSummary(summary, options.json === true, head, cause(summary, ceilingHit()));
       // Following: one line per slice that moved, nothing for an empty poll.
-      // (A poll cut short by Ctrl-C before it found anything is empty too.)
-      else if (!isEmptyPoll(summary) && !(stop.signal.aborted && summary.commits === 0 && summary.error === undefined)) printFollowLine(summary, options.json === true, head, cause(summary, ceilingHit()));
+      else if (!isEmptyPoll(summary) && !interruptedPoll(summary, stop.signal)) printFollowLine(summary, options.json === true, head, cause(summary, ceilingHit()));
       if (!options.follow || stop.signal.aborted) return;
       // `--until` reached: a follower has nothing more to wait for.
       if (ceiling?.fixed && summary.stoppedBy === StoppedBy.caughtUp && ceilingHit()) return;
@@ -165,10 +164,15 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
   }
 }
 
-/** The run log, less the empty polls of `run --follow`. */
-function skippingEmptyPolls(runLog: RunLogStore): RunLogStore {
+/** A poll of `run --follow` cut short by Ctrl-C before it found anything: as empty as an empty poll. */
+function interruptedPoll(summary: RunSummary, signal: AbortSignal): boolean {
+  return signal.aborted && summary.commits === 0 && summary.error === undefined;
+}
+
+/** The run log, less the empty polls of `run --follow` (and a poll Ctrl-C cut short before it found anything). */
+function skippingEmptyPolls(runLog: RunLogStore, signal: AbortSignal): RunLogStore {
   return {
-    appendRun: (summary, expiresAt) => (isEmptyPoll(summary) ? Promise.resolve() : runLog.appendRun(summary, expiresAt)),
+    appendRun: (summary, expiresAt) => (isEmptyPoll(summary) || interruptedPoll(summary, signal) ? Promise.resolve() : runLog.appendRun(summary, expiresAt)),
     listRuns: (cursorName, query) => runLog.listRuns(cursorName, query),
   };
 }
