@@ -92,18 +92,29 @@ export async function auditMirror(settings: SyncSettings, deps: AuditDeps, optio
   };
   if (stored !== undefined && upper > lower) {
     const index = await deps.catalog.getIndex();
-    const quarantine = await keySet(deps.snapshots.listKeys(`${settings.prefix}quarantine/`));
+    // One window (a folder): one listing of everything under the prefix serves quarantine, leaves and manifests
+    // alike (a folder's listing walks the whole tree, whatever the prefix).
+    const everything = options.windowCommits === Number.POSITIVE_INFINITY ? await keySet(deps.snapshots.listKeys(settings.prefix)) : undefined;
+    const quarantine = everything ?? (await keySet(deps.snapshots.listKeys(`${settings.prefix}quarantine/`)));
     const sampleRate = options.deep && options.sample !== undefined ? Math.min(1, options.sample / Math.max(1, leavesBetween(index, lower, upper))) : 1;
-    const window: PlannedCommit[] = [];
+    // A window is listed and compared while the next one's pages are read: one window in flight at a time, so
+    // findings still come in commit order.
+    let window: PlannedCommit[] = [];
+    let inFlight: Promise<void> | undefined;
     const flush = async (): Promise<void> => {
-      await auditWindow(settings, deps, options, window, quarantine, sampleRate, counts, tell);
-      window.length = 0;
+      const batch = window;
+      window = [];
+      if (inFlight !== undefined) await inFlight;
+      inFlight = auditWindow(settings, deps, options, batch, quarantine, sampleRate, counts, tell, everything);
+      // Observed when awaited (next flush or the end); a failure must not be an unhandled rejection meanwhile.
+      inFlight.catch(() => undefined);
     };
     for await (const commit of commitsAfter(deps.catalog, index, lower, upper)) {
       window.push(commit);
       if (window.length >= options.windowCommits) await flush();
     }
     if (window.length > 0) await flush();
+    if (inFlight !== undefined) await inFlight;
   }
   const durationMs = Date.now() - started;
   return {
@@ -170,12 +181,12 @@ async function auditWindow(
   sampleRate: number,
   counts: Counts,
   tell: (finding: AuditFinding, commit: PlannedCommit) => void,
+  everything: ReadonlySet<string> | undefined,
 ): Promise<void> {
   const { prefix } = settings;
-  const [leaves, manifests] = await Promise.all([
-    listWindow(deps.snapshots, prefix, 'leaves', window, options.listRanges),
-    listWindow(deps.snapshots, prefix, 'commits', window, options.listRanges),
-  ]);
+  const [leaves, manifests] = everything
+    ? [everything, everything]
+    : await Promise.all([listWindow(deps.snapshots, prefix, 'leaves', window, options.listRanges), listWindow(deps.snapshots, prefix, 'commits', window, options.listRanges)]);
   const random = options.random ?? Math.random;
   const toCompare: Array<{ commit: PlannedCommit; item: PageItem; key: string }> = [];
   const manifestsToCompare: PlannedCommit[] = [];
