@@ -27,10 +27,13 @@ const LASTING_SDK = new Set([
 
 /**
  * True when `run --follow` should try the next slice after a slice failed with `error` (the cause of the SyncError):
- * network and server failures, throttling and time-outs pass; settings, documents and permissions do not.
+ * network and server failures, throttling and time-outs pass; settings, documents and permissions do not
+ * (an unreachable AWS endpoint passes once `setupProven`: a slice has worked before).
  */
-export function followCanRetry(error: unknown): boolean {
-  if (error instanceof SettingsError) return false;
+export function followCanRetry(error: unknown, { setupProven = false }: { setupProven?: boolean } = {}): boolean {
+  // An AWS endpoint that could not be reached is a set-up error on the first slice; once a slice has worked
+  // with the same settings, it is an outage (a DNS blip, a restarting emulator) like any other.
+  if (error instanceof SettingsError) return setupProven && isUnreachable(error.cause);
   if (error instanceof CatalogSyncError) {
     if (!PASSING.has(error.code)) return false;
     // A fetch that said no more attempt would help (a 4xx, a body too large) has its own verdict.
@@ -42,6 +45,14 @@ export function followCanRetry(error: unknown): boolean {
   }
   if (error instanceof Error) return !LASTING_SDK.has(error.name);
   return true;
+}
+
+/** Network failures that the AWS set-up errors wrap (aws-setup-error.ts). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function isUnreachable(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? ((error as Error | undefined)?.cause as NodeJS.ErrnoException | undefined)?.code;
+  return code !== undefined && UNREACHABLE.has(code);
 }
 
 /**

@@ -70,6 +70,7 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
   const stop = new AbortController();
   // Failed slices of `--follow` in a row: it waits longer after each (from 1 s, or the poll interval when shorter,
   // to 5 min, or the poll interval when longer) and says so once per outage.
+  let setupProven = false;
   const backoff = new FollowBackoff(Math.min(1, pollSeconds) * 1000, Math.max(300, pollSeconds) * 1000);
   const onSignal = (): void => {
     if (stop.signal.aborted) process.exit(130);
@@ -118,7 +119,7 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
       } catch (error) {
         progress.finish();
         if (!(error instanceof SyncError)) throw error;
-        const retry = options.follow === true && !stop.signal.aborted && followCanRetry(error.cause) && (deadline === undefined || Date.now() < deadline);
+        const retry = options.follow === true && !stop.signal.aborted && followCanRetry(error.cause, { setupProven }) && (deadline === undefined || Date.now() < deadline);
         if (!retry) {
           process.exitCode = printFailure(error, options, head, cause(error.summary, ceilingHit()));
           return;
@@ -133,6 +134,7 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
         continue;
       }
       progress.finish();
+      setupProven = true;
       if (backoff.outageFailures > 0) {
         process.stderr.write(`catalog-sync: recovered after ${backoff.outageFailures} failed slice${backoff.outageFailures === 1 ? '' : 's'} (${Math.round(backoff.outageMs() / 1000)} s); following again\n`);
         backoff.reset();

@@ -30,6 +30,13 @@ describe('followCanRetry', () => {
     expect(followCanRetry(named('ResourceNotFoundException'))).toBe(false);
     expect(followCanRetry(named('UnrecognizedClientException'))).toBe(false);
   });
+
+  it('an unreachable AWS endpoint: a set-up error on the first slice, an outage once a slice has worked', () => {
+    const refused = new SettingsError('AWS_ENDPOINT_URL_DYNAMODB', 'could not be reached', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+    expect(followCanRetry(refused)).toBe(false);
+    expect(followCanRetry(refused, { setupProven: true })).toBe(true);
+    expect(followCanRetry(new SettingsError('AWS_REGION', 'is not set'), { setupProven: true })).toBe(false);
+  });
 });
 
 describe('FollowBackoff', () => {
