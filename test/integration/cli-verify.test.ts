@@ -103,6 +103,11 @@ describe('catalog-sync verify on a local folder', () => {
     expect(summary.compared).toBeGreaterThan(0);
     expect(summary.compared).toBeLessThan(summary.leaves as number);
 
+    // --since and --until bound the audit to commits 10..19 (both included).
+    const ranged = await runCli(['verify', ...at(dir), '--json', '--since', formatTimestamp(commitTicks(catalog, 10)), '--until', formatTimestamp(commitTicks(catalog, 19))]);
+    expect(ranged.code).toBe(0);
+    expect(jsonLines<Record<string, unknown>>(ranged.stdout).at(-1)).toMatchObject({ kind: 'summary', commits: 10, to: formatTimestamp(commitTicks(catalog, 19)) });
+
     const bad = await runCli(['verify', ...at(dir), '--sample', '5']);
     expect(bad).toMatchObject({ code: 2, stderr: 'catalog-sync: --sample: samples the leaves --deep compares: give --deep too\n' });
   }, MANY_PROCESSES);
