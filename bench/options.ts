@@ -31,6 +31,8 @@ const HELP = `npm run bench -- [options]
   --reader-read-ahead N     the reader's manifests in flight                       (default: DEFAULT_READ_AHEAD)
   --dynamo auto|on|off      also run the engine against DynamoDB Local             (default auto)
   --no-warm                 skip the warm-Lambda checks
+  --no-start-up             skip the start-up rows (CLI commands, the Lambda bundle's cold start)
+  --verify-leaves N         mirror audited by the verify rows (S3 listing by ranges, folder, --deep); 0: skip (default 20000)
   --no-profile              skip the profiled runs (engine and planning under --cpu-prof)
   --profile-leaves N        slice of the profiled engine run                       (default 2000)
   --repeat N                run the side-by-side set (ceilings, engine) N times, rotating their order; the
@@ -61,6 +63,8 @@ export interface Options {
   readerReadAhead: number;
   dynamo: 'auto' | 'on' | 'off';
   warm: boolean;
+  startUp: boolean;
+  verifyLeaves: number;
   profile: boolean;
   profileLeaves: number;
   waitIdle: number;
@@ -92,6 +96,8 @@ export function options(): Options {
       'reader-read-ahead': { type: 'string', default: '64' },
       dynamo: { type: 'string', default: 'auto' },
       'no-warm': { type: 'boolean', default: false },
+      'no-start-up': { type: 'boolean', default: false },
+      'verify-leaves': { type: 'string', default: '20000' },
       'no-profile': { type: 'boolean', default: false },
       'profile-leaves': { type: 'string', default: '2000' },
       'wait-idle': { type: 'string', default: '0' },
@@ -135,6 +141,8 @@ export function options(): Options {
     readerReadAhead: int('reader-read-ahead', values['reader-read-ahead'], 1),
     dynamo,
     warm: !values['no-warm'],
+    startUp: !values['no-start-up'],
+    verifyLeaves: int('verify-leaves', values['verify-leaves'], 0),
     profile: !values['no-profile'],
     profileLeaves: int('profile-leaves', values['profile-leaves'], 1),
     waitIdle: int('wait-idle', values['wait-idle']),

@@ -20,6 +20,8 @@ import { summarizeProfile, type ProfileSummary } from './profile-summary.js';
 import { report, type Row } from './report.js';
 import type { ScenarioConfig, ScenarioResult } from './scenario-types.js';
 import type { ServersConfig } from './servers.js';
+import { measureStartUp, startUpText, type StartUpResult } from './start-up.js';
+import { measureVerifyRate, verifyRateText, type VerifyRateRow } from './verify-rate.js';
 import { round } from './stats.js';
 import type { ValidationConfig, ValidationResult } from './validation.js';
 import type { WarmConfig, WarmResult } from './warm.js';
@@ -244,6 +246,19 @@ async function main(): Promise<void> {
   servers.child.kill('SIGTERM');
   await dynamo?.stop();
 
+  // Start-up (issue 24): after the other rows, with the servers stopped; it starts its own.
+  let startUp: StartUpResult | undefined;
+  if (opts.startUp) {
+    await waitIdle();
+    startUp = await measureStartUp(5, log);
+  }
+  // The audit's rate (issue 24): `catalog-sync verify` over a whole mirror, on S3 and a folder.
+  let audit: VerifyRateRow[] | undefined;
+  if (opts.verifyLeaves > 0) {
+    await waitIdle();
+    audit = await measureVerifyRate({ leaves: opts.verifyLeaves, ranges: 8, s3LatencyMs: opts.s3Latency, catalogLatencyMs: opts.latency }, log);
+  }
+
   const { text, json } = report({
     opts,
     started,
@@ -267,7 +282,9 @@ async function main(): Promise<void> {
     backfill,
     reader,
   });
-  process.stdout.write(text + '\n');
+  process.stdout.write(text + '\n' + (startUp === undefined ? '' : `\n${startUpText(startUp)}\n`) + (audit === undefined ? '' : `\n${verifyRateText(audit)}\n`));
+  if (startUp !== undefined) (json as Record<string, unknown>).startUp = startUp;
+  if (audit !== undefined) (json as Record<string, unknown>).audit = audit;
 
   mkdirSync(opts.out, { recursive: true });
   const stamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');

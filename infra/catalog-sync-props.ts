@@ -241,4 +241,18 @@ export interface CatalogSyncProps {
    * @default Duration.days(30)
    */
   readonly noncurrentVersionRetention?: Duration;
+
+  /**
+   * Whether to add stack outputs naming what a user looks up after a deploy: `CursorTable`, `SnapshotBucket`,
+   * `SnapshotPrefix`, `CursorName`, `FunctionName`, `LogGroup`, `DeadLetterQueueUrl`, `DashboardName`,
+   * `CommitQueueUrl` and `CommitQueueArn` (the last three when there is a dashboard and a commit queue).
+   * @default true
+   */
+  readonly outputs?: boolean;
+
+  /**
+   * Prefix of the outputs' logical ids (`{outputPrefix}SnapshotBucket`): two syncs in one stack need different ones.
+   * @default - the construct's id, letters and digits only (`Sync` gives `SyncSnapshotBucket`)
+   */
+  readonly outputPrefix?: string;
 }

@@ -14,7 +14,8 @@
  * - four alarms (errors, dead letters, cursor lag, no successful run), optionally to an SNS topic;
  * - the reference consumer path: `commits/` object-created events into an SQS queue with its own DLQ, and an
  *   alarm on that DLQ (to the same topic);
- * - a CloudWatch dashboard (lag, leaves/s, errors, duration, DLQ depths, alarms), unless `dashboard` is false.
+ * - a CloudWatch dashboard (lag, leaves/s, errors, duration, DLQ depths, alarms), unless `dashboard` is false;
+ * - stack outputs naming the table, bucket, prefix, function, log group, queues and dashboard, unless `outputs` is false.
  *
  * Two syncs may share one table (a dependency is a cursor item of the same table) and one bucket (each under
  * its own prefix): pass the first one's `table` and `bucket` to the second.
@@ -51,6 +52,7 @@ import { SnapshotStorage } from './constructs/snapshot-storage.js';
 import { SyncAlarms, syncMetric } from './constructs/sync-alarms.js';
 import { SyncDashboard } from './constructs/sync-dashboard.js';
 import { SyncFunction } from './constructs/sync-function.js';
+import { addSyncOutputs } from './constructs/sync-outputs.js';
 import { DEFAULT_LAG_THRESHOLD, DEFAULT_MAX_EVENT_AGE, DEFAULT_SCHEDULE, DEFAULT_TIMEOUT } from './defaults.js';
 import { embeddedCredentialsProblem, sourceSecretOf } from './source-secret.js';
 
@@ -238,6 +240,21 @@ export class CatalogSync extends Construct {
         lagThreshold: props.lagThreshold ?? DEFAULT_LAG_THRESHOLD,
         alarms: [this.errorsAlarm, this.deadLetterAlarm, this.lagAlarm, this.missedRunAlarm, ...(this.commitDeadLetterAlarm ? [this.commitDeadLetterAlarm] : [])],
         ...(props.dashboardName === undefined ? {} : { dashboardName: props.dashboardName }),
+      });
+    }
+
+    // --- the stack outputs ---------------------------------------------------------------------------------
+    if (props.outputs ?? true) {
+      addSyncOutputs(this, props.outputPrefix ?? id.replace(/[^A-Za-z0-9]/g, ''), {
+        cursorName: this.cursorName,
+        tableName: this.table.tableName,
+        bucketName: this.bucket.bucketName,
+        prefix: this.prefix,
+        functionName: this.function.functionName,
+        logGroupName: this.logGroup.logGroupName,
+        deadLetterQueueUrl: this.deadLetterQueue.queueUrl,
+        ...(this.dashboard ? { dashboardName: this.dashboard.dashboard.dashboardName } : {}),
+        ...(this.commitQueue ? { commitQueueUrl: this.commitQueue.queueUrl, commitQueueArn: this.commitQueue.queueArn } : {}),
       });
     }
   }

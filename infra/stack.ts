@@ -44,8 +44,8 @@ export class CatalogSyncStack extends Stack {
     }
     const alarmTopic = this.alarmTopic ? { alarmTopic: this.alarmTopic } : {};
 
-    this.sync = new CatalogSync(this, 'Sync', { ...config.first, ...alarmTopic });
-    this.outputs('', this.sync);
+    // The outputs keep the ids they had when this stack added them: `CursorTable`, `SecondCursorTable`, …
+    this.sync = new CatalogSync(this, 'Sync', { ...config.first, ...alarmTopic, outputPrefix: '' });
     if (config.second) {
       const { ownBucket, ...second } = config.second;
       this.second = new CatalogSync(this, 'SecondSync', {
@@ -53,8 +53,8 @@ export class CatalogSyncStack extends Stack {
         ...alarmTopic,
         table: this.sync.table,
         ...(ownBucket ? {} : { bucket: this.sync.bucket }),
+        outputPrefix: 'Second',
       });
-      this.outputs('Second', this.second);
     }
     if (config.backfill) {
       const sync = this.sync;
@@ -74,21 +74,5 @@ export class CatalogSyncStack extends Stack {
       });
     }
     if (this.alarmTopic) new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn, description: 'SNS topic of the alarms' });
-  }
-
-  private outputs(prefix: string, sync: CatalogSync): void {
-    const out = (name: string, value: string, description: string) => new CfnOutput(this, `${prefix}${name}`, { value, description });
-    out('CursorName', sync.cursorName, 'CURSOR_NAME of this sync');
-    out('CursorTable', sync.table.tableName, 'DynamoDB table of the cursor and run log (--cursor-table)');
-    out('SnapshotBucket', sync.bucket.bucketName, 'S3 bucket of the snapshots (--bucket)');
-    out('SnapshotPrefix', sync.prefix === '' ? '(none)' : sync.prefix, 'SNAPSHOT_PREFIX of this sync (--prefix)');
-    out('FunctionName', sync.function.functionName, 'The Lambda function (invoke it by hand to run a slice now)');
-    out('LogGroup', sync.logGroup.logGroupName, 'Logs and EMF metrics of the runs');
-    out('DeadLetterQueueUrl', sync.deadLetterQueue.queueUrl, 'Failed runs, with their error');
-    if (sync.dashboard) out('DashboardName', sync.dashboard.dashboard.dashboardName, 'CloudWatch dashboard of this sync (lag, leaves/s, errors, duration, DLQ depths)');
-    if (sync.commitQueue) {
-      out('CommitQueueUrl', sync.commitQueue.queueUrl, 'commits/ object-created events for consumers');
-      out('CommitQueueArn', sync.commitQueue.queueArn, 'commits/ object-created events for consumers');
-    }
   }
 }

@@ -8,6 +8,7 @@ import { addQuarantineCommands } from './cli/quarantine.js';
 import { addRunCommand } from './cli/run.js';
 import { addRunsCommand } from './cli/runs.js';
 import { addStatusCommand } from './cli/status.js';
+import { addVerifyCommand } from './cli/verify.js';
 
 export { ExitCode } from './cli/exit-code.js';
 
@@ -34,6 +35,7 @@ Examples:
   catalog-sync backfill --workers 4                 the whole catalog fast, in 4 worker processes
   catalog-sync status                               cursor, catalog head and lag
   catalog-sync changes --follow --json --consumer ix  the mirror's commits in order, resumable, as JSON lines
+  catalog-sync verify --deep --sample 1000          audit the mirror against the catalog
   catalog-sync run --cursor-table cursors --bucket my-mirror --max-commits 100
 
 Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
@@ -46,6 +48,7 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
   addKeysCommand(root);
   addChangesCommand(root);
   addQuarantineCommands(root);
+  addVerifyCommand(root);
   return root;
 }
 

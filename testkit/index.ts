@@ -17,7 +17,7 @@ export type { ServedDocument } from './replica-source.js';
 export { negotiateCoding, type ContentCoding } from './http-encoding.js';
 export { formatTicks, parseTicks, TICKS_PER_SECOND } from './catalog-time.js';
 export { mulberry32, type Prng } from './prng.js';
-export { clientsFor, createBucket, createCursorTable, startDynamo, type EmulatorClients } from './emulators.js';
+export { clientsFor, createBucket, createCursorTable, startDynamo, startS3, type EmulatorClients } from './emulators.js';
 export { dynamoDbLocalDirectory, freePort, javaWorks, untilAnswering } from './emulator-processes.js';
 export { childScript, startChild, waitForReady, type ManagedChild } from './child-processes.js';
 export { CLI, startCli, type CliResult } from './cli-process.js';

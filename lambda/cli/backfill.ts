@@ -21,6 +21,7 @@ import { BackfillProgress } from './backfill-progress.js';
 import { ExitCode } from './exit-code.js';
 import { printSummary } from './format.js';
 import { openStores } from './open-stores.js';
+import { currentHead, rememberFolderSource } from './run-messages.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
 import { verboseHooks, verboseOption } from './verbose.js';
@@ -113,6 +114,7 @@ async function backfillCommand(options: BackfillOptions): Promise<void> {
   }
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const stores = await openStores(options, settings.concurrency);
+  if (options.cursorTable === undefined) await rememberFolderSource(options.dataDir, settings.cursorName, settings.source);
   const http = new HttpClient({ connections: 4 });
   verboseHooks(options.verbose, http);
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
@@ -185,9 +187,11 @@ async function backfillCommand(options: BackfillOptions): Promise<void> {
       return;
     }
     progress.line(`finishing backfill ${plan.backfillId}`);
-    const summary = await finishBackfill(settings, deps, plan.backfillId);
+    // With --until the catalog goes on past B: the head now says how much lag is left (and the run log is told).
+    const head = options.until === undefined ? undefined : await currentHead(catalog);
+    const summary = await finishBackfill(settings, deps, plan.backfillId, head === undefined ? {} : { head });
     held = undefined;
-    printSummary(summary, options.json === true, plan.bound === undefined ? undefined : parseTimestamp(plan.bound));
+    printSummary(summary, options.json === true, head ?? parseTimestamp(plan.bound), options.until === undefined ? {} : { ceiling: `--until ${options.until}` });
   } finally {
     if (lease) clearInterval(lease);
     // Stopped or failed (not finished): give the lease back, so the follower goes on and a rerun resumes at once.

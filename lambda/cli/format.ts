@@ -1,15 +1,33 @@
 import { parseTimestamp, StoppedBy, type RunSummary, type Ticks } from '../contract/index.js';
 import { lagSeconds } from '../sync/index.js';
 
+/**
+ * What the CLI knows of a run's stop beyond `stoppedBy` (whose values the contract fixes): `interrupted` when
+ * Ctrl-C or SIGTERM stopped it (the summary says `time-budget`: the contract has no value for a signal yet),
+ * `ceiling` (`--until …`, `--delay …`) when that bound, not the catalog head, was what it caught up to.
+ */
+export interface StopCause {
+  readonly interrupted?: boolean;
+  readonly ceiling?: string;
+}
+
+/** Why a run stopped, in words for a person. */
+export function stopLabel(summary: RunSummary, cause: StopCause = {}): string {
+  if (cause.interrupted) return 'interrupted';
+  if (summary.stoppedBy === StoppedBy.error) return 'failed';
+  if (cause.ceiling !== undefined && summary.stoppedBy === StoppedBy.caughtUp) return `reached ${cause.ceiling}`;
+  return summary.stoppedBy;
+}
+
 /** Prints a run summary: one JSON line with `json`, else two lines for a person. */
-export function printSummary(summary: RunSummary, json: boolean, head: Ticks | undefined): void {
+export function printSummary(summary: RunSummary, json: boolean, head: Ticks | undefined, cause?: StopCause): void {
   if (json) {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     return;
   }
   const lag = head === undefined ? '' : `, lag ${formatDuration(lagSeconds(head, parseTimestamp(summary.cursorAfter)))}`;
   process.stdout.write(
-    `${summary.stoppedBy}: ${summary.commits} commits, ${summary.leaves} leaves (${summary.deletes} deletes, ${summary.quarantined} quarantined), ` +
+    `${stopLabel(summary, cause)}: ${summary.commits} commits, ${summary.leaves} leaves (${summary.deletes} deletes, ${summary.quarantined} quarantined), ` +
       `${formatBytes(summary.bytes)} in ${(summary.durationMs / 1000).toFixed(1)} s${retriesOf(summary)}\n` +
       `cursor ${summary.cursorName}: ${summary.cursorBefore} -> ${summary.cursorAfter}${lag}\n`,
   );
@@ -17,18 +35,18 @@ export function printSummary(summary: RunSummary, json: boolean, head: Ticks | u
 
 /** A slice of `run --follow` that found nothing new and did not fail: not printed, not logged as a run. */
 export function isEmptyPoll(summary: RunSummary): boolean {
-  return summary.commits === 0 && summary.error === undefined && (summary.caughtUp || summary.stoppedBy === StoppedBy.backfill);
+  return summary.commits === 0 && summary.error === undefined && (summary.caughtUp || summary.stoppedBy === StoppedBy.caughtUp || summary.stoppedBy === StoppedBy.backfill);
 }
 
 /** A slice of `run --follow` that moved: one JSON line with `json`, else one line for a person. */
-export function printFollowLine(summary: RunSummary, json: boolean, head: Ticks | undefined): void {
+export function printFollowLine(summary: RunSummary, json: boolean, head: Ticks | undefined, cause?: StopCause): void {
   if (json) {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     return;
   }
   const lag = head === undefined ? '' : `, lag ${formatDuration(lagSeconds(head, parseTimestamp(summary.cursorAfter)))}`;
   process.stdout.write(
-    `${summary.cursorAfter} ${summary.stoppedBy}: ${summary.commits} commits, ${summary.leaves} leaves (${summary.deletes} deletes, ${summary.quarantined} quarantined), ` +
+    `${summary.cursorAfter} ${stopLabel(summary, cause)}: ${summary.commits} commits, ${summary.leaves} leaves (${summary.deletes} deletes, ${summary.quarantined} quarantined), ` +
       `${formatBytes(summary.bytes)} in ${(summary.durationMs / 1000).toFixed(1)} s${retriesOf(summary)}${lag}\n`,
   );
 }
@@ -41,7 +59,9 @@ function retriesOf(summary: RunSummary): string {
 
 /** One line per run, for `status` and `runs`. */
 export function describeRun(run: RunSummary): string {
-  return `${run.runId}  ${run.stoppedBy.padEnd(11)} ${String(run.commits).padStart(6)} commits ${String(run.leaves).padStart(7)} leaves  ${run.cursorBefore} -> ${run.cursorAfter}  ${(run.durationMs / 1000).toFixed(1)} s${run.error ? `  ${run.error.code}: ${run.error.message}` : ''}`;
+  // `caught-up` short of the head: a run or backfill bounded by --until or --delay.
+  const stop = run.stoppedBy === StoppedBy.caughtUp && !run.caughtUp ? 'bounded' : run.stoppedBy;
+  return `${run.runId}  ${stop.padEnd(11)} ${String(run.commits).padStart(6)} commits ${String(run.leaves).padStart(7)} leaves  ${run.cursorBefore} -> ${run.cursorAfter}  ${(run.durationMs / 1000).toFixed(1)} s${run.error ? `  ${run.error.code}: ${run.error.message}` : ''}`;
 }
 
 export function formatDuration(seconds: number): string {

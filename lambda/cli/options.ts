@@ -35,6 +35,8 @@ export interface RunOptions extends StoreOptions {
   quarantine?: boolean;
   allowOrigin?: string[];
   timeBudget?: string;
+  until?: string;
+  delay?: string;
   follow?: boolean;
   pollInterval?: string;
   json?: boolean;

@@ -1,9 +1,12 @@
 import { Command, Option } from 'commander';
 import { CatalogClient, HttpClient } from '../catalog/index.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, MIN_TIMESTAMP, parseSettings, SettingsError, StoppedBy, type RunSummary, type Ticks } from '../contract/index.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, MIN_TIMESTAMP, parseSettings, StoppedBy, type RunSummary, type Ticks } from '../contract/index.js';
 import { runSlice, SyncError } from '../sync/index.js';
 import { ExitCode } from './exit-code.js';
-import { isEmptyPoll, printFollowLine, printSummary } from './format.js';
+import { FollowBackoff, followCanRetry } from './follow-retry.js';
+import { noteIgnoredStart, printFailure, printOutage, rememberFolderSource } from './run-messages.js';
+import { parseSecondsFlag, parseTimeFlag, runCeiling } from './time-flags.js';
+import { isEmptyPoll, printFollowLine, printSummary, type StopCause } from './format.js';
 import { heldOffLine } from './held-off.js';
 import { openStores } from './open-stores.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type RunOptions } from './options.js';
@@ -25,6 +28,8 @@ export function addRunCommand(program: Command): void {
     .option('--concurrency <n>', `leaves in flight at once (default ${DEFAULT_CONCURRENCY})`)
     .option('--quarantine', 'set aside a leaf that keeps failing, and go on', false)
     .option('--allow-origin <origin>', 'another origin leaves or pages may come from (repeatable)', collect)
+    .option('--until <timestamp>', 'take no commit after this time (a date alone: midnight UTC); with --follow, stop once it is reached')
+    .option('--delay <duration>', 'stay this far behind the clock: take no commit newer than now minus it (90s, 10m, 2h; as NuGetMirror\'s delay)')
     .option('--time-budget <seconds>', 'stop after this many seconds: requests in flight are aborted, the last complete commit is checkpointed')
     .option('--follow', 'slice after slice until caught up, then poll: one line per slice that moved, nothing for an empty poll', false)
     .option('--poll-interval <seconds>', `seconds between polls with --follow (default ${DEFAULT_POLL_SECONDS})`)
@@ -36,6 +41,8 @@ export function addRunCommand(program: Command): void {
 Examples:
   catalog-sync run --max-commits 10
   catalog-sync run --follow --json
+  catalog-sync run --follow --delay 10m           # stay 10 minutes behind the head, as NuGetMirror does
+  catalog-sync run --until 2024-01-01 --max-commits 100000
   catalog-sync run --source http://127.0.0.1:8080/v3/index.json --data-dir /tmp/mirror
   AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8000 AWS_ENDPOINT_URL_S3=http://127.0.0.1:4569 S3_FORCE_PATH_STYLE=true \\
     catalog-sync run --cursor-table cursors --bucket mirror`,
@@ -45,27 +52,27 @@ Examples:
 
 function timeBudgetDeadline(options: RunOptions): number | undefined {
   if (options.timeBudget === undefined) return undefined;
-  if (!/^\d+(\.\d+)?$/.test(options.timeBudget) || Number(options.timeBudget) <= 0) {
-    throw new SettingsError('--time-budget', `${JSON.stringify(options.timeBudget)} must be a positive number of seconds`);
-  }
-  return Date.now() + Number(options.timeBudget) * 1000;
+  return Date.now() + parseSecondsFlag('--time-budget', options.timeBudget) * 1000;
 }
 
-async function runCommand(options: RunOptions): Promise<void> {
+async function runCommand(options: RunOptions, command: Command): Promise<void> {
+  const startGiven = command.getOptionValueSource('start') === 'cli';
+  if (startGiven && options.start !== undefined) parseTimeFlag('--start', options.start);
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const deadline = timeBudgetDeadline(options);
-  let pollSeconds = DEFAULT_POLL_SECONDS;
-  if (options.pollInterval !== undefined) {
-    if (!/^\d+(\.\d+)?$/.test(options.pollInterval) || Number(options.pollInterval) <= 0) {
-      throw new SettingsError('--poll-interval', `${JSON.stringify(options.pollInterval)} must be a positive number of seconds`);
-    }
-    pollSeconds = Number(options.pollInterval);
-  }
+  const pollSeconds = options.pollInterval === undefined ? DEFAULT_POLL_SECONDS : parseSecondsFlag('--poll-interval', options.pollInterval);
+  const ceiling = runCeiling(options.until, options.delay);
   const stores = await openStores(options, settings.concurrency);
+  if (startGiven) noteIgnoredStart(settings, await stores.cursors.read(settings.cursorName));
+  if (options.cursorTable === undefined) await rememberFolderSource(options.dataDir, settings.cursorName, settings.source);
   const http = new HttpClient({ connections: settings.concurrency });
   const verbose = verboseHooks(options.verbose, http);
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
   const stop = new AbortController();
+  // Failed slices of `--follow` in a row: it waits longer after each (from 1 s, or the poll interval when shorter,
+  // to 5 min, or the poll interval when longer) and says so once per outage.
+  let setupProven = false;
+  const backoff = new FollowBackoff(Math.min(1, pollSeconds) * 1000, Math.max(300, pollSeconds) * 1000);
   const onSignal = (): void => {
     if (stop.signal.aborted) process.exit(130);
     stop.abort();
@@ -73,6 +80,11 @@ async function runCommand(options: RunOptions): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  /** What the CLI knows about a stop that the summary's `stoppedBy` cannot say (Ctrl-C, the ceiling). */
+  const cause = (summary: RunSummary, ceilingHit: boolean): StopCause => ({
+    interrupted: stop.signal.aborted && summary.stoppedBy === StoppedBy.timeBudget,
+    ...(ceiling !== undefined && ceilingHit && summary.stoppedBy === StoppedBy.caughtUp ? { ceiling: ceiling.describe } : {}),
+  });
   const progress = new ProgressReporter(process.stderr, {
     enabled: options.progress !== false && !options.json,
     maxCommits: settings.maxCommits,
@@ -83,6 +95,9 @@ async function runCommand(options: RunOptions): Promise<void> {
     for (;;) {
       let head: Ticks | undefined;
       let summary: RunSummary;
+      const bound = ceiling?.at();
+      // The ceiling, not the catalog head, bounded the slice: caught up to it, with lag left.
+      const ceilingHit = (): boolean => bound !== undefined && (head === undefined || bound < head);
       try {
         summary = await runSlice(settings, {
           catalog,
@@ -91,10 +106,11 @@ async function runCommand(options: RunOptions): Promise<void> {
           snapshots: stores.snapshots,
           // Following: an empty poll (nothing new, nothing failed) is not logged as a run, so `runs` and `status`
           // show the slices that moved, not a no-op a minute.
-          runLog: options.follow ? skippingEmptyPolls(stores.runLog) : stores.runLog,
+          runLog: options.follow ? skippingEmptyPolls(stores.runLog, stop.signal) : stores.runLog,
           backfills: stores.backfills,
           signal: stop.signal,
           ...(deadline === undefined ? {} : { deadline }),
+          ...(bound === undefined ? {} : { ceiling: bound }),
           onIndex: (ticks) => {
             head = ticks;
             progress.start(ticks);
@@ -103,28 +119,44 @@ async function runCommand(options: RunOptions): Promise<void> {
         });
       } catch (error) {
         progress.finish();
-        if (error instanceof SyncError) {
-          printSummary(error.summary, options.json === true, head);
-          process.stderr.write(`catalog-sync: run failed: ${(error.cause as Error)?.message ?? error.message}\n`);
-          process.exitCode = ExitCode.runFailed;
+        if (!(error instanceof SyncError)) throw error;
+        const retry = options.follow === true && !stop.signal.aborted && followCanRetry(error.cause, { setupProven }) && (deadline === undefined || Date.now() < deadline);
+        if (!retry) {
+          process.exitCode = printFailure(error, options, head, cause(error.summary, ceilingHit()));
           return;
         }
-        throw error;
+        // Following through an outage: the slice's summary if it moved, one line when the outage begins, then wait.
+        if (error.summary.commits > 0) printFollowLine(error.summary, options.json === true, head);
+        const wait = backoff.failed();
+        if (backoff.outageFailures === 1) printOutage(error, wait);
+        process.exitCode = ExitCode.runFailed;
+        await abortableDelay(deadline === undefined ? wait : Math.min(wait, Math.max(0, deadline - Date.now())), stop.signal);
+        if (stop.signal.aborted || (deadline !== undefined && Date.now() >= deadline)) return;
+        continue;
       }
       progress.finish();
-      if (!options.follow) printSummary(summary, options.json === true, head);
+      setupProven = true;
+      if (backoff.outageFailures > 0) {
+        process.stderr.write(`catalog-sync: recovered after ${backoff.outageFailures} failed slice${backoff.outageFailures === 1 ? '' : 's'} (${Math.round(backoff.outageMs() / 1000)} s); following again\n`);
+        backoff.reset();
+        process.exitCode = ExitCode.done;
+      }
+      if (!options.follow) printSummary(summary, options.json === true, head, cause(summary, ceilingHit()));
       // Following: one line per slice that moved, nothing for an empty poll.
-      else if (!isEmptyPoll(summary)) printFollowLine(summary, options.json === true, head);
+      else if (!isEmptyPoll(summary) && !interruptedPoll(summary, stop.signal)) printFollowLine(summary, options.json === true, head, cause(summary, ceilingHit()));
       // Held off: say by what and until when (stderr; stdout keeps its one summary line).
       if (!options.follow && !options.json && summary.stoppedBy === StoppedBy.backfill) {
         const line = await heldOffLine(stores.backfills, settings.cursorName);
         if (line !== undefined) process.stderr.write(`${line}\n`);
       }
       if (!options.follow || stop.signal.aborted) return;
+      // `--until` reached: a follower has nothing more to wait for.
+      if (ceiling?.fixed && summary.stoppedBy === StoppedBy.caughtUp && ceilingHit()) return;
       if (deadline !== undefined && Date.now() >= deadline) return;
       if (summary.stoppedBy === StoppedBy.lostRace) return;
-      // Caught up, or a backfill of this cursor is running (it moves the cursor when done): poll.
-      if (summary.caughtUp || summary.stoppedBy === StoppedBy.backfill) {
+      // Caught up (to the head, or to --delay behind it), or a backfill of this cursor is running (it moves the cursor
+      // when done): poll.
+      if (summary.caughtUp || summary.stoppedBy === StoppedBy.caughtUp || summary.stoppedBy === StoppedBy.backfill) {
         // A time budget bounds the wait too: the last poll is not waited out past it.
         const wait = deadline === undefined ? pollSeconds * 1000 : Math.min(pollSeconds * 1000, Math.max(0, deadline - Date.now()));
         await abortableDelay(wait, stop.signal);
@@ -140,10 +172,15 @@ async function runCommand(options: RunOptions): Promise<void> {
   }
 }
 
-/** The run log, less the empty polls of `run --follow`. */
-function skippingEmptyPolls(runLog: RunLogStore): RunLogStore {
+/** A poll of `run --follow` cut short by Ctrl-C before it found anything: as empty as an empty poll. */
+function interruptedPoll(summary: RunSummary, signal: AbortSignal): boolean {
+  return signal.aborted && summary.commits === 0 && summary.error === undefined;
+}
+
+/** The run log, less the empty polls of `run --follow` (and a poll Ctrl-C cut short before it found anything). */
+function skippingEmptyPolls(runLog: RunLogStore, signal: AbortSignal): RunLogStore {
   return {
-    appendRun: (summary, expiresAt) => (isEmptyPoll(summary) ? Promise.resolve() : runLog.appendRun(summary, expiresAt)),
+    appendRun: (summary, expiresAt) => (isEmptyPoll(summary) || interruptedPoll(summary, signal) ? Promise.resolve() : runLog.appendRun(summary, expiresAt)),
     listRuns: (cursorName, query) => runLog.listRuns(cursorName, query),
   };
 }

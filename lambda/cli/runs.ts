@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { expandDateOnly, parseSettings, SettingsError } from '../contract/index.js';
 import { prefix as kuuidPrefix } from '../ids/kuuid.js';
+import { parseTimeFlag } from './time-flags.js';
 import { describeRun } from './format.js';
 import { openStores } from './open-stores.js';
 import { FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
@@ -25,6 +26,7 @@ async function runsCommand(options: StoreOptions & { since?: string; until?: str
   }
   const bound = (flag: string, value: string | undefined): string | undefined => {
     if (value === undefined) return undefined;
+    parseTimeFlag(flag, value);
     try {
       return kuuidPrefix(expandDateOnly(value));
     } catch (error) {

@@ -2,7 +2,7 @@
  * The contract, the ground floor: exact time, NuGet identity, the key layout, settings with every default, the
  * run summary and the errors. It imports nothing of the project; every other floor may import it.
  */
-export { compareTicks, expandDateOnly, formatTimestamp, MIN_TICKS, MIN_TIMESTAMP, normalizeTimestamp, parseTimeInput, parseTimestamp, TimestampError, type Ticks } from './time.js';
+export { compareTicks, expandDateOnly, formatTimestamp, MIN_TICKS, MIN_TIMESTAMP, normalizeTimestamp, parseTimeInput, parseTimestamp, ticksFromEpochMs, TimestampError, type Ticks } from './time.js';
 export { comparableVersion, identityKeyProblem, KeySegmentError, MAX_PREFIX_BYTES, normalizeVersion } from './identity.js';
 export { commitKey, commitKeyOf, CommitKeyError, decodeCommitKey, leafKey, manifestKey, quarantineKey, watermarkKeyOf } from './keys.js';
 export { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, DEFAULT_METRICS_NAMESPACE, DEFAULT_RUN_LOG_DAYS } from './settings.js';

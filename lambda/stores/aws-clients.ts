@@ -3,6 +3,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { Agent } from 'node:https';
 import { Agent as HttpAgent } from 'node:http';
 import { withLeanPut } from './s3-put-wiring.js';
+import { AWS_SERVICE, withSetupErrors } from './aws-setup-error.js';
 
 /**
  * AWS SDK clients configured from the environment, the same way for the Lambda and the CLI.
@@ -22,13 +23,17 @@ export function awsClients(env: NodeJS.ProcessEnv, concurrency: number): { dynam
   return {
     // A request timeout: the writes that checkpoint after a run's stop are not aborted by it, and the SDK's
     // default handler waits for ever on a server that never answers.
-    dynamo: new DynamoDBClient({ maxAttempts: 5, requestHandler: { connectionTimeout: 10_000, requestTimeout: 10_000 } }),
+    dynamo: withSetupErrors(new DynamoDBClient({ maxAttempts: 5, requestHandler: { connectionTimeout: 10_000, requestTimeout: 10_000 } }), AWS_SERVICE.dynamodb, env),
     s3: withLeanPut(
-      new S3Client({
-        forcePathStyle: env.S3_FORCE_PATH_STYLE?.toLowerCase() === 'true',
-        requestHandler,
-        maxAttempts: 5,
-      }),
+      withSetupErrors(
+        new S3Client({
+          forcePathStyle: env.S3_FORCE_PATH_STYLE?.toLowerCase() === 'true',
+          requestHandler,
+          maxAttempts: 5,
+        }),
+        AWS_SERVICE.s3,
+        env,
+      ),
       { connections: concurrency + 2 },
     ),
   };

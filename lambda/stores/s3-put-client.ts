@@ -27,7 +27,7 @@
  * It sends over one undici `Agent` (keep-alive, `connections` per origin, 10 s connect and 60 s headers/body
  * timeouts, as aws-clients.ts's SDK handler).
  */
-import { type Dispatcher, Agent } from 'undici';
+import { type Dispatcher, Agent } from './undici-agent.js';
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';

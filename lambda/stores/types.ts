@@ -79,6 +79,8 @@ export interface SnapshotStore {
   deleteKey(key: string): Promise<void>;
   /** Keys under `prefix`, in byte order, after `startAfter`. */
   listKeys(prefix: string, startAfter?: string): AsyncIterable<string>;
+  /** A stored object's exact bytes, or `undefined` when there is none (`verify --deep` compares leaves with it). */
+  getBytes?(key: string): Promise<Buffer | undefined>;
   /**
    * Most bytes one `/`-separated key segment may have, when the store has such a limit (a folder: a file
    * name's 255). A leaf whose segment is longer is an item error, set aside by quarantine like a bad leaf.

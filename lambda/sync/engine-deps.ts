@@ -43,6 +43,11 @@ export interface EngineDeps {
    * incomplete), checkpoints the last complete commit and returns `time-budget`.
    */
   readonly deadline?: number;
+  /**
+   * The newest commit time the run may take (`run --until`, `--delay`): a bound like a dependency cursor's, but
+   * reaching it is `caught-up`.
+   */
+  readonly ceiling?: Ticks;
   /** Aborting stops the run like the deadline does (Ctrl-C in the CLI). */
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: Progress) => void;

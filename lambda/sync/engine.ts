@@ -48,6 +48,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   let pipeline: PipelineOutcome | undefined;
   let staleIndex = false;
   let boundByDependency = false;
+  let boundByCeiling = false;
   let aborted = false;
   let backfillActive = false;
   let upper: Ticks = MIN_TICKS;
@@ -85,6 +86,11 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     } else {
       boundByDependency = dependencyBound !== undefined && dependencyBound < index.commitTicks;
       upper = boundByDependency ? dependencyBound! : index.commitTicks;
+      if (deps.ceiling !== undefined && deps.ceiling < upper) {
+        upper = deps.ceiling;
+        boundByDependency = false;
+        boundByCeiling = true;
+      }
       // Already at the bound: no page needs reading.
       if (upper > cursorBefore) {
         pipeline = await runPipeline({ settings, deps: { ...deps, ...bounds, onPutRetry }, logger, checkpointer, cursor: cursorBefore, upper, index });
@@ -117,6 +123,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     ...(pipeline === undefined ? {} : { pipeline }),
     staleIndex,
     boundByDependency,
+    boundByCeiling,
     aborted,
     lostRace: checkpointer.lostRace,
     failed: failure !== undefined,

@@ -17,6 +17,12 @@ export interface StopFacts {
   readonly aborted: boolean;
   /** Another run moved the cursor first: this run's conditional write lost. */
   readonly lostRace: boolean;
+  /**
+   * A ceiling the caller set (`run --until`, `--delay`), below the catalog head, bounded the run: taking everything
+   * up to it is `caught-up` with `caughtUp` false (the catalog has more; the contract has no `stoppedBy` of its own
+   * for it yet).
+   */
+  readonly boundByCeiling?: boolean;
   /** Something failed: the pipeline, a read before it, the checkpoint or the watermark. */
   readonly failed: boolean;
   /** A backfill of the cursor holds a live lease: the run left the work to it and did nothing. */
@@ -44,6 +50,7 @@ export function decideStop(facts: StopFacts): StopDecision {
   if (facts.aborted) return { stoppedBy: StoppedBy.timeBudget, caughtUp: false };
   if (facts.staleIndex) return { stoppedBy: StoppedBy.caughtUp, caughtUp: true };
   if (facts.pipeline === undefined || facts.pipeline.exhausted) {
+    if (facts.boundByCeiling) return { stoppedBy: StoppedBy.caughtUp, caughtUp: false };
     return { stoppedBy: facts.boundByDependency ? StoppedBy.dependency : StoppedBy.caughtUp, caughtUp: true };
   }
   return { stoppedBy: facts.pipeline.halt ?? StoppedBy.caughtUp, caughtUp: false };

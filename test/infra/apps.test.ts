@@ -251,6 +251,23 @@ describe('the construct in another app', () => {
     });
     expect(() => new CatalogSync(new Stack(app, 'Old'), 'Sync', { runtime: lambda.Runtime.NODEJS_20_X })).toThrow(/Node.js 22 or newer/);
   });
+
+  it('adds stack outputs naming its table, bucket, queues and dashboard, under its id (two syncs do not collide), or none when asked', () => {
+    const app = new App({ context: NO_BUNDLING, outdir: outdir() });
+    const stack = new Stack(app, 'Theirs');
+    const sync = new CatalogSync(stack, 'Nuget-Sync', { prefix: 'nuget/' });
+    new CatalogSync(stack, 'Other', { cursorName: 'other', table: sync.table, prefix: 'other/', commitEvents: false, dashboard: false });
+    new CatalogSync(stack, 'Quiet', { cursorName: 'quiet', table: sync.table, bucket: sync.bucket, prefix: 'quiet/', outputs: false });
+    const outputs = Template.fromStack(stack).toJSON().Outputs as Record<string, { Value: unknown }>;
+    const names = ['CursorName', 'CursorTable', 'SnapshotBucket', 'SnapshotPrefix', 'FunctionName', 'LogGroup', 'DeadLetterQueueUrl', 'DashboardName', 'CommitQueueUrl', 'CommitQueueArn'];
+    expect(Object.keys(outputs).sort()).toEqual([...names.map((name) => `NugetSync${name}`), ...names.slice(0, 7).map((name) => `Other${name}`)].sort());
+    const id = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as any);
+    expect(outputs.NugetSyncSnapshotBucket!.Value).toEqual(ref(id(sync.bucket)));
+    expect(outputs.NugetSyncCursorTable!.Value).toEqual(ref(id(sync.table)));
+    expect(outputs.NugetSyncCommitQueueUrl!.Value).toEqual(ref(id(sync.commitQueue!)));
+    expect(outputs.NugetSyncDashboardName!.Value).toEqual(ref(id(sync.dashboard!.dashboard)));
+    expect(outputs.OtherSnapshotPrefix!.Value).toBe('other/');
+  });
 });
 
 describe('cdk-nag (AwsSolutions)', () => {

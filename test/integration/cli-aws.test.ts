@@ -76,7 +76,7 @@ describe('catalog-sync run with --cursor-table and --bucket', () => {
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(`${replica.origin}${leaf.path}`);
       expect(result.stderr).toContain('not valid JSON');
-      expect(result.stdout).toContain('error: 3 commits');
+      expect(result.stdout).toContain('failed: 3 commits');
       expect(await harness.cursor()).toBe(formatTimestamp(commitTicks(catalog, 2)));
     } finally {
       replica.clearFaults();

@@ -161,7 +161,7 @@ describe('catalog-sync run with the embedded default', () => {
       // Every run was logged: the run log's appends are as safe as the cursor's.
       const runLog = await readFile(join(dir, RUN_LOG_FILE), 'utf8');
       expect(runLog.trim().split('\n').map((line) => JSON.parse(line).runId)).toHaveLength(started);
-      expect((await listFiles(dir)).filter((file) => file.startsWith('.catalog-sync/'))).toEqual([`.catalog-sync/${FILE_NAMES_RECORD}`, RUN_LOG_FILE, STATE_FILE]);
+      expect((await listFiles(dir)).filter((file) => file.startsWith('.catalog-sync/'))).toEqual([`.catalog-sync/${FILE_NAMES_RECORD}`, RUN_LOG_FILE, '.catalog-sync/sources.json', STATE_FILE]);
     } finally {
       await slow.stop();
     }

@@ -92,4 +92,24 @@ describe('npm run demo', () => {
       if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
     }
   }, MANY_PROCESSES);
+
+  it('exits 0 on Ctrl-C under `npm run demo` too, as the README says (Ctrl-C reaches npm, the shell and the demo)', async () => {
+    // A process group of its own, signalled whole, as a terminal does; --ignore-scripts skips `predemo` (dist/ is built).
+    const npm = spawn('npm', ['run', 'demo', '--ignore-scripts', '--', '--commits', '20', '--latency', '0', '--clean'], {
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    npm.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    npm.stderr.on('data', () => undefined);
+    const exited = new Promise<number | null>((resolve) => npm.on('close', (code) => resolve(code)));
+    try {
+      await waitFor(() => stdout.includes('Ctrl-C here stops the replica.\n') || npm.exitCode !== null, 'the demo under npm to wait', 2_400);
+      process.kill(-npm.pid!, 'SIGINT');
+      expect(await exited).toBe(0);
+    } finally {
+      if (npm.exitCode === null) process.kill(-npm.pid!, 'SIGKILL');
+    }
+  }, MANY_PROCESSES);
 });

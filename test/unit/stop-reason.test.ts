@@ -22,6 +22,12 @@ describe('decideStop', () => {
     });
   });
 
+  it('a ceiling below the head (run --until, --delay): everything up to it taken is caught-up, yet not caught up', () => {
+    expect(decideStop({ ...quiet, boundByCeiling: true, pipeline: { halt: undefined, exhausted: true } })).toEqual({ stoppedBy: StoppedBy.caughtUp, caughtUp: false });
+    expect(decideStop({ ...quiet, boundByCeiling: true })).toEqual({ stoppedBy: StoppedBy.caughtUp, caughtUp: false });
+    expect(decideStop({ ...quiet, boundByCeiling: true, pipeline: { halt: StoppedBy.maxCommits, exhausted: false } })).toEqual({ stoppedBy: StoppedBy.maxCommits, caughtUp: false });
+  });
+
   it('an aborted index read is a time-budget stop', () => {
     expect(decideStop({ ...quiet, aborted: true })).toEqual({ stoppedBy: StoppedBy.timeBudget, caughtUp: false });
   });

@@ -12,6 +12,15 @@ import { totalsOf } from './range-cursor.js';
 /** Ranges named in a {@link BackfillIncompleteError}. */
 const NOT_DONE_SHOWN = 20;
 
+/** Options of {@link finishBackfill}. */
+export interface FinishOptions {
+  /**
+   * The catalog head now, when the caller read it: a bound B before it (`backfill --until`) is logged with
+   * `caughtUp: false`, since lag remains.
+   */
+  readonly head?: Ticks;
+}
+
 /**
  * Finishes a backfill once every range is done: moves the cursor (the usual conditional write, only forward) to
  * the newest commit the ranges stored (B when B is the index head), writes `watermark.json`, appends the backfill
@@ -21,7 +30,7 @@ const NOT_DONE_SHOWN = 20;
  * @throws {@link BackfillIncompleteError} while a range is not done (the cursor does not move).
  * @throws {@link BackfillPlanError} when there is no such plan.
  */
-export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps, backfillId: string): Promise<RunSummary> {
+export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps, backfillId: string, options: FinishOptions = {}): Promise<RunSummary> {
   const { backfills } = deps;
   if (backfills === undefined) throw new BackfillPlanError('finishBackfill needs a backfill store (deps.backfills)');
   const plan = await backfills.readPlan(settings.cursorName, backfillId);
@@ -64,7 +73,7 @@ export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps,
     cursorBefore: plan.start,
     cursorAfter: formatTimestamp(cursor?.value ?? parseTimestamp(plan.start)),
     ...totals,
-    caughtUp: true,
+    caughtUp: options.head === undefined || parseTimestamp(plan.bound) >= options.head,
     stoppedBy: StoppedBy.caughtUp,
     durationMs: Math.max(0, Date.now() - Date.parse(plan.createdAt)),
     // The range workers' retries are in their own logs and metrics; the finisher itself retries nothing it counts.

@@ -1,0 +1,235 @@
+/**
+ * Start-up (issue 24, part 4): what a command costs before it does anything, and the Lambda's cold start.
+ *
+ * - CLI: CPU seconds (user + system, read by a preload at the child's exit) and wall time of
+ *   `catalog-sync --version`, `status` and a no-op `run` (already caught up) on a local folder, each the median
+ *   of `repeat` fresh processes, against a catalog replica in this process.
+ * - Lambda: the handler bundled exactly as the construct bundles it (`nodeBundling` of
+ *   infra/constructs/sync-function.ts, through the esbuild API): its size, then in a fresh process the time to
+ *   load it and to answer a first invocation (a fresh cursor, 5 commits) against the replica, DynamoDB Local (or
+ *   dynalite) and s3rver.
+ *
+ * Alone: `node dist/bench/start-up.js [--repeat N]`.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { latestNodeRuntime, nodeBundling } from '../infra/constructs/sync-function.js';
+import { CatalogReplica, createBucket, createCursorTable, generateCatalog, startDynamo, startS3 } from '../testkit/index.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const CLI = join(REPO, 'bin', 'catalog-sync.js');
+
+/** One command's figures: medians over the runs. */
+export interface CommandFigures {
+  readonly command: string;
+  readonly cpuSeconds: number;
+  readonly wallSeconds: number;
+  readonly runs: number;
+}
+
+export interface LambdaFigures {
+  readonly bundleBytes: number;
+  readonly loadMs: number;
+  readonly firstInvocationMs: number;
+  readonly totalMs: number;
+  /** CPU of the whole cold process (Node's own start included). */
+  readonly cpuMs: number;
+  readonly nodeVersion: string;
+}
+
+export interface StartUpResult {
+  readonly cli: CommandFigures[];
+  readonly lambda?: LambdaFigures;
+  readonly targets: Array<{ readonly what: string; readonly met: boolean }>;
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Runs `node <args>` with a preload that writes the process's CPU use to `file` at exit; resolves CPU s and wall s. */
+function measured(args: string[], env: NodeJS.ProcessEnv, dir: string): Promise<{ cpuSeconds: number; wallSeconds: number; code: number | null }> {
+  const file = join(dir, `cpu-${process.hrtime.bigint()}.json`);
+  const preload = join(dir, 'cpu-at-exit.cjs');
+  writeFileSync(preload, "process.on('exit', () => { const u = process.cpuUsage(); require('node:fs').writeFileSync(process.env.CATALOG_SYNC_CPU_FILE, JSON.stringify(u)); });\n");
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--require', preload, ...args], { env: { ...env, CATALOG_SYNC_CPU_FILE: file }, stdio: 'ignore' });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const wallSeconds = (performance.now() - started) / 1000;
+      const usage = JSON.parse(readFileSync(file, 'utf8')) as { user: number; system: number };
+      resolve({ cpuSeconds: (usage.user + usage.system) / 1e6, wallSeconds, code });
+    });
+  });
+}
+
+async function commandFigures(command: string, args: string[], repeat: number, dir: string): Promise<CommandFigures> {
+  const cpu: number[] = [];
+  const wall: number[] = [];
+  for (let i = 0; i < repeat; i++) {
+    const run = await measured([CLI, ...args], process.env, dir);
+    if (run.code !== 0) throw new Error(`${command}: exit ${run.code}`);
+    cpu.push(run.cpuSeconds);
+    wall.push(run.wallSeconds);
+  }
+  return { command, cpuSeconds: median(cpu), wallSeconds: median(wall), runs: repeat };
+}
+
+/** The handler bundled with the construct's own options; returns the bundle's path and size. */
+async function bundleHandler(dir: string): Promise<{ file: string; bytes: number }> {
+  const options = nodeBundling(latestNodeRuntime());
+  const outfile = join(dir, 'handler', 'index.mjs');
+  await build({
+    entryPoints: [join(REPO, 'lambda', 'handler.ts')],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: options.target ?? 'node22',
+    mainFields: options.mainFields ?? ['module', 'main'],
+    minify: options.minify ?? false,
+    sourcemap: options.sourceMap ?? false,
+    sourcesContent: options.sourcesContent ?? false,
+    external: options.externalModules ?? [],
+    banner: { js: options.banner ?? '' },
+    logLevel: 'warning',
+  });
+  return { file: outfile, bytes: statSync(outfile).size };
+}
+
+/** In a fresh process: import the bundle, invoke the handler once; prints `{ loadMs, firstInvocationMs }`. */
+const INVOKE_SCRIPT = `
+const started = performance.now();
+const { handler } = await import(process.env.BUNDLE);
+const loaded = performance.now();
+const context = { getRemainingTimeInMillis: () => 60_000, awsRequestId: 'bench', functionName: 'catalog-sync-bench' };
+const summary = await handler({}, context);
+const answered = performance.now();
+if (!summary || summary.commits !== 5) throw new Error('unexpected summary: ' + JSON.stringify(summary));
+const cpu = process.cpuUsage();
+process.stdout.write('\\nSTARTUP ' + JSON.stringify({ loadMs: loaded - started, firstInvocationMs: answered - loaded, cpuMs: (cpu.user + cpu.system) / 1000 }) + '\\n');
+process.exit(0);
+`;
+
+/** One cold process: load the bundle, answer one invocation into a new table and bucket named `name`. */
+async function coldInvocation(file: string, source: string, dynamoEndpoint: string, s3Endpoint: string, name: string): Promise<{ loadMs: number; firstInvocationMs: number; cpuMs: number }> {
+  await createCursorTable(dynamoEndpoint, name);
+  await createBucket(s3Endpoint, name);
+  const env = {
+    PATH: process.env.PATH ?? '',
+    BUNDLE: file,
+    CATALOG_SOURCE: source,
+    CURSOR_TABLE: name,
+    SNAPSHOT_BUCKET: name,
+    AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint,
+    AWS_ENDPOINT_URL_S3: s3Endpoint,
+    S3_FORCE_PATH_STYLE: 'true',
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'S3RVER',
+    AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    AWS_LAMBDA_FUNCTION_NAME: 'catalog-sync-bench',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  const output = await new Promise<string>((resolve, reject) => {
+    // CATALOG_SYNC_STARTUP_PROFILE=<dir>: a CPU profile of the cold start, for profile-summary.js.
+    const profile = process.env.CATALOG_SYNC_STARTUP_PROFILE;
+    const flags = profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile, '--cpu-prof-interval', '100'];
+    const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', INVOKE_SCRIPT], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`first invocation: exit ${code}: ${stderr.slice(-2000)}`))));
+  });
+  const marked = output.split('\n').find((line) => line.startsWith('STARTUP '));
+  if (marked === undefined) throw new Error(`first invocation printed no figures: ${output.slice(-2000)}`);
+  return JSON.parse(marked.slice('STARTUP '.length)) as { loadMs: number; firstInvocationMs: number; cpuMs: number };
+}
+
+async function lambdaFigures(dir: string, log: (line: string) => void): Promise<LambdaFigures> {
+  const { file, bytes } = await bundleHandler(dir);
+  log(`lambda bundle: ${(bytes / 1024).toFixed(0)} KiB`);
+  const replica = await CatalogReplica.start({ catalog: generateCatalog({ commits: 5, seed: 24 }), pageSize: 10 });
+  const dynamo = await startDynamo();
+  const s3 = await startS3();
+  try {
+    // A fresh process per invocation: the first only warms the servers (DynamoDB Local's JVM, s3rver), as AWS's
+    // are warm; the second is the measured cold start of the handler.
+    await coldInvocation(file, replica.serviceIndexUrl, dynamo.endpoint, s3.endpoint, 'startup-warm-up');
+    const { loadMs, firstInvocationMs, cpuMs } = await coldInvocation(file, replica.serviceIndexUrl, dynamo.endpoint, s3.endpoint, 'startup');
+    return { bundleBytes: bytes, loadMs, firstInvocationMs, totalMs: loadMs + firstInvocationMs, cpuMs, nodeVersion: process.version };
+  } finally {
+    await replica.stop();
+    await dynamo.stop();
+    await s3.stop();
+  }
+}
+
+/** Every start-up figure; `repeat` fresh processes per CLI command. */
+export async function measureStartUp(repeat = 5, log: (line: string) => void = () => undefined): Promise<StartUpResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-startup-'));
+  const replica = await CatalogReplica.start({ catalog: generateCatalog({ commits: 50, seed: 24 }), pageSize: 20 });
+  try {
+    const folder = join(dir, 'mirror');
+    const at = ['--source', replica.serviceIndexUrl, '--data-dir', folder];
+    // Caught up first: the measured `run` finds nothing to do.
+    const first = await measured([CLI, 'run', ...at, '--no-progress'], process.env, dir);
+    if (first.code !== 0) throw new Error(`catch-up run: exit ${first.code}`);
+    log('start-up: CLI commands');
+    const cli = [
+      await commandFigures('catalog-sync --version', ['--version'], repeat, dir),
+      await commandFigures('catalog-sync status (folder)', ['status', ...at], repeat, dir),
+      await commandFigures('catalog-sync run (folder, no-op)', ['run', ...at, '--no-progress'], repeat, dir),
+    ];
+    log('start-up: Lambda bundle and first invocation');
+    const lambda = await lambdaFigures(dir, log);
+    const noop = cli[2]!;
+    return {
+      cli,
+      lambda,
+      targets: [
+        { what: `no-op local run < 0.15 CPU-s (${noop.cpuSeconds.toFixed(3)})`, met: noop.cpuSeconds < 0.15 },
+        { what: `handler bundle loaded + first invocation < 250 ms (${lambda.totalMs.toFixed(0)})`, met: lambda.totalMs < 250 },
+      ],
+    };
+  } finally {
+    await replica.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The start-up table, for the report. */
+export function startUpText(result: StartUpResult): string {
+  const lines = ['Start-up (median of fresh processes; CPU = user + system)', '  command                              CPU s    wall s'];
+  for (const row of result.cli) lines.push(`  ${row.command.padEnd(36)} ${row.cpuSeconds.toFixed(3).padStart(6)}  ${row.wallSeconds.toFixed(3).padStart(7)}`);
+  if (result.lambda) {
+    const l = result.lambda;
+    lines.push(
+      `  Lambda handler bundle: ${(l.bundleBytes / 1024).toFixed(0)} KiB (ESM, minified, as the construct bundles it); ` +
+        `load ${l.loadMs.toFixed(0)} ms + first invocation ${l.firstInvocationMs.toFixed(0)} ms = ${l.totalMs.toFixed(0)} ms, ${l.cpuMs.toFixed(0)} ms CPU in all (Node ${l.nodeVersion}, local servers)`,
+    );
+  }
+  for (const target of result.targets) lines.push(`  target ${target.met ? 'met' : 'NOT met'}: ${target.what}`);
+  return lines.join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const repeatAt = process.argv.indexOf('--repeat');
+  const repeat = repeatAt > 0 ? Number(process.argv[repeatAt + 1]) : 5;
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  measureStartUp(repeat, (line) => process.stderr.write(`${line}\n`)).then(
+    (result) => {
+      process.stdout.write(`${startUpText(result)}\n${JSON.stringify(result)}\n`);
+      process.exit(0);
+    },
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
