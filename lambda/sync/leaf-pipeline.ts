@@ -15,20 +15,19 @@ import type { SyncSettings } from '../contract/settings.js';
 /** A commit being worked on. */
 class CommitWork {
   remaining: number;
-  readonly entries: ManifestEntry[] = [];
+  /** Its manifest's entries; dropped once the manifest is stored. */
+  entries: ManifestEntry[] = [];
   leaves = 0;
   deletes = 0;
   quarantined = 0;
   bytes = 0;
   failed = false;
-  /** Its manifest is stored (manifests written as commits complete, not in commit order: a backfill range). */
+  /** Its manifest is stored: the cursor may move over it once every earlier commit's is stored too. */
   manifestStored = false;
   /** A leaf's request was aborted by the run's stop: the commit is incomplete, but nothing failed. */
   aborted = false;
   constructor(
     readonly commit: PlannedCommit,
-    /** The 12-character commit key. */
-    readonly commitKey: string,
     readonly manifestKey: string,
   ) {
     this.remaining = commit.items.length;
@@ -63,14 +62,6 @@ export interface PipelineContext {
    * finalized commits are dropped), and each checkpoint carries the totals so far. Off for the follower.
    */
   readonly unlimited?: boolean;
-  /**
-   * `commit` (the follower, the contract's default): each manifest after every earlier commit's manifest, so the
-   * newest manifest is a watermark. `as-completed` (a backfill range, where `watermark.json` is the watermark and
-   * manifests of other ranges appear in any order anyway): each manifest as soon as its own commit's leaves are
-   * stored, so commits finalize at the pace of the leaves rather than one per S3 round trip. Either way the
-   * cursor (or range progress) only moves over a run of commits whose manifests are all stored.
-   */
-  readonly manifestOrder?: 'commit' | 'as-completed';
 }
 
 /** How the pipeline ended: facts for `decideStop` (stop-reason.ts), which alone decides the run's stop reason. */
@@ -86,9 +77,9 @@ export interface PipelineOutcome {
 
 /**
  * The leaf pipeline: takes whole commits from the commit stream within the limits, keeps `CONCURRENCY` leaves in
- * flight (fetch, validate, PUT), writes manifests strictly in commit order, and asks the checkpointer to move
- * the cursor after each one. Never throws: a failure is returned, after every commit completed before it is
- * finalized.
+ * flight (fetch, validate, PUT), writes each commit's manifest as soon as its leaves are stored (manifests in any
+ * order), and asks the checkpointer to move the cursor over each run of commits whose manifests are all stored.
+ * Never throws: a failure is returned, after every commit completed before it is finalized.
  */
 export async function runPipeline(context: PipelineContext): Promise<PipelineOutcome> {
   const { settings, deps, logger, checkpointer, cursor, upper, index } = context;
@@ -108,54 +99,36 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   let failure: unknown;
   let exhausted = false;
   let leavesTaken = 0;
-  let finalizer: Promise<void> = Promise.resolve();
 
   const fail = (error: unknown): void => {
     failure ??= error;
     stop = StoppedBy.error;
   };
 
-  let manifestFailed = false;
-  const inOrder = context.manifestOrder !== 'as-completed';
-  /** Counts a commit whose manifest is stored (the head of the line), and asks the checkpointer to move past it. */
-  const complete = (done: CommitWork): void => {
-    work[finalized] = undefined;
-    finalized++;
-    totals.commits++;
-    totals.leaves += done.leaves;
-    totals.deletes += done.deletes;
-    totals.quarantined += done.quarantined;
-    totals.bytes += done.bytes;
-    checkpointer.advance(done.commit.ticks, done.commit.commitId, context.unlimited ? { ...totals } : undefined);
-    deps.onProgress?.({ commits: totals.commits, leaves: totals.leaves, bytes: totals.bytes, cursor: done.commit.ticks, upper });
-  };
   /**
-   * In commit order: writes the manifests of every completed commit at the head of the line, in order, then
-   * checkpoints. Runs on after a failure elsewhere: commits before the failed one are still finalized; the failed
-   * one blocks every later one. As completed: only moves the head of the line over commits whose manifests are
-   * stored.
+   * Counts the commits at the head of the line whose manifests are stored, and asks the checkpointer to move past
+   * them: the cursor only ever moves over a run of commits whose manifests are all stored. A commit that failed
+   * or was aborted never has its manifest stored, so it holds back itself and every later commit.
    */
-  const finalizeReady = async (): Promise<void> => {
-    // As completed, a failed manifest blocks only its own commit and later ones (it is never marked stored).
-    while (finalized < work.length && (!inOrder || !manifestFailed)) {
+  const advanceHead = (): void => {
+    while (finalized < work.length && work[finalized]!.manifestStored) {
       const done = work[finalized]!;
-      if (!inOrder) {
-        if (!done.manifestStored) return;
-        complete(done);
-        continue;
-      }
-      if (done.remaining > 0 || done.failed || done.aborted) return;
-      try {
-        await snapshots.putJson(done.manifestKey, manifestOf(done.commit, done.entries));
-      } catch (error) {
-        manifestFailed = true;
-        fail(error);
-        return;
-      }
-      complete(done);
+      work[finalized] = undefined;
+      finalized++;
+      totals.commits++;
+      totals.leaves += done.leaves;
+      totals.deletes += done.deletes;
+      totals.quarantined += done.quarantined;
+      totals.bytes += done.bytes;
+      checkpointer.advance(done.commit.ticks, done.commit.commitId, context.unlimited ? { ...totals } : undefined);
+      deps.onProgress?.({ commits: totals.commits, leaves: totals.leaves, bytes: totals.bytes, cursor: done.commit.ticks, upper });
     }
   };
-  /** As completed: the manifest of a commit whose leaves are all stored, at once. */
+  /**
+   * A commit whose leaves are all stored gets its manifest at once, whatever earlier commits are doing (the
+   * contract: manifests appear in any order, `watermark.json` is the watermark), so commits finalize at the pace
+   * of their leaves rather than one per S3 round trip, and a slow PUT delays only the cursor.
+   */
   const manifestWrites = new Set<Promise<void>>();
   const writeManifest = (done: CommitWork): void => {
     const write: Promise<void> = snapshots
@@ -163,18 +136,13 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       .then(
         () => {
           done.manifestStored = true;
-          kick();
+          done.entries = [];
+          advanceHead();
         },
-        (error: unknown) => {
-          manifestFailed = true;
-          fail(error);
-        },
+        fail,
       )
       .finally(() => manifestWrites.delete(write));
     manifestWrites.add(write);
-  };
-  const kick = (): void => {
-    finalizer = finalizer.then(finalizeReady);
   };
 
   const processLeaf = async (commit: CommitWork, item: PageItem, { key, problem }: LeafPlacement): Promise<void> => {
@@ -212,10 +180,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       fail(error);
     } finally {
       commit.remaining--;
-      if (commit.remaining === 0) {
-        if (inOrder) kick();
-        else if (!commit.failed && !commit.aborted) writeManifest(commit);
-      }
+      if (commit.remaining === 0 && !commit.failed && !commit.aborted) writeManifest(commit);
     }
   };
 
@@ -238,7 +203,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
         break;
       }
       const keys = planKeys(settings.prefix, commit, snapshots.maxKeySegmentBytes);
-      const state = new CommitWork(commit, keys.commitKey, keys.manifest);
+      const state = new CommitWork(commit, keys.manifest);
       work.push(state);
       leavesTaken += commit.items.length;
       for (let i = 0; i < commit.items.length; i++) {
@@ -261,8 +226,6 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   }
   await Promise.allSettled([...inFlight]);
   while (manifestWrites.size > 0) await Promise.allSettled([...manifestWrites]);
-  kick();
-  await finalizer;
   if (failure !== undefined) return { halt: StoppedBy.error, exhausted: false, failure, totals };
   return { halt: stop, exhausted: exhausted && finalized === work.length, failure, totals };
 }

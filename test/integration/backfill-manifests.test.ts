@@ -1,9 +1,8 @@
 /**
- * A range's manifests are written as its commits complete, not one after another in commit order (during a
- * backfill `watermark.json` is the watermark), so a slow manifest PUT does not hold back later commits; but the
- * range's progress only ever moves over commits whose manifests are stored, and a manifest that fails stops the
- * range before its commit. The follower keeps the contract's order (test/integration/sync.test.ts and
- * acknowledged-before-cursor.test.ts).
+ * A range's manifests are written as its commits complete, not one after another in commit order
+ * (`watermark.json` is the watermark), so a slow manifest PUT does not hold back later commits; but the range's
+ * progress only ever moves over commits whose manifests are stored, and a manifest that fails stops the range
+ * before its commit. The follower does the same (test/integration/manifests-as-completed.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitKey, manifestKey } from '../../lambda/contract/keys.js';

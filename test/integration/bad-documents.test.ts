@@ -3,6 +3,7 @@
  * before it, nothing after is marked done, and the error names the URL and what is wrong.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commitKey, manifestKey } from '../../lambda/contract/keys.js';
 import { formatTimestamp } from '../../lambda/contract/time.js';
 import { SyncError } from '../../lambda/sync/engine.js';
 import { generateCatalog, leafBody, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
@@ -43,7 +44,8 @@ async function expectStopBeforeBadLeaf(expected: RegExp): Promise<void> {
   const lastGood = commitTicks(catalog, BAD_COMMIT - 1);
   expect((error as SyncError).summary).toMatchObject({ stoppedBy: 'error', commits: BAD_COMMIT, cursorAfter: formatTimestamp(lastGood) });
   expect(await harness.cursor()).toBe(formatTimestamp(lastGood));
-  expect(await harness.manifestsAfter(catalog, lastGood)).toEqual([]);
+  expect(await harness.manifestsAfter(catalog, lastGood)).not.toContain(manifestKey('', commitKey(commitTicks(catalog, BAD_COMMIT))));
+  expect(await harness.strayManifests(catalog, replica.origin, lastGood)).toEqual([]);
   expect(await harness.verify(catalog, replica.origin, lastGood)).toEqual([]);
   const runs = await harness.store.listRuns('catalog-to-s3', { limit: 5 });
   expect(runs[0]).toMatchObject({ stoppedBy: 'error' });
