@@ -3,8 +3,7 @@ import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../contr
 import type { EngineDeps, EngineLogger } from './engine-deps.js';
 import { id as newId } from '../ids/kuuid.js';
 import { Checkpointer } from './checkpointer.js';
-import { watermarkKeyOf } from '../contract/keys.js';
-import { watermarkOf } from './layout.js';
+import { WatermarkWriter } from './watermark.js';
 import { runPipeline, type PipelineOutcome, type RunTotals } from './leaf-pipeline.js';
 import { decideStop } from './stop-reason.js';
 import { startRunBudget } from './run-budget.js';
@@ -41,7 +40,8 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const logger = deps.logger ?? NOOP_LOGGER;
   const stored = await deps.cursors.read(settings.cursorName);
   const cursorBefore = stored?.value ?? settings.startCursor;
-  const checkpointer = new Checkpointer(deps.cursors, settings.cursorName, stored, runId);
+  const watermark = new WatermarkWriter(deps.snapshots, settings.prefix, logger, deps.watermarkIntervalMs);
+  const checkpointer = new Checkpointer(deps.cursors, settings.cursorName, stored, runId, (state) => watermark.cursorStored(state));
   let totals: RunTotals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
   let failure: unknown;
   let pipeline: PipelineOutcome | undefined;
@@ -101,7 +101,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const moved = checkpointer.current;
   if (checkpointer.writes > 0 && moved !== undefined) {
     try {
-      await deps.snapshots.putJson(watermarkKeyOf(settings.prefix), watermarkOf(moved.value, moved.commitId));
+      await watermark.finish(moved);
     } catch (error) {
       failure ??= error;
     }
