@@ -83,16 +83,16 @@ describe('bad leaves', () => {
     });
   }
 
-  it('a page item whose id no store can hold (300 characters): stops before the commit, naming the page and the item', async () => {
+  it('a page item whose id no store can hold (1,000 characters, past S3 keys): stops before the commit, naming the page, the item and the bound', async () => {
     const path = replica.pagePaths().find((page) => replica.documentAt(page).includes(replica.leafUrl(badLeaf())))!;
     const page = JSON.parse(replica.documentAt(path)) as { items: Record<string, unknown>[] };
-    page.items.find((item) => item['@id'] === replica.leafUrl(badLeaf()))!['nuget:id'] = `Too.Long.${'x'.repeat(291)}`;
+    page.items.find((item) => item['@id'] === replica.leafUrl(badLeaf()))!['nuget:id'] = `Too.Long.${'x'.repeat(991)}`;
     replica.overrideBody(path, JSON.stringify(page), { times: 1_000 });
     replica.clearLog();
     const pageUrl = `${replica.origin}${path}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     try {
       await expectStopBeforeBadLeaf(
-        new RegExp(`${pageUrl}: items\\[\\d+\\]: package "Too\\.Long\\.x+… \\(302 characters\\) .* cannot be stored: nuget:id is 300 characters; NuGet allows at most 100`),
+        new RegExp(`${pageUrl}: items\\[\\d+\\]: package "Too\\.Long\\.x+… \\(1002 characters\\) .* cannot be stored: its key segments \\{id\\} and \\{version\\} encode to 1000 \\+ \\d+ bytes; at most 929 keep every key below 1024 bytes`),
       );
       // The page is named, and the leaf was never asked for: nothing could have been done with it.
       expect(replica.countRequests(badLeaf().path)).toBe(0);
