@@ -34,6 +34,13 @@ class CommitWork {
   }
 }
 
+/**
+ * A leaf whose fetch and PUT have taken this long gives its slot back: a slow S3 PUT (S3's tail runs to seconds)
+ * then holds back only the cursor, not the other leaves. Several times nuget.org's p99 of a leaf (tens to a few
+ * hundred ms), so a healthy run never sees one.
+ */
+export const STRAGGLER_MS = 1_000;
+
 /** What a slice has completed: whole commits and what they hold. */
 export interface RunTotals {
   commits: number;
@@ -89,11 +96,27 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   // Commits taken, in order; a finalized commit's slot is emptied so its page items and manifest entries are
   // not held until the end of the slice (memory stays flat however many commits a slice takes).
   const work: (CommitWork | undefined)[] = [];
-  const inFlight = new Set<Promise<void>>();
-  // A slot counter with a FIFO of waiters: unlike Promise.race over the in-flight set, a leaf stalled for a
-  // long time does not collect one reaction per completed neighbour.
+  // Leaves in flight, with when each began. A slot counter with a FIFO of waiters: unlike Promise.race over the
+  // in-flight set, a leaf stalled for a long time does not collect one reaction per completed neighbour.
+  const inFlight = new Map<Promise<void>, number>();
   const waiters: (() => void)[] = [];
   const slotFreed = (): Promise<void> => new Promise((resolve) => waiters.push(resolve));
+  // Leaves in flight for over STRAGGLER_MS: they no longer hold a slot, up to `concurrency` of them (so at most
+  // twice `concurrency` leaves are ever in flight, and memory stays bounded).
+  const stragglers = new Set<Promise<void>>();
+  const slotsTaken = (): number => inFlight.size - stragglers.size;
+  const findStragglers = (): void => {
+    const before = performance.now() - STRAGGLER_MS;
+    for (const [task, startedAt] of inFlight) {
+      if (stragglers.size >= settings.concurrency) break;
+      if (startedAt <= before && !stragglers.has(task)) {
+        stragglers.add(task);
+        waiters.shift()?.();
+      }
+    }
+  };
+  const stragglerWatch = setInterval(findStragglers, STRAGGLER_MS / 4);
+  stragglerWatch.unref();
   let finalized = 0;
   let stop: StoppedBy | undefined;
   let failure: unknown;
@@ -207,13 +230,14 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       work.push(state);
       leavesTaken += commit.items.length;
       for (let i = 0; i < commit.items.length; i++) {
-        while (inFlight.size >= settings.concurrency) await slotFreed();
+        while (slotsTaken() >= settings.concurrency) await slotFreed();
         if (shouldStop()) break commits;
         const task: Promise<void> = processLeaf(state, commit.items[i]!, keys.leaves[i]!).finally(() => {
           inFlight.delete(task);
-          waiters.shift()?.();
+          // A straggler's slot was given back already.
+          if (!stragglers.delete(task)) waiters.shift()?.();
         });
-        inFlight.add(task);
+        inFlight.set(task, performance.now());
       }
     }
     // Every way out of the loop but its end sets `stop`.
@@ -224,7 +248,8 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       if (stop !== StoppedBy.error) stop = StoppedBy.timeBudget;
     } else fail(error);
   }
-  await Promise.allSettled([...inFlight]);
+  clearInterval(stragglerWatch);
+  await Promise.allSettled([...inFlight.keys()]);
   while (manifestWrites.size > 0) await Promise.allSettled([...manifestWrites]);
   if (failure !== undefined) return { halt: StoppedBy.error, exhausted: false, failure, totals };
   return { halt: stop, exhausted: exhausted && finalized === work.length, failure, totals };

@@ -1,11 +1,11 @@
 /**
  * The follower writes each commit's manifest as soon as that commit's leaves are stored, so manifests appear in
  * any order and a slow PUT holds back only the cursor; the cursor and `watermark.json` still never pass a commit
- * whose manifest is missing. On s3rver and DynamoDB (Local), observed at the instant of every cursor write and
+ * whose manifest is missing, and a leaf stalled past STRAGGLER_MS gives its slot to the others. On s3rver and DynamoDB (Local), observed at the instant of every cursor write and
  * every watermark PUT; the order of completions is set by holding one PUT (testkit/held-store.ts), not by timing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commitKey, manifestKey } from '../../lambda/contract/keys.js';
+import { commitKey, leafKey, manifestKey } from '../../lambda/contract/keys.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
 import { SyncError } from '../../lambda/sync/engine.js';
 import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
@@ -57,7 +57,7 @@ describe('the follower writes manifests as commits complete', () => {
     const harness = await SyncHarness.create();
     const watch = watched(harness);
     const slowLeaf = catalog.commits[2]!.leaves[0]!;
-    const slowKey = `leaves/${commitKey(commitTicks(catalog, 2))}/${slowLeaf.id.toLowerCase()}/${slowLeaf.version.toLowerCase()}.json`;
+    const slowKey = leafKey('', commitKey(commitTicks(catalog, 2)), slowLeaf.id, slowLeaf.version);
     const held = holdKey(harness.snapshots, slowKey, { beforeJson: watch.beforeJson });
     const running = harness.run(replica.serviceIndexUrl, { CONCURRENCY: '8' }, { snapshots: held.store, cursors: watch.cursors, watermarkIntervalMs: 0 });
     await held.reached;
@@ -82,6 +82,23 @@ describe('the follower writes manifests as commits complete', () => {
     // naming a cursor no older than the one before it.
     expect(watch.watermarks.length).toBeGreaterThanOrEqual(2);
     for (let i = 1; i < watch.watermarks.length; i++) expect(watch.watermarks[i]! >= watch.watermarks[i - 1]!).toBe(true);
+  });
+
+  it('a leaf held past STRAGGLER_MS gives its slot back: with CONCURRENCY 1, every later commit completes while it is held', async () => {
+    const harness = await SyncHarness.create();
+    const watch = watched(harness);
+    const slowLeaf = catalog.commits[1]!.leaves[0]!;
+    const slowKey = leafKey('', commitKey(commitTicks(catalog, 1)), slowLeaf.id, slowLeaf.version);
+    const held = holdKey(harness.snapshots, slowKey, { beforeJson: watch.beforeJson });
+    const running = harness.run(replica.serviceIndexUrl, { CONCURRENCY: '1' }, { snapshots: held.store, cursors: watch.cursors, watermarkIntervalMs: 0 });
+    await held.reached;
+    // With its one slot held by the stalled leaf this would never resolve.
+    await held.whenStored(catalog.commits.slice(2).map((_, i) => manifestOf(i + 2)));
+    expect(await harness.cursor()).toBe(formatTimestamp(commitTicks(catalog, 0)));
+    held.release();
+    expect(await running).toMatchObject({ stoppedBy: 'caught-up', commits: catalog.commits.length });
+    expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+    expect(watch.violations).toEqual([]);
   });
 
   it('a manifest PUT that fails: the cursor and watermark stop before its commit, later manifests are whole, a rerun completes', async () => {
