@@ -7,7 +7,7 @@
  */
 import type { PutTail } from './fake-s3.js';
 import type { Options } from './options.js';
-import type { Row } from './report.js';
+import type { Row } from './row.js';
 import type { ScenarioConfig } from './scenario-types.js';
 
 /** The S3 a row runs against: its latency and slow tail. */

@@ -11,27 +11,13 @@ import type { Options } from './options.js';
 import type { PlanningResult } from './planning.js';
 import { costInputsFrom, lambdaCostReport } from './lambda-cost.js';
 import { formatProfile, type ProfileSummary } from './profile-summary.js';
+import type { Row } from './row.js';
 import type { ScenarioResult } from './scenario-types.js';
 import { round } from './stats.js';
 import type { ValidationResult } from './validation.js';
 import type { WarmResult } from './warm.js';
 
-/** A scenario's figures plus what the servers saw meanwhile. */
-export interface Row extends ScenarioResult {
-  readonly serverCpuMs: number;
-  /** Server CPU as a share of one core over the scenario's wall time. */
-  readonly serverCpuShare: number;
-  /** CPU of every other process (other sessions, DynamoDB Local, ...) as a share of one core; NaN if unknown. */
-  readonly othersCpuShare: number;
-  readonly leafRequests: number;
-  readonly pageRequests: number;
-  readonly s3Puts: number;
-  /** PUTs the fake S3 answered after its slow tail's latency. */
-  readonly slowPuts?: number;
-  readonly profile?: ProfileSummary;
-  /** With --repeat: leaves/s of every run of this scenario (the row is the median one). */
-  readonly repeats?: number[];
-}
+export type { Row } from './row.js';
 
 /** Growth of the heap used after full GCs during a run, MB (first sample after 1,000 leaves to the last). */
 function liveGrowth(row: ScenarioResult): number {
