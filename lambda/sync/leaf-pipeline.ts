@@ -10,6 +10,7 @@ import type { EngineDeps, EngineLogger } from './engine-deps.js';
 import { manifestKey, quarantineKeyFor } from '../contract/keys.js';
 import { manifestOf, metadataOf, placeLeaf, quarantineRecordOf, type LeafPlacement, type ManifestEntry } from './layout.js';
 import { StoppedBy } from '../contract/run-summary.js';
+import { hedged } from './hedge.js';
 import type { SyncSettings } from '../contract/settings.js';
 
 /** A commit being worked on. */
@@ -35,9 +36,10 @@ class CommitWork {
 }
 
 /**
- * A leaf whose fetch and PUT have taken this long gives its slot back: a slow S3 PUT (S3's tail runs to seconds)
- * then holds back only the cursor, not the other leaves. Several times nuget.org's p99 of a leaf (tens to a few
- * hundred ms), so a healthy run never sees one.
+ * A leaf whose fetch and PUT have taken this long gives its slot back, and a leaf or manifest PUT that has not
+ * answered by then is sent once more ({@link hedged}): a slow S3 PUT (S3's tail runs to seconds) then holds back
+ * neither the other leaves nor, for long, the cursor. Several times nuget.org's p99 of a leaf (tens to a few
+ * hundred ms), so a healthy run hardly ever sees one (and pays for the rare second PUT).
  */
 export const STRAGGLER_MS = 1_000;
 
@@ -154,8 +156,8 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
    */
   const manifestWrites = new Set<Promise<void>>();
   const writeManifest = (done: CommitWork): void => {
-    const write: Promise<void> = snapshots
-      .putJson(done.manifestKey, manifestOf(done.commit, done.entries))
+    const manifest = manifestOf(done.commit, done.entries);
+    const write: Promise<void> = hedged(() => snapshots.putJson(done.manifestKey, manifest), STRAGGLER_MS)
       .then(
         () => {
           done.manifestStored = true;
@@ -175,7 +177,8 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       const startMs = deps.onLeaf ? performance.now() : 0;
       const fetched = await catalog.getLeaf(item, bounds);
       const fetchedMs = deps.onLeaf ? performance.now() : 0;
-      await snapshots.putLeaf(key, fetched.body, metadataOf(item));
+      const metadata = metadataOf(item);
+      await hedged(() => snapshots.putLeaf(key, fetched.body, metadata), STRAGGLER_MS);
       deps.onLeaf?.(startMs, fetchedMs, performance.now());
       commit.entries.push({ key, id: item.id, version: item.version, type: item.type });
       commit.leaves++;
