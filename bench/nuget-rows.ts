@@ -25,7 +25,7 @@ export interface NugetRows {
   readonly sequential: Row;
   readonly ceiling: Row;
   readonly engine: Row;
-  /** The engine under each slow tail, on a longer slice (a slice ends waiting for its slowest PUT: see the note). */
+  /** The engine under each slow tail, on a longer slice (a slice ends waiting for its slowest PUT in flight). */
   readonly tails: readonly { readonly tail: PutTail; readonly row: Row }[];
 }
 
