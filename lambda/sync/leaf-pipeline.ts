@@ -12,6 +12,7 @@ import { manifestOf, metadataOf, placeLeaf, quarantineRecordOf, type LeafPlaceme
 import { StoppedBy } from '../contract/run-summary.js';
 import { hedged } from './hedge.js';
 import type { SyncSettings } from '../contract/settings.js';
+import type { WriteOptions } from '../stores/types.js';
 import { afterGrace, isRunStop, MANIFEST_GRACE_MS } from './run-budget.js';
 
 /** A commit being worked on. */
@@ -166,7 +167,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   const manifestWrites = new Set<Promise<void>>();
   const writeManifest = (done: CommitWork): void => {
     const manifest = manifestOf(done.commit, done.entries);
-    const write: Promise<void> = hedged(() => snapshots.putJson(done.manifestKey, manifest, manifestPuts), STRAGGLER_MS)
+    const write: Promise<void> = hedged((answered) => snapshots.putJson(done.manifestKey, manifest, untilAnswered(manifestPuts, answered)), STRAGGLER_MS)
       .then(
         () => {
           done.manifestStored = true;
@@ -190,7 +191,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       const fetched = await catalog.getLeaf(item, bounds);
       const fetchedMs = deps.onLeaf ? performance.now() : 0;
       const metadata = metadataOf(item);
-      await hedged(() => snapshots.putLeaf(key, fetched.body, metadata, writes), STRAGGLER_MS);
+      await hedged((answered) => snapshots.putLeaf(key, fetched.body, metadata, untilAnswered(writes, answered)), STRAGGLER_MS);
       deps.onLeaf?.(startMs, fetchedMs, performance.now());
       commit.entries.push({ key, id: item.id, version: item.version, type: item.type });
       commit.leaves++;
@@ -293,6 +294,18 @@ function planKeys(prefix: string, commit: PlannedCommit, maxSegmentBytes?: numbe
     return placement;
   });
   return { commitKey: key, manifest: manifestKey(prefix, key), leaves };
+}
+
+/** `options` that also call `answered` on a retry after an answer of the store (hedge.ts: such a write is not hedged). */
+function untilAnswered(options: WriteOptions, answered: () => void): WriteOptions {
+  const { onRetry } = options;
+  return {
+    ...options,
+    onRetry: (event) => {
+      if (event.status !== undefined) answered();
+      onRetry?.(event);
+    },
+  };
 }
 
 /** A failure of the source (after retries) or of its document: what quarantine may set aside. */

@@ -55,4 +55,20 @@ describe('hedged', () => {
     both.calls[1]!.reject(new Error('second failed'));
     await expect(failing).rejects.toThrow('first failed');
   });
+
+  it('a write its server answered (its client retrying after SlowDown or a 5xx) is not hedged', async () => {
+    const calls: { resolve: () => void }[] = [];
+    const result = hedged(
+      (answered) =>
+        new Promise<void>((resolve) => {
+          calls.push({ resolve });
+          answered();
+        }),
+      0,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(calls).toHaveLength(1);
+    calls[0]!.resolve();
+    await result;
+  });
 });
