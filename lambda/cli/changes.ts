@@ -108,13 +108,15 @@ async function changesCommand(options: ChangesOptions): Promise<void> {
   }
 }
 
-function pollIntervalMs(text: string | undefined): number {
+/** `--poll-interval` in ms (default 30 s). */
+export function pollIntervalMs(text: string | undefined): number {
   if (text === undefined) return DEFAULT_MAX_POLL_SECONDS * 1000;
   if (!/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0) throw new SettingsError('--poll-interval', `${JSON.stringify(text)} must be a positive number of seconds`);
   return Number(text) * 1000;
 }
 
-function wholeNumber(flag: string, text: string | undefined): number | undefined {
+/** A flag that must be a whole number >= 1, or undefined when not given. */
+export function wholeNumber(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   if (!/^\d+$/.test(text) || Number(text) < 1) throw new SettingsError(flag, `${JSON.stringify(text)} must be a whole number >= 1`);
   return Number(text);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { STATE_DIR } from '../stores/local-folder.js';
 import { LocalLock } from '../stores/local-lock.js';
-import type { LocalSnapshotStore } from '../stores/local-snapshot-store.js';
+import type { SnapshotReader, SnapshotStore } from '../stores/types.js';
 import type { StoredDocument, ViewDocuments } from './view-documents.js';
 
 /** The view's lock file in the folder's state folder: the follower's lock is never taken by the view. */
@@ -18,7 +18,7 @@ export class LocalViewDocuments implements ViewDocuments {
   private readonly lock: LocalLock;
   constructor(
     readonly where: string,
-    private readonly snapshots: LocalSnapshotStore,
+    private readonly snapshots: SnapshotReader & Pick<SnapshotStore, 'putLeaf'>,
   ) {
     this.lock = new LocalLock(join(where, STATE_DIR), { fileName: VIEW_LOCK_FILE });
   }
@@ -32,7 +32,7 @@ export class LocalViewDocuments implements ViewDocuments {
     return this.lock.hold(async (held) => {
       const current = await this.snapshots.getBytes(key);
       if ((current === undefined ? undefined : digest(current)) !== expected) return false;
-      await held.whileHeld(() => this.snapshots.putLeaf(key, bytes));
+      await held.whileHeld(() => this.snapshots.putLeaf(key, bytes, {}));
       return true;
     });
   }
