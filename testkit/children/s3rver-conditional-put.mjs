@@ -44,7 +44,7 @@ export function patchS3rverForConditionalPuts(server) {
   const middleware = async (ctx, next) => {
     const ifMatch = ctx.get('if-match');
     const ifNoneMatch = ctx.get('if-none-match');
-    if (ctx.method !== 'PUT' || (ifMatch === '' && ifNoneMatch === '') || ctx.querystring !== '') return next();
+    if (ctx.method !== 'PUT' || (ifMatch === '' && ifNoneMatch === '') || 'partNumber' in ctx.query || 'uploadId' in ctx.query) return next();
     const slash = ctx.path.indexOf('/', 1);
     if (slash < 0) return next();
     const bucket = decodeURIComponent(ctx.path.slice(1, slash));

@@ -1,0 +1,98 @@
+/**
+ * The stale-writer race of the latest view (issue 23), on S3 (s3rver honouring `If-Match`/`If-None-Match`, as S3
+ * does) and on the folder: writer A reads a package's index at commit 1 and stalls before its write of commit 2;
+ * writer B meanwhile applies commits 2 and 3; then A's write goes out. With the guard A's write is refused and the
+ * index stays at commit 3. The control runs the same interleaving with a write that ignores the tag it read (what a
+ * plain PUT does): the older state comes back, so the test does reproduce the race.
+ */
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readCommits, type MirrorCommit } from '../../lambda/consumer/index.js';
+import { commitKeyOf } from '../../lambda/contract/keys.js';
+import { applyToView, packageIndexKey, type ViewDocuments } from '../../lambda/view/index.js';
+import type { GeneratedCommit } from '../../testkit/generated-commit.js';
+import { openViewTarget, VIEW_KINDS, type ViewTestTarget } from '../../testkit/view-harness.js';
+import { writeMirror } from '../../testkit/view-mirror.js';
+
+const commits: GeneratedCommit[] = [
+  { commitId: '00000000-0000-0000-0000-000000000001', timestamp: '2024-01-01T00:00:01.0000000Z', leaves: [{ id: 'Race.Pkg', version: '1.0.0', type: 'PackageDetails', path: '/1.json', listed: true }] },
+  { commitId: '00000000-0000-0000-0000-000000000002', timestamp: '2024-01-01T00:00:02.0000000Z', leaves: [{ id: 'Race.Pkg', version: '2.0.0', type: 'PackageDetails', path: '/2.json', listed: true }] },
+  { commitId: '00000000-0000-0000-0000-000000000003', timestamp: '2024-01-01T00:00:03.0000000Z', leaves: [{ id: 'race.pkg', version: '1.0.0', type: 'PackageDelete', path: '/3.json' }] },
+];
+
+/** A write that checks nothing: it reads the tag stored now and writes against that, as an unconditional PUT would. */
+function unguarded(documents: ViewDocuments): ViewDocuments {
+  return {
+    where: documents.where,
+    read: (key) => documents.read(key),
+    writeIf: async (key, bytes) => documents.writeIf(key, bytes, (await documents.read(key))?.tag),
+  };
+}
+
+describe.each(VIEW_KINDS)('latest view, the stale writer: %s', (kind) => {
+  const targets: ViewTestTarget[] = [];
+  afterAll(() => targets.forEach((target) => target.close()));
+
+  async function race(guarded: boolean): Promise<{ index: { commitKey: string; versions: { version: string; type: string }[] }; outcome: { written: number; current: number } }> {
+    const target = await openViewTarget(kind);
+    targets.push(target);
+    await writeMirror(target.store, '', commits);
+    const delivered: MirrorCommit[] = [];
+    for await (const commit of readCommits(target.mirror)) delivered.push(commit);
+    const [c1, c2, c3] = delivered as [MirrorCommit, MirrorCommit, MirrorCommit];
+    const documents = guarded ? target.documents : unguarded(target.documents);
+    await applyToView({ documents, prefix: '' }, c1);
+    let stalled!: () => void;
+    const readDone = new Promise<void>((resolve) => (stalled = resolve));
+    let resume!: () => void;
+    const gate = new Promise<void>((resolve) => (resume = resolve));
+    let held = false;
+    const slow = applyToView({ documents, prefix: '', beforeWrite: async () => {
+      if (held) return;
+      held = true;
+      stalled();
+      await gate;
+    } }, c2);
+    await readDone;
+    await applyToView({ documents, prefix: '' }, c2);
+    await applyToView({ documents, prefix: '' }, c3);
+    resume();
+    const outcome = await slow;
+    const stored = await target.documents.read(packageIndexKey('', 'Race.Pkg'));
+    return { index: JSON.parse(stored!.bytes.toString('utf8')), outcome };
+  }
+
+  it('with the guard, the stale write is refused and the newest state stays', async () => {
+    const { index, outcome } = await race(true);
+    expect(outcome).toEqual({ written: 0, current: 1 });
+    expect(index.versions.map((v) => [v.version, v.type])).toEqual([['1.0.0', 'delete'], ['2.0.0', 'details']]);
+    expect(index.commitKey).toBe(commitKeyOf(commits[2]!.timestamp));
+  });
+
+  it('control: without the guard the same interleaving puts the older state back', async () => {
+    const { index, outcome } = await race(false);
+    expect(outcome).toEqual({ written: 1, current: 0 });
+    expect(index.versions.map((v) => [v.version, v.type])).toEqual([['1.0.0', 'details'], ['2.0.0', 'details']]);
+  });
+});
+
+describe('the test S3 (s3rver)', () => {
+  it('s3rver refuses conditional PUTs as S3 does: If-None-Match: * on an existing key, If-Match with another ETag', async () => {
+    const target = await openViewTarget('S3 + DynamoDB');
+    try {
+      const { harness } = target;
+      const put = (extra: object): Promise<unknown> => harness!.clients.s3.send(new PutObjectCommand({ Bucket: harness!.bucket, Key: 'k/index.json', Body: 'x', ...extra }));
+      const status = (error: unknown): number | undefined => (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      await put({ IfNoneMatch: '*' });
+      expect(status(await put({ IfNoneMatch: '*' }).catch((error: unknown) => error))).toBe(412);
+      expect(status(await put({ IfMatch: '"0123456789abcdef0123456789abcdef"' }).catch((error: unknown) => error))).toBe(412);
+      const stored = await target.documents.read('k/index.json');
+      expect(await target.documents.writeIf('k/index.json', Buffer.from('y'), stored!.tag)).toBe(true);
+      expect(await target.documents.writeIf('k/index.json', Buffer.from('z'), stored!.tag)).toBe(false);
+      expect(await target.documents.writeIf('missing/index.json', Buffer.from('z'), stored!.tag)).toBe(false);
+      expect((await target.documents.read('k/index.json'))!.bytes.toString()).toBe('y');
+    } finally {
+      target.close();
+    }
+  });
+});
