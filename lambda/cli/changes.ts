@@ -6,6 +6,7 @@ import { DEFAULT_READ_AHEAD, readCommits, startAfterOf, type ReadOptions } from 
 import { DEFAULT_CURSOR_NAME, expandDateOnly, SettingsError } from '../contract/index.js';
 import { execFor, linesOf, OutputClosed, writeOut, type OutputOptions } from './changes-output.js';
 import { ExitCode } from './exit-code.js';
+import { stopOnSignal } from './stop-on-signal.js';
 import { openStores } from './open-stores.js';
 import { collect, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
@@ -69,13 +70,7 @@ async function changesCommand(options: ChangesOptions): Promise<void> {
   }
   const stores = await openStores(options, DEFAULT_READ_AHEAD, process.env, options.consumer === undefined ? 'read' : 'write');
   const mirror: Mirror = { store: stores.reader, prefix: options.prefix ?? '', where: stores.where };
-  const stop = new AbortController();
-  const onSignal = (): void => {
-    if (stop.signal.aborted) process.exit(130);
-    stop.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const stop = stopOnSignal();
   const read: ReadOptions = { follow: options.follow === true, signal: stop.signal, poll: { minMs: Math.min(1_000, maxPollMs), maxMs: maxPollMs } };
   const handle = (commit: MirrorCommit): Promise<void> =>
     options.exec !== undefined ? execFor(options.exec, commit) : writeOut(process.stdout, linesOf(commit, options).map((line) => `${line}\n`).join(''));
@@ -102,8 +97,7 @@ async function changesCommand(options: ChangesOptions): Promise<void> {
     if (error instanceof ConsumerError) throw new SettingsError('--consumer', error.message, { cause: error });
     throw error;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.release();
     stores.close();
   }
 }

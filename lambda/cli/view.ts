@@ -10,6 +10,7 @@ import { rebuildView } from '../view/rebuild.js';
 import { VIEW_CONSUMER } from '../view/view-keys.js';
 import { pollIntervalMs, wholeNumber } from './changes.js';
 import { ExitCode } from './exit-code.js';
+import { stopOnSignal } from './stop-on-signal.js';
 import { checkDataDir, type DataDirAccess } from './open-stores.js';
 import type { StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
@@ -72,13 +73,7 @@ async function viewCommand(options: ViewOptions): Promise<void> {
   if (options.rebuild && options.follow) throw new SettingsError('--rebuild', 'give --rebuild or --follow, not both (after a rebuild, run view --follow)');
   const stores = await openViewStores(options, 'write');
   const target = { documents: stores.documents, prefix: stores.prefix, ...(concurrency === undefined ? {} : { concurrency }) };
-  const stop = new AbortController();
-  const onSignal = (): void => {
-    if (stop.signal.aborted) process.exit(130);
-    stop.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const stop = stopOnSignal();
   try {
     if (options.rebuild) {
       const result = await rebuildView(target, stores.mirror, stores.cursors, { name: options.consumer, signal: stop.signal });
@@ -104,8 +99,7 @@ async function viewCommand(options: ViewOptions): Promise<void> {
     if (error instanceof ConsumerError) throw new SettingsError('--consumer', error.message, { cause: error });
     throw error;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.release();
     stores.close();
   }
 }
