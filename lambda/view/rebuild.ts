@@ -1,13 +1,17 @@
 import type { Mirror } from '../consumer/mirror.js';
-import { readCommits } from '../consumer/reader.js';
+import { mapInOrder } from '../consumer/read-ahead.js';
+import { DEFAULT_READ_AHEAD, readCommits } from '../consumer/reader.js';
 import { parseTimestamp } from '../contract/time.js';
 import { id as kuuidId } from '../ids/kuuid.js';
 import type { CursorStore } from '../stores/types.js';
 import { forEachBounded, packagesOf } from './commit-leaves.js';
 import { writeGuarded } from './guarded-write.js';
 import { applyCommit, type PackageIndex } from './package-index.js';
-import { DEFAULT_VIEW_CONCURRENCY, type ViewCounts, type ViewTarget } from './view-consumer.js';
+import type { ViewCounts, ViewTarget } from './view-consumer.js';
 import { packageIndexKey, VIEW_CONSUMER } from './view-keys.js';
+
+/** Package indexes a rebuild writes at once (every package of the mirror, each one GET and one PUT). */
+const REBUILD_CONCURRENCY = 64;
 
 /** What {@link rebuildView} did. */
 export interface RebuildResult extends ViewCounts {
@@ -30,13 +34,16 @@ export async function rebuildView(target: ViewTarget, mirror: Mirror, cursors: C
   const indexes = new Map<string, PackageIndex>();
   let commits = 0;
   let last: { commitKey: string; commitId: string; commitTimeStamp: string } | undefined;
-  for await (const commit of readCommits(mirror, options.signal === undefined ? {} : { signal: options.signal })) {
-    for (const [id, leaves] of await packagesOf(commit)) indexes.set(id, applyCommit(indexes.get(id), commit, leaves));
+  const commitsRead = readCommits(mirror, options.signal === undefined ? {} : { signal: options.signal });
+  // The leaf bodies of the next commits are read while this one is folded in: a rebuild is bound by GETs.
+  const withLeaves = mapInOrder(commitsRead, DEFAULT_READ_AHEAD, async (commit) => ({ commit, packages: await packagesOf(commit) }));
+  for await (const { commit, packages } of withLeaves) {
+    for (const [id, leaves] of packages) indexes.set(id, applyCommit(indexes.get(id), commit, leaves));
     commits++;
     last = commit;
   }
   const counts: ViewCounts = { written: 0, current: 0 };
-  await forEachBounded(indexes.values(), target.concurrency ?? DEFAULT_VIEW_CONCURRENCY, async (index) => {
+  await forEachBounded(indexes.values(), target.concurrency ?? REBUILD_CONCURRENCY, async (index) => {
     counts[await writeGuarded(target.documents, packageIndexKey(target.prefix, index.id), index.commitKey, () => index, { replaceSame: true })]++;
   });
   let cursorMoved = false;
