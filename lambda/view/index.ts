@@ -6,7 +6,7 @@
 export { applyCommit, serializeIndex, type PackageIndex, type VersionEntry, type ViewCommit, type ViewLeaf } from './package-index.js';
 export { leafFieldsOf, type LeafFields } from './leaf-fields.js';
 export { packageIndexKey, VIEW_CONSUMER } from './view-keys.js';
-export { applyToView, keepView, DEFAULT_VIEW_CONCURRENCY, type ViewCounts, type ViewRunResult, type ViewTarget } from './view-consumer.js';
+export { applyToView, applyBatchToView, keepView, DEFAULT_VIEW_BATCH, DEFAULT_VIEW_CONCURRENCY, type ViewCounts, type ViewRunResult, type ViewTarget } from './view-consumer.js';
 export { rebuildView, type RebuildResult } from './rebuild.js';
 export { writeGuarded, parseIndex, type GuardedOutcome, type GuardedWriteOptions } from './guarded-write.js';
 export { awsViewStores } from './open.js';
