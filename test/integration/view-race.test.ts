@@ -9,7 +9,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readCommits, type MirrorCommit } from '../../lambda/consumer/index.js';
 import { commitKeyOf } from '../../lambda/contract/keys.js';
-import { applyToView, packageIndexKey, type ViewDocuments } from '../../lambda/view/index.js';
+import { applyBatchToView, applyToView, packageIndexKey, type ViewDocuments } from '../../lambda/view/index.js';
 import type { GeneratedCommit } from '../../testkit/generated-commit.js';
 import { openViewTarget, VIEW_KINDS, type ViewTestTarget } from '../../testkit/view-harness.js';
 import { writeMirror } from '../../testkit/view-mirror.js';
@@ -67,6 +67,26 @@ describe.each(VIEW_KINDS)('latest view, the stale writer: %s', (kind) => {
     expect(outcome).toEqual({ written: 0, current: 1 });
     expect(index.versions.map((v) => [v.version, v.type])).toEqual([['1.0.0', 'delete'], ['2.0.0', 'details']]);
     expect(index.commitKey).toBe(commitKeyOf(commits[2]!.timestamp));
+  });
+
+  it('a batch over an index another writer moved into its middle applies only the commits after it', async () => {
+    const target = await openViewTarget(kind);
+    targets.push(target);
+    await writeMirror(target.store, '', commits);
+    const delivered: MirrorCommit[] = [];
+    for await (const commit of readCommits(target.mirror)) delivered.push(commit);
+    const view = { documents: target.documents, prefix: '' };
+    await applyToView(view, delivered[0]!);
+    await applyToView(view, delivered[1]!);
+    expect(await applyBatchToView(view, delivered)).toEqual({ written: 1, current: 0 });
+    const key = packageIndexKey('', 'Race.Pkg');
+    const once = (await target.documents.read(key))!.bytes;
+    const index = JSON.parse(once.toString('utf8')) as { commitKey: string; versions: { version: string; type: string; commitKey: string }[] };
+    expect(index.commitKey).toBe(commitKeyOf(commits[2]!.timestamp));
+    expect(index.versions.map((v) => [v.version, v.type, v.commitKey])).toEqual([['1.0.0', 'delete', commitKeyOf(commits[2]!.timestamp)], ['2.0.0', 'details', commitKeyOf(commits[1]!.timestamp)]]);
+    // The whole batch again (a crash before its checkpoint): no write, the same bytes.
+    expect(await applyBatchToView(view, delivered)).toEqual({ written: 0, current: 1 });
+    expect((await target.documents.read(key))!.bytes.equals(once)).toBe(true);
   });
 
   it('control: without the guard the same interleaving puts the older state back', async () => {
