@@ -22,7 +22,7 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
   const prefix = 'nuget/';
 
   beforeAll(async () => {
-    catalog = generateCatalog({ commits: 45, seed: 2323, leavesPerCommit: [1, 4], deleteRatio: 0.25, semver2Ratio: 0.3, nonNormalizedDeleteRatio: 0.5, sameMillisecondPairs: 3 });
+    catalog = generateCatalog({ commits: 36, seed: 2323, leavesPerCommit: [1, 4], deleteRatio: 0.25, semver2Ratio: 0.3, nonNormalizedDeleteRatio: 0.5, sameMillisecondPairs: 3 });
     decorations = decorate(catalog.commits, mulberry32(23), 0.3);
     replica = await CatalogReplica.start({ catalog, pageSize: 4 });
     target = await openViewTarget(kind, prefix);
@@ -43,7 +43,7 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
   it('keeps the view as the follower runs, equal to the catalog\'s; latest prints it; rebuild gives the same bytes', async () => {
     let commits = 0;
     for (let slice = 0; ; slice++) {
-      const run = await cli(['run', '--source', replica.serviceIndexUrl, '--max-commits', '13', '--json']);
+      const run = await cli(['run', '--source', replica.serviceIndexUrl, '--max-commits', '15', '--json']);
       expect(run.code, run.stderr).toBe(0);
       const view = await cli(['view', '--json']);
       expect(view.code, view.stderr).toBe(0);
