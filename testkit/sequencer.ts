@@ -28,6 +28,7 @@ export const KNOWN_SECONDS: Readonly<Record<string, number>> = {
   'test/integration/quarantine.test.ts': 24,
   'test/integration/view.test.ts': 28,
   'test/integration/view-property.test.ts': 12,
+  'test/integration/view-kill.test.ts': 10,
   'test/integration/cli-local-dates.test.ts': 23,
   'test/integration/cli-network.test.ts': 23,
   'test/integration/backfill-rules.test.ts': 22,

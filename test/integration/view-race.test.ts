@@ -9,10 +9,12 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readCommits, type MirrorCommit } from '../../lambda/consumer/index.js';
 import { commitKeyOf } from '../../lambda/contract/keys.js';
-import { applyBatchToView, applyToView, packageIndexKey, type ViewDocuments } from '../../lambda/view/index.js';
+import { applyBatchToView, applyToView, keepView, packageIndexKey, type ViewDocuments } from '../../lambda/view/index.js';
+import { generateCatalog } from '../../testkit/catalog-generator.js';
+import { mulberry32 } from '../../testkit/prng.js';
 import type { GeneratedCommit } from '../../testkit/generated-commit.js';
 import { openViewTarget, VIEW_KINDS, type ViewTestTarget } from '../../testkit/view-harness.js';
-import { writeMirror } from '../../testkit/view-mirror.js';
+import { decorate, expectedView, writeMirror } from '../../testkit/view-mirror.js';
 
 const commits: GeneratedCommit[] = [
   { commitId: '00000000-0000-0000-0000-000000000001', timestamp: '2024-01-01T00:00:01.0000000Z', leaves: [{ id: 'Race.Pkg', version: '1.0.0', type: 'PackageDetails', path: '/1.json', listed: true }] },
@@ -87,6 +89,23 @@ describe.each(VIEW_KINDS)('latest view, the stale writer: %s', (kind) => {
     // The whole batch again (a crash before its checkpoint): no write, the same bytes.
     expect(await applyBatchToView(view, delivered)).toEqual({ written: 0, current: 1 });
     expect((await target.documents.read(key))!.bytes.equals(once)).toBe(true);
+  });
+
+  it('two view consumers of one name at once, in batches of different sizes: the catalog\'s view', async () => {
+    const target = await openViewTarget(kind);
+    targets.push(target);
+    const catalog = generateCatalog({ commits: 40, seed: 4040, leavesPerCommit: [1, 4], deleteRatio: 0.25 });
+    const decorations = decorate(catalog.commits, mulberry32(40), 0.3);
+    await writeMirror(target.store, '', catalog.commits);
+    const view = { documents: target.documents, prefix: '' };
+    const options = { mirror: target.mirror, cursors: target.cursors };
+    const results = await Promise.all([keepView(view, { ...options, batchSize: 3 }), keepView(view, { ...options, batchSize: 5 })]);
+    expect(results.some((result) => result.stoppedBy === 'caught-up')).toBe(true);
+    const expected = expectedView('', catalog.commits, decorations);
+    for (const index of expected.values()) {
+      const key = packageIndexKey('', (index as { id: string }).id);
+      expect(JSON.parse((await target.documents.read(key))!.bytes.toString('utf8')), key).toEqual(index);
+    }
   });
 
   it('control: without the guard the same interleaving puts the older state back', async () => {
