@@ -33,6 +33,7 @@ const HELP = `npm run bench -- [options]
   --range-leaves N          target leaves per range in the backfill rows           (default 1000)
   --reader-commits N        manifests the consumer reader reads (at 20 ms a GET); 0: skip (default 50000)
   --reader-read-ahead N     the reader's manifests in flight                       (default: DEFAULT_READ_AHEAD)
+  --view-commits N          commits the latest view keeps and rebuilds (20-50 ms a request); 0: skip (default 2000)
   --dynamo auto|on|off      also run the engine against DynamoDB Local             (default auto)
   --no-warm                 skip the warm-Lambda checks
   --no-start-up             skip the start-up rows (CLI commands, the Lambda bundle's cold start)
@@ -67,6 +68,7 @@ export interface Options {
   rangeLeaves: number;
   readerCommits: number;
   readerReadAhead: number;
+  viewCommits: number;
   dynamo: 'auto' | 'on' | 'off';
   warm: boolean;
   startUp: boolean;
@@ -102,6 +104,7 @@ export function options(): Options {
       'range-leaves': { type: 'string', default: '1000' },
       'reader-commits': { type: 'string', default: '50000' },
       'reader-read-ahead': { type: 'string', default: '64' },
+      'view-commits': { type: 'string', default: '2000' },
       dynamo: { type: 'string', default: 'auto' },
       'no-warm': { type: 'boolean', default: false },
       'no-start-up': { type: 'boolean', default: false },
@@ -149,6 +152,7 @@ export function options(): Options {
     rangeLeaves: int('range-leaves', values['range-leaves'], 1),
     readerCommits: int('reader-commits', values['reader-commits']),
     readerReadAhead: int('reader-read-ahead', values['reader-read-ahead'], 1),
+    viewCommits: int('view-commits', values['view-commits']),
     dynamo,
     warm: !values['no-warm'],
     startUp: !values['no-start-up'],

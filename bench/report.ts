@@ -7,6 +7,7 @@ import { relative } from 'node:path';
 import { backfillReport, backfillTargets, type BackfillRows } from './backfill-rows.js';
 import type { ConsumerReaderResult } from './consumer-reader.js';
 import { readerTargets, readerText } from './consumer-rows.js';
+import { viewText, type ViewRowResult } from './view-upkeep.js';
 import type { Servers } from './children.js';
 import { nugetRatioLine, nugetRatios, nugetTargets, type NugetRows } from './nuget-rows.js';
 import type { Options } from './options.js';
@@ -59,6 +60,7 @@ export interface BenchResults {
   warm: WarmResult | undefined;
   backfill: BackfillRows | undefined;
   reader: ConsumerReaderResult | undefined;
+  view: ViewRowResult | undefined;
 }
 
 /** The printed report (`text`) and the results file's content (`json`). */
@@ -186,6 +188,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
   }
   if (backfill) for (const line of backfillReport(backfill)) p(line);
   if (results.reader) p(readerText(results.reader).trimEnd());
+  if (results.view) p(viewText(results.view).trimEnd());
   p();
   const costInputs = costInputsFrom({ cpuMsPerLeaf: engine.cpuPerLeafMs, peakRssMb: Math.max(engine.maxRssMB, ...rss.map((r) => r.maxRssMB)) });
   const lambdaCost = lambdaCostReport(costInputs);
@@ -232,6 +235,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     warm: warm ?? null,
     backfill: backfill ?? null,
     consumerReader: results.reader ?? null,
+    latestView: results.view ?? null,
     lambdaCost: { inputs: costInputs, text: lambdaCost },
     targets,
     durationMs: Math.round(performance.now() - started),

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { runBackfillRows, type BackfillRows } from './backfill-rows.js';
 import type { ConsumerReaderResult } from './consumer-reader.js';
 import { runReaderRow } from './consumer-rows.js';
+import { runViewRow, type ViewRowResult } from './view-upkeep.js';
 import type { BackfillScenarioConfig, BackfillScenarioResult } from './backfill-scenario.js';
 import { machineLoad, runChild, startServers } from './children.js';
 import { runNugetRows, type S3Shape } from './nuget-rows.js';
@@ -239,6 +240,11 @@ async function main(): Promise<void> {
     await waitIdle();
     reader = await runReaderRow({ commits: opts.readerCommits, readAhead: opts.readerReadAhead, latencyMs: 20, seed: opts.seed, env, log });
   }
+  let view: ViewRowResult | undefined;
+  if (opts.viewCommits > 0) {
+    await waitIdle();
+    view = await runViewRow({ commits: opts.viewCommits, seed: opts.seed, log });
+  }
 
   servers.child.kill('SIGTERM');
   await dynamo?.stop();
@@ -278,6 +284,7 @@ async function main(): Promise<void> {
     warm,
     backfill,
     reader,
+    view,
   });
   process.stdout.write(text + '\n' + (startUp === undefined ? '' : `\n${startUpText(startUp)}\n`) + (audit === undefined ? '' : `\n${verifyRateText(audit)}\n`));
   if (startUp !== undefined) (json as Record<string, unknown>).startUp = startUp;

@@ -53,6 +53,8 @@ import { SyncAlarms, syncMetric } from './constructs/sync-alarms.js';
 import { SyncDashboard } from './constructs/sync-dashboard.js';
 import { SyncFunction } from './constructs/sync-function.js';
 import { addSyncOutputs } from './constructs/sync-outputs.js';
+import type { CatalogConsumer } from './constructs/catalog-consumer.js';
+import { addLatestView } from './constructs/latest-view.js';
 import { DEFAULT_LAG_THRESHOLD, DEFAULT_MAX_EVENT_AGE, DEFAULT_SCHEDULE, DEFAULT_TIMEOUT } from './defaults.js';
 import { embeddedCredentialsProblem, sourceSecretOf } from './source-secret.js';
 
@@ -111,6 +113,8 @@ export class CatalogSync extends Construct {
   readonly commitDeadLetterAlarm?: cloudwatch.Alarm;
   /** The sync's CloudWatch dashboard, unless `dashboard` is false. Add a backfill's row with `addBackfill`. */
   readonly dashboard?: SyncDashboard;
+  /** The latest view's consumer (`view: true`), or undefined. */
+  readonly view?: CatalogConsumer;
   /** Partition keys this sync may read: its own cursor and its dependencies'. */
   private readonly readableKeys: readonly string[];
 
@@ -242,6 +246,9 @@ export class CatalogSync extends Construct {
         ...(props.dashboardName === undefined ? {} : { dashboardName: props.dashboardName }),
       });
     }
+
+    // --- the latest view (after the dashboard, which shows its lag) ----------------------------------------
+    if (props.view === true) this.view = addLatestView(this, props.alarmTopic);
 
     // --- the stack outputs ---------------------------------------------------------------------------------
     if (props.outputs ?? true) {

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { CatalogSyncError, ErrorCode, SettingsError, VERSION } from './contract/index.js';
 import { addBackfillCommand } from './cli/backfill.js';
 import { addChangesCommand } from './cli/changes.js';
+import { addLatestCommand, addViewCommand } from './cli/view.js';
 import { ExitCode } from './cli/exit-code.js';
 import { addKeysCommand } from './cli/keys.js';
 import { addQuarantineCommands } from './cli/quarantine.js';
@@ -47,6 +48,8 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
   addRunsCommand(root);
   addKeysCommand(root);
   addChangesCommand(root);
+  addViewCommand(root);
+  addLatestCommand(root);
   addQuarantineCommands(root);
   addVerifyCommand(root);
   return root;

@@ -14,7 +14,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { consume, type CommitHandler, type ConsumeResult } from './consumer/consume.js';
+import { consumeBatches, type BatchHandler, type CommitHandler, type ConsumeResult } from './consumer/consume.js';
 import { id as newId } from './ids/kuuid.js';
 import { ConsumerHandlerError } from './consumer/errors.js';
 import { consumerLag } from './consumer/lag.js';
@@ -87,6 +87,18 @@ export function consumerHandler(
   handleCommit: CommitHandler,
   env: NodeJS.ProcessEnv = process.env,
 ): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ConsumerRun> {
+  return batchConsumerHandler((commits, context) => handleCommit(commits[0]!, context), 1, env);
+}
+
+/**
+ * {@link consumerHandler} for a handler of `batchSize` consecutive commits at a time (`consumeBatches`): the latest
+ * view's, which writes each package once a batch.
+ */
+export function batchConsumerHandler(
+  handleBatch: BatchHandler,
+  batchSize: number,
+  env: NodeJS.ProcessEnv = process.env,
+): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ConsumerRun> {
   let warm: { settings: ConsumerLambdaSettings; cursors: DynamoStore; snapshots: S3SnapshotStore; metrics: Metrics; logger: Logger } | undefined;
   return async (event, context) => {
     if (warm === undefined) {
@@ -111,13 +123,14 @@ export function consumerHandler(
     const runId = newId();
     const before = (await cursors.read(settings.consumerName))?.stored ?? null;
     try {
-      const result = await consume(
+      const result = await consumeBatches(
         settings.consumerName,
-        async (commit, consumeContext) => {
-          await handleCommit(commit, consumeContext);
-          commits++;
+        async (batch, consumeContext) => {
+          await handleBatch(batch, consumeContext);
+          commits += batch.length;
         },
         {
+          batchSize,
           mirror,
           cursors,
           dependsOn: settings.dependsOn,

@@ -18,7 +18,8 @@ export const FLOORS = [
   { name: 'tools', rank: 9, path: '^(test/|bench/|chaos/|scripts/)', what: 'tests, benchmarks, chaos suite, demo' },
   { name: 'testkit', rank: 8, path: '^testkit/', what: 'replica, generator, emulators, verifiers' },
   { name: 'infra', rank: 7, path: '^infra/', what: 'CDK constructs: the contract and the handlers\' paths, never the engine' },
-  { name: 'faces', rank: 6, path: '^lambda/(index\\.ts$|handler\\.ts$|handler/|consumer-lambda\\.ts$|cli\\.ts$|cli/|backfill/)', what: 'settings in, run summary out; no sync logic (index.ts: the library face)' },
+  { name: 'faces', rank: 6, path: '^lambda/(index\\.ts$|handler\\.ts$|handler/|consumer-lambda\\.ts$|view-lambda\\.ts$|cli\\.ts$|cli/|backfill/)', what: 'settings in, run summary out; no sync logic (index.ts: the library face)' },
+  { name: 'view', rank: 5.5, path: '^lambda/view/', what: 'the latest view: package indexes kept by a built-in consumer' },
   { name: 'consumer', rank: 5, path: '^lambda/consumer/', what: 'reading the mirror back in commit order; named consumer cursors' },
   { name: 'engine', rank: 5, path: '^lambda/sync/', what: 'slice planning, commit stream, leaf pipeline, manifests, checkpoints' },
   { name: 'catalog', rank: 4, path: '^lambda/catalog/', what: 'the protocol: HTTP with bounds, schemas, stale-copy rules' },
@@ -91,7 +92,7 @@ export const RULES = [
     name: 'engine-knows-no-shell',
     comment: 'the engine imports no shell module; `npm run house` also greps it for process and console',
     severity: 'error',
-    from: { path: anyOf(['engine', 'consumer']) },
+    from: { path: anyOf(['engine', 'consumer', 'view']) },
     to: { core: true, path: '^(node:)?(process|readline|tty|child_process)$' },
   },
   {

@@ -26,6 +26,9 @@ export const KNOWN_SECONDS: Readonly<Record<string, number>> = {
   // Its npm pack + install (beforeAll) waits on npm and the registry more than it computes: started early.
   'test/integration/package.test.ts': 24,
   'test/integration/quarantine.test.ts': 24,
+  'test/integration/view.test.ts': 28,
+  'test/integration/view-property.test.ts': 12,
+  'test/integration/view-kill.test.ts': 10,
   'test/integration/cli-local-dates.test.ts': 23,
   'test/integration/cli-network.test.ts': 23,
   'test/integration/backfill-rules.test.ts': 22,

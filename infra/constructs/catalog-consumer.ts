@@ -34,7 +34,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { CURSOR_NAME_PATTERN, DEFAULT_METRICS_NAMESPACE } from '../../lambda/contract/index.js';
-import type { CatalogSync } from '../catalog-sync.js';
+import type { ConsumableSync } from './consumable-sync.js';
 import { CatalogSyncPropsError } from '../catalog-sync-props.js';
 import { nagResource } from './nag.js';
 import { syncMetric } from './sync-alarms.js';
@@ -43,7 +43,7 @@ import { latestNodeRuntime, nodeBundling, SendMessageOnly } from './sync-functio
 /** Properties of a {@link CatalogConsumer}. */
 export interface CatalogConsumerProps {
   /** The sync whose mirror it reads: its table (the consumer's cursor lives there), bucket, prefix, commit events and dashboard. */
-  readonly sync: CatalogSync;
+  readonly sync: ConsumableSync;
   /** The consumer's name: its cursor's `pk`. Not the sync's own cursor name. */
   readonly consumerName: string;
   /**

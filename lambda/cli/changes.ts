@@ -6,6 +6,7 @@ import { DEFAULT_READ_AHEAD, readCommits, startAfterOf, type ReadOptions } from 
 import { DEFAULT_CURSOR_NAME, expandDateOnly, SettingsError } from '../contract/index.js';
 import { execFor, linesOf, OutputClosed, writeOut, type OutputOptions } from './changes-output.js';
 import { ExitCode } from './exit-code.js';
+import { stopOnSignal } from './stop-on-signal.js';
 import { openStores } from './open-stores.js';
 import { collect, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
@@ -69,13 +70,7 @@ async function changesCommand(options: ChangesOptions): Promise<void> {
   }
   const stores = await openStores(options, DEFAULT_READ_AHEAD, process.env, options.consumer === undefined ? 'read' : 'write');
   const mirror: Mirror = { store: stores.reader, prefix: options.prefix ?? '', where: stores.where };
-  const stop = new AbortController();
-  const onSignal = (): void => {
-    if (stop.signal.aborted) process.exit(130);
-    stop.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const stop = stopOnSignal();
   const read: ReadOptions = { follow: options.follow === true, signal: stop.signal, poll: { minMs: Math.min(1_000, maxPollMs), maxMs: maxPollMs } };
   const handle = (commit: MirrorCommit): Promise<void> =>
     options.exec !== undefined ? execFor(options.exec, commit) : writeOut(process.stdout, linesOf(commit, options).map((line) => `${line}\n`).join(''));
@@ -102,19 +97,20 @@ async function changesCommand(options: ChangesOptions): Promise<void> {
     if (error instanceof ConsumerError) throw new SettingsError('--consumer', error.message, { cause: error });
     throw error;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.release();
     stores.close();
   }
 }
 
-function pollIntervalMs(text: string | undefined): number {
+/** `--poll-interval` in ms (default 30 s). */
+export function pollIntervalMs(text: string | undefined): number {
   if (text === undefined) return DEFAULT_MAX_POLL_SECONDS * 1000;
   if (!/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0) throw new SettingsError('--poll-interval', `${JSON.stringify(text)} must be a positive number of seconds`);
   return Number(text) * 1000;
 }
 
-function wholeNumber(flag: string, text: string | undefined): number | undefined {
+/** A flag that must be a whole number >= 1, or undefined when not given. */
+export function wholeNumber(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   if (!/^\d+$/.test(text) || Number(text) < 1) throw new SettingsError(flag, `${JSON.stringify(text)} must be a whole number >= 1`);
   return Number(text);

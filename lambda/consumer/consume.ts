@@ -79,10 +79,26 @@ export interface ConsumeResult {
  * @throws {@link ConsumerHandlerError} when the handler throws (after checkpointing every commit it finished
  * before); {@link ConsumerError} for a bad name or start; the reader's and the store's errors as they are.
  */
-export async function consume(name: string, handler: CommitHandler, options: ConsumeOptions): Promise<ConsumeResult> {
+export function consume(name: string, handler: CommitHandler, options: ConsumeOptions): Promise<ConsumeResult> {
+  return consumeBatches(name, (commits, context) => handler(commits[0]!, context), { ...options, batchSize: 1 });
+}
+
+/** Handles a run of consecutive commits; the cursor moves past the last of them only after this resolves. */
+export type BatchHandler = (commits: readonly MirrorCommit[], context: ConsumeContext) => unknown;
+
+/**
+ * {@link consume} a batch at a time: `handler` gets up to `batchSize` consecutive commits at once (fewer when the
+ * read reaches its bound), with the last one's key as the idempotency key, and the cursor moves past a batch only
+ * after it resolves. The guarantee is {@link consume}'s, with a batch in place of a commit: a failing batch is
+ * delivered again whole (`ConsumerHandlerError` names its first commit). For handlers whose cost is per round trip,
+ * not per commit (the latest view writes each package once per batch).
+ */
+export async function consumeBatches(name: string, handler: BatchHandler, options: ConsumeOptions & { readonly batchSize: number }): Promise<ConsumeResult> {
   const dependsOn = checkNames(name, options);
   const every = options.checkpointEvery ?? 1;
   if (!Number.isInteger(every) || every < 1) throw new ConsumerError(`checkpointEvery ${every} must be a whole number >= 1`);
+  const { batchSize } = options;
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new ConsumerError(`batchSize ${batchSize} must be a whole number >= 1`);
   const { cursors } = options;
   const runId = options.runId ?? kuuidId();
   let state = await cursors.read(name);
@@ -109,20 +125,35 @@ export async function consume(name: string, handler: CommitHandler, options: Con
       stop.abort();
     }
   };
-  const hooks = { ...(dependsOn.length > 0 ? { bound: () => dependencyBound(cursors, dependsOn) } : {}), onIdle: flush };
+  let batch: MirrorCommit[] = [];
+  const runBatch = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    const batchCommits = batch;
+    batch = [];
+    const last = batchCommits[batchCommits.length - 1]!;
+    try {
+      await handler(batchCommits, { ...context, idempotencyKey: last.commitKey });
+    } catch (cause) {
+      await flush();
+      throw new ConsumerHandlerError(name, batchCommits[0]!.commitKey, { cause });
+    }
+    commits += batchCommits.length;
+    pending = last;
+    handled += batchCommits.length;
+    if (handled >= every) await flush();
+  };
+  const idle = async (): Promise<void> => {
+    await runBatch();
+    await flush();
+  };
+  const hooks = { ...(dependsOn.length > 0 ? { bound: () => dependencyBound(cursors, dependsOn) } : {}), onIdle: idle };
   const context = { consumer: name, runId };
   const read = readCommits(options.mirror, { ...options, ...start, signal }, hooks);
   for await (const commit of read) {
-    try {
-      await handler(commit, { ...context, idempotencyKey: commit.commitKey });
-    } catch (cause) {
-      await flush();
-      throw new ConsumerHandlerError(name, commit.commitKey, { cause });
-    }
-    commits++;
-    pending = commit;
-    if (++handled >= every) await flush();
+    batch.push(commit);
+    if (batch.length >= batchSize) await runBatch();
   }
+  await runBatch();
   await flush();
   return {
     consumer: name,

@@ -4,7 +4,7 @@
  * consumer's place with a conditional write after each commit is handled. Importing it loads the AWS SDK.
  */
 export { readCommits, DEFAULT_READ_AHEAD, type ReadOptions } from './reader.js';
-export { consume, ConsumeStop, type CommitHandler, type ConsumeContext, type ConsumeOptions, type ConsumeResult } from './consume.js';
+export { consume, consumeBatches, ConsumeStop, type BatchHandler, type CommitHandler, type ConsumeContext, type ConsumeOptions, type ConsumeResult } from './consume.js';
 export { MirrorLeaf, readWatermark, type Mirror, type MirrorCommit } from './mirror.js';
 export { WakeUp, DEFAULT_POLL, type PollOptions } from './wake.js';
 export { consumerLag, type ConsumerLag } from './lag.js';

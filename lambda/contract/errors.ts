@@ -40,6 +40,8 @@ export const ErrorCode = {
   mirrorDocument: 'CS_ERR_MIRROR_DOCUMENT',
   consumer: 'CS_ERR_CONSUMER',
   consumerHandler: 'CS_ERR_CONSUMER_HANDLER',
+  /** The latest view (`packages/{id}/index.json`): a stored index that is not one, or a write that kept losing its race. */
+  view: 'CS_ERR_VIEW',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

@@ -25,8 +25,8 @@ export class KeySegmentError extends CatalogSyncError {
   }
 }
 
-/** `1` to `4` dot-separated numbers, then an optional prerelease label after the first `-`. */
-const NUMERIC_VERSION = /^(\d+(?:\.\d+){0,3})(?:-(.*))?$/s;
+/** `1` to `4` dot-separated numbers, then an optional prerelease label after the first `-` (version-order.ts parses with it too). */
+export const NUMERIC_VERSION = /^(\d+(?:\.\d+){0,3})(?:-(.*))?$/s;
 
 /**
  * The NuGet identity form of a version, lowercased: `+build` metadata removed, each numeric part

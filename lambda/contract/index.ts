@@ -4,6 +4,8 @@
  */
 export { compareTicks, expandDateOnly, formatTimestamp, MIN_TICKS, MIN_TIMESTAMP, normalizeTimestamp, parseTimeInput, parseTimestamp, ticksFromEpochMs, TimestampError, type Ticks } from './time.js';
 export { comparableVersion, identityKeyProblem, KeySegmentError, MAX_PREFIX_BYTES, normalizeVersion } from './identity.js';
+export { compareVersions } from './version-order.js';
+export { VIEW_CONSUMER, VIEW_KEYS } from './view.js';
 export { commitKey, commitKeyOf, CommitKeyError, decodeCommitKey, leafKey, manifestKey, quarantineKey, watermarkKeyOf } from './keys.js';
 export { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, DEFAULT_METRICS_NAMESPACE, DEFAULT_RUN_LOG_DAYS } from './settings.js';
 export { DEFAULT_SOURCE, parseSettings, SettingsError, SOURCE_SECRET_ENV, type RawSettings, type SyncSettings } from './settings.js';

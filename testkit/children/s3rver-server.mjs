@@ -10,7 +10,8 @@
  * The tests start it with a directory alone (a fresh port). The chaos suite restarts it on the same port with
  * the same directory (`--port`), stopped hard (`--hard-stop`: SIGTERM or the parent going away closes every
  * connection at once, in-flight requests included, as a crashed or redeployed S3 endpoint would), without the
- * long-segment patch (`--no-long-segments`), and with `--raw` for stock s3rver: no patch at all.
+ * long-segment patch (`--no-long-segments`), and with `--raw` for stock s3rver: no patch at all. Conditional
+ * PUTs (`If-Match`, `If-None-Match: *`) are honoured as S3 does (see s3rver-conditional-put.mjs).
  *
  * Why the PUT patch: s3rver streams a PUT straight into the object's file, so a PUT torn by a client
  * that dies mid-body (SIGKILL) or by the server stopping leaves the object truncated in place, even
@@ -22,6 +23,7 @@ import { parseArgs } from 'node:util';
 import S3rver from 's3rver';
 import { announce, exitWithParent } from './parent-watch.mjs';
 import { patchS3rverForAtomicPuts } from './s3rver-atomic-put.mjs';
+import { patchS3rverForConditionalPuts } from './s3rver-conditional-put.mjs';
 import { patchS3rverForLongSegments } from './s3rver-long-segments.mjs';
 
 const usage = 'usage: s3rver-server.mjs <directory> [--port N] [--raw] [--no-long-segments] [--hard-stop]\n';
@@ -52,6 +54,7 @@ if (!values.raw) {
   if (!values['no-long-segments']) patchS3rverForLongSegments();
 }
 const server = new S3rver({ address: '127.0.0.1', port, silent: true, directory });
+if (!values.raw) patchS3rverForConditionalPuts(server);
 exitWithParent(async () => {
   if (values['hard-stop']) server.httpServer?.closeAllConnections?.();
   await server.close().catch(() => {});

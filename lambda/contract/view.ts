@@ -1,0 +1,7 @@
+/** The latest view's fixed names (contract.md, "The latest view"), shared by the view and the CDK constructs. */
+
+/** The built-in view consumer's cursor name (`pk` of its cursor item). */
+export const VIEW_CONSUMER = 'view-latest';
+
+/** The key pattern of the view's documents under the sync's prefix: `packages/{id}/index.json`. */
+export const VIEW_KEYS = 'packages/*';

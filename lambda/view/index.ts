@@ -1,0 +1,17 @@
+/**
+ * The latest view (`import … from 'catalog-sync/view'`): every package's current versions under
+ * `{prefix}packages/{id}/index.json`, kept by the built-in consumer `view-latest` as the mirror moves, rebuilt
+ * from the history on demand. Importing it loads the AWS SDK.
+ */
+export { applyCommit, serializeIndex, type PackageIndex, type VersionEntry, type ViewCommit, type ViewLeaf } from './package-index.js';
+export { leafFieldsOf, type LeafFields } from './leaf-fields.js';
+export { packageIndexKey, VIEW_CONSUMER } from './view-keys.js';
+export { applyToView, applyBatchToView, keepView, DEFAULT_VIEW_BATCH, DEFAULT_VIEW_CONCURRENCY, type ViewCounts, type ViewRunResult, type ViewTarget } from './view-consumer.js';
+export { rebuildView, type RebuildResult } from './rebuild.js';
+export { writeGuarded, parseIndex, type GuardedOutcome, type GuardedWriteOptions } from './guarded-write.js';
+export { awsViewStores } from './open.js';
+export { folderViewStores, type ViewStores } from './open-folder.js';
+export type { StoredDocument, ViewDocuments } from './view-documents.js';
+export { S3ViewDocuments } from './s3-view-documents.js';
+export { LocalViewDocuments } from './local-view-documents.js';
+export { ViewError } from './errors.js';

@@ -1,0 +1,47 @@
+/**
+ * `CatalogSync`'s `view` flag (issue 23): off by default; on, a `CatalogConsumer` named `view-latest` running the
+ * view's handler, allowed to PUT `{prefix}packages/*` and nothing more besides a consumer's reads; cdk-nag clean.
+ */
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { describe, expect, it } from 'vitest';
+import { CatalogSync, type CatalogSyncProps } from '../../infra/index.js';
+import { acknowledgements, NO_BUNDLING, outdir, rawFindings, roleStatements, wildcardProblems, type Resources } from './synth-kit.js';
+
+function build(props: CatalogSyncProps) {
+  const app = new App({ context: NO_BUNDLING, outdir: outdir() });
+  const stack = new Stack(app, 'Views');
+  const sync = new CatalogSync(stack, 'Sync', props);
+  const template = Template.fromStack(stack);
+  return { stack, sync, template, resources: template.toJSON().Resources as Resources };
+}
+
+describe('CatalogSync view flag', () => {
+  it('is off by default: no view consumer', () => {
+    const { sync, template } = build({});
+    expect(sync.view).toBeUndefined();
+    expect(JSON.stringify(template.toJSON())).not.toContain('view-latest');
+  });
+
+  it('on: the view-latest consumer, PutObject on {prefix}packages/* only, lag on the dashboard, cdk-nag clean', () => {
+    const { stack, sync, resources } = build({ prefix: 'nuget/', view: true });
+    const fn = sync.view!.function.node.defaultChild as lambda.CfnFunction;
+    const properties = resources[stack.getLogicalId(fn)]!.Properties;
+    expect(properties.Environment.Variables).toMatchObject({ CONSUMER_NAME: 'view-latest', SNAPSHOT_PREFIX: 'nuget/' });
+    expect(properties.ReservedConcurrentExecutions).toBe(1);
+    const roleId = stack.getLogicalId(sync.view!.function.role!.node.defaultChild as never);
+    const statements = roleStatements(resources, roleId);
+    const puts = statements.filter((statement) => JSON.stringify(statement.Action).includes('s3:PutObject'));
+    expect(puts).toHaveLength(1);
+    expect(puts[0]!.Action).toBe('s3:PutObject');
+    expect(JSON.stringify(puts[0]!.Resource)).toContain('/nuget/packages/*');
+    expect(wildcardProblems(resources)).toEqual([]);
+    const dashboard = Object.values(resources).find((resource) => resource.Type === 'AWS::CloudWatch::Dashboard')!;
+    expect(JSON.stringify(dashboard.Properties.DashboardBody)).toContain('catalog-sync-consumer-view-latest');
+    expect(new AwsSolutionsChecks().validateScope(stack).violations.map((violation) => violation.ruleName)).toEqual([]);
+    const findings = new Set(rawFindings(sync.view!));
+    for (const id of acknowledgements(sync.view!).keys()) expect(findings, id).toContain(id);
+  });
+});
