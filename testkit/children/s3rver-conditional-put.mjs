@@ -4,7 +4,10 @@
  * another. Stock s3rver ignores both headers and stores the object anyway, so a test of a compare-and-swap
  * on S3 would pass whether or not the guard works. The check and the write of one key run one at a time
  * (conditional PUTs of a key are queued here, as S3 serializes them), so two writers holding the same ETag
- * cannot both win.
+ * cannot both win. A GET or HEAD of a key waits for the conditional PUTs of that key queued before it (and they for
+ * it): s3rver replaces an object's file and its ETag one after the other, so a GET between the two would see the
+ * new bytes with the old ETag (or the other way round), which S3 never shows, and a compare-and-swap would then
+ * be handed an ETag that does not match what it read.
  */
 import { readFile } from 'node:fs/promises';
 
@@ -44,11 +47,13 @@ export function patchS3rverForConditionalPuts(server) {
   const middleware = async (ctx, next) => {
     const ifMatch = ctx.get('if-match');
     const ifNoneMatch = ctx.get('if-none-match');
-    if (ctx.method !== 'PUT' || (ifMatch === '' && ifNoneMatch === '') || 'partNumber' in ctx.query || 'uploadId' in ctx.query) return next();
     const slash = ctx.path.indexOf('/', 1);
-    if (slash < 0) return next();
+    if (slash < 0 || slash === ctx.path.length - 1) return next();
     const bucket = decodeURIComponent(ctx.path.slice(1, slash));
     const key = decodeURIComponent(ctx.path.slice(slash + 1));
+    // A read of a key takes its turn with the conditional PUTs of that key, so it sees one object whole, bytes and ETag.
+    if (ctx.method === 'GET' || ctx.method === 'HEAD') return queued(`${bucket}/${key}`, () => next());
+    if (ctx.method !== 'PUT' || (ifMatch === '' && ifNoneMatch === '') || 'partNumber' in ctx.query || 'uploadId' in ctx.query) return next();
     return queued(`${bucket}/${key}`, async () => {
       const etag = await currentEtag(server.store, bucket, key);
       if (ifNoneMatch !== '' && (ifNoneMatch !== '*' || etag !== undefined)) return refuse(ctx, 'If-None-Match');
