@@ -28,4 +28,5 @@ export type { BackfillPage, BackfillPlan, BackfillRange, BackfillTotals, RangeSt
 export { runErrorOf, StoppedBy, type RunError, type RunSummary } from './run-summary.js';
 export { CatalogSyncError, ErrorCode, hasErrorCode } from './errors.js';
 export { redactUrl } from './redact.js';
+export { anyProxy, proxyFor, readProxyEnv, shownProxy, tunnelRefusal, type ProxyChoice, type ProxyEnv } from './proxy-env.js';
 export { VERSION } from './version.js';

@@ -27,7 +27,8 @@
  * It sends over one undici `Agent` (keep-alive, `connections` per origin, 10 s connect and 60 s headers/body
  * timeouts, as aws-clients.ts's SDK handler).
  */
-import { type Dispatcher, Agent } from './undici-agent.js';
+import { type Dispatcher, Agent, EnvHttpProxyAgent } from './undici-agent.js';
+import { anyProxy, readProxyEnv, type ProxyEnv } from '../contract/index.js';
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
@@ -63,6 +64,8 @@ export interface S3PutOptions {
   readonly quota?: RetryQuota;
   /** The local clock (ms), for signing dates; tests set it off to see the skew correction. */
   readonly now?: () => number;
+  /** The proxy variables (contract/proxy-env.ts); default those of the process. */
+  readonly proxies?: ProxyEnv;
 }
 
 /** One object to PUT. */
@@ -115,7 +118,7 @@ export const PUT_USER_AGENT = `catalog-sync/${VERSION} (lean-put) node/${process
 
 /** Lean PUTs for one S3 client (see the module). */
 export class S3PutClient {
-  private readonly agent: Agent;
+  private readonly agent: Dispatcher;
   private readonly signer: S3PutSigner;
   private readonly quota: RetryQuota;
   private resolved: Promise<Resolved> | undefined;
@@ -125,14 +128,19 @@ export class S3PutClient {
     private readonly client: S3Client,
     private readonly options: S3PutOptions,
   ) {
-    this.agent = new Agent({
+    const pool = {
       connections: Math.max(1, options.connections),
       pipelining: 1,
       keepAliveTimeout: 10_000,
       connect: { timeout: 10_000 },
       headersTimeout: 60_000,
       bodyTimeout: 60_000,
-    });
+    };
+    // As the catalog's client does: the variables passed explicitly, so undici does not read them a second time.
+    const proxies = options.proxies ?? readProxyEnv(process.env);
+    this.agent = anyProxy(proxies)
+      ? new EnvHttpProxyAgent({ ...pool, httpProxy: proxies.http?.url ?? '', httpsProxy: proxies.https?.url ?? '', noProxy: proxies.noProxy })
+      : new Agent(pool);
     const config = client.config;
     this.signer = new S3PutSigner({ credentials: () => config.credentials(), region: () => config.region(), sha256: config.sha256 });
     this.quota = options.quota ?? new RetryQuota();

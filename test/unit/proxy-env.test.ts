@@ -1,6 +1,6 @@
 /** The proxy variables as undici's EnvHttpProxyAgent reads them, and how a proxy is shown (never its credentials). */
 import { describe, expect, it } from 'vitest';
-import { proxyFor, readProxyEnv, shownProxy } from '../../lambda/catalog/proxy-env.js';
+import { proxyFor, readProxyEnv, shownProxy } from '../../lambda/contract/proxy-env.js';
 
 describe('proxy variables', () => {
   it('reads lower case before upper case; HTTPS falls back to the HTTP proxy; empty means none', () => {
