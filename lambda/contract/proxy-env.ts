@@ -5,6 +5,8 @@
  * decision for every client: the catalog's (catalog/http-client.ts), the lean S3 requests (stores/undici-agent.ts)
  * and the AWS SDK's (stores/proxy-agents.ts), hence its place on the ground floor.
  */
+import { SettingsError } from './settings.js';
+
 /** A proxy and the variable that named it. */
 export interface ProxyChoice {
   /** The variable as it is set, e.g. `HTTPS_PROXY` or `https_proxy`. */
@@ -25,12 +27,30 @@ export interface ProxyEnv {
 function pick(env: Readonly<Record<string, string | undefined>>, ...names: string[]): ProxyChoice | undefined {
   for (const name of names) {
     const value = env[name];
-    if (value !== undefined) return value === '' ? undefined : { variable: name, url: value };
+    if (value !== undefined) return value === '' ? undefined : { variable: name, url: checkedProxyUrl(name, value) };
   }
   return undefined;
 }
 
-/** Reads the proxy variables of `env` (the process's environment in the faces). */
+/** `value` when it is an http(s) URL; a settings error that never quotes it (it may hold a password) otherwise. */
+function checkedProxyUrl(name: string, value: string): string {
+  const form = 'give it as http://host:port (or http://user:password@host:port)';
+  let protocol: string;
+  try {
+    protocol = new URL(value).protocol;
+  } catch {
+    protocol = '';
+  }
+  // `user:password@host:port` parses with `user:` as its scheme: not what was meant either.
+  if (protocol === '' || !value.includes('://')) throw new SettingsError(name, `is not a URL: ${form}`);
+  if (protocol !== 'http:' && protocol !== 'https:') throw new SettingsError(name, `is a ${protocol.slice(0, -1)} proxy; only http: and https: proxies are supported: ${form}`);
+  return value;
+}
+
+/**
+ * Reads the proxy variables of `env` (the process's environment in the faces).
+ * @throws {@link SettingsError} naming the variable when a proxy is not an http(s) URL (its value is not quoted).
+ */
 export function readProxyEnv(env: Readonly<Record<string, string | undefined>>): ProxyEnv {
   const http = pick(env, 'http_proxy', 'HTTP_PROXY');
   const https = pick(env, 'https_proxy', 'HTTPS_PROXY') ?? http;

@@ -25,14 +25,13 @@
  * The consumer's reads use the same client ({@link S3PutClient.get}): a lean GET, signed, retried and aborted as a
  * PUT is (the SDK's GetObject cost over a millisecond of CPU a manifest).
  * It sends over one undici `Agent` (keep-alive, `connections` per origin, 10 s connect and 60 s headers/body
- * timeouts, as aws-clients.ts's SDK handler).
+ * timeouts, as aws-clients.ts's SDK handler), through the proxy the variables name (undici-agent.ts).
  */
-import { type Dispatcher, Agent, EnvHttpProxyAgent } from './undici-agent.js';
-import { anyProxy, readProxyEnv, type ProxyEnv } from '../contract/index.js';
+import { type Dispatcher, leanDispatcher } from './undici-agent.js';
+import { readProxyEnv, VERSION, type ProxyEnv } from '../contract/index.js';
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { VERSION } from '../contract/version.js';
 import { encodeKey, putTargetOf, resolvePutEndpoint, type PutTarget, type SdkOnly } from './s3-put-endpoint.js';
 import { S3PutAbortedError, S3PutError } from './s3-put-error.js';
 import { RetryQuota } from './s3-put-quota.js';
@@ -128,19 +127,10 @@ export class S3PutClient {
     private readonly client: S3Client,
     private readonly options: S3PutOptions,
   ) {
-    const pool = {
-      connections: Math.max(1, options.connections),
-      pipelining: 1,
-      keepAliveTimeout: 10_000,
-      connect: { timeout: 10_000 },
-      headersTimeout: 60_000,
-      bodyTimeout: 60_000,
-    };
-    // As the catalog's client does: the variables passed explicitly, so undici does not read them a second time.
-    const proxies = options.proxies ?? readProxyEnv(process.env);
-    this.agent = anyProxy(proxies)
-      ? new EnvHttpProxyAgent({ ...pool, httpProxy: proxies.http?.url ?? '', httpsProxy: proxies.https?.url ?? '', noProxy: proxies.noProxy })
-      : new Agent(pool);
+    this.agent = leanDispatcher(
+      { connections: Math.max(1, options.connections), pipelining: 1, keepAliveTimeout: 10_000, connect: { timeout: 10_000 }, headersTimeout: 60_000, bodyTimeout: 60_000 },
+      options.proxies ?? readProxyEnv(process.env),
+    );
     const config = client.config;
     this.signer = new S3PutSigner({ credentials: () => config.credentials(), region: () => config.region(), sha256: config.sha256 });
     this.quota = options.quota ?? new RetryQuota();

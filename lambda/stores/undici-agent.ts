@@ -5,6 +5,7 @@
  * files, so a process that uses both shares one copy.
  */
 import type * as Undici from 'undici';
+import { anyProxy, type ProxyEnv } from '../contract/index.js';
 import agentModule from 'undici/lib/dispatcher/agent.js';
 import envProxyAgentModule from 'undici/lib/dispatcher/env-http-proxy-agent.js';
 import dispatcherModule from 'undici/lib/dispatcher/dispatcher.js';
@@ -20,3 +21,12 @@ export type Agent = Undici.Agent;
 /** undici's `EnvHttpProxyAgent`: an `Agent` that sends through a proxy what `NO_PROXY` does not list. */
 export const EnvHttpProxyAgent = envProxyAgentModule as typeof Undici.EnvHttpProxyAgent;
 export type { Dispatcher } from 'undici';
+
+/**
+ * The dispatcher of the lean S3 requests: `pool` direct, or through the proxies of `proxies` (passed explicitly, as the
+ * catalog's client does, so undici does not read the environment a second time; `NO_PROXY` per host).
+ */
+export function leanDispatcher(pool: Undici.Agent.Options, proxies: ProxyEnv): Undici.Dispatcher {
+  if (!anyProxy(proxies)) return new Agent(pool);
+  return new EnvHttpProxyAgent({ ...pool, httpProxy: proxies.http?.url ?? '', httpsProxy: proxies.https?.url ?? '', noProxy: proxies.noProxy });
+}
