@@ -40,6 +40,7 @@ export const ErrorCode = {
   mirrorDocument: 'CS_ERR_MIRROR_DOCUMENT',
   consumer: 'CS_ERR_CONSUMER',
   consumerHandler: 'CS_ERR_CONSUMER_HANDLER',
+  idFilterChanged: 'CS_ERR_ID_FILTER_CHANGED',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

@@ -12,6 +12,7 @@ import { manifestOf, metadataOf, placeLeaf, quarantineRecordOf, type LeafPlaceme
 import { StoppedBy } from '../contract/run-summary.js';
 import type { SyncSettings } from '../contract/settings.js';
 import { afterGrace, isRunStop, MANIFEST_GRACE_MS } from './run-budget.js';
+import { filterCommit } from './id-filter-hook.js';
 
 /** A commit being worked on. */
 class CommitWork {
@@ -243,7 +244,8 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   };
 
   try {
-    commits: for await (const commit of commitsAfter(catalog, index, cursor, upper, bounds)) {
+    commits: for await (const listed of commitsAfter(catalog, index, cursor, upper, bounds)) {
+      const commit = filterCommit(listed, settings.idFilter);
       if (shouldStop()) break;
       if (!context.unlimited && work.length >= settings.maxCommits) {
         stop = StoppedBy.maxCommits;
@@ -257,6 +259,11 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       const state = new CommitWork(commit, keys.commitKey, keys.manifest);
       work.push(state);
       leavesTaken += commit.items.length;
+      // A commit the id filter emptied has no leaf to finish it: its manifest is due now.
+      if (commit.items.length === 0) {
+        if (inOrder) kick();
+        else writeManifest(state);
+      }
       for (let i = 0; i < commit.items.length; i++) {
         while (inFlight.size >= settings.concurrency) await slotFreed();
         if (shouldStop()) break commits;

@@ -1,0 +1,124 @@
+/**
+ * `--include` / `--exclude` from the CLI, on a folder, on DynamoDB + S3 and through a backfill: the cursor moves over
+ * whole commits, a filtered-out leaf is never fetched nor stored, each manifest counts what the filter left out
+ * (`filtered`), and another filter on an existing mirror is refused (exit 2) unless `--refilter`, which then gives the
+ * backfill command a widened filter needs.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../testkit/cli-process.js';
+import { localKeys } from '../../testkit/local-verify.js';
+import { commitTicks, SyncHarness } from '../../testkit/sync-harness.js';
+import { formatTimestamp } from '../../lambda/contract/time.js';
+import { at, catalog, head, newDir, replica, useReplica } from './cli-local-kit.js';
+
+useReplica();
+
+/** What `--include a* --include B*` keeps (case-insensitive). */
+const kept = (id: string): boolean => /^[ab]/i.test(id);
+const includeAB = ['--include', 'a*', '--include', 'B*'];
+
+interface Manifest {
+  commitId: string;
+  filtered?: number;
+  leaves: { id: string }[];
+}
+
+async function folderManifests(dir: string): Promise<Map<string, Manifest>> {
+  const manifests = new Map<string, Manifest>();
+  for (const key of await localKeys(dir, 'commits/')) manifests.set(key, JSON.parse(await readFile(join(dir, key), 'utf8')) as Manifest);
+  return manifests;
+}
+
+/** Every manifest holds exactly the kept items of its commit and counts the others. */
+function expectFiltered(manifests: Iterable<Manifest>, keeps: (id: string) => boolean): void {
+  const byId = new Map(catalog.commits.map((c) => [c.commitId, c]));
+  let seen = 0;
+  for (const manifest of manifests) {
+    const commit = byId.get(manifest.commitId)!;
+    const wanted = commit.leaves.filter((l) => keeps(l.id));
+    expect(manifest.leaves.map((l) => l.id).sort()).toEqual(wanted.map((l) => l.id).sort());
+    expect(manifest.filtered).toBe(commit.leaves.length - wanted.length);
+    seen++;
+  }
+  expect(seen).toBe(catalog.commits.length);
+}
+
+describe('id filters on a folder', () => {
+  it('the cursor moves over every commit; only kept leaves are fetched and stored; manifests count the rest', async () => {
+    const all = catalog.commits.flatMap((c) => c.leaves);
+    expect(all.some((l) => kept(l.id))).toBe(true);
+    expect(all.some((l) => !kept(l.id))).toBe(true);
+    const dir = newDir('filter');
+    replica.clearLog();
+    const result = await runCli(['run', ...at(dir), '--json', '--max-commits', '1000', ...includeAB]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ commits: catalog.commits.length, leaves: all.filter((l) => kept(l.id)).length, cursorAfter: head, stoppedBy: 'caught-up' });
+    const fetched = replica.requests.map((r) => r.path).filter((p) => all.some((l) => l.path === p));
+    expect(fetched.sort()).toEqual(all.filter((l) => kept(l.id)).map((l) => l.path).sort());
+    expectFiltered((await folderManifests(dir)).values(), kept);
+    const leafKeys = await localKeys(dir, 'leaves/');
+    expect(leafKeys.length).toBe(all.filter((l) => kept(l.id)).length);
+    expect(JSON.parse(await readFile(join(dir, 'filter.json'), 'utf8'))).toEqual({ include: ['a*', 'b*'], exclude: [] });
+  });
+
+  it('another filter is refused with exit 2 naming both; --refilter accepts it and gives the backfill command', async () => {
+    const dir = newDir('refilter');
+    expect((await runCli(['run', ...at(dir), '--max-commits', '1000', '--include', 'a*'])).code).toBe(0);
+    const refused = await runCli(['run', ...at(dir), '--include', 'a*', '--include', 'c*']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--include/--exclude: this mirror was synced with include a*, and this run asks for include a*, c*');
+    expect(refused.stderr).toContain('pass --refilter');
+    const none = await runCli(['run', ...at(dir)]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('this run asks for no filter');
+
+    const accepted = await runCli(['run', ...at(dir), '--include', 'a*', '--include', 'c*', '--refilter']);
+    expect(accepted.code).toBe(0);
+    expect(accepted.stderr).toContain(`id filter changed from include a* to include a*, c* after ${head}`);
+    expect(accepted.stderr).toContain(`catalog-sync backfill --source ${replica.serviceIndexUrl} --data-dir ${dir} --cursor-name catalog-to-s3-refill --until ${head} --include 'a*' --include 'c*'`);
+    expect(JSON.parse(await readFile(join(dir, 'filter.json'), 'utf8'))).toEqual({ include: ['a*', 'c*'], exclude: [] });
+    // The next run with the new filter needs no flag.
+    expect((await runCli(['run', ...at(dir), '--include', 'C*', '--include', 'A*'])).code).toBe(0);
+  });
+
+  it('a bad pattern is a settings error naming the flag', async () => {
+    const result = await runCli(['run', ...at(newDir('bad')), '--include', 'Newtonsoft Json']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--include: "Newtonsoft Json" is not an id pattern');
+  });
+
+  it('through a backfill: the same filtered manifests', async () => {
+    const dir = newDir('filter-backfill');
+    const result = await runCli(['backfill', ...at(dir), '--workers', '2', '--range-leaves', '60', '--json', ...includeAB]);
+    expect(result.code).toBe(0);
+    expectFiltered((await folderManifests(dir)).values(), kept);
+    expect((await localKeys(dir, 'leaves/')).length).toBe(catalog.commits.flatMap((c) => c.leaves).filter((l) => kept(l.id)).length);
+  });
+});
+
+describe('id filters on DynamoDB and S3', () => {
+  it('--exclude: excluded leaves never stored, manifests count them', async () => {
+    const harness = await SyncHarness.create();
+    const excluded = (id: string) => /^[ab]/i.test(id);
+    const result = await runCli(
+      ['run', '--source', replica.serviceIndexUrl, '--cursor-table', harness.table, '--bucket', harness.bucket, '--json', '--max-commits', '1000', '--exclude', 'A*', '--exclude', 'b*'],
+      harness.env(),
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(await harness.cursor()).toBe(formatTimestamp(commitTicks(catalog, -1)));
+    const manifests: Manifest[] = [];
+    for (const key of await harness.keys('commits/')) {
+      const object = await harness.clients.s3.send(new GetObjectCommand({ Bucket: harness.bucket, Key: key }));
+      manifests.push(JSON.parse(await object.Body!.transformToString()) as Manifest);
+    }
+    expectFiltered(manifests, (id) => !excluded(id));
+    const leaves = await harness.keys('leaves/');
+    expect(leaves.length).toBe(catalog.commits.flatMap((c) => c.leaves).filter((l) => !excluded(l.id)).length);
+  });
+});
