@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../testkit/cli-process.js';
 import { localKeys } from '../../testkit/local-verify.js';
 import { commitTicks, SyncHarness } from '../../testkit/sync-harness.js';
@@ -120,5 +120,26 @@ describe('id filters on DynamoDB and S3', () => {
     expectFiltered(manifests, (id) => !excluded(id));
     const leaves = await harness.keys('leaves/');
     expect(leaves.length).toBe(catalog.commits.flatMap((c) => c.leaves).filter((l) => !excluded(l.id)).length);
+  });
+});
+
+describe('id filters on the Lambda (INCLUDE_IDS / EXCLUDE_IDS)', () => {
+  it('filters from its environment; another filter later is refused, naming the variables and the CLI step', async () => {
+    const harness = await SyncHarness.create();
+    const saved = { ...process.env };
+    Object.assign(process.env, harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, MAX_COMMITS: '1000', CURSOR_NAME: 'lambda-filter', INCLUDE_IDS: 'a*, B*' }));
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      const { handler } = await import('../../lambda/handler.js');
+      const context = { getRemainingTimeInMillis: () => 120_000 };
+      const summary = await handler({}, context);
+      expect(summary).toMatchObject({ commits: catalog.commits.length, leaves: catalog.commits.flatMap((c) => c.leaves).filter((l) => kept(l.id)).length });
+      expect((await harness.keys('leaves/')).length).toBe(summary.leaves);
+      process.env.EXCLUDE_IDS = 'abc*';
+      await expect(handler({}, context)).rejects.toThrow(/^INCLUDE_IDS\/EXCLUDE_IDS: this mirror was synced with include a\*, b\*, and this run asks for include a\*, b\*; exclude abc\*.*catalog-sync run --refilter/);
+    } finally {
+      spy.mockRestore();
+      process.env = saved;
+    }
   });
 });
