@@ -3,7 +3,7 @@
  * filter before the engine runs (sync/filter-record.ts), with what to do when a widened filter leaves history short.
  */
 import type { Command } from 'commander';
-import { formatTimestamp, idFilterFlags, type SyncSettings } from '../contract/index.js';
+import { formatTimestamp, idFilterFlags, idFilterOf, idPatternProblem, keepsId, SettingsError, type IdFilter, type SyncSettings } from '../contract/index.js';
 import { checkIdFilter, shownIdFilter } from '../sync/index.js';
 import { collect, type StoreOptions } from './options.js';
 
@@ -48,4 +48,20 @@ export async function checkIdFilterFlags(stores: OpenStores, settings: SyncSetti
     `commits up to ${at} lack the packages the new filter adds; to store them (their manifests are rewritten under the new filter):\n` +
       `  catalog-sync backfill ${storeFlags(options)} --cursor-name ${settings.cursorName}-refill --until ${at}${filter ? ` ${filter}` : ''}\n`,
   );
+}
+
+/** The filter of `changes`' `--include` / `--exclude` (a reader's view: the mirror is not changed). */
+export function readerIdFilter(include: readonly string[] = [], exclude: readonly string[] = []): IdFilter | undefined {
+  for (const [flag, patterns] of [['--include', include], ['--exclude', exclude]] as const) {
+    for (const pattern of patterns) {
+      const problem = idPatternProblem(pattern);
+      if (problem !== undefined) throw new SettingsError(flag, problem);
+    }
+  }
+  return idFilterOf(include, exclude);
+}
+
+/** `commit` with only the leaves `filter` keeps (the commit itself is always delivered: cursors move over whole commits). */
+export function filteredLeaves<C extends { readonly leaves: readonly { readonly id: string }[] }>(commit: C, filter: IdFilter | undefined): C {
+  return filter === undefined ? commit : { ...commit, leaves: commit.leaves.filter((leaf) => keepsId(filter, leaf.id)) };
 }

@@ -92,6 +92,22 @@ describe('id filters on a folder', () => {
     expect(result.stderr).toContain('--include: "Newtonsoft Json" is not an id pattern');
   });
 
+  it('changes --include: every commit delivered, only the matching leaves in it', async () => {
+    const dir = newDir('filter-changes');
+    expect((await runCli(['run', ...at(dir), '--max-commits', '1000'])).code).toBe(0);
+    const result = await runCli(['changes', '--data-dir', dir, '--json', '--include', 'A*', '--include', 'b*']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const commits = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { commitId: string; leaves: { id: string }[] });
+    expect(commits.map((c) => c.commitId)).toEqual(catalog.commits.map((c) => c.commitId));
+    for (const [i, commit] of commits.entries()) {
+      expect(commit.leaves.map((l) => l.id).sort()).toEqual(catalog.commits[i]!.leaves.filter((l) => kept(l.id)).map((l) => l.id).sort());
+    }
+    const bad = await runCli(['changes', '--data-dir', dir, '--exclude', 'a b']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--exclude: "a b" is not an id pattern');
+  });
+
   it('through a backfill: the same filtered manifests', async () => {
     const dir = newDir('filter-backfill');
     const result = await runCli(['backfill', ...at(dir), '--workers', '2', '--range-leaves', '60', '--json', ...includeAB]);
