@@ -51,6 +51,11 @@ function parseRecord(bytes: Buffer | undefined): IdFilter | undefined {
   return include.length === 0 && exclude.length === 0 ? undefined : { include, exclude };
 }
 
+/** The id filter the mirror under `prefix` records (undefined: none). */
+export async function readIdFilter(snapshots: SnapshotStore, prefix: string): Promise<IdFilter | undefined> {
+  return parseRecord(await snapshots.getBytes?.(filterRecordKey(prefix)));
+}
+
 /**
  * Compares `requested` with the mirror's filter. A mirror with no commit yet (`hasCursor` false) takes any filter.
  * @throws {@link IdFilterChangedError} when they differ on a mirror with data and `refilter` is not set.

@@ -64,6 +64,10 @@ describe('id filters on a folder', () => {
     const leafKeys = await localKeys(dir, 'leaves/');
     expect(leafKeys.length).toBe(all.filter((l) => kept(l.id)).length);
     expect(JSON.parse(await readFile(join(dir, 'filter.json'), 'utf8'))).toEqual({ include: ['a*', 'b*'], exclude: [] });
+    // verify audits the mirror under its own filter: what it left out is not missing.
+    const verify = await runCli(['verify', ...at(dir), '--deep']);
+    expect(verify.stderr).toBe('');
+    expect(verify.code).toBe(0);
   });
 
   it('another filter is refused with exit 2 naming both; --refilter accepts it and gives the backfill command', async () => {
