@@ -86,8 +86,18 @@ describe('id filters on a folder', () => {
     expect(accepted.stderr).toContain(`id filter changed from include a* to include a*, c* after ${head}`);
     expect(accepted.stderr).toContain(`catalog-sync backfill --source ${replica.serviceIndexUrl} --data-dir ${dir} --cursor-name catalog-to-s3-refill --until ${head} --include 'a*' --include 'c*'`);
     expect(JSON.parse(await readFile(join(dir, 'filter.json'), 'utf8'))).toEqual({ include: ['a*', 'c*'], exclude: [] });
-    // The next run with the new filter needs no flag.
+    // The next run with the new filter (in any case and order) is accepted.
     expect((await runCli(['run', ...at(dir), '--include', 'C*', '--include', 'A*'])).code).toBe(0);
+    // Before the printed backfill, history lacks the c* leaves; after it, the mirror is whole under the new filter.
+    expect((await runCli(['verify', ...at(dir)])).code).toBe(1);
+    const printed = /catalog-sync (backfill .*)$/m.exec(accepted.stderr)![1]!.split(' ').map((word) => word.replace(/^'(.*)'$/, '$1'));
+    const refill = await runCli([...printed, '--workers', '2']);
+    expect(refill.code).toBe(0);
+    const verified = await runCli(['verify', ...at(dir), '--deep']);
+    expect(verified.stdout + verified.stderr).not.toMatch(/missing (leaf|manifest)/);
+    expect(verified.stdout).toContain('nothing missing');
+    expect(verified.code).toBe(0);
+    expectFiltered((await folderManifests(dir)).values(), (leafId) => /^[ac]/i.test(leafId));
   });
 
   it('a bad pattern is a settings error naming the flag', async () => {
