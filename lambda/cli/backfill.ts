@@ -113,6 +113,10 @@ export function checkBackfillOptions(options: BackfillOptions): Checked {
 async function backfillCommand(options: BackfillOptions): Promise<void> {
   const checked = checkBackfillOptions(options);
   if (options.stateMachine !== undefined) {
+    // The state machine's functions filter by their own INCLUDE_IDS/EXCLUDE_IDS (the construct's includeIds/excludeIds).
+    if (options.include !== undefined || options.exclude !== undefined || options.refilter) {
+      throw new SettingsError('--include/--exclude', 'with --state-machine, the filter is the construct\'s (includeIds/excludeIds): deploy it there');
+    }
     await startStateMachine(options.stateMachine, options, checked);
     return;
   }

@@ -104,6 +104,9 @@ describe('id filters on a folder', () => {
     const result = await runCli(['run', ...at(newDir('bad')), '--include', 'Newtonsoft Json']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--include: "Newtonsoft Json" is not an id pattern');
+    const onAws = await runCli(['backfill', '--state-machine', 'arn:aws:states:us-east-1:123456789012:stateMachine:B', '--include', 'a*']);
+    expect(onAws.code).toBe(2);
+    expect(onAws.stderr).toContain("with --state-machine, the filter is the construct's (includeIds/excludeIds)");
   });
 
   it('changes --include: every commit delivered, only the matching leaves in it', async () => {
