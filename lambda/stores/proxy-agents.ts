@@ -40,38 +40,24 @@ function explained(choice: ProxyChoice, options: ConnectionOptions, callback: Co
   };
 }
 
-/** hpagent's tunnel for `http:` origins, or a plain connection where `NO_PROXY` says so. */
-class RoutedHttpAgent extends HttpProxyAgent {
-  constructor(
-    private readonly proxies: ProxyEnv,
-    options: AgentOptions & { proxy: string },
-  ) {
-    super(options);
-  }
+const createConnectionOf = (prototype: object): CreateConnection => (prototype as { createConnection: CreateConnection }).createConnection;
 
-  override createConnection(options: ConnectionOptions, callback: ConnectionCallback): Duplex | undefined {
-    const plain = HttpAgent.prototype as unknown as { createConnection: CreateConnection };
-    const tunnel = HttpProxyAgent.prototype as unknown as { createConnection: CreateConnection };
-    if (direct(this.proxies, 'http:', options)) return plain.createConnection.call(this, options, callback);
-    return tunnel.createConnection.call(this, options, explained(this.proxies.http!, options, callback));
-  }
-}
-
-/** hpagent's tunnel for `https:` origins (TLS inside it), or a plain TLS connection where `NO_PROXY` says so. */
-class RoutedHttpsAgent extends HttpsProxyAgent {
-  constructor(
-    private readonly proxies: ProxyEnv,
-    options: AgentOptions & { proxy: string },
-  ) {
-    super(options);
-  }
-
-  override createConnection(options: ConnectionOptions, callback: ConnectionCallback): Duplex | undefined {
-    const plain = HttpsAgent.prototype as unknown as { createConnection: CreateConnection };
-    const tunnel = HttpsProxyAgent.prototype as unknown as { createConnection: CreateConnection };
-    if (direct(this.proxies, 'https:', options)) return plain.createConnection.call(this, options, callback);
-    return tunnel.createConnection.call(this, options, explained(this.proxies.https!, options, callback));
-  }
+/**
+ * hpagent's agent for `scheme` origins through `choice`, opening each connection as a tunnel, or plainly (TLS for
+ * `https:`) where `NO_PROXY` lists the origin: one pool, keyed by origin as every Node agent's is.
+ */
+function routedAgent(scheme: 'http:' | 'https:', proxies: ProxyEnv, choice: ProxyChoice, options: AgentOptions): HttpAgent {
+  const Tunnel = scheme === 'https:' ? HttpsProxyAgent : HttpProxyAgent;
+  const plain = createConnectionOf((scheme === 'https:' ? HttpsAgent : HttpAgent).prototype);
+  const tunnel = createConnectionOf(Tunnel.prototype);
+  const agent = new Tunnel({ ...options, proxy: choice.url });
+  const routed: CreateConnection = function (this: HttpAgent, connection, callback) {
+    if (direct(proxies, scheme, connection)) return plain.call(this, connection, callback);
+    return tunnel.call(this, connection, explained(choice, connection, callback));
+  };
+  // Node's agents open every connection through `this.createConnection`.
+  Object.assign(agent, { createConnection: routed });
+  return agent;
 }
 
 /** Options of {@link sdkRequestHandler}. */
@@ -94,8 +80,8 @@ export function sdkRequestHandler(env: Readonly<Record<string, string | undefine
   const timeouts = { connectionTimeout: options.connectionTimeout, requestTimeout: options.requestTimeout };
   if (!anyProxy(proxies)) return { httpAgent: new HttpAgent(agent), httpsAgent: new HttpsAgent(agent), ...timeouts };
   return {
-    httpAgent: proxies.http ? new RoutedHttpAgent(proxies, { ...agent, proxy: proxies.http.url }) : new HttpAgent(agent),
-    httpsAgent: proxies.https ? new RoutedHttpsAgent(proxies, { ...agent, proxy: proxies.https.url }) : new HttpsAgent(agent),
+    httpAgent: proxies.http ? routedAgent('http:', proxies, proxies.http, agent) : new HttpAgent(agent),
+    httpsAgent: proxies.https ? routedAgent('https:', proxies, proxies.https, agent) : new HttpsAgent(agent),
     ...timeouts,
   };
 }

@@ -4,7 +4,12 @@
  * proxy `HTTP_PROXY` names, none does for a host `NO_PROXY` lists, and the proxy's credentials (user:password in
  * its URL) appear in no output, `--verbose` included, nor in an error.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer, request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +17,7 @@ import { startBackfillExecution } from '../../lambda/backfill/start-execution.js
 import { SourceSecretReader } from '../../lambda/handler/source-secret.js';
 import { awsClients } from '../../lambda/stores/aws-clients.js';
 import { leanPutFor } from '../../lambda/stores/s3-put-wiring.js';
+import { sdkRequestHandler } from '../../lambda/stores/proxy-agents.js';
 import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
 import { runCli } from '../../testkit/cli-process.js';
@@ -181,6 +187,39 @@ describe('the SDK clients in process behind a proxy', () => {
       expect(started.executionArn).toContain(':execution:CatalogSyncBackfill:run-1');
       expect(proxy.requests).toEqual([expect.objectContaining({ via: 'connect', target: hostOf(endpoint), method: 'POST' })]);
     } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('the SDK agents on an https origin', () => {
+  it('NO_PROXY listing it: reached directly over TLS by the proxying agent, the proxy untouched', async () => {
+    // A self-signed certificate for 127.0.0.1, made here (offline) by openssl.
+    const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-days', '1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    const server = createTlsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_req, res) => res.end('over tls'));
+    rmSync(dir, { recursive: true, force: true });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const proxy = await startProxy();
+    const port = (server.address() as AddressInfo).port;
+    const { httpsAgent } = sdkRequestHandler({ HTTPS_PROXY: proxy.url, NO_PROXY: `127.0.0.1:${port}` }, { connectionTimeout: 5_000, requestTimeout: 5_000 });
+    try {
+      const get = () =>
+        new Promise<string>((resolve, reject) => {
+          const req = httpsRequest({ host: '127.0.0.1', port, path: '/', agent: httpsAgent as HttpsAgent, rejectUnauthorized: false }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      expect(await get()).toBe('over tls');
+      expect(await get()).toBe('over tls');
+      expect(proxy.tunnels).toEqual([]);
+      expect(proxy.requests).toEqual([]);
+    } finally {
+      (httpsAgent as HttpsAgent).destroy();
       await new Promise((resolve) => server.close(resolve));
     }
   });
