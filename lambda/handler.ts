@@ -67,15 +67,22 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<Warm> {
   const http = new HttpClient({ connections: settings.concurrency });
   const store = new DynamoStore(table, clients.dynamo);
   const snapshots = new S3SnapshotStore(bucket, clients.s3);
-  // Once per container and settings: the id filter must be the mirror's (a change is made once from the CLI).
+  // Once per container and settings: the id filter must be the mirror's (a change is made once from the CLI). When
+  // the store does not answer, the run goes on to meet that failure as a run (summary, metrics); checked next time.
+  let checked = true;
   await checkIdFilter(snapshots, settings.prefix, settings.idFilter, {
-    hasCursor: (await store.read(settings.cursorName)) !== undefined,
+    hasCursor: async () => (await store.read(settings.cursorName)) !== undefined,
     refilter: false,
     setting: 'INCLUDE_IDS/EXCLUDE_IDS',
     howToChange: 'run `catalog-sync run --refilter` once with the new --include/--exclude against this table and bucket,',
+    onUnchecked: (error) => {
+      checked = false;
+      logger.warn('id filter not checked', { error: (error as Error).message });
+    },
   });
-  warm = { key, settings, table, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), store, snapshots, runLogDays };
-  return warm;
+  const ready: Warm = { key, settings, table, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), store, snapshots, runLogDays };
+  if (checked) warm = ready;
+  return ready;
 }
 
 /**

@@ -9,6 +9,7 @@ import { collect, type StoreOptions } from './options.js';
 
 type FilterFlags = StoreOptions & { readonly refilter?: boolean };
 import type { OpenStores } from './open-stores.js';
+import type { CursorState } from '../stores/types.js';
 
 /** Adds the id filter's flags to `command`. */
 export function idFilterOptions(command: Command): Command {
@@ -29,12 +30,15 @@ function storeFlags(options: FilterFlags): string {
  * so on stderr and, when the filter widened, gives the backfill command that stores what the history lacks.
  */
 export async function checkIdFilterFlags(stores: OpenStores, settings: SyncSettings, options: FilterFlags): Promise<void> {
-  const cursor = await stores.cursors.read(settings.cursorName);
+  let cursor: CursorState | undefined;
   const check = await checkIdFilter(stores.snapshots, settings.prefix, settings.idFilter, {
-    hasCursor: cursor !== undefined,
+    hasCursor: async () => (cursor = await stores.cursors.read(settings.cursorName)) !== undefined,
     refilter: options.refilter === true,
     setting: '--include/--exclude',
     howToChange: 'pass --refilter',
+    // A store that does not answer fails the run itself, with the message that names the setting to correct (the
+    // record's read would only repeat it first, less clearly): nothing to add here.
+    onUnchecked: () => undefined,
   });
   if (!check.changed || cursor === undefined) return;
   const at = formatTimestamp(cursor.value);

@@ -57,7 +57,7 @@ export async function readIdFilter(snapshots: SnapshotStore, prefix: string): Pr
 }
 
 /**
- * Compares `requested` with the mirror's filter. A mirror with no commit yet (`hasCursor` false) takes any filter.
+ * Compares `requested` with the mirror's filter. A mirror with no cursor yet takes any filter.
  * @throws {@link IdFilterChangedError} when they differ on a mirror with data and `refilter` is not set.
  */
 export async function checkIdFilter(
@@ -65,13 +65,34 @@ export async function checkIdFilter(
   prefix: string,
   requested: IdFilter | undefined,
   options: {
-    readonly hasCursor: boolean;
+    /** Whether the mirror has a cursor (asked only when the filters differ). */
+    readonly hasCursor: () => Promise<boolean>;
     readonly refilter: boolean;
     /** The setting named in the error, e.g. `--include/--exclude`. */
     readonly setting: string;
     /** How to accept the change, e.g. `pass --refilter`. */
     readonly howToChange: string;
+    /**
+     * Told when the record cannot be read or written (the store does not answer): the check is then skipped, so the
+     * run meets the store's failure where it always did (its summary, the setting to correct) rather than here.
+     */
+    readonly onUnchecked: (error: unknown) => void;
   },
+): Promise<FilterCheck> {
+  try {
+    return await compareWithRecord(snapshots, prefix, requested, options);
+  } catch (error) {
+    if (error instanceof IdFilterChangedError) throw error;
+    options.onUnchecked(error);
+    return { changed: false, widened: false, previous: undefined };
+  }
+}
+
+async function compareWithRecord(
+  snapshots: SnapshotStore,
+  prefix: string,
+  requested: IdFilter | undefined,
+  options: { readonly hasCursor: () => Promise<boolean>; readonly refilter: boolean; readonly setting: string; readonly howToChange: string },
 ): Promise<FilterCheck> {
   const bytes = await snapshots.getBytes?.(filterRecordKey(prefix));
   const recorded = bytes !== undefined;
@@ -81,7 +102,8 @@ export async function checkIdFilter(
     if (!recorded && requested !== undefined) await snapshots.putJson(filterRecordKey(prefix), requested);
     return { changed: false, widened: false, previous };
   }
-  if (options.hasCursor && !options.refilter) throw new IdFilterChangedError(options.setting, previous, requested, options.howToChange);
+  const hasCursor = await options.hasCursor();
+  if (hasCursor && !options.refilter) throw new IdFilterChangedError(options.setting, previous, requested, options.howToChange);
   await snapshots.putJson(filterRecordKey(prefix), requested ?? { include: [], exclude: [] });
-  return { changed: options.hasCursor, widened: options.hasCursor && widens(previous, requested), previous };
+  return { changed: hasCursor, widened: hasCursor && widens(previous, requested), previous };
 }
