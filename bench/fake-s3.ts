@@ -8,7 +8,9 @@
  *   send a stream), then dropped. Only a key's size, ETag and metadata are kept, for HEAD and listing. Bodies are
  *   kept only for keys outside `leaves/` (commit manifests, quarantine records: small), so GET can answer for
  *   those; a GET of a leaf answers `404 NoSuchKey` (HEAD and listing still know it).
- * - The latency is added after the request body has arrived and before the answer, to every request.
+ * - The latency is added after the request body has arrived and before the answer, to every request; with a
+ *   {@link PutTail}, every Nth PUT waits longer instead (a slow tail, as S3 has: exactly one PUT in N, evenly
+ *   spread, so a row's count of slow PUTs does not depend on luck).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,9 +23,17 @@ export interface FakeS3Options {
   port?: number;
 }
 
+/** A slow tail of PUT latency: every `every`th PUT takes `ms` instead of the usual latency. */
+export interface PutTail {
+  readonly every: number;
+  readonly ms: number;
+}
+
 /** Counters of a {@link FakeS3}. */
 export interface FakeS3Stats {
   puts: number;
+  /** PUTs answered after the tail's latency. */
+  slowPuts: number;
   putBytes: number;
   gets: number;
   heads: number;
@@ -42,6 +52,8 @@ export interface FakeS3 {
   /** Zeroes the counters and forgets every object. */
   reset(): void;
   setLatency(ms: number): void;
+  /** Sets (or, with `undefined`, removes) the slow tail of PUTs; its count starts again. */
+  setPutTail(tail: PutTail | undefined): void;
   stop(): Promise<void>;
 }
 
@@ -58,6 +70,8 @@ interface StoredObject {
 /** Starts a fake S3 on 127.0.0.1. */
 export async function startFakeS3(options: FakeS3Options): Promise<FakeS3> {
   let latencyMs = options.latencyMs;
+  let putTail: PutTail | undefined;
+  let putSerial = 0;
   const buckets = new Map<string, Map<string, StoredObject>>();
   let stats = emptyStats();
   let etagSerial = 0;
@@ -79,7 +93,10 @@ export async function startFakeS3(options: FakeS3Options): Promise<FakeS3> {
     const [bucketName = '', ...rest] = url.pathname.slice(1).split('/');
     const key = decodeURIComponent(rest.join('/'));
     const body = method === 'PUT' || method === 'POST' ? await readBody(req) : (req.resume(), 0);
-    if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
+    const slow = method === 'PUT' && putTail !== undefined && ++putSerial % putTail.every === 0;
+    if (slow) stats.slowPuts++;
+    const delayMs = slow ? putTail!.ms : latencyMs;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     if (bucketName === '') {
       sendError(res, 400, 'InvalidRequest', 'path-style addressing only: /{bucket}/{key}');
       stats.errors++;
@@ -196,6 +213,10 @@ export async function startFakeS3(options: FakeS3Options): Promise<FakeS3> {
     setLatency(ms: number) {
       latencyMs = ms;
     },
+    setPutTail(tail: PutTail | undefined) {
+      putTail = tail;
+      putSerial = 0;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -205,7 +226,7 @@ export async function startFakeS3(options: FakeS3Options): Promise<FakeS3> {
 }
 
 function emptyStats(): FakeS3Stats {
-  return { puts: 0, putBytes: 0, gets: 0, heads: 0, lists: 0, errors: 0, objects: 0 };
+  return { puts: 0, slowPuts: 0, putBytes: 0, gets: 0, heads: 0, lists: 0, errors: 0, objects: 0 };
 }
 
 /**

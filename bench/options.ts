@@ -20,7 +20,11 @@ const HELP = `npm run bench -- [options]
   --rss-leaves LIST         engine slices for peak RSS vs slice size; '' to skip   (default 10000,30000)
   --sequential-leaves N     sample of the sequential algorithm (its rate is flat)  (default 300)
   --leaves-per-commit A-B   commit sizes of the main catalog                       (default 1-20)
-  --small-commits-leaves N  engine on a catalog of 1-4-leaf commits; 0: skip       (default 2000)
+  --nuget-leaves N          the headline: nuget.org's shape, 1-4-leaf commits (mean 2.5), sequential, SDK
+                            ceiling and engine on a slice of N leaves; 0: skip     (default 4000: ~1,600 commits)
+  --nuget-s3-latency MS     fake S3 latency per request of the nuget-shaped rows   (default 30)
+  --tail-leaves N           slice of the tail-latency rows (1% of PUTs 300 ms; 1 in 1,000 PUTs 5 s); 0: skip
+                                                                                   (default 16000)
   --sweep LIST              concurrencies to sweep; '' to skip                     (default 8,16,32,64)
   --sweep-leaves N          slice of each sweep run                                (default 2000)
   --planning-pages N        pages of the synthesized index                         (default 25000)
@@ -52,7 +56,9 @@ export interface Options {
   rssLeaves: number[];
   sequentialLeaves: number;
   leavesPerCommit: [number, number];
-  smallCommitsLeaves: number;
+  nugetLeaves: number;
+  nugetS3Latency: number;
+  tailLeaves: number;
   sweep: number[];
   sweepLeaves: number;
   planningPages: number;
@@ -85,7 +91,9 @@ export function options(): Options {
       'rss-leaves': { type: 'string', default: '10000,30000' },
       'sequential-leaves': { type: 'string', default: '300' },
       'leaves-per-commit': { type: 'string', default: '1-20' },
-      'small-commits-leaves': { type: 'string', default: '2000' },
+      'nuget-leaves': { type: 'string', default: '4000' },
+      'nuget-s3-latency': { type: 'string', default: '30' },
+      'tail-leaves': { type: 'string', default: '16000' },
       sweep: { type: 'string', default: '8,16,32,64' },
       'sweep-leaves': { type: 'string', default: '2000' },
       'planning-pages': { type: 'string', default: '25000' },
@@ -130,7 +138,9 @@ export function options(): Options {
     rssLeaves: list('rss-leaves', values['rss-leaves']),
     sequentialLeaves: int('sequential-leaves', values['sequential-leaves'], 1),
     leavesPerCommit: [Number(range[1]), Number(range[2])],
-    smallCommitsLeaves: int('small-commits-leaves', values['small-commits-leaves']),
+    nugetLeaves: int('nuget-leaves', values['nuget-leaves']),
+    nugetS3Latency: int('nuget-s3-latency', values['nuget-s3-latency']),
+    tailLeaves: int('tail-leaves', values['tail-leaves']),
     sweep: list('sweep', values.sweep),
     sweepLeaves: int('sweep-leaves', values['sweep-leaves'], 1),
     planningPages: int('planning-pages', values['planning-pages'], 2),

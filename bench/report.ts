@@ -8,29 +8,18 @@ import { backfillReport, backfillTargets, type BackfillRows } from './backfill-r
 import type { ConsumerReaderResult } from './consumer-reader.js';
 import { readerTargets, readerText } from './consumer-rows.js';
 import type { Servers } from './children.js';
+import { nugetRatioLine, nugetRatios, nugetTargets, type NugetRows } from './nuget-rows.js';
 import type { Options } from './options.js';
 import type { PlanningResult } from './planning.js';
 import { costInputsFrom, lambdaCostReport } from './lambda-cost.js';
 import { formatProfile, type ProfileSummary } from './profile-summary.js';
+import type { Row } from './row.js';
 import type { ScenarioResult } from './scenario-types.js';
 import { round } from './stats.js';
 import type { ValidationResult } from './validation.js';
 import type { WarmResult } from './warm.js';
 
-/** A scenario's figures plus what the servers saw meanwhile. */
-export interface Row extends ScenarioResult {
-  readonly serverCpuMs: number;
-  /** Server CPU as a share of one core over the scenario's wall time. */
-  readonly serverCpuShare: number;
-  /** CPU of every other process (other sessions, DynamoDB Local, ...) as a share of one core; NaN if unknown. */
-  readonly othersCpuShare: number;
-  readonly leafRequests: number;
-  readonly pageRequests: number;
-  readonly s3Puts: number;
-  readonly profile?: ProfileSummary;
-  /** With --repeat: leaves/s of every run of this scenario (the row is the median one). */
-  readonly repeats?: number[];
-}
+export type { Row } from './row.js';
 
 /** Growth of the heap used after full GCs during a run, MB (first sample after 1,000 leaves to the last). */
 function liveGrowth(row: ScenarioResult): number {
@@ -60,7 +49,8 @@ export interface BenchResults {
   ceilingLean: Row;
   engineDynamo: Row | undefined;
   rss: Row[];
-  small: Row | undefined;
+  /** The headline: nuget.org's shape (nuget-rows.ts). */
+  nuget: NugetRows | undefined;
   sweep: Row[];
   profiled: Row | undefined;
   planning: PlanningResult;
@@ -74,13 +64,14 @@ export interface BenchResults {
 /** The printed report (`text`) and the results file's content (`json`). */
 export function report(results: BenchResults): { text: string; json: unknown } {
   const { opts, started, initialLoad, servers, dynamo, profileDir, sequential, ceiling, engine, ceilingLean } = results;
-  const { engineDynamo, rss, small, sweep, profiled, planning, planningProfile, validation, warm, backfill } = results;
+  const { engineDynamo, rss, nuget, sweep, profiled, planning, planningProfile, validation, warm, backfill } = results;
   const ratioSeq = engine.leavesPerSec / sequential.leavesPerSec;
   const ratioCeiling = engine.leavesPerSec / ceiling.leavesPerSec;
   const ratioCeilingLean = engine.leavesPerSec / ceilingLean.leavesPerSec;
   const rssSmallest = rss[0];
   const rssLargest = rss.at(-1);
   const targets = [
+    ...nugetTargets(nuget),
     // Issue 14's targets (the engine row is the production path: leaf and manifest PUTs signed and sent by the engine).
     { target: `engine >= 20x sequential (${opts.latency} ms latency)`, value: `${ratioSeq.toFixed(1)}x`, ok: ratioSeq >= 20 },
     { target: 'engine >= 0.9 of the ceiling (bare loop, SDK PutObject)', value: ratioCeiling.toFixed(2), ok: ratioCeiling >= 0.9 },
@@ -122,11 +113,19 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     `catalog latency ${opts.latency} ms/request, S3 latency ${opts.s3Latency} ms/request, in-memory cursor ${opts.cursorLatency} ms/call; ` +
       `main catalog: ${main.leaves} leaves in ${main.commits} commits (${main.meanLeavesPerCommit.toFixed(1)} leaves/commit), ${main.pages} pages, mean leaf ${main.meanLeafBytes} B`,
   );
+  const nugetReplica = nuget ? servers.ready.replicas.find((r) => r.name === 'nuget') : undefined;
+  if (nuget && nugetReplica) {
+    p(
+      `headline rows ("nuget:"): nuget.org's shape, catalog ${opts.latency} ms, S3 ${nuget.s3LatencyMs} ms/request, concurrency ${opts.concurrency}: ` +
+        `${nugetReplica.leaves} leaves in ${nugetReplica.commits} commits (${nugetReplica.meanLeavesPerCommit.toFixed(1)} leaves/commit)`,
+    );
+  }
   p(`other processes on the machine: ${initialLoad.toFixed(2)} cores busy at the start (last column: during each scenario)`);
   p();
   const header = ['scenario', 'conc', 'leaves', 'commits', 'leaves/s', 'p50 ms', 'p99 ms', 'CPU ms/leaf', 'ELU', 'GC ms', 'peak RSS MB', 'servers CPU', 'others CPU'];
   const table: string[][] = [header];
-  const shown = [sequential, ceiling, ceilingLean, engine, ...(engineDynamo ? [engineDynamo] : []), ...rss, ...(small ? [small] : []), ...sweep, ...(profiled ? [profiled] : [])];
+  const headline = nuget ? [nuget.sequential, nuget.ceiling, nuget.engine, ...nuget.tails.map((t) => t.row)] : [];
+  const shown = [...headline, sequential, ceiling, ceilingLean, engine, ...(engineDynamo ? [engineDynamo] : []), ...rss, ...sweep, ...(profiled ? [profiled] : [])];
   const percent = (share: number): string => (Number.isFinite(share) ? `${Math.round(share * 100)}%` : '-');
   for (const r of shown) {
     table.push([
@@ -151,6 +150,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     if (n === 0) p(widths.map((w) => '-'.repeat(w)).join('  '));
   });
   p();
+  for (const line of nugetRatioLine(nuget)) p(line);
   p(`ratios: engine/sequential = ${ratioSeq.toFixed(1)}x   engine/ceiling (SDK PUT) = ${ratioCeiling.toFixed(2)}   engine/ceiling (lean PUT) = ${ratioCeilingLean.toFixed(2)}`);
   p(
     `planning: ${planning.pages} pages (${(planning.indexBytes / 1024 / 1024).toFixed(1)} MB index): cold ${planning.cold.totalMs} ms ` +
@@ -222,6 +222,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     dynamo: dynamo?.kind ?? null,
     scenarios: shown,
     ratios: {
+      ...(nuget ? { nuget: nugetRatios(nuget) } : {}),
       engineOverSequential: round(ratioSeq, 2),
       engineOverCeiling: round(ratioCeiling, 3),
       engineOverCeilingLean: round(ratioCeilingLean, 3),

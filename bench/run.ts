@@ -14,6 +14,7 @@ import type { ConsumerReaderResult } from './consumer-reader.js';
 import { runReaderRow } from './consumer-rows.js';
 import type { BackfillScenarioConfig, BackfillScenarioResult } from './backfill-scenario.js';
 import { machineLoad, runChild, startServers } from './children.js';
+import { runNugetRows, type S3Shape } from './nuget-rows.js';
 import { options } from './options.js';
 import type { PlanningConfig, PlanningResult } from './planning.js';
 import { summarizeProfile, type ProfileSummary } from './profile-summary.js';
@@ -38,7 +39,9 @@ async function main(): Promise<void> {
   const replicas: ServersConfig['replicas'] = [
     // A page more than the largest slice, so every slice ends on its limit rather than at the head.
     { name: 'main', leaves: mainLeaves + 600, leavesPerCommit: opts.leavesPerCommit, seed: opts.seed, pageSize: 550 },
-    ...(opts.smallCommitsLeaves > 0 ? [{ name: 'small', leaves: opts.smallCommitsLeaves + 600, leavesPerCommit: [1, 4] as const, seed: opts.seed + 1, pageSize: 550 }] : []),
+    ...(opts.nugetLeaves > 0
+      ? [{ name: 'nuget', leaves: Math.max(opts.nugetLeaves, opts.tailLeaves, opts.sequentialLeaves) + 600, leavesPerCommit: [1, 4] as const, seed: opts.seed + 1, pageSize: 550 }]
+      : []),
     ...(opts.backfillLeaves > 0 ? [{ name: 'backfill', leaves: opts.backfillLeaves, leavesPerCommit: opts.leavesPerCommit, seed: opts.seed + 3, pageSize: 550 }] : []),
     ...(opts.warm ? [{ name: 'warm', leaves: 2_500, leavesPerCommit: opts.leavesPerCommit, seed: opts.seed + 2, pageSize: 550 }] : []),
   ];
@@ -96,10 +99,12 @@ async function main(): Promise<void> {
     mkdirSync(profileDir, { recursive: true });
     return join(profileDir, `${label.replace(/[^A-Za-z0-9._]+/g, '-').replace(/^-+|-+$/g, '')}.cpuprofile`);
   };
-  const scenario = async (config: Omit<ScenarioConfig, 's3Endpoint' | 'bucket' | 'cursorLatencyMs'>, profile = false): Promise<Row> => {
+  const scenario = async (config: Omit<ScenarioConfig, 's3Endpoint' | 'bucket' | 'cursorLatencyMs'>, profile = false, s3Shape?: S3Shape): Promise<Row> => {
     await waitIdle();
     log(`${config.label}: ${config.leaves} leaves, concurrency ${config.concurrency}`);
-    const replicaName = config.source === servers.replica('main').serviceIndexUrl ? 'main' : 'small';
+    const replicaName = servers.ready.replicas.find((r) => r.serviceIndexUrl === config.source)!.name;
+    const shape = s3Shape ?? { latencyMs: opts.s3Latency };
+    await servers.admin(`/s3-latency?ms=${shape.latencyMs}${shape.tail ? `&slowEvery=${shape.tail.every}&slowMs=${shape.tail.ms}` : ''}`);
     await servers.admin(`/log?replica=${replicaName}&clear=1`);
     await servers.admin('/s3?reset=1');
     const cpu0 = await servers.admin<{ userUs: number; systemUs: number }>('/cpu');
@@ -117,7 +122,8 @@ async function main(): Promise<void> {
     );
     const cpu1 = await servers.admin<{ userUs: number; systemUs: number }>('/cpu');
     const serverLog = await servers.admin<{ leaves: number; pageRequests: number }>(`/log?replica=${replicaName}&clear=1`);
-    const s3 = await servers.admin<{ puts: number }>('/s3?reset=1');
+    const s3 = await servers.admin<{ puts: number; slowPuts: number }>('/s3?reset=1');
+    await servers.admin(`/s3-latency?ms=${opts.s3Latency}`);
     const serverCpuMs = (cpu1.userUs + cpu1.systemUs - cpu0.userUs - cpu0.systemUs) / 1000;
     const row: Row = {
       ...result,
@@ -127,6 +133,7 @@ async function main(): Promise<void> {
       leafRequests: serverLog.leaves,
       pageRequests: serverLog.pageRequests,
       s3Puts: s3.puts,
+      slowPuts: s3.slowPuts,
       ...(profileFile ? { profile: summarizeProfile(profileFile) } : {}),
     };
     log(
@@ -175,17 +182,7 @@ async function main(): Promise<void> {
   for (const leaves of opts.rssLeaves) {
     rss.push(await scenario({ ...base, kind: 'engine', label: `engine, ${leaves}-leaf slice`, leaves, concurrency: opts.concurrency }));
   }
-  const small =
-    opts.smallCommitsLeaves > 0
-      ? await scenario({
-          source: servers.replica('small').serviceIndexUrl,
-          cursor: 'memory',
-          kind: 'engine',
-          label: 'engine, 1-4-leaf commits',
-          leaves: opts.smallCommitsLeaves,
-          concurrency: opts.concurrency,
-        })
-      : undefined;
+  const nuget = opts.nugetLeaves > 0 ? await runNugetRows((config, shape) => scenario(config, false, shape), servers.replica('nuget').serviceIndexUrl, opts) : undefined;
   const sweep: Row[] = [];
   for (const concurrency of opts.sweep) {
     sweep.push(await scenario({ ...base, kind: 'engine', label: `sweep: engine c=${concurrency}`, leaves: opts.sweepLeaves, concurrency }));
@@ -272,7 +269,7 @@ async function main(): Promise<void> {
     ceilingLean,
     engineDynamo,
     rss,
-    small,
+    nuget,
     sweep,
     profiled,
     planning,

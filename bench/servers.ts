@@ -248,6 +248,14 @@ function answer(req: IncomingMessage, res: ServerResponse, served: Map<string, S
       json(stats);
       return;
     }
+    case '/s3-latency': {
+      // ?ms=30 sets every request's latency; &slowEvery=N&slowMs=M makes every Nth PUT take M ms (no slowEvery: none).
+      s3.setLatency(Number(url.searchParams.get('ms') ?? '0'));
+      const every = Number(url.searchParams.get('slowEvery') ?? '0');
+      s3.setPutTail(every > 0 ? { every, ms: Number(url.searchParams.get('slowMs') ?? '0') } : undefined);
+      json({ ok: true });
+      return;
+    }
     default:
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
   }

@@ -65,7 +65,20 @@ export async function localKeys(dataDir: string, prefix = ''): Promise<string[]>
   return (await listFiles(dataDir)).filter((key) => !key.startsWith(`${STATE_DIR}/`) && key.startsWith(prefix));
 }
 
-/** Manifest keys of commits after `upTo` that are stored: none may be after a clean checkpoint. */
+/**
+ * Manifests of commits after `upTo` that are not of a whole commit. A run writes each manifest as its commit
+ * completes, in any order, so a run that stopped may leave manifests past its cursor: each must be whole.
+ */
+export async function strayLocalManifests(dataDir: string, catalog: GeneratedCatalog, origin: string, upTo: Ticks, prefix = ''): Promise<string[]> {
+  const stray = new Set(await localManifestsAfter(dataDir, catalog, upTo, prefix));
+  const problems: string[] = [];
+  for (const commit of catalog.commits) {
+    if (stray.has(manifestKey(prefix, commitKey(parseTimestamp(commit.timestamp))))) problems.push(...(await verifyCommit(dataDir, catalog, commit, origin, prefix)));
+  }
+  return problems;
+}
+
+/** Manifest keys of commits after `upTo` that are stored. */
 export async function localManifestsAfter(dataDir: string, catalog: GeneratedCatalog, upTo: Ticks, prefix = ''): Promise<string[]> {
   const stored = new Set(await localKeys(dataDir, `${prefix}commits/`));
   return catalog.commits

@@ -134,7 +134,8 @@ export class SyncHarness {
 
   /**
    * Checks that every commit of `catalog` at or before `upTo` is stored whole and exactly: its manifest, and
-   * each leaf's bytes, metadata and key; and that nothing after `upTo` has a manifest. Returns the problems.
+   * each leaf's bytes, metadata and key. Returns the problems. (Commits after `upTo` may have manifests too:
+   * they are written as commits complete; {@link strayManifests} checks those.)
    */
   async verify(catalog: GeneratedCatalog, origin: string, upTo: Ticks, prefix = ''): Promise<string[]> {
     const problems: string[] = [];
@@ -155,7 +156,20 @@ export class SyncHarness {
     return problems;
   }
 
-  /** Manifest keys after `upTo` (there must be none after a completed checkpoint... unless a later run made them). */
+  /**
+   * Manifests of commits after `upTo` that are not of a whole commit. A run writes each manifest as its commit
+   * completes, in any order, so a run that stopped may leave manifests past its cursor: each must be whole.
+   */
+  async strayManifests(catalog: GeneratedCatalog, origin: string, upTo: Ticks, prefix = ''): Promise<string[]> {
+    const manifests = new Set(await this.manifestsAfter(catalog, upTo, prefix));
+    const problems: string[] = [];
+    for (const commit of catalog.commits) {
+      if (manifests.has(manifestKey(prefix, commitKey(parseTimestamp(commit.timestamp))))) problems.push(...(await this.verifyCommit(catalog, commit, origin, prefix)));
+    }
+    return problems;
+  }
+
+  /** Manifest keys of commits after `upTo`. */
   async manifestsAfter(catalog: GeneratedCatalog, upTo: Ticks, prefix = ''): Promise<string[]> {
     const manifests = new Set(await this.keys(`${prefix}commits/`));
     return catalog.commits

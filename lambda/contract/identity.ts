@@ -138,19 +138,6 @@ export function versionSegment(version: string): string {
 // Bounds: ids and versions every store can hold
 // ---------------------------------------------------------------------------------------------
 
-/**
- * Longest package id, in UTF-16 code units as .NET's `string.Length` counts them: NuGet's own rule
- * (NuGet.Packaging `PackageIdValidator.MaxPackageIdLength`), which nuget.org enforces at upload. Its
- * characters are not bounded here: NuGet's `^\w+([.-]\w+)*$` takes any Unicode letter or digit, and the
- * percent-encoding makes any character safe in a key.
- */
-export const MAX_ID_LENGTH = 100;
-/**
- * Longest version, in UTF-16 code units: the gallery stores `Version` and `NormalizedVersion` in
- * 64-character columns (NuGet.Services.Entities `Constants.MaxVersionLength`), so nuget.org never
- * publishes a longer one.
- */
-export const MAX_VERSION_LENGTH = 64;
 /** S3 keys are at most 1,024 bytes of UTF-8; every key written stays below that. */
 export const MAX_KEY_BYTES = 1_023;
 /** Longest key prefix (`SNAPSHOT_PREFIX`, `--prefix`), in UTF-8 bytes. */
@@ -159,9 +146,12 @@ export const MAX_PREFIX_BYTES = 64;
 const KEY_OVERHEAD_BYTES = 'quarantine/'.length + 12 + 2 + '.json'.length;
 /**
  * Most bytes of the `{id}` and `{version}` segments together, so that with any allowed prefix every
- * key stays within {@link MAX_KEY_BYTES} (1,023 − 64 − 30 = 929). Any id of at most 100 characters
- * encodes to at most 900 bytes (a BMP character is 3 bytes, 9 once encoded; a surrogate pair is two
- * code units for 12), so a 100-character id of any script fits with a version of up to 29 bytes.
+ * key stays within {@link MAX_KEY_BYTES} (1,023 − 64 − 30 = 929): the one bound on an identity in S3.
+ * No length in characters is enforced: NuGet's client allows ids of 100 characters, nuget.org's database
+ * holds 128 (NuGet.Services.Entities `Constants.MaxPackageIdLength`), other catalog writers may differ
+ * again, so every identity a key can hold is stored. An ASCII id of up to 900 characters fits with any
+ * version nuget.org publishes (64 characters at most); an id of 3-byte characters, 9 bytes each once
+ * encoded, up to about 100.
  */
 export const MAX_IDENTITY_SEGMENT_BYTES = MAX_KEY_BYTES - MAX_PREFIX_BYTES - KEY_OVERHEAD_BYTES;
 /** Longest file name on ext4, XFS, APFS and NTFS (bytes, or UTF-16 units): one key segment of a local folder. */
@@ -185,16 +175,13 @@ function encodedBytesAtMost(s: string): number {
 }
 
 /**
- * Why the package `id` + `version` cannot become a key, or `undefined` when it can. Checks NuGet's
- * length limits, that the version leaves something to store (`+build` alone does not), that the two
- * encoded segments fit {@link MAX_IDENTITY_SEGMENT_BYTES}, and, when a store names one, that each
- * segment (`{version}` with its `.json`) fits `maxSegmentBytes`.
+ * Why the package `id` + `version` cannot become a key, or `undefined` when it can: the version leaves
+ * something to store (`+build` alone does not), the two encoded segments fit
+ * {@link MAX_IDENTITY_SEGMENT_BYTES} (S3's 1,024-byte keys), and, when a store names one, each segment
+ * (`{version}` with its `.json`) fits `maxSegmentBytes` (a local folder's 255-byte file names). Lengths in
+ * characters are not a bound: only what a store cannot hold is refused, naming the bound.
  */
 export function identityKeyProblem(id: string, version: string, maxSegmentBytes = Infinity): string | undefined {
-  if (id.length > MAX_ID_LENGTH) return `nuget:id is ${id.length} characters; NuGet allows at most ${MAX_ID_LENGTH}`;
-  if (version.length > MAX_VERSION_LENGTH) {
-    return `nuget:version is ${version.length} characters; NuGet allows at most ${MAX_VERSION_LENGTH}`;
-  }
   // Nearly every item is far inside the bounds: an upper bound, without building the segments, settles it.
   if (version !== '' && !version.startsWith('+')) {
     const idAtMost = encodedBytesAtMost(id);
@@ -215,7 +202,7 @@ export function identityKeyProblem(id: string, version: string, maxSegmentBytes 
   if (idBytes + versionBytes > MAX_IDENTITY_SEGMENT_BYTES) {
     return (
       `its key segments {id} and {version} encode to ${idBytes} + ${versionBytes} bytes; ` +
-      `at most ${MAX_IDENTITY_SEGMENT_BYTES} keep every key below ${MAX_KEY_BYTES + 1} bytes`
+      `at most ${MAX_IDENTITY_SEGMENT_BYTES} keep every key below ${MAX_KEY_BYTES + 1} bytes (S3's bound on a key, with a prefix of up to ${MAX_PREFIX_BYTES})`
     );
   }
   const longest = Math.max(idBytes, versionBytes + '.json'.length);

@@ -10,7 +10,9 @@ import { readProxyEnv } from '../contract/index.js';
  * Endpoints come from the SDK's own `AWS_ENDPOINT_URL_DYNAMODB` / `AWS_ENDPOINT_URL_S3`; path-style S3
  * addressing from `S3_FORCE_PATH_STYLE=true`. The S3 socket pool is sized to the leaf concurrency so PUTs
  * never queue behind the SDK's default of 50 sockets. Leaf and manifest PUTs (S3SnapshotStore) take the lean path
- * (s3-put-client.ts) with a pool of `concurrency` + 2 connections and the same 5 attempts; the rest uses the SDK.
+ * (s3-put-client.ts) with a pool of 2 × `concurrency` + 2 connections (the leaves in flight, as many again for
+ * manifests, which are written as commits complete, and for leaves past `STRAGGLER_MS` that gave their slot back)
+ * and the same 5 attempts; the rest uses the SDK.
  * Every request, the lean ones included, goes through the proxy `HTTPS_PROXY` / `HTTP_PROXY` name unless `NO_PROXY`
  * lists its host (proxy-agents.ts).
  */
@@ -30,7 +32,7 @@ export function awsClients(env: NodeJS.ProcessEnv, concurrency: number): { dynam
         AWS_SERVICE.s3,
         env,
       ),
-      { connections: concurrency + 2, proxies: readProxyEnv(env) },
+      { connections: 2 * concurrency + 2, proxies: readProxyEnv(env) },
     ),
   };
 }

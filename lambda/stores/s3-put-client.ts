@@ -48,6 +48,7 @@ import {
 } from './s3-put-retry.js';
 import { S3PutSigner } from './s3-put-signer.js';
 import type { WriteOptions } from './types.js';
+import { optional, readLimited, xmlField } from './s3-answer.js';
 
 /** How a lean PUT client behaves beyond what it reads from the S3 client. */
 export interface S3PutOptions {
@@ -376,25 +377,4 @@ function abortableWait(ms: number, signal: AbortSignal | undefined): Promise<voi
     if (signal?.aborted) done();
     else signal?.addEventListener('abort', done, { once: true });
   });
-}
-
-function optional<K extends string>(name: K, value: string | undefined): { [P in K]?: string } {
-  return (value === undefined ? {} : { [name]: value }) as { [P in K]?: string };
-}
-
-/** The text of `<name>…</name>` in S3's XML error body, entities decoded. */
-function xmlField(xml: string, name: string): string | undefined {
-  const match = new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml);
-  if (!match) return undefined;
-  return match[1]!.replace(/&(lt|gt|quot|apos|amp);/g, (_, entity: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[entity]!);
-}
-
-async function readLimited(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    if (size < limit) chunks.push(chunk);
-    size += chunk.length;
-  }
-  return Buffer.concat(chunks).toString('utf8').slice(0, limit);
 }

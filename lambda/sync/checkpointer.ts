@@ -27,6 +27,8 @@ export class Checkpointer {
     private readonly name: string,
     expected: CursorState | undefined,
     private readonly runId: string,
+    /** Told each cursor this run stored, just after the write succeeded (the follower writes `watermark.json` from it). */
+    private readonly onStored?: (state: CursorState) => void,
   ) {
     this.expected = expected;
   }
@@ -73,6 +75,7 @@ export class Checkpointer {
       if (result.outcome === 'written') {
         this.writes++;
         this.expected = { value, stored: formatTimestamp(value), commitId, runId: this.runId };
+        this.onStored?.(this.expected);
         return;
       }
       const current = result.current;

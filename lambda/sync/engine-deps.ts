@@ -55,6 +55,11 @@ export interface EngineDeps {
   readonly runLogDays?: number;
   /** The run id to use (a kuuid id); a new one when absent. */
   readonly runId?: string;
+  /**
+   * Least ms between two `watermark.json` writes during a run (`WATERMARK_INTERVAL_MS` of watermark.ts, 1 s, when absent; the
+   * closing one is always written). For tests, which set 0 to see one after every checkpoint.
+   */
+  readonly watermarkIntervalMs?: number;
   /** Told the catalog head once the index is read: for the lag metric. */
   readonly onIndex?: (head: Ticks) => void;
   /** Told of each snapshot write's retry (the engine counts them in the run summary's `putRetries`). */

@@ -4,8 +4,7 @@ import type { EngineDeps, EngineLogger } from './engine-deps.js';
 import type { PutRetryEvent } from '../stores/types.js';
 import { id as newId } from '../ids/kuuid.js';
 import { Checkpointer } from './checkpointer.js';
-import { watermarkKeyOf } from '../contract/keys.js';
-import { watermarkOf } from './layout.js';
+import { WatermarkWriter } from './watermark.js';
 import { runPipeline, type PipelineOutcome, type RunTotals } from './leaf-pipeline.js';
 import { decideStop } from './stop-reason.js';
 import { startRunBudget } from './run-budget.js';
@@ -42,7 +41,14 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const logger = deps.logger ?? NOOP_LOGGER;
   const stored = await deps.cursors.read(settings.cursorName);
   const cursorBefore = stored?.value ?? settings.startCursor;
-  const checkpointer = new Checkpointer(deps.cursors, settings.cursorName, stored, runId);
+  let putRetries = 0;
+  const onPutRetry = (event: PutRetryEvent): void => {
+    putRetries++;
+    logger.debug?.('retry', { ...event });
+    deps.onPutRetry?.(event);
+  };
+  const watermark = new WatermarkWriter(deps.snapshots, settings.prefix, logger, deps.watermarkIntervalMs, Date.now, { onRetry: onPutRetry });
+  const checkpointer = new Checkpointer(deps.cursors, settings.cursorName, stored, runId, (state) => watermark.cursorStored(state));
   let totals: RunTotals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
   let failure: unknown;
   let pipeline: PipelineOutcome | undefined;
@@ -55,12 +61,6 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const deadline = deps.deadline;
   const budget = startRunBudget(deadline, deps.signal);
   const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(budget.signal === undefined ? {} : { signal: budget.signal }) };
-  let putRetries = 0;
-  const onPutRetry = (event: PutRetryEvent): void => {
-    putRetries++;
-    logger.debug?.('retry', { ...event });
-    deps.onPutRetry?.(event);
-  };
 
   try {
     backfillActive = await backfillHoldsCursor(settings, deps, budget.signal);
@@ -114,7 +114,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const moved = checkpointer.current;
   if (checkpointer.writes > 0 && moved !== undefined) {
     try {
-      await deps.snapshots.putJson(watermarkKeyOf(settings.prefix), watermarkOf(moved.value, moved.commitId), { onRetry: onPutRetry });
+      await watermark.finish(moved);
     } catch (error) {
       failure ??= error;
     }

@@ -10,32 +10,41 @@ import type { EngineDeps, EngineLogger } from './engine-deps.js';
 import { manifestKey, quarantineKeyFor } from '../contract/keys.js';
 import { manifestOf, metadataOf, placeLeaf, quarantineRecordOf, type LeafPlacement, type ManifestEntry } from './layout.js';
 import { StoppedBy } from '../contract/run-summary.js';
+import { hedged } from './hedge.js';
 import type { SyncSettings } from '../contract/settings.js';
+import type { WriteOptions } from '../stores/types.js';
 import { afterGrace, isRunStop, MANIFEST_GRACE_MS } from './run-budget.js';
 import { filterCommit } from './id-filter-hook.js';
 
 /** A commit being worked on. */
 class CommitWork {
   remaining: number;
-  readonly entries: ManifestEntry[] = [];
+  /** Its manifest's entries; dropped once the manifest is stored. */
+  entries: ManifestEntry[] = [];
   leaves = 0;
   deletes = 0;
   quarantined = 0;
   bytes = 0;
   failed = false;
-  /** Its manifest is stored (manifests written as commits complete, not in commit order: a backfill range). */
+  /** Its manifest is stored: the cursor may move over it once every earlier commit's is stored too. */
   manifestStored = false;
   /** A leaf's request was aborted by the run's stop: the commit is incomplete, but nothing failed. */
   aborted = false;
   constructor(
     readonly commit: PlannedCommit,
-    /** The 12-character commit key. */
-    readonly commitKey: string,
     readonly manifestKey: string,
   ) {
     this.remaining = commit.items.length;
   }
 }
+
+/**
+ * A leaf whose fetch and PUT have taken this long gives its slot back, and a leaf or manifest PUT that has not
+ * answered by then is sent once more ({@link hedged}): a slow S3 PUT (S3's tail runs to seconds) then holds back
+ * neither the other leaves nor, for long, the cursor. Several times nuget.org's p99 of a leaf (tens to a few
+ * hundred ms), so a healthy run hardly ever sees one (and pays for the rare second PUT).
+ */
+export const STRAGGLER_MS = 1_000;
 
 /** What a slice has completed: whole commits and what they hold. */
 export interface RunTotals {
@@ -65,14 +74,6 @@ export interface PipelineContext {
    * finalized commits are dropped), and each checkpoint carries the totals so far. Off for the follower.
    */
   readonly unlimited?: boolean;
-  /**
-   * `commit` (the follower, the contract's default): each manifest after every earlier commit's manifest, so the
-   * newest manifest is a watermark. `as-completed` (a backfill range, where `watermark.json` is the watermark and
-   * manifests of other ranges appear in any order anyway): each manifest as soon as its own commit's leaves are
-   * stored, so commits finalize at the pace of the leaves rather than one per S3 round trip. Either way the
-   * cursor (or range progress) only moves over a run of commits whose manifests are all stored.
-   */
-  readonly manifestOrder?: 'commit' | 'as-completed';
 }
 
 /** How the pipeline ended: facts for `decideStop` (stop-reason.ts), which alone decides the run's stop reason. */
@@ -88,9 +89,9 @@ export interface PipelineOutcome {
 
 /**
  * The leaf pipeline: takes whole commits from the commit stream within the limits, keeps `CONCURRENCY` leaves in
- * flight (fetch, validate, PUT), writes manifests strictly in commit order, and asks the checkpointer to move
- * the cursor after each one. Never throws: a failure is returned, after every commit completed before it is
- * finalized.
+ * flight (fetch, validate, PUT), writes each commit's manifest as soon as its leaves are stored (manifests in any
+ * order), and asks the checkpointer to move the cursor over each run of commits whose manifests are all stored.
+ * Never throws: a failure is returned, after every commit completed before it is finalized.
  */
 export async function runPipeline(context: PipelineContext): Promise<PipelineOutcome> {
   const { settings, deps, logger, checkpointer, cursor, upper, index } = context;
@@ -104,17 +105,32 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   // Commits taken, in order; a finalized commit's slot is emptied so its page items and manifest entries are
   // not held until the end of the slice (memory stays flat however many commits a slice takes).
   const work: (CommitWork | undefined)[] = [];
-  const inFlight = new Set<Promise<void>>();
-  // A slot counter with a FIFO of waiters: unlike Promise.race over the in-flight set, a leaf stalled for a
-  // long time does not collect one reaction per completed neighbour.
+  // Leaves in flight, with when each began. A slot counter with a FIFO of waiters: unlike Promise.race over the
+  // in-flight set, a leaf stalled for a long time does not collect one reaction per completed neighbour.
+  const inFlight = new Map<Promise<void>, number>();
   const waiters: (() => void)[] = [];
   const slotFreed = (): Promise<void> => new Promise((resolve) => waiters.push(resolve));
+  // Leaves in flight for over STRAGGLER_MS: they no longer hold a slot, up to `concurrency` of them (so at most
+  // twice `concurrency` leaves are ever in flight, and memory stays bounded).
+  const stragglers = new Set<Promise<void>>();
+  const slotsTaken = (): number => inFlight.size - stragglers.size;
+  const findStragglers = (): void => {
+    const before = performance.now() - STRAGGLER_MS;
+    for (const [task, startedAt] of inFlight) {
+      if (stragglers.size >= settings.concurrency) break;
+      if (startedAt <= before && !stragglers.has(task)) {
+        stragglers.add(task);
+        waiters.shift()?.();
+      }
+    }
+  };
+  const stragglerWatch = setInterval(findStragglers, STRAGGLER_MS / 4);
+  stragglerWatch.unref();
   let finalized = 0;
   let stop: StoppedBy | undefined;
   let failure: unknown;
   let exhausted = false;
   let leavesTaken = 0;
-  let finalizer: Promise<void> = Promise.resolve();
 
   const fail = (error: unknown): void => {
     failure ??= error;
@@ -125,68 +141,47 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
     if (stop !== StoppedBy.error) stop = StoppedBy.timeBudget;
   };
 
-  let manifestFailed = false;
-  const inOrder = context.manifestOrder !== 'as-completed';
-  /** Counts a commit whose manifest is stored (the head of the line), and asks the checkpointer to move past it. */
-  const complete = (done: CommitWork): void => {
-    work[finalized] = undefined;
-    finalized++;
-    totals.commits++;
-    totals.leaves += done.leaves;
-    totals.deletes += done.deletes;
-    totals.quarantined += done.quarantined;
-    totals.bytes += done.bytes;
-    checkpointer.advance(done.commit.ticks, done.commit.commitId, context.unlimited ? { ...totals } : undefined);
-    deps.onProgress?.({ commits: totals.commits, leaves: totals.leaves, bytes: totals.bytes, cursor: done.commit.ticks, upper });
-  };
   /**
-   * In commit order: writes the manifests of every completed commit at the head of the line, in order, then
-   * checkpoints. Runs on after a failure elsewhere: commits before the failed one are still finalized; the failed
-   * one blocks every later one. As completed: only moves the head of the line over commits whose manifests are
-   * stored.
+   * Counts the commits at the head of the line whose manifests are stored, and asks the checkpointer to move past
+   * them: the cursor only ever moves over a run of commits whose manifests are all stored. A commit that failed
+   * or was aborted never has its manifest stored, so it holds back itself and every later commit.
    */
-  const finalizeReady = async (): Promise<void> => {
-    // As completed, a failed manifest blocks only its own commit and later ones (it is never marked stored).
-    while (finalized < work.length && (!inOrder || !manifestFailed)) {
+  const advanceHead = (): void => {
+    while (finalized < work.length && work[finalized]!.manifestStored) {
       const done = work[finalized]!;
-      if (!inOrder) {
-        if (!done.manifestStored) return;
-        complete(done);
-        continue;
-      }
-      if (done.remaining > 0 || done.failed || done.aborted) return;
-      try {
-        await snapshots.putJson(done.manifestKey, manifestOf(done.commit, done.entries), manifestPuts);
-      } catch (error) {
-        manifestFailed = true;
-        if (isRunStop(error)) halt();
-        else fail(error);
-        return;
-      }
-      complete(done);
+      work[finalized] = undefined;
+      finalized++;
+      totals.commits++;
+      totals.leaves += done.leaves;
+      totals.deletes += done.deletes;
+      totals.quarantined += done.quarantined;
+      totals.bytes += done.bytes;
+      checkpointer.advance(done.commit.ticks, done.commit.commitId, context.unlimited ? { ...totals } : undefined);
+      deps.onProgress?.({ commits: totals.commits, leaves: totals.leaves, bytes: totals.bytes, cursor: done.commit.ticks, upper });
     }
   };
-  /** As completed: the manifest of a commit whose leaves are all stored, at once. */
+  /**
+   * A commit whose leaves are all stored gets its manifest at once, whatever earlier commits are doing (the
+   * contract: manifests appear in any order, `watermark.json` is the watermark), so commits finalize at the pace
+   * of their leaves rather than one per S3 round trip, and a slow PUT delays only the cursor.
+   */
   const manifestWrites = new Set<Promise<void>>();
   const writeManifest = (done: CommitWork): void => {
-    const write: Promise<void> = snapshots
-      .putJson(done.manifestKey, manifestOf(done.commit, done.entries), manifestPuts)
+    const manifest = manifestOf(done.commit, done.entries);
+    const write: Promise<void> = hedged((answered) => snapshots.putJson(done.manifestKey, manifest, untilAnswered(manifestPuts, answered)), STRAGGLER_MS)
       .then(
         () => {
           done.manifestStored = true;
-          kick();
+          done.entries = [];
+          advanceHead();
         },
         (error: unknown) => {
-          manifestFailed = true;
           if (isRunStop(error)) halt();
           else fail(error);
         },
       )
       .finally(() => manifestWrites.delete(write));
     manifestWrites.add(write);
-  };
-  const kick = (): void => {
-    finalizer = finalizer.then(finalizeReady);
   };
 
   const processLeaf = async (commit: CommitWork, item: PageItem, { key, problem }: LeafPlacement): Promise<void> => {
@@ -196,7 +191,8 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       const startMs = deps.onLeaf ? performance.now() : 0;
       const fetched = await catalog.getLeaf(item, bounds);
       const fetchedMs = deps.onLeaf ? performance.now() : 0;
-      await snapshots.putLeaf(key, fetched.body, metadataOf(item), writes);
+      const metadata = metadataOf(item);
+      await hedged((answered) => snapshots.putLeaf(key, fetched.body, metadata, untilAnswered(writes, answered)), STRAGGLER_MS);
       deps.onLeaf?.(startMs, fetchedMs, performance.now());
       commit.entries.push({ key, id: item.id, version: item.version, type: item.type });
       commit.leaves++;
@@ -229,10 +225,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       fail(error);
     } finally {
       commit.remaining--;
-      if (commit.remaining === 0) {
-        if (inOrder) kick();
-        else if (!commit.failed && !commit.aborted) writeManifest(commit);
-      }
+      if (commit.remaining === 0 && !commit.failed && !commit.aborted) writeManifest(commit);
     }
   };
 
@@ -256,22 +249,20 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
         break;
       }
       const keys = planKeys(settings.prefix, commit, snapshots.maxKeySegmentBytes);
-      const state = new CommitWork(commit, keys.commitKey, keys.manifest);
+      const state = new CommitWork(commit, keys.manifest);
       work.push(state);
       leavesTaken += commit.items.length;
       // A commit the id filter emptied has no leaf to finish it: its manifest is due now.
-      if (commit.items.length === 0) {
-        if (inOrder) kick();
-        else writeManifest(state);
-      }
+      if (commit.items.length === 0) writeManifest(state);
       for (let i = 0; i < commit.items.length; i++) {
-        while (inFlight.size >= settings.concurrency) await slotFreed();
+        while (slotsTaken() >= settings.concurrency) await slotFreed();
         if (shouldStop()) break commits;
         const task: Promise<void> = processLeaf(state, commit.items[i]!, keys.leaves[i]!).finally(() => {
           inFlight.delete(task);
-          waiters.shift()?.();
+          // A straggler's slot was given back already.
+          if (!stragglers.delete(task)) waiters.shift()?.();
         });
-        inFlight.add(task);
+        inFlight.set(task, performance.now());
       }
     }
     // Every way out of the loop but its end sets `stop`.
@@ -281,10 +272,9 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
     if (isRunStop(error)) halt();
     else fail(error);
   }
-  await Promise.allSettled([...inFlight]);
+  clearInterval(stragglerWatch);
+  await Promise.allSettled([...inFlight.keys()]);
   while (manifestWrites.size > 0) await Promise.allSettled([...manifestWrites]);
-  kick();
-  await finalizer;
   grace.release();
   if (failure !== undefined) return { halt: StoppedBy.error, exhausted: false, failure, totals };
   return { halt: stop, exhausted: exhausted && finalized === work.length, failure, totals };
@@ -308,6 +298,18 @@ function planKeys(prefix: string, commit: PlannedCommit, maxSegmentBytes?: numbe
     return placement;
   });
   return { commitKey: key, manifest: manifestKey(prefix, key), leaves };
+}
+
+/** `options` that also call `answered` on a retry after an answer of the store (hedge.ts: such a write is not hedged). */
+function untilAnswered(options: WriteOptions, answered: () => void): WriteOptions {
+  const { onRetry } = options;
+  return {
+    ...options,
+    onRetry: (event) => {
+      if (event.status !== undefined) answered();
+      onRetry?.(event);
+    },
+  };
 }
 
 /** A failure of the source (after retries) or of its document: what quarantine may set aside. */

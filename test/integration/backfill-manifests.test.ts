@@ -1,18 +1,17 @@
 /**
- * A range's manifests are written as its commits complete, not one after another in commit order (during a
- * backfill `watermark.json` is the watermark), so a slow manifest PUT does not hold back later commits; but the
- * range's progress only ever moves over commits whose manifests are stored, and a manifest that fails stops the
- * range before its commit. The follower keeps the contract's order (test/integration/sync.test.ts and
- * acknowledged-before-cursor.test.ts).
+ * A range's manifests are written as its commits complete, not one after another in commit order
+ * (`watermark.json` is the watermark), so a slow manifest PUT does not hold back later commits; but the range's
+ * progress only ever moves over commits whose manifests are stored, and a manifest that fails stops the range
+ * before its commit. The follower does the same (test/integration/manifests-as-completed.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitKey, manifestKey } from '../../lambda/contract/keys.js';
 import { formatTimestamp } from '../../lambda/contract/time.js';
-import type { SnapshotStore } from '../../lambda/stores/types.js';
 import { planBackfill, runRange } from '../../lambda/sync/index.js';
 import { openTarget, settingsOf, withDeps, type BackfillTarget } from '../../testkit/backfill-harness.js';
 import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { holdKey } from '../../testkit/held-store.js';
 import { commitTicks } from '../../testkit/sync-harness.js';
 
 let catalog: GeneratedCatalog;
@@ -28,42 +27,6 @@ afterAll(async () => {
   for (const target of targets) target.close();
 });
 
-/**
- * A snapshot store whose PUT of one key waits for `release()` (then fails, with `fail`), and that tells when a set
- * of other keys has been stored.
- */
-function holding(inner: SnapshotStore, key: string, fail = false) {
-  let release!: () => void;
-  let reached!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const reachedPromise = new Promise<void>((resolve) => (reached = resolve));
-  const stored = new Set<string>();
-  const waiters: { keys: readonly string[]; resolve: () => void }[] = [];
-  const store: SnapshotStore = {
-    putLeaf: (k, body, metadata) => inner.putLeaf(k, body, metadata),
-    putJson: async (k, value) => {
-      if (k === key) {
-        reached();
-        await released;
-        if (fail) throw new Error(`injected: PUT ${k} failed`);
-      }
-      await inner.putJson(k, value);
-      stored.add(k);
-      for (const waiter of waiters) if (waiter.keys.every((w) => stored.has(w))) waiter.resolve();
-    },
-    getJson: (k) => inner.getJson(k),
-    deleteKey: (k) => inner.deleteKey(k),
-    listKeys: (prefix, startAfter) => inner.listKeys(prefix, startAfter),
-    ...(inner.maxKeySegmentBytes === undefined ? {} : { maxKeySegmentBytes: inner.maxKeySegmentBytes }),
-  };
-  const whenStored = (keys: readonly string[]): Promise<void> =>
-    new Promise((resolve) => {
-      if (keys.every((k) => stored.has(k))) resolve();
-      else waiters.push({ keys, resolve });
-    });
-  return { store, reached: reachedPromise, release, whenStored };
-}
-
 async function manifestsStored(target: BackfillTarget): Promise<string[]> {
   return (await target.keys()).filter((key) => key.startsWith('commits/'));
 }
@@ -77,7 +40,7 @@ describe('a range writes manifests as its commits complete', () => {
     expect(ranges).toHaveLength(1);
     const range = ranges[0]!;
     const heldKey = manifestKey('', commitKey(commitTicks(catalog, 2)));
-    const held = holding(target.stores.snapshots, heldKey);
+    const held = holdKey(target.stores.snapshots, heldKey);
     const running = withDeps(target, settings, (deps) => runRange(settings, deps, range), { snapshots: held.store });
     await held.reached;
     // Every other commit completes meanwhile; its manifest is stored though commit 2's is not.
@@ -102,7 +65,7 @@ describe('a range writes manifests as its commits complete', () => {
     const settings = settingsOf(replica.serviceIndexUrl);
     const { ranges } = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 1_000 }));
     const range = ranges[0]!;
-    const failing = holding(target.stores.snapshots, manifestKey('', commitKey(commitTicks(catalog, 5))), true);
+    const failing = holdKey(target.stores.snapshots, manifestKey('', commitKey(commitTicks(catalog, 5))), { fail: true });
     failing.release();
     const error = await withDeps(target, settings, (deps) => runRange(settings, deps, range), { snapshots: failing.store }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'CS_ERR_BACKFILL_RANGE' });

@@ -3,6 +3,7 @@
  * before it, nothing after is marked done, and the error names the URL and what is wrong.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commitKey, manifestKey } from '../../lambda/contract/keys.js';
 import { formatTimestamp } from '../../lambda/contract/time.js';
 import { SyncError } from '../../lambda/sync/engine.js';
 import { generateCatalog, leafBody, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
@@ -43,7 +44,8 @@ async function expectStopBeforeBadLeaf(expected: RegExp): Promise<void> {
   const lastGood = commitTicks(catalog, BAD_COMMIT - 1);
   expect((error as SyncError).summary).toMatchObject({ stoppedBy: 'error', commits: BAD_COMMIT, cursorAfter: formatTimestamp(lastGood) });
   expect(await harness.cursor()).toBe(formatTimestamp(lastGood));
-  expect(await harness.manifestsAfter(catalog, lastGood)).toEqual([]);
+  expect(await harness.manifestsAfter(catalog, lastGood)).not.toContain(manifestKey('', commitKey(commitTicks(catalog, BAD_COMMIT))));
+  expect(await harness.strayManifests(catalog, replica.origin, lastGood)).toEqual([]);
   expect(await harness.verify(catalog, replica.origin, lastGood)).toEqual([]);
   const runs = await harness.store.listRuns('catalog-to-s3', { limit: 5 });
   expect(runs[0]).toMatchObject({ stoppedBy: 'error' });
@@ -81,16 +83,16 @@ describe('bad leaves', () => {
     });
   }
 
-  it('a page item whose id no store can hold (300 characters): stops before the commit, naming the page and the item', async () => {
+  it('a page item whose id no store can hold (1,000 characters, past S3 keys): stops before the commit, naming the page, the item and the bound', async () => {
     const path = replica.pagePaths().find((page) => replica.documentAt(page).includes(replica.leafUrl(badLeaf())))!;
     const page = JSON.parse(replica.documentAt(path)) as { items: Record<string, unknown>[] };
-    page.items.find((item) => item['@id'] === replica.leafUrl(badLeaf()))!['nuget:id'] = `Too.Long.${'x'.repeat(291)}`;
+    page.items.find((item) => item['@id'] === replica.leafUrl(badLeaf()))!['nuget:id'] = `Too.Long.${'x'.repeat(991)}`;
     replica.overrideBody(path, JSON.stringify(page), { times: 1_000 });
     replica.clearLog();
     const pageUrl = `${replica.origin}${path}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     try {
       await expectStopBeforeBadLeaf(
-        new RegExp(`${pageUrl}: items\\[\\d+\\]: package "Too\\.Long\\.x+… \\(302 characters\\) .* cannot be stored: nuget:id is 300 characters; NuGet allows at most 100`),
+        new RegExp(`${pageUrl}: items\\[\\d+\\]: package "Too\\.Long\\.x+… \\(1002 characters\\) .* cannot be stored: its key segments \\{id\\} and \\{version\\} encode to 1000 \\+ \\d+ bytes; at most 929 keep every key below 1024 bytes`),
       );
       // The page is named, and the leaf was never asked for: nothing could have been done with it.
       expect(replica.countRequests(badLeaf().path)).toBe(0);

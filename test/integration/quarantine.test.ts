@@ -175,8 +175,8 @@ describe('quarantine', () => {
   });
 });
 
-/** 300 characters: three times NuGet's limit. */
-const LONG_ID = `Too.Long.${'x'.repeat(291)}`;
+/** 1,000 characters: more than any S3 key holds (929 bytes for {id} and {version} together). */
+const LONG_ID = `Too.Long.${'x'.repeat(991)}`;
 /** 100 characters of 3 bytes each: valid, 900 bytes once percent-encoded, more than a file name holds. */
 const WIDE_ID = '包'.repeat(100);
 
@@ -210,7 +210,7 @@ describe('ids and versions no store can hold', () => {
   const tooLong = (): GeneratedLeaf => catalog.commits[3]!.leaves[0]!;
   const wide = (): GeneratedLeaf => catalog.commits[15]!.leaves[1]!;
 
-  it('on S3: a 300-character id is set aside under a bounded key and the run goes on; a 100-character multi-byte id is stored', async () => {
+  it('on S3: a 1,000-character id is set aside under a bounded key and the run goes on; a 100-character multi-byte id is stored', async () => {
     const harness = await SyncHarness.create();
     const pageOf = renameLeaves(new Map([[tooLong(), LONG_ID], [wide(), WIDE_ID]]));
     try {
@@ -224,7 +224,7 @@ describe('ids and versions no store can hold', () => {
       const record = (await harness.snapshots.getJson(records[0]!)) as { url: string; error: string; item: Record<string, string> };
       expect(record.url).toBe(replica.leafUrl(tooLong()));
       expect(record.error).toContain(`${pageOf.get(tooLong())}: items[`);
-      expect(record.error).toContain(`(leaf "${replica.leafUrl(tooLong())}") cannot be stored: nuget:id is 300 characters; NuGet allows at most 100`);
+      expect(record.error).toContain(`(leaf "${replica.leafUrl(tooLong())}") cannot be stored: its key segments {id} and {version} encode to 1000 + `);
       expect(record.item).toMatchObject({ '@id': replica.leafUrl(tooLong()), 'nuget:id': LONG_ID, 'nuget:version': tooLong().version });
       const manifest = (await harness.snapshots.getJson(`commits/${key}.json`)) as Manifest;
       const entry = manifest.leaves.find((e) => e.id === LONG_ID);
@@ -242,7 +242,7 @@ describe('ids and versions no store can hold', () => {
     }
   });
 
-  it('in the local folder: a segment longer than a file name is an item error naming the leaf, set aside like the 300-character id', async () => {
+  it('in the local folder: a segment longer than a file name is an item error naming the leaf, set aside like the 1,000-character id', async () => {
     const harness = await SyncHarness.create();
     const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-bounds-'));
     const folder = openLocalStores(dir).snapshots;
@@ -267,7 +267,7 @@ describe('ids and versions no store can hold', () => {
       replica.clearLog();
       const outcomes = await retryQuarantine(new CatalogClient(http, replica.serviceIndexUrl), folder, '');
       expect(outcomes.map((outcome) => outcome.outcome)).toEqual(['still-failing', 'still-failing']);
-      expect(outcomes.map((outcome) => outcome.error).join('\n')).toMatch(/nuget:id is 300 characters[^]*255 bytes per segment|255 bytes per segment[^]*nuget:id is 300 characters/);
+      expect(outcomes.map((outcome) => outcome.error).join('\n')).toMatch(/encode to 1000 \+ [^]*255 bytes per segment|255 bytes per segment[^]*encode to 1000 \+ /);
       expect(replica.countRequests(tooLong().path) + replica.countRequests(wide().path)).toBe(0);
     } finally {
       replica.clearFaults();

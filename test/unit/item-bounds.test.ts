@@ -6,7 +6,7 @@ import { identityKeyProblem, MAX_PREFIX_BYTES } from '../../lambda/contract/iden
 import { leafKey, quarantineKey } from '../../lambda/contract/keys.js';
 import { type Json, PAGE_URL, body, pageItem, validPage } from './schema-kit.js';
 
-describe('bounds on ids and versions (issue 10, item 4)', () => {
+describe('bounds on ids and versions (issue 10, item 4; issue 19: only what a key cannot hold)', () => {
   const pageWith = (overrides: Json): string => {
     const page = validPage();
     (page['items'] as Json[])[1] = pageItem(1, overrides);
@@ -14,8 +14,8 @@ describe('bounds on ids and versions (issue 10, item 4)', () => {
   };
   const problemOf = (overrides: Json) => parseCatalogPage(pageWith(overrides), PAGE_URL).items[1]!.problem;
 
-  it('a 300-character id leaves the page valid; the item carries an error naming the page, the item and the bound', () => {
-    const id = `Big${'x'.repeat(297)}`;
+  it('a 1,000-character id leaves the page valid; the item carries an error naming the page, the item and the bound', () => {
+    const id = `Big${'x'.repeat(997)}`;
     const page = parseCatalogPage(pageWith({ 'nuget:id': id }), PAGE_URL);
     expect(page.items).toHaveLength(3);
     expect(page.items[0]!.problem).toBeUndefined();
@@ -24,13 +24,20 @@ describe('bounds on ids and versions (issue 10, item 4)', () => {
     expect(problem).toBeInstanceOf(InvalidDocumentError);
     expect(problem.url).toBe(PAGE_URL);
     expect(problem.message).toContain(`${PAGE_URL}: items[1]: package "Big${'x'.repeat(196)}`);
-    expect(problem.message).toContain('(302 characters) "1.0.0" (leaf "https://api.test/v3/catalog0/data/x/pkg1.1.0.0.json")');
-    expect(problem.message).toContain('cannot be stored: nuget:id is 300 characters; NuGet allows at most 100');
+    expect(problem.message).toContain('(1002 characters) "1.0.0" (leaf "https://api.test/v3/catalog0/data/x/pkg1.1.0.0.json")');
+    expect(problem.message).toContain(
+      "cannot be stored: its key segments {id} and {version} encode to 1000 + 5 bytes; at most 929 keep every key below 1024 bytes (S3's bound on a key, with a prefix of up to 64)",
+    );
     expect(page.items[1]).toMatchObject({ id, version: '1.0.0' });
   });
 
   it.each([
     ['a 100-character id', { 'nuget:id': 'a'.repeat(100) }],
+    // nuget.org's database holds ids of up to 128 characters; NuGet's client rule (100) is not a bound here.
+    ['a 101-character id', { 'nuget:id': 'a'.repeat(101) }],
+    ['a 128-character id', { 'nuget:id': 'a'.repeat(128) }],
+    ['a 900-character id, the most S3 keys hold beside a 5-byte version under a 64-byte prefix', { 'nuget:id': 'a'.repeat(924) }],
+    ['a 65-character version', { 'nuget:version': `1.0.0-${'a'.repeat(59)}` }],
     ['a 100-character id of 3-byte characters (900 bytes encoded)', { 'nuget:id': '包'.repeat(100) }],
     ['a 100-code-unit id of astral characters', { 'nuget:id': '𝒳'.repeat(50) }],
     ['a 64-character version', { 'nuget:version': `1.0.0-${'a'.repeat(58)}` }],
@@ -39,8 +46,8 @@ describe('bounds on ids and versions (issue 10, item 4)', () => {
   });
 
   it.each([
-    ['a 101-character id', { 'nuget:id': 'a'.repeat(101) }, 'nuget:id is 101 characters; NuGet allows at most 100'],
-    ['a 65-character version', { 'nuget:version': `1.0.0-${'a'.repeat(59)}` }, 'nuget:version is 65 characters; NuGet allows at most 64'],
+    ['a 925-character id', { 'nuget:id': 'a'.repeat(925) }, 'its key segments {id} and {version} encode to 925 + 5 bytes; at most 929'],
+    ['a 930-character version', { 'nuget:version': `1.0.0-${'a'.repeat(924)}` }, 'encode to 4 + 930 bytes; at most 929'],
     [
       'a 100-character id of 3-byte characters with a 36-character version',
       { 'nuget:id': '包'.repeat(100), 'nuget:version': `1.0.0-${'a'.repeat(30)}` },

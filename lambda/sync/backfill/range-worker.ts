@@ -95,8 +95,6 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
         upper: hi,
         index: indexOf(range, hi),
         unlimited: true,
-        // watermark.json is the watermark during a backfill: a range's manifests need not wait for each other.
-        manifestOrder: 'as-completed',
       });
       failure = pipeline.failure;
     }
