@@ -105,6 +105,19 @@ export interface CatalogSyncProps {
   readonly allowedOrigins?: readonly string[];
 
   /**
+   * Store only packages whose id matches one of these globs (`INCLUDE_IDS`; case-insensitive, `*` and `?`). Changing
+   * the filter of a mirror with data is refused by the function until `catalog-sync run --refilter` accepts it once.
+   * @default - every package
+   */
+  readonly includeIds?: readonly string[];
+
+  /**
+   * Never store packages whose id matches one of these globs (`EXCLUDE_IDS`).
+   * @default - none excluded
+   */
+  readonly excludeIds?: readonly string[];
+
+  /**
    * Days a run-log item lives before DynamoDB's TTL removes it (`RUN_LOG_DAYS`).
    * @default 30
    */

@@ -146,6 +146,9 @@ export class CatalogSync extends Construct {
       QUARANTINE: String(props.quarantine ?? false),
       ALLOWED_ORIGINS: (props.allowedOrigins ?? []).join(','),
       RUN_LOG_DAYS: String(props.runLogDays ?? DEFAULT_RUN_LOG_DAYS),
+      // Only when given: an unfiltered sync's template stays as it was.
+      ...(props.includeIds?.length ? { INCLUDE_IDS: props.includeIds.join(',') } : {}),
+      ...(props.excludeIds?.length ? { EXCLUDE_IDS: props.excludeIds.join(',') } : {}),
     };
     this.validate(settings, { rate, timeout, maxEventAge, runtime, props });
     this.settings = settings;

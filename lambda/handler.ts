@@ -15,7 +15,7 @@ import {
 } from './contract/index.js';
 import { id as newId } from './ids/kuuid.js';
 import { awsClients, DynamoStore, S3SnapshotStore } from './stores/index.js';
-import { lagSeconds, runSlice, SyncError } from './sync/index.js';
+import { checkIdFilter, lagSeconds, runSlice, SyncError } from './sync/index.js';
 import { sourceSecretId, SourceSecretReader, withSourceCredentials, type SourceCredentials } from './handler/source-secret.js';
 import { addWorkMetrics } from './handler/work-metrics.js';
 
@@ -65,16 +65,24 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<Warm> {
   const { settings, table, bucket, runLogDays } = lambdaSettings(env, credentials);
   const clients = awsClients(env, settings.concurrency);
   const http = new HttpClient({ connections: settings.concurrency });
-  warm = {
-    key,
-    settings,
-    table,
-    catalog: new CatalogClient(http, settings.source, settings.allowedOrigins),
-    store: new DynamoStore(table, clients.dynamo),
-    snapshots: new S3SnapshotStore(bucket, clients.s3),
-    runLogDays,
-  };
-  return warm;
+  const store = new DynamoStore(table, clients.dynamo);
+  const snapshots = new S3SnapshotStore(bucket, clients.s3);
+  // Once per container and settings: the id filter must be the mirror's (a change is made once from the CLI). When
+  // the store does not answer, the run goes on to meet that failure as a run (summary, metrics); checked next time.
+  let checked = true;
+  await checkIdFilter(snapshots, settings.prefix, settings.idFilter, {
+    hasCursor: async () => (await store.read(settings.cursorName)) !== undefined,
+    refilter: false,
+    setting: 'INCLUDE_IDS/EXCLUDE_IDS',
+    howToChange: 'run `catalog-sync run --refilter` once with the new --include/--exclude against this table and bucket,',
+    onUnchecked: (error) => {
+      checked = false;
+      logger.warn('id filter not checked', { error: (error as Error).message });
+    },
+  });
+  const ready: Warm = { key, settings, table, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), store, snapshots, runLogDays };
+  if (checked) warm = ready;
+  return ready;
 }
 
 /**

@@ -6,7 +6,7 @@ import { AttemptStop, discard, readBody, SignalFanOut } from './http-attempt.js'
 import { describeNetworkError, networkHint } from './network-hints.js';
 
 export { parseRetryAfter };
-import { proxyFor, readProxyEnv, type ProxyEnv } from './proxy-env.js';
+import { anyProxy, proxyFor, readProxyEnv, type ProxyEnv } from '../contract/proxy-env.js';
 import { redactUrl } from '../contract/redact.js';
 import { VERSION } from '../contract/version.js';
 
@@ -155,7 +155,7 @@ export class HttpClient {
       pipelining: 1,
     };
     this.agent =
-      this.proxies.http === undefined && this.proxies.https === undefined
+      !anyProxy(this.proxies)
         ? new Agent(pool)
         : new EnvHttpProxyAgent({
             ...pool,

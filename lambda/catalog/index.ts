@@ -62,4 +62,4 @@ export {
 } from './http-client.js';
 export { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from './http-errors.js';
 export { networkHint } from './network-hints.js';
-export { proxyFor, readProxyEnv, shownProxy, type ProxyChoice, type ProxyEnv } from './proxy-env.js';
+export { proxyFor, readProxyEnv, shownProxy, type ProxyChoice, type ProxyEnv } from '../contract/proxy-env.js';

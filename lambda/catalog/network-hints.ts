@@ -2,7 +2,7 @@
  * What a failed fetch tells the user about the network: for DNS and connection errors, and for a proxy that
  * refused, a hint naming the host and the proxy variable in use (never its credentials).
  */
-import { shownProxy, type ProxyChoice } from './proxy-env.js';
+import { shownProxy, tunnelRefusal, type ProxyChoice } from '../contract/proxy-env.js';
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN']);
 const CONNECTION_CODES = new Set([
@@ -71,8 +71,7 @@ export function networkHint(error: unknown, url: string, proxy: ProxyChoice | un
   }
   const status = proxyStatus(error);
   if (proxy !== undefined && status !== undefined) {
-    const what = status === 407 ? 'asks for credentials: put them in the proxy URL (http://user:password@proxy:port)' : 'could not reach it';
-    return `the proxy of ${shownProxy(proxy)} answered HTTP ${status} to the tunnel to ${host}: it ${what}; or list ${host} in NO_PROXY to go direct`;
+    return `the proxy of ${shownProxy(proxy)} ${tunnelRefusal(proxy, status, host)}`;
   }
   const code = networkCode(error);
   if (code === undefined) return undefined;

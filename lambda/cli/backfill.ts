@@ -21,6 +21,7 @@ import { BackfillProgress } from './backfill-progress.js';
 import { ExitCode } from './exit-code.js';
 import { printSummary } from './format.js';
 import { openStores } from './open-stores.js';
+import { checkIdFilterFlags, idFilterOptions } from './id-filter-flags.js';
 import { currentHead, rememberFolderSource } from './run-messages.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
@@ -35,6 +36,9 @@ export interface BackfillOptions extends StoreOptions {
   concurrency?: string;
   quarantine?: boolean;
   allowOrigin?: string[];
+  include?: string[];
+  exclude?: string[];
+  refilter?: boolean;
   stateMachine?: string;
   abandon?: boolean;
   json?: boolean;
@@ -46,7 +50,7 @@ const MAX_WORKERS = 256;
 
 /** `catalog-sync backfill`: the catalog up to now (or --until) in ranges run by N worker processes. */
 export function addBackfillCommand(program: Command): void {
-  verboseOption(storeOptions(program.command('backfill')))
+  verboseOption(idFilterOptions(storeOptions(program.command('backfill'))))
     .description('store the catalog up to its head (or --until) fast: ranges of pages run by parallel worker processes')
     .option('--workers <n>', 'worker processes (default: the number of cores)')
     .option('--depends-on <cursor>', 'a cursor this one must never pass: B is at most its value (repeatable)', collect)
@@ -109,11 +113,16 @@ export function checkBackfillOptions(options: BackfillOptions): Checked {
 async function backfillCommand(options: BackfillOptions): Promise<void> {
   const checked = checkBackfillOptions(options);
   if (options.stateMachine !== undefined) {
+    // The state machine's functions filter by their own INCLUDE_IDS/EXCLUDE_IDS (the construct's includeIds/excludeIds).
+    if (options.include !== undefined || options.exclude !== undefined || options.refilter) {
+      throw new SettingsError('--include/--exclude', 'with --state-machine, the filter is the construct\'s (includeIds/excludeIds): deploy it there');
+    }
     await startStateMachine(options.stateMachine, options, checked);
     return;
   }
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const stores = await openStores(options, settings.concurrency);
+  await checkIdFilterFlags(stores, settings, options);
   if (options.cursorTable === undefined) await rememberFolderSource(options.dataDir, settings.cursorName, settings.source);
   const http = new HttpClient({ connections: 4 });
   verboseHooks(options.verbose, http);
@@ -216,8 +225,8 @@ function holderGone(holder: string): boolean {
 }
 
 function workerOptions(options: BackfillOptions): WorkerOptions {
-  const { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin, verbose } = options;
-  const picked = { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin, verbose };
+  const { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin, include, exclude, verbose } = options;
+  const picked = { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin, include, exclude, verbose };
   return Object.fromEntries(Object.entries(picked).filter(([, value]) => value !== undefined)) as WorkerOptions;
 }
 

@@ -10,6 +10,7 @@ import { stopOnSignal } from './stop-on-signal.js';
 import { openStores } from './open-stores.js';
 import { collect, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
+import { filteredLeaves, readerIdFilter } from './id-filter-flags.js';
 
 /** Options of `catalog-sync changes`. */
 interface ChangesOptions extends StoreOptions, OutputOptions {
@@ -19,6 +20,8 @@ interface ChangesOptions extends StoreOptions, OutputOptions {
   pollInterval?: string;
   consumer?: string;
   checkpointEvery?: string;
+  include?: string[];
+  exclude?: string[];
 }
 
 const DEFAULT_MAX_POLL_SECONDS = 30;
@@ -34,6 +37,8 @@ export function addChangesCommand(program: Command): void {
     .option('--consumer <name>', 'a named consumer: resume after its cursor, and checkpoint it as commits are written (or --exec exits 0)')
     .option('--depends-on <cursor>', 'with --consumer: a cursor it must never pass (repeatable)', collect)
     .option('--checkpoint-every <n>', 'with --consumer: commits between two checkpoints (default 1; always on catching up)')
+    .option('--include <glob>', 'only leaves whose package id matches (case-insensitive; * and ?; repeatable)', collect)
+    .option('--exclude <glob>', 'no leaves whose package id matches (case-insensitive; * and ?; repeatable)', collect)
     .option('--json', 'one JSON line per commit (per leaf with --leaves)', false)
     .option('--leaves', 'one line per leaf instead of per commit', false)
     .option('--exec <command>', 'run COMMAND in the shell for each commit, its JSON on stdin and CATALOG_SYNC_COMMIT_KEY set; stop when it fails')
@@ -68,12 +73,14 @@ async function changesCommand(options: ChangesOptions): Promise<void> {
   } catch (error) {
     throw new SettingsError(options.after === undefined ? '--since' : '--after', (error as Error).message, { cause: error });
   }
+  const idFilter = readerIdFilter(options.include, options.exclude);
   const stores = await openStores(options, DEFAULT_READ_AHEAD, process.env, options.consumer === undefined ? 'read' : 'write');
   const mirror: Mirror = { store: stores.reader, prefix: options.prefix ?? '', where: stores.where };
   const stop = stopOnSignal();
   const read: ReadOptions = { follow: options.follow === true, signal: stop.signal, poll: { minMs: Math.min(1_000, maxPollMs), maxMs: maxPollMs } };
-  const handle = (commit: MirrorCommit): Promise<void> =>
+  const deliver = (commit: MirrorCommit): Promise<void> =>
     options.exec !== undefined ? execFor(options.exec, commit) : writeOut(process.stdout, linesOf(commit, options).map((line) => `${line}\n`).join(''));
+  const handle = (commit: MirrorCommit): Promise<void> => deliver(filteredLeaves(commit, idFilter));
   try {
     if (options.consumer === undefined) {
       for await (const commit of readCommits(mirror, { ...read, ...start })) await handle(commit);

@@ -12,6 +12,8 @@ export const FLAG_NAMES: SettingNames = {
   CONCURRENCY: '--concurrency',
   QUARANTINE: '--quarantine',
   ALLOWED_ORIGINS: '--allow-origin',
+  INCLUDE_IDS: '--include',
+  EXCLUDE_IDS: '--exclude',
 };
 
 /** Options shared by every command that reaches a store. */
@@ -34,6 +36,9 @@ export interface RunOptions extends StoreOptions {
   concurrency?: string;
   quarantine?: boolean;
   allowOrigin?: string[];
+  include?: string[];
+  exclude?: string[];
+  refilter?: boolean;
   timeBudget?: string;
   until?: string;
   delay?: string;
@@ -58,6 +63,8 @@ export function rawSettingsOf(options: RunOptions | StoreOptions): RawSettings {
     CONCURRENCY: run.concurrency,
     QUARANTINE: run.quarantine,
     ALLOWED_ORIGINS: run.allowOrigin,
+    INCLUDE_IDS: run.include,
+    EXCLUDE_IDS: run.exclude,
   };
 }
 

@@ -9,6 +9,7 @@ import { parseSecondsFlag, parseTimeFlag, runCeiling } from './time-flags.js';
 import { isEmptyPoll, printFollowLine, printSummary, type StopCause } from './format.js';
 import { heldOffLine } from './held-off.js';
 import { openStores } from './open-stores.js';
+import { checkIdFilterFlags, idFilterOptions } from './id-filter-flags.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type RunOptions } from './options.js';
 import { ProgressReporter } from './progress.js';
 import { storeOptions } from './store-options.js';
@@ -19,7 +20,7 @@ const DEFAULT_POLL_SECONDS = 60;
 
 /** `catalog-sync run`: one bounded slice, or slice after slice with `--follow`. */
 export function addRunCommand(program: Command): void {
-  verboseOption(storeOptions(program.command('run')))
+  verboseOption(idFilterOptions(storeOptions(program.command('run'))))
     .description('run one bounded slice of the catalog (or keep following with --follow)')
     .option('--depends-on <cursor>', 'a cursor this one must never pass (repeatable)', collect)
     .option('--start <timestamp>', 'cursor to start from when none is stored (a date alone: midnight UTC)', MIN_TIMESTAMP)
@@ -64,6 +65,7 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
   const ceiling = runCeiling(options.until, options.delay);
   const stores = await openStores(options, settings.concurrency);
   if (startGiven) noteIgnoredStart(settings, await stores.cursors.read(settings.cursorName));
+  await checkIdFilterFlags(stores, settings, options);
   if (options.cursorTable === undefined) await rememberFolderSource(options.dataDir, settings.cursorName, settings.source);
   const http = new HttpClient({ connections: settings.concurrency });
   const verbose = verboseHooks(options.verbose, http);

@@ -3,6 +3,7 @@ import { CatalogClient, HttpClient } from '../catalog/index.js';
 import { DEFAULT_CONCURRENCY, parseSettings, SettingsError, type Ticks } from '../contract/index.js';
 import { auditMirror, type AuditFinding, type AuditSummary } from '../sync/audit.js';
 import { repairCommits } from '../sync/audit-repair.js';
+import { readIdFilter } from '../sync/filter-record.js';
 import { ExitCode } from './exit-code.js';
 import { openStores } from './open-stores.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
@@ -62,11 +63,14 @@ async function verifyCommand(options: VerifyOptions): Promise<void> {
     if (!options.deep) throw new SettingsError('--sample', 'samples the leaves --deep compares: give --deep too');
     sample = Number(options.sample);
   }
-  const settings = parseSettings(
+  const given = parseSettings(
     { ...rawSettingsOf(options), CONCURRENCY: options.concurrency, QUARANTINE: options.quarantine, ALLOWED_ORIGINS: options.allowOrigin },
     FLAG_NAMES,
   );
-  const stores = await openStores(options, settings.concurrency, process.env, options.repair ? 'write' : 'read');
+  const stores = await openStores(options, given.concurrency, process.env, options.repair ? 'write' : 'read');
+  // A filtered mirror is audited (and repaired) under its own filter: what it left out is not missing.
+  const idFilter = await readIdFilter(stores.snapshots, given.prefix);
+  const settings = idFilter === undefined ? given : { ...given, idFilter };
   const http = new HttpClient({ connections: settings.concurrency });
   const verbose = verboseHooks(options.verbose, http);
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);

@@ -42,6 +42,7 @@ export const ErrorCode = {
   consumerHandler: 'CS_ERR_CONSUMER_HANDLER',
   /** The latest view (`packages/{id}/index.json`): a stored index that is not one, or a write that kept losing its race. */
   view: 'CS_ERR_VIEW',
+  idFilterChanged: 'CS_ERR_ID_FILTER_CHANGED',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

@@ -30,4 +30,6 @@ export type { BackfillPage, BackfillPlan, BackfillRange, BackfillTotals, RangeSt
 export { runErrorOf, StoppedBy, type RunError, type RunSummary } from './run-summary.js';
 export { CatalogSyncError, ErrorCode, hasErrorCode } from './errors.js';
 export { redactUrl } from './redact.js';
+export { anyProxy, proxyFor, readProxyEnv, shownProxy, tunnelRefusal, type ProxyChoice, type ProxyEnv } from './proxy-env.js';
 export { VERSION } from './version.js';
+export { idFilterFlags, idFilterOf, idPatternProblem, keepsId, sameIdFilter, widens, type IdFilter } from './id-filter.js';

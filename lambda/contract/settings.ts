@@ -2,6 +2,7 @@ import { MAX_PREFIX_BYTES } from './identity.js';
 import { redactUrl } from './redact.js';
 import { MIN_TIMESTAMP, parseTimestamp, type Ticks } from './time.js';
 import { CatalogSyncError, ErrorCode } from './errors.js';
+import { idFilterOf, idPatternProblem, type IdFilter } from './id-filter.js';
 
 /** nuget.org's service index. */
 export const DEFAULT_SOURCE = 'https://api.nuget.org/v3/index.json';
@@ -46,6 +47,8 @@ export interface SyncSettings {
   readonly quarantine: boolean;
   /** Origins leaves or pages may be fetched from besides the catalog index's own. */
   readonly allowedOrigins: readonly string[];
+  /** The id filter (`INCLUDE_IDS` / `EXCLUDE_IDS`), canonical; undefined: every package. */
+  readonly idFilter?: IdFilter;
 }
 
 /** A setting with a bad value. The message names the setting as the user spelled it. */
@@ -75,6 +78,8 @@ export interface RawSettings {
   CONCURRENCY?: string | undefined;
   QUARANTINE?: string | boolean | undefined;
   ALLOWED_ORIGINS?: string | readonly string[] | undefined;
+  INCLUDE_IDS?: string | readonly string[] | undefined;
+  EXCLUDE_IDS?: string | readonly string[] | undefined;
 }
 
 /** How each setting is named to the user: environment variable names for the Lambda, flags for the CLI. */
@@ -92,6 +97,8 @@ export const ENV_NAMES: SettingNames = {
   CONCURRENCY: 'CONCURRENCY',
   QUARANTINE: 'QUARANTINE',
   ALLOWED_ORIGINS: 'ALLOWED_ORIGINS',
+  INCLUDE_IDS: 'INCLUDE_IDS',
+  EXCLUDE_IDS: 'EXCLUDE_IDS',
 };
 
 /** Hosts that are this machine: plain HTTP to them does not cross a network. */
@@ -123,6 +130,7 @@ export function parseSettings(raw: RawSettings, names: SettingNames = ENV_NAMES)
   } catch (cause) {
     throw new SettingsError(names.START_CURSOR, (cause as Error).message, { cause });
   }
+  const idFilter = idFilterOf(idPatterns(names.INCLUDE_IDS, raw.INCLUDE_IDS), idPatterns(names.EXCLUDE_IDS, raw.EXCLUDE_IDS));
   return {
     source,
     cursorName,
@@ -134,7 +142,17 @@ export function parseSettings(raw: RawSettings, names: SettingNames = ENV_NAMES)
     concurrency: positiveInteger(names.CONCURRENCY, raw.CONCURRENCY, DEFAULT_CONCURRENCY, 1_024),
     quarantine: booleanOf(names.QUARANTINE, raw.QUARANTINE),
     allowedOrigins: list(raw.ALLOWED_ORIGINS).map((origin) => originOf(names.ALLOWED_ORIGINS, origin)),
+    ...(idFilter === undefined ? {} : { idFilter }),
   };
+}
+
+function idPatterns(setting: string, value: string | readonly string[] | undefined): string[] {
+  const patterns = list(value);
+  for (const pattern of patterns) {
+    const problem = idPatternProblem(pattern);
+    if (problem !== undefined) throw new SettingsError(setting, problem);
+  }
+  return patterns;
 }
 
 function blankToUndefined(value: string | undefined): string | undefined {

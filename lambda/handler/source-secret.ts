@@ -5,6 +5,7 @@
  * `https://user:password@host/…` does, so they go as HTTP Basic authentication to the source's origin only.
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { sdkRequestHandler } from '../stores/proxy-agents.js';
 import { ENV_NAMES, parseSettings, redactUrl, SettingsError, SOURCE_SECRET_ENV, type RawSettings, type SyncSettings } from '../contract/index.js';
 
 
@@ -84,9 +85,11 @@ export function withSourceCredentials(raw: RawSettings, settings: SyncSettings, 
 /**
  * Reads secrets through Secrets Manager (endpoint from the SDK's `AWS_ENDPOINT_URL_SECRETS_MANAGER`, if set),
  * each once: the value is kept for the life of the container. A failed read is not kept, so the next
- * invocation tries again.
+ * invocation tries again. Its requests honour the proxy variables of `env` as every other client's do.
  */
 export class SourceSecretReader {
+  constructor(private readonly env: Readonly<Record<string, string | undefined>> = process.env) {}
+
   private readonly cache = new Map<string, Promise<SourceCredentials>>();
   private client: SecretsManagerClient | undefined;
 
@@ -107,7 +110,10 @@ export class SourceSecretReader {
   }
 
   private async fetch(secretId: string): Promise<SourceCredentials> {
-    this.client ??= new SecretsManagerClient({ maxAttempts: 3 });
+    this.client ??= new SecretsManagerClient({
+      maxAttempts: 3,
+      requestHandler: sdkRequestHandler(this.env, { sockets: 2, connectionTimeout: 10_000, requestTimeout: 30_000 }),
+    });
     this.reads++;
     let value: string | undefined;
     try {

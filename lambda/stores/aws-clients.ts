@@ -1,9 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { Agent } from 'node:https';
-import { Agent as HttpAgent } from 'node:http';
 import { withLeanPut } from './s3-put-wiring.js';
 import { AWS_SERVICE, withSetupErrors } from './aws-setup-error.js';
+import { sdkRequestHandler } from './proxy-agents.js';
+import { readProxyEnv } from '../contract/index.js';
 
 /**
  * AWS SDK clients configured from the environment, the same way for the Lambda and the CLI.
@@ -13,19 +13,15 @@ import { AWS_SERVICE, withSetupErrors } from './aws-setup-error.js';
  * (s3-put-client.ts) with a pool of 2 × `concurrency` + 2 connections (the leaves in flight, as many again for
  * manifests, which are written as commits complete, and for leaves past `STRAGGLER_MS` that gave their slot back)
  * and the same 5 attempts; the rest uses the SDK.
+ * Every request, the lean ones included, goes through the proxy `HTTPS_PROXY` / `HTTP_PROXY` name unless `NO_PROXY`
+ * lists its host (proxy-agents.ts).
  */
 export function awsClients(env: NodeJS.ProcessEnv, concurrency: number): { dynamo: DynamoDBClient; s3: S3Client } {
-  const sockets = Math.max(50, concurrency * 2);
-  const requestHandler = {
-    httpAgent: new HttpAgent({ keepAlive: true, maxSockets: sockets }),
-    httpsAgent: new Agent({ keepAlive: true, maxSockets: sockets }),
-    connectionTimeout: 10_000,
-    requestTimeout: 60_000,
-  };
+  const requestHandler = sdkRequestHandler(env, { sockets: Math.max(50, concurrency * 2), connectionTimeout: 10_000, requestTimeout: 60_000 });
   return {
     // A request timeout: the writes that checkpoint after a run's stop are not aborted by it, and the SDK's
     // default handler waits for ever on a server that never answers.
-    dynamo: withSetupErrors(new DynamoDBClient({ maxAttempts: 5, requestHandler: { connectionTimeout: 10_000, requestTimeout: 10_000 } }), AWS_SERVICE.dynamodb, env),
+    dynamo: withSetupErrors(new DynamoDBClient({ maxAttempts: 5, requestHandler: sdkRequestHandler(env, { connectionTimeout: 10_000, requestTimeout: 10_000 }) }), AWS_SERVICE.dynamodb, env),
     s3: withLeanPut(
       withSetupErrors(
         new S3Client({
@@ -36,7 +32,7 @@ export function awsClients(env: NodeJS.ProcessEnv, concurrency: number): { dynam
         AWS_SERVICE.s3,
         env,
       ),
-      { connections: 2 * concurrency + 2 },
+      { connections: 2 * concurrency + 2, proxies: readProxyEnv(env) },
     ),
   };
 }

@@ -8,8 +8,8 @@
  *   window of PUTs), and raises them again by one per window of PUTs without one, up to the engine's concurrency.
  */
 import { S3Client } from '@aws-sdk/client-s3';
-import { Agent } from 'node:https';
-import { Agent as HttpAgent } from 'node:http';
+import { readProxyEnv } from '../contract/index.js';
+import { sdkRequestHandler } from './proxy-agents.js';
 import { withLeanPut } from './s3-put-wiring.js';
 import type { SnapshotStore, WriteOptions } from './types.js';
 
@@ -92,12 +92,7 @@ export function backpressureS3Client(env: NodeJS.ProcessEnv, concurrency: number
   const sockets = Math.max(50, concurrency * 2);
   const client = new S3Client({
     forcePathStyle: env.S3_FORCE_PATH_STYLE?.toLowerCase() === 'true',
-    requestHandler: {
-      httpAgent: new HttpAgent({ keepAlive: true, maxSockets: sockets }),
-      httpsAgent: new Agent({ keepAlive: true, maxSockets: sockets }),
-      connectionTimeout: 10_000,
-      requestTimeout: 60_000,
-    },
+    requestHandler: sdkRequestHandler(env, { sockets, connectionTimeout: 10_000, requestTimeout: 60_000 }),
     retryMode: 'adaptive',
     maxAttempts: BACKPRESSURE_MAX_ATTEMPTS,
   });
@@ -116,7 +111,7 @@ export function backpressureS3Client(env: NodeJS.ProcessEnv, concurrency: number
     },
     { step: 'deserialize', name: 'catalogSyncSlowDownGauge', priority: 'low' },
   );
-  return withLeanPut(client, { connections: concurrency + 2, onSlowDown: () => gauge.slowDown() });
+  return withLeanPut(client, { connections: concurrency + 2, proxies: readProxyEnv(env), onSlowDown: () => gauge.slowDown() });
 }
 
 /** A snapshot store whose leaf PUTs in flight follow the gauge's limit. Everything else goes straight through. */

@@ -25,13 +25,13 @@
  * The consumer's reads use the same client ({@link S3PutClient.get}): a lean GET, signed, retried and aborted as a
  * PUT is (the SDK's GetObject cost over a millisecond of CPU a manifest).
  * It sends over one undici `Agent` (keep-alive, `connections` per origin, 10 s connect and 60 s headers/body
- * timeouts, as aws-clients.ts's SDK handler).
+ * timeouts, as aws-clients.ts's SDK handler), through the proxy the variables name (undici-agent.ts).
  */
-import { type Dispatcher, Agent } from './undici-agent.js';
+import { type Dispatcher, leanDispatcher } from './undici-agent.js';
+import { readProxyEnv, VERSION, type ProxyEnv } from '../contract/index.js';
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { VERSION } from '../contract/version.js';
 import { encodeKey, putTargetOf, resolvePutEndpoint, type PutTarget, type SdkOnly } from './s3-put-endpoint.js';
 import { S3PutAbortedError, S3PutError } from './s3-put-error.js';
 import { RetryQuota } from './s3-put-quota.js';
@@ -64,6 +64,8 @@ export interface S3PutOptions {
   readonly quota?: RetryQuota;
   /** The local clock (ms), for signing dates; tests set it off to see the skew correction. */
   readonly now?: () => number;
+  /** The proxy variables (contract/proxy-env.ts); default those of the process. */
+  readonly proxies?: ProxyEnv;
 }
 
 /** One object to PUT. */
@@ -116,7 +118,7 @@ export const PUT_USER_AGENT = `catalog-sync/${VERSION} (lean-put) node/${process
 
 /** Lean PUTs for one S3 client (see the module). */
 export class S3PutClient {
-  private readonly agent: Agent;
+  private readonly agent: Dispatcher;
   private readonly signer: S3PutSigner;
   private readonly quota: RetryQuota;
   private resolved: Promise<Resolved> | undefined;
@@ -126,14 +128,10 @@ export class S3PutClient {
     private readonly client: S3Client,
     private readonly options: S3PutOptions,
   ) {
-    this.agent = new Agent({
-      connections: Math.max(1, options.connections),
-      pipelining: 1,
-      keepAliveTimeout: 10_000,
-      connect: { timeout: 10_000 },
-      headersTimeout: 60_000,
-      bodyTimeout: 60_000,
-    });
+    this.agent = leanDispatcher(
+      { connections: Math.max(1, options.connections), pipelining: 1, keepAliveTimeout: 10_000, connect: { timeout: 10_000 }, headersTimeout: 60_000, bodyTimeout: 60_000 },
+      options.proxies ?? readProxyEnv(process.env),
+    );
     const config = client.config;
     this.signer = new S3PutSigner({ credentials: () => config.credentials(), region: () => config.region(), sha256: config.sha256 });
     this.quota = options.quota ?? new RetryQuota();

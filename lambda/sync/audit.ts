@@ -12,6 +12,7 @@ import type { SyncSettings } from '../contract/settings.js';
 import type { CursorStore, SnapshotStore } from '../stores/types.js';
 import { commitsAfter, type PlannedCommit } from './commit-stream.js';
 import { placeLeaf } from './layout.js';
+import { filterCommit } from './id-filter-hook.js';
 
 /** One thing wrong (or set aside) in the mirror. */
 export type AuditFinding =
@@ -110,7 +111,8 @@ export async function auditMirror(settings: SyncSettings, deps: AuditDeps, optio
       inFlight.catch(() => undefined);
     };
     for await (const commit of commitsAfter(deps.catalog, index, lower, upper)) {
-      window.push(commit);
+      // A filtered mirror is audited against the items its filter keeps (settings.idFilter: the mirror's own).
+      window.push(filterCommit(commit, settings.idFilter));
       if (window.length >= options.windowCommits) await flush();
     }
     if (window.length > 0) await flush();

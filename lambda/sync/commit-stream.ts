@@ -10,6 +10,8 @@ export interface PlannedCommit {
   readonly commitId: string;
   /** The page items of the commit, in no particular order (the catalog defines none). */
   readonly items: readonly PageItem[];
+  /** With an id filter: how many of the commit's page items it left out (they are not in `items`). */
+  readonly filtered?: number;
 }
 
 /**

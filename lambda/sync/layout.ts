@@ -97,6 +97,8 @@ export function manifestOf(commit: PlannedCommit, entries: readonly ManifestEntr
   return {
     commitId: commit.commitId,
     commitTimeStamp: formatTimestamp(commit.ticks),
+    // Only on a filtered mirror: an unfiltered mirror's manifests stay as they always were.
+    ...(commit.filtered === undefined ? {} : { filtered: commit.filtered }),
     leaves: [...entries].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
   };
 }

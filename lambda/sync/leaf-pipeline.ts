@@ -14,6 +14,7 @@ import { hedged } from './hedge.js';
 import type { SyncSettings } from '../contract/settings.js';
 import type { WriteOptions } from '../stores/types.js';
 import { afterGrace, isRunStop, MANIFEST_GRACE_MS } from './run-budget.js';
+import { filterCommit } from './id-filter-hook.js';
 
 /** A commit being worked on. */
 class CommitWork {
@@ -236,7 +237,8 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   };
 
   try {
-    commits: for await (const commit of commitsAfter(catalog, index, cursor, upper, bounds)) {
+    commits: for await (const listed of commitsAfter(catalog, index, cursor, upper, bounds)) {
+      const commit = filterCommit(listed, settings.idFilter);
       if (shouldStop()) break;
       if (!context.unlimited && work.length >= settings.maxCommits) {
         stop = StoppedBy.maxCommits;
@@ -250,6 +252,8 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       const state = new CommitWork(commit, keys.manifest);
       work.push(state);
       leavesTaken += commit.items.length;
+      // A commit the id filter emptied has no leaf to finish it: its manifest is due now.
+      if (commit.items.length === 0) writeManifest(state);
       for (let i = 0; i < commit.items.length; i++) {
         while (slotsTaken() >= settings.concurrency) await slotFreed();
         if (shouldStop()) break commits;

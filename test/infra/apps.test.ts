@@ -209,6 +209,17 @@ describe('configuration from context (-c values arrive as text)', () => {
 });
 
 describe('the construct in another app', () => {
+  it('id filters: INCLUDE_IDS / EXCLUDE_IDS in the function\'s environment; a bad pattern fails the synth naming it', () => {
+    const app = new App({ context: NO_BUNDLING, outdir: outdir() });
+    const stack = new Stack(app, 'Filtered');
+    new CatalogSync(stack, 'Sync', { includeIds: ['Newtonsoft.*', 'Microsoft.Extensions.*'], excludeIds: ['*.Tests'] });
+    Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ INCLUDE_IDS: 'Newtonsoft.*,Microsoft.Extensions.*', EXCLUDE_IDS: '*.Tests' }) },
+    });
+    const other = new Stack(app, 'Bad');
+    expect(() => new CatalogSync(other, 'Sync', { includeIds: ['Newtonsoft Json'] })).toThrow(/INCLUDE_IDS: "Newtonsoft Json" is not an id pattern/);
+  });
+
   it('works with no props at all, and grants an operator read access to its cursor and run log', () => {
     const app = new App({ context: NO_BUNDLING, outdir: outdir() });
     const stack = new Stack(app, 'Theirs');

@@ -127,11 +127,17 @@ describe('a failed fetch', () => {
     expect(error.message).not.toContain('alice');
   });
 
-  it('a proxy that refuses the tunnel (407 without credentials): the hint says so', async () => {
+  it('a proxy that refuses the tunnel (407, wrong credentials): the hint says so, without quoting them', async () => {
     const proxy = await startProxy('alice:s3cret');
     const error = await failure(client({ HTTP_PROXY: proxy.url.replace('//', '//alice:wrong@') }).get(leafUrls()[0]!, { maxBytes: 1024 }));
     expect(proxy.refused).toBeGreaterThan(0);
-    expect(error.hint).toContain(`the proxy of HTTP_PROXY (${proxy.url}) answered HTTP 407 to the tunnel to ${new URL(replica.origin).host}: it asks for credentials`);
+    expect(error.hint).toContain(`the proxy of HTTP_PROXY (${proxy.url}) answered HTTP 407 to the tunnel to ${new URL(replica.origin).host}: it refused the credentials in HTTP_PROXY`);
     expect(error.message).not.toContain('wrong');
+  });
+
+  it('a proxy that wants credentials and got none (407): the hint says where to put them', async () => {
+    const proxy = await startProxy('alice:s3cret');
+    const error = await failure(client({ HTTP_PROXY: proxy.url }).get(leafUrls()[0]!, { maxBytes: 1024 }));
+    expect(error.hint).toContain(`the proxy of HTTP_PROXY (${proxy.url}) answered HTTP 407 to the tunnel to ${new URL(replica.origin).host}: it asks for credentials`);
   });
 });

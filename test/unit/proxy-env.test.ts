@@ -1,6 +1,7 @@
 /** The proxy variables as undici's EnvHttpProxyAgent reads them, and how a proxy is shown (never its credentials). */
 import { describe, expect, it } from 'vitest';
-import { proxyFor, readProxyEnv, shownProxy } from '../../lambda/catalog/proxy-env.js';
+import { proxyFor, readProxyEnv, shownProxy, tunnelRefusal } from '../../lambda/contract/proxy-env.js';
+import { SettingsError } from '../../lambda/contract/settings.js';
 
 describe('proxy variables', () => {
   it('reads lower case before upper case; HTTPS falls back to the HTTP proxy; empty means none', () => {
@@ -29,6 +30,35 @@ describe('proxy variables', () => {
     const shown = shownProxy({ variable: 'HTTPS_PROXY', url: 'http://alice:s3cret@proxy.corp.example:3128/' });
     expect(shown).toBe('HTTPS_PROXY (http://proxy.corp.example:3128)');
     expect(shownProxy({ variable: 'HTTP_PROXY', url: 'not a url with user:s3cret@host?x=1' })).not.toContain('s3cret@');
+  });
+});
+
+describe('a proxy variable that cannot be used', () => {
+  it('is a settings error naming the variable, never quoting its value', () => {
+    for (const [env, variable, reason] of [
+      [{ HTTPS_PROXY: 'http://bob:hunter2@exa mple:3128' }, 'HTTPS_PROXY', 'is not a URL'],
+      [{ http_proxy: 'bob:hunter2@proxy:3128' }, 'http_proxy', 'is not a URL'],
+      [{ HTTP_PROXY: 'socks5://bob:hunter2@proxy:1080' }, 'HTTP_PROXY', 'is a socks5 proxy; only http: and https: proxies are supported'],
+    ] as const) {
+      const error = (() => {
+        try {
+          readProxyEnv(env);
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      })();
+      expect(error).toBeInstanceOf(SettingsError);
+      expect((error as SettingsError).message).toMatch(new RegExp(`^${variable}: ${reason.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+      expect((error as SettingsError).message).not.toContain('hunter2');
+    }
+  });
+
+  it('a refused tunnel says whether the URL had credentials, and never quotes them', () => {
+    const withCredentials = { variable: 'HTTP_PROXY', url: 'http://bob:hunter2@p:3128' };
+    expect(tunnelRefusal(withCredentials, 407, 'h:443')).toBe('answered HTTP 407 to the tunnel to h:443: it refused the credentials in HTTP_PROXY: correct them; or list h:443 in NO_PROXY to go direct');
+    expect(tunnelRefusal({ variable: 'HTTP_PROXY', url: 'http://p:3128' }, 407, 'h:443')).toContain('it asks for credentials: put them in the proxy URL');
+    expect(tunnelRefusal(withCredentials, 502, 'h:443')).toContain('it could not reach it');
   });
 });
 
