@@ -5,6 +5,12 @@
 //   catalog-sync changes --follow --json --consumer printer | node examples/print-changes.mjs
 import { createInterface } from 'node:readline';
 
+// `… | node examples/print-changes.mjs | head`: the reader went away, so stop quietly.
+process.stdout.on('error', (error) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
   if (line.trim() === '') continue;
   const commit = JSON.parse(line);
