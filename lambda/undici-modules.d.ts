@@ -1,4 +1,4 @@
-// undici's internal CommonJS files that undici-lean.ts loads: each exports one class or function (no types of their own).
+// undici's internal CommonJS files that contract/undici-lean.ts loads: each exports one class or function (no types of their own).
 declare module 'undici/lib/dispatcher/agent.js' {
   const value: unknown;
   export default value;

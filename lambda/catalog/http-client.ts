@@ -1,5 +1,5 @@
 import { setTimeout as wait } from 'node:timers/promises';
-import { Agent, EnvHttpProxyAgent, type Dispatcher } from './undici-lean.js';
+import { Agent, EnvHttpProxyAgent, type Dispatcher } from '../contract/undici-lean.js';
 import { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from './http-errors.js';
 import { decode, parseRetryAfter } from './http-decode.js';
 import { AttemptStop, discard, readBody, SignalFanOut } from './http-attempt.js';

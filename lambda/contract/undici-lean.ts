@@ -3,7 +3,8 @@
  * package. undici's entry point loads everything it offers (fetch, WebSocket, caches, mocks, cookies, EventSource:
  * about two thirds of its code) before any request: a third of the start-up of a CLI command, and of the Lambda
  * bundle, since esbuild cannot leave out parts of a CommonJS module. These are the same files the entry point
- * loads, so one process may use both; the request API is put on the dispatchers' prototype as the entry point does it.
+ * loads; the request API is put on the dispatchers' prototype as the entry point does it. It is on the ground floor
+ * because both the catalog's client and the stores' lean S3 requests build their dispatchers from it (one copy).
  */
 import type * as Undici from 'undici';
 import agentModule from 'undici/lib/dispatcher/agent.js';
