@@ -1,6 +1,7 @@
 /**
  * The backfill's last step (Step Functions task `Finish`): once every range is done, moves the cursor to B (the
- * usual conditional write, only forward), writes watermark.json and logs the backfill. Throws
+ * usual conditional write, only forward), writes watermark.json and logs the backfill (`stoppedBy: "until"` with
+ * `caughtUp: false` when the plan's `until` is short of the catalog head it reads then, else `caught-up`). Throws
  * `BackfillIncompleteError` (code) while a range is not done: the cursor does not move.
  * With `release: true` (the state `Release`, after the map failed) it only gives the plan's lease back, so the
  * follower is not held off and the next execution resumes the plan at once.

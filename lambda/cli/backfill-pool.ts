@@ -109,7 +109,7 @@ export class WorkerPool {
         worker.range = undefined;
         if (message.outcome.done) this.events.onRangeDone(message.outcome);
         else if (this.stopping) break;
-        else if (message.outcome.stoppedBy === StoppedBy.timeBudget) {
+        else if (message.outcome.stoppedBy === StoppedBy.interrupted) {
           // The worker was stopped by a signal of its own (Ctrl-C reaches the whole process group, maybe before this
           // process hears it): not a failure of the range. It stays stopped, so it goes, and the range waits.
           this.queue.unshift(range);

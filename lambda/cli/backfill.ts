@@ -196,11 +196,12 @@ async function backfillCommand(options: BackfillOptions): Promise<void> {
       return;
     }
     progress.line(`finishing backfill ${plan.backfillId}`);
-    // With --until the catalog goes on past B: the head now says how much lag is left (and the run log is told).
-    const head = options.until === undefined ? undefined : await currentHead(catalog);
+    // With --until (this one's, or the resumed plan's) the catalog goes on past B: the head now says how much lag is
+    // left, and whether the backfill stopped at its bound (`until`) or at the head (`caught-up`).
+    const head = plan.until === undefined ? undefined : await currentHead(catalog);
     const summary = await finishBackfill(settings, deps, plan.backfillId, head === undefined ? {} : { head });
     held = undefined;
-    printSummary(summary, options.json === true, head ?? parseTimestamp(plan.bound), options.until === undefined ? {} : { ceiling: `--until ${options.until}` });
+    printSummary(summary, options.json === true, head ?? parseTimestamp(plan.bound), plan.until === undefined ? {} : { ceiling: `--until ${options.until ?? plan.until}` });
   } finally {
     if (lease) clearInterval(lease);
     // Stopped or failed (not finished): give the lease back, so the follower goes on and a rerun resumes at once.

@@ -2,20 +2,17 @@ import { parseTimestamp, StoppedBy, type RunSummary, type Ticks } from '../contr
 import { lagSeconds } from '../sync/index.js';
 
 /**
- * What the CLI knows of a run's stop beyond `stoppedBy` (whose values the contract fixes): `interrupted` when
- * Ctrl-C or SIGTERM stopped it (the summary says `time-budget`: the contract has no value for a signal yet),
- * `ceiling` (`--until …`, `--delay …`) when that bound, not the catalog head, was what it caught up to.
+ * What the CLI knows of a run's stop beyond its summary: `ceiling`, the bound the user set (`--until …`,
+ * `--delay …`), named in words when the run stopped there (`stoppedBy: "until"`).
  */
 export interface StopCause {
-  readonly interrupted?: boolean;
   readonly ceiling?: string;
 }
 
 /** Why a run stopped, in words for a person. */
 export function stopLabel(summary: RunSummary, cause: StopCause = {}): string {
-  if (cause.interrupted) return 'interrupted';
   if (summary.stoppedBy === StoppedBy.error) return 'failed';
-  if (cause.ceiling !== undefined && summary.stoppedBy === StoppedBy.caughtUp) return `reached ${cause.ceiling}`;
+  if (summary.stoppedBy === StoppedBy.until) return `reached ${cause.ceiling ?? 'its --until'}`;
   return summary.stoppedBy;
 }
 
@@ -35,7 +32,15 @@ export function printSummary(summary: RunSummary, json: boolean, head: Ticks | u
 
 /** A slice of `run --follow` that found nothing new and did not fail: not printed, not logged as a run. */
 export function isEmptyPoll(summary: RunSummary): boolean {
-  return summary.commits === 0 && summary.error === undefined && (summary.caughtUp || summary.stoppedBy === StoppedBy.caughtUp || summary.stoppedBy === StoppedBy.backfill);
+  return summary.commits === 0 && summary.error === undefined && (summary.caughtUp || isPollingStop(summary));
+}
+
+/**
+ * A stop after which `run --follow` polls: nothing more to take for now, up to the head (`caught-up`), a `--delay`
+ * behind it (`until`), or while a backfill of the cursor runs (`backfill`, which moves the cursor when done).
+ */
+export function isPollingStop(summary: RunSummary): boolean {
+  return summary.stoppedBy === StoppedBy.caughtUp || summary.stoppedBy === StoppedBy.until || summary.stoppedBy === StoppedBy.backfill;
 }
 
 /** A slice of `run --follow` that moved: one JSON line with `json`, else one line for a person. */
@@ -59,8 +64,8 @@ function retriesOf(summary: RunSummary): string {
 
 /** One line per run, for `status` and `runs`. */
 export function describeRun(run: RunSummary): string {
-  // `caught-up` short of the head: a run or backfill bounded by --until or --delay.
-  const stop = run.stoppedBy === StoppedBy.caughtUp && !run.caughtUp ? 'bounded' : run.stoppedBy;
+  // `caught-up` short of the head: a run or backfill bounded by --until or --delay, logged before `until` existed.
+  const stop = run.stoppedBy === StoppedBy.caughtUp && !run.caughtUp ? StoppedBy.until : run.stoppedBy;
   return `${run.runId}  ${stop.padEnd(11)} ${String(run.commits).padStart(6)} commits ${String(run.leaves).padStart(7)} leaves  ${run.cursorBefore} -> ${run.cursorAfter}  ${(run.durationMs / 1000).toFixed(1)} s${run.error ? `  ${run.error.code}: ${run.error.message}` : ''}`;
 }
 

@@ -6,7 +6,7 @@ import { ExitCode } from './exit-code.js';
 import { FollowBackoff, followCanRetry } from './follow-retry.js';
 import { noteIgnoredStart, printFailure, printOutage, rememberFolderSource } from './run-messages.js';
 import { parseSecondsFlag, parseTimeFlag, runCeiling } from './time-flags.js';
-import { isEmptyPoll, printFollowLine, printSummary, type StopCause } from './format.js';
+import { isEmptyPoll, isPollingStop, printFollowLine, printSummary, type StopCause } from './format.js';
 import { heldOffLine } from './held-off.js';
 import { openStores } from './open-stores.js';
 import { checkIdFilterFlags, idFilterOptions } from './id-filter-flags.js';
@@ -82,11 +82,8 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  /** What the CLI knows about a stop that the summary's `stoppedBy` cannot say (Ctrl-C, the ceiling). */
-  const cause = (summary: RunSummary, ceilingHit: boolean): StopCause => ({
-    interrupted: stop.signal.aborted && summary.stoppedBy === StoppedBy.timeBudget,
-    ...(ceiling !== undefined && ceilingHit && summary.stoppedBy === StoppedBy.caughtUp ? { ceiling: ceiling.describe } : {}),
-  });
+  /** The bound the user set, in words, for a run that stopped there (`until`). */
+  const cause: StopCause = ceiling === undefined ? {} : { ceiling: ceiling.describe };
   const progress = new ProgressReporter(process.stderr, {
     enabled: options.progress !== false && !options.json,
     maxCommits: settings.maxCommits,
@@ -98,8 +95,6 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
       let head: Ticks | undefined;
       let summary: RunSummary;
       const bound = ceiling?.at();
-      // The ceiling, not the catalog head, bounded the slice: caught up to it, with lag left.
-      const ceilingHit = (): boolean => bound !== undefined && (head === undefined || bound < head);
       try {
         summary = await runSlice(settings, {
           catalog,
@@ -124,7 +119,7 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
         if (!(error instanceof SyncError)) throw error;
         const retry = options.follow === true && !stop.signal.aborted && followCanRetry(error.cause, { setupProven }) && (deadline === undefined || Date.now() < deadline);
         if (!retry) {
-          process.exitCode = printFailure(error, options, head, cause(error.summary, ceilingHit()));
+          process.exitCode = printFailure(error, options, head, cause);
           return;
         }
         // Following through an outage: the slice's summary if it moved, one line when the outage begins, then wait.
@@ -143,22 +138,22 @@ async function runCommand(options: RunOptions, command: Command): Promise<void> 
         backoff.reset();
         process.exitCode = ExitCode.done;
       }
-      if (!options.follow) printSummary(summary, options.json === true, head, cause(summary, ceilingHit()));
+      if (!options.follow) printSummary(summary, options.json === true, head, cause);
       // Following: one line per slice that moved, nothing for an empty poll.
-      else if (!isEmptyPoll(summary) && !interruptedPoll(summary, stop.signal)) printFollowLine(summary, options.json === true, head, cause(summary, ceilingHit()));
+      else if (!isEmptyPoll(summary) && !interruptedPoll(summary, stop.signal)) printFollowLine(summary, options.json === true, head, cause);
       // Held off: say by what and until when (stderr; stdout keeps its one summary line).
       if (!options.follow && !options.json && summary.stoppedBy === StoppedBy.backfill) {
         const line = await heldOffLine(stores.backfills, settings.cursorName);
         if (line !== undefined) process.stderr.write(`${line}\n`);
       }
       if (!options.follow || stop.signal.aborted) return;
-      // `--until` reached: a follower has nothing more to wait for.
-      if (ceiling?.fixed && summary.stoppedBy === StoppedBy.caughtUp && ceilingHit()) return;
+      // `--until` reached below the head: a follower has nothing more to wait for (`--delay`'s bound moves: it polls).
+      if (ceiling?.fixed && summary.stoppedBy === StoppedBy.until) return;
       if (deadline !== undefined && Date.now() >= deadline) return;
       if (summary.stoppedBy === StoppedBy.lostRace) return;
       // Caught up (to the head, or to --delay behind it), or a backfill of this cursor is running (it moves the cursor
       // when done): poll.
-      if (summary.caughtUp || summary.stoppedBy === StoppedBy.caughtUp || summary.stoppedBy === StoppedBy.backfill) {
+      if (summary.caughtUp || isPollingStop(summary)) {
         // A time budget bounds the wait too: the last poll is not waited out past it.
         const wait = deadline === undefined ? pollSeconds * 1000 : Math.min(pollSeconds * 1000, Math.max(0, deadline - Date.now()));
         await abortableDelay(wait, stop.signal);

@@ -1,12 +1,21 @@
 import { CatalogSyncError, ErrorCode } from './errors.js';
 import { redactUrl } from './redact.js';
 
-/** Why a run stopped. */
+/** Why a run stopped (docs/contract.md, "The run summary", says what each value means). */
 export const StoppedBy = {
+  /** The cursor reached the catalog head: nothing more to take (`caughtUp` true). */
   caughtUp: 'caught-up',
   maxCommits: 'max-commits',
   maxLeaves: 'max-leaves',
+  /** The run's time budget ended (the Lambda's remaining time less its margin, `--time-budget`). */
   timeBudget: 'time-budget',
+  /** A signal stopped it (SIGINT/SIGTERM in the CLI; never from the Lambda, which gets none). */
+  interrupted: 'interrupted',
+  /**
+   * It took everything up to a bound the caller set below the catalog head (`run --until`, `--delay`,
+   * `backfill --until`): `caughtUp` false, since the catalog has more.
+   */
+  until: 'until',
   dependency: 'dependency',
   lostRace: 'lost-race',
   /** A backfill of the cursor holds a live lease: the follower leaves the work to it. */
@@ -35,7 +44,7 @@ export interface RunSummary {
   readonly quarantined: number;
   /** Bytes of leaf bodies stored in completed commits. */
   readonly bytes: number;
-  /** True when the cursor reached the catalog head (or the dependency bound). */
+  /** True when the cursor reached the catalog head (or the dependency bound); false for `until`. */
   readonly caughtUp: boolean;
   readonly stoppedBy: StoppedBy;
   readonly durationMs: number;

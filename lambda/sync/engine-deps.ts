@@ -45,10 +45,10 @@ export interface EngineDeps {
   readonly deadline?: number;
   /**
    * The newest commit time the run may take (`run --until`, `--delay`): a bound like a dependency cursor's, but
-   * reaching it is `caught-up`.
+   * reaching it below the catalog head is `until` with `caughtUp` false (at or past the head, `caught-up`).
    */
   readonly ceiling?: Ticks;
-  /** Aborting stops the run like the deadline does (Ctrl-C in the CLI). */
+  /** Aborting stops the run like the deadline does (Ctrl-C in the CLI), and it says `interrupted`. */
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: Progress) => void;
   /** Days a run-log record is kept (TTL). */

@@ -125,6 +125,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     boundByDependency,
     boundByCeiling,
     aborted,
+    interrupted: budget.interrupted(),
     lostRace: checkpointer.lostRace,
     failed: failure !== undefined,
     backfillActive,

@@ -78,7 +78,11 @@ export interface PipelineContext {
 
 /** How the pipeline ended: facts for `decideStop` (stop-reason.ts), which alone decides the run's stop reason. */
 export interface PipelineOutcome {
-  /** Why the pipeline stopped taking commits (a limit, the time budget, a lost race, an error); undefined when it took every one. */
+  /**
+   * Why the pipeline stopped taking commits (a limit, the run's stop signal, a lost race, an error); undefined when it
+   * took every one. `time-budget` stands for either stop of the run's signal, the deadline or the caller's
+   * (`decideStop` tells them apart).
+   */
   halt: StoppedBy | undefined;
   /** Every commit up to the upper bound was taken and completed. */
   exhausted: boolean;

@@ -6,7 +6,8 @@ import { S3PutAbortedError } from '../stores/s3-put-error.js';
 /**
  * The run's time budget as an `AbortSignal`: a deadline only stops new work, but a request in flight (a
  * server sending a byte every few seconds) would hold the run past it. The signal reaches every request, so
- * the run stops at its budget, checkpoints and returns `time-budget`.
+ * the run stops at its budget, checkpoints and returns `time-budget` (`interrupted` when the caller's signal, not
+ * the deadline, stopped it).
  */
 
 /** Longest delay `setTimeout` takes (2³¹−1 ms, about 24.8 days); a longer one fires at once. */
@@ -18,6 +19,11 @@ export interface RunBudget {
   readonly signal: AbortSignal | undefined;
   /** Clears the deadline timer: a warm Lambda or a following CLI must not keep one per past run. */
   release(): void;
+  /**
+   * Whether the caller's signal (Ctrl-C, SIGTERM), not the deadline, stopped the run: the signal fired first for
+   * it. A run stopped this way says `interrupted`, one stopped at its deadline `time-budget`.
+   */
+  interrupted(): boolean;
 }
 
 /** Why a run's signal fired at its deadline. */
@@ -38,7 +44,7 @@ export class TimeBudgetReached extends CatalogSyncError {
  * @param stop - the caller's own stop signal (the CLI's Ctrl-C).
  */
 export function startRunBudget(deadline: number | undefined, stop: AbortSignal | undefined): RunBudget {
-  if (deadline === undefined) return { signal: listenedByEveryRequest(stop), release() {} };
+  if (deadline === undefined) return { signal: listenedByEveryRequest(stop), release() {}, interrupted: () => stop?.aborted === true };
   const atDeadline = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const arm = (): void => {
@@ -51,9 +57,12 @@ export function startRunBudget(deadline: number | undefined, stop: AbortSignal |
     timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
   };
   arm();
+  const signal = listenedByEveryRequest(stop === undefined ? atDeadline.signal : AbortSignal.any([stop, atDeadline.signal]))!;
   return {
-    signal: listenedByEveryRequest(stop === undefined ? atDeadline.signal : AbortSignal.any([stop, atDeadline.signal])),
+    signal,
     release: () => clearTimeout(timer),
+    // The combined signal keeps the reason of whichever aborted first.
+    interrupted: () => stop?.aborted === true && signal.aborted && !(signal.reason instanceof TimeBudgetReached),
   };
 }
 

@@ -22,14 +22,24 @@ describe('decideStop', () => {
     });
   });
 
-  it('a ceiling below the head (run --until, --delay): everything up to it taken is caught-up, yet not caught up', () => {
-    expect(decideStop({ ...quiet, boundByCeiling: true, pipeline: { halt: undefined, exhausted: true } })).toEqual({ stoppedBy: StoppedBy.caughtUp, caughtUp: false });
-    expect(decideStop({ ...quiet, boundByCeiling: true })).toEqual({ stoppedBy: StoppedBy.caughtUp, caughtUp: false });
+  it('a ceiling below the head (run --until, --delay): everything up to it taken is until, not caught up', () => {
+    expect(decideStop({ ...quiet, boundByCeiling: true, pipeline: { halt: undefined, exhausted: true } })).toEqual({ stoppedBy: StoppedBy.until, caughtUp: false });
+    expect(decideStop({ ...quiet, boundByCeiling: true })).toEqual({ stoppedBy: StoppedBy.until, caughtUp: false });
     expect(decideStop({ ...quiet, boundByCeiling: true, pipeline: { halt: StoppedBy.maxCommits, exhausted: false } })).toEqual({ stoppedBy: StoppedBy.maxCommits, caughtUp: false });
+    // Stopped by a signal before the ceiling: interrupted, not until.
+    expect(decideStop({ ...quiet, boundByCeiling: true, interrupted: true, pipeline: { halt: StoppedBy.timeBudget, exhausted: false } })).toEqual({
+      stoppedBy: StoppedBy.interrupted,
+      caughtUp: false,
+    });
   });
 
-  it('an aborted index read is a time-budget stop', () => {
+  it('an aborted index read is a time-budget stop, or interrupted when the caller\'s signal stopped it', () => {
     expect(decideStop({ ...quiet, aborted: true })).toEqual({ stoppedBy: StoppedBy.timeBudget, caughtUp: false });
+    expect(decideStop({ ...quiet, aborted: true, interrupted: true })).toEqual({ stoppedBy: StoppedBy.interrupted, caughtUp: false });
+  });
+
+  it('a signal after every commit was taken changes nothing: caught up is caught up', () => {
+    expect(decideStop({ ...quiet, interrupted: true, pipeline: { halt: undefined, exhausted: true } })).toEqual({ stoppedBy: StoppedBy.caughtUp, caughtUp: true });
   });
 
   it('a stale index has caught up, whatever bounds the dependencies set', () => {
@@ -49,5 +59,8 @@ describe('decideStop', () => {
     for (const halt of [StoppedBy.maxCommits, StoppedBy.maxLeaves, StoppedBy.timeBudget]) {
       expect(decideStop({ ...quiet, boundByDependency: true, pipeline: { halt, exhausted: false } })).toEqual({ stoppedBy: halt, caughtUp: false });
     }
+    // The pipeline sees one stop signal: the caller's signal, not the deadline, makes its stop interrupted.
+    expect(decideStop({ ...quiet, interrupted: true, pipeline: { halt: StoppedBy.timeBudget, exhausted: false } })).toEqual({ stoppedBy: StoppedBy.interrupted, caughtUp: false });
+    expect(decideStop({ ...quiet, interrupted: true, pipeline: { halt: StoppedBy.maxCommits, exhausted: false } })).toEqual({ stoppedBy: StoppedBy.maxCommits, caughtUp: false });
   });
 });

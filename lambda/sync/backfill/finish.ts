@@ -15,8 +15,10 @@ const NOT_DONE_SHOWN = 20;
 /** Options of {@link finishBackfill}. */
 export interface FinishOptions {
   /**
-   * The catalog head now, when the caller read it: a bound B before it (`backfill --until`) is logged with
-   * `caughtUp: false`, since lag remains.
+   * The catalog head now, when the caller read it: a bound B before it (`backfill --until`) is logged as
+   * `stoppedBy: "until"` with `caughtUp: false`, since lag remains. When absent and the plan has an `until`, the
+   * finisher reads the catalog index for it (the Step Functions finalizer); a plan without one was bounded by the
+   * head it read (or a dependency cursor), and is `caught-up`.
    */
   readonly head?: Ticks;
 }
@@ -67,14 +69,17 @@ export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps,
   const cursor = checkpointer.current;
   // After the cursor, never before it: the watermark may lag the stored cursor, never lead it.
   if (cursor !== undefined) await deps.snapshots.putJson(watermarkKeyOf(settings.prefix), watermarkOf(cursor.value, cursor.commitId));
+  // B short of the head (`--until`): everything up to it is stored, and the catalog has more.
+  const head = options.head ?? (plan.until === undefined ? undefined : await headOrUnknown(deps));
+  const short = head !== undefined && parseTimestamp(plan.bound) < head;
   const summary: RunSummary = {
     runId: backfillId,
     cursorName: settings.cursorName,
     cursorBefore: plan.start,
     cursorAfter: formatTimestamp(cursor?.value ?? parseTimestamp(plan.start)),
     ...totals,
-    caughtUp: options.head === undefined || parseTimestamp(plan.bound) >= options.head,
-    stoppedBy: StoppedBy.caughtUp,
+    caughtUp: !short,
+    stoppedBy: short ? StoppedBy.until : StoppedBy.caughtUp,
     durationMs: Math.max(0, Date.now() - Date.parse(plan.createdAt)),
     // The range workers' retries are in their own logs and metrics; the finisher itself retries nothing it counts.
     putRetries: 0,
@@ -92,4 +97,14 @@ export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps,
   await backfills.releaseActive(settings.cursorName, backfillId);
   deps.logger?.info('backfill finished', { summary });
   return finished.summary ?? summary;
+}
+
+/** The catalog head now, or undefined when the index cannot be read: a finished backfill is not failed over it. */
+async function headOrUnknown(deps: BackfillDeps): Promise<Ticks | undefined> {
+  try {
+    return (await deps.catalog.getIndex()).commitTicks;
+  } catch (error) {
+    deps.logger?.warn('could not read the catalog head to tell the lag past the backfill\'s --until', { error: (error as Error).message });
+    return undefined;
+  }
 }

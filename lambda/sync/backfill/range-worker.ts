@@ -24,8 +24,9 @@ export interface RangeOutcome {
   /** What this call completed (zero when skipped). */
   readonly totals: BackfillTotals;
   /**
-   * Why this call stopped: `caught-up` when the range is done; `time-budget` (deadline or signal) or `lost-race`
-   * (a duplicate worker is ahead) when it is not, its progress checkpointed for the next call.
+   * Why this call stopped: `caught-up` when the range is done; `time-budget` (the deadline), `interrupted` (the
+   * caller's signal: the CLI's workers on Ctrl-C or SIGTERM) or `lost-race` (a duplicate worker is ahead) when it is
+   * not, its progress checkpointed for the next call.
    */
   readonly stoppedBy: StoppedBy;
 }
@@ -126,6 +127,7 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
       staleIndex: false,
       boundByDependency: false,
       aborted,
+      interrupted: budget.interrupted(),
       lostRace: checkpointer.lostRace,
       failed: false,
     });
