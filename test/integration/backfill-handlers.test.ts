@@ -96,4 +96,23 @@ describe('the backfill handlers, as the Distributed Map calls them', () => {
     expect(again.backfillId).not.toBe(planned.backfillId);
     expect(again.ranges).toBe(0);
   });
+
+  it('an execution with an until short of the head finishes as until, not caught up: the catalog has more', async () => {
+    const planner = (await import('../../lambda/backfill/planner.js')).handler;
+    const worker = (await import('../../lambda/backfill/worker.js')).handler;
+    const finalizer = (await import('../../lambda/backfill/finalizer.js')).handler;
+    const until = formatTimestamp(commitTicks(catalog, 59));
+    process.env.CURSOR_NAME = 'bf-until';
+    try {
+      const planned = await planner({ until, rangeLeaves: 1_000 });
+      const object = await harness.clients.s3.send(new GetObjectCommand({ Bucket: planned.bucket, Key: planned.rangesKey }));
+      const items = JSON.parse(await object.Body!.transformToString('utf8')) as BackfillRange[];
+      expect((await worker({ Items: items, BatchInput: { backfillId: planned.backfillId, passes: 0 } }, ENOUGH)).done).toBe(true);
+      const summary = await finalizer({ backfillId: planned.backfillId });
+      expect(summary).toMatchObject({ cursorName: 'bf-until', cursorAfter: until, commits: 60, caughtUp: false, stoppedBy: 'until' });
+      expect(await harness.cursor('bf-until')).toBe(until);
+    } finally {
+      process.env.CURSOR_NAME = 'bf';
+    }
+  });
 });

@@ -45,7 +45,7 @@ describe.each(TARGET_KINDS)('backfill acceptance: %s', (kind) => {
     expect(await backfilled.stores.snapshots.getJson(`backfill/${plan.backfillId}/ranges.json`)).toEqual(ranges);
 
     const run = (range: BackfillRange, extra = {}): Promise<RangeOutcome> => withDeps(backfilled, settings, (deps) => runRange(settings, deps, range), extra);
-    // One range is interrupted (its signal aborted, as a deadline or Ctrl-C would) when its second commit's first
+    // One range is interrupted (its signal aborted, as Ctrl-C would: `interrupted`) when its second commit's first
     // leaf is requested: one leaf at a time, so its first commit is complete and checkpointed. Then it is resumed.
     const commitsIn = (range: BackfillRange) => catalog.commits.filter((c) => parseTimestamp(c.timestamp) > parseTimestamp(range.lo) && parseTimestamp(c.timestamp) <= parseTimestamp(range.hi));
     const interrupted = ranges.reduce((a, b) => (commitsIn(b).length > commitsIn(a).length ? b : a));
@@ -58,7 +58,7 @@ describe.each(TARGET_KINDS)('backfill acceptance: %s', (kind) => {
     const oneAtATime = settingsOf(replica.serviceIndexUrl, { CONCURRENCY: '1' });
     const cut = await withDeps(backfilled, oneAtATime, (deps) => runRange(oneAtATime, deps, interrupted), { signal: stop.signal });
     replica.onRequest = undefined;
-    expect(cut).toMatchObject({ n: interrupted.n, done: false, skipped: false, stoppedBy: 'time-budget' });
+    expect(cut).toMatchObject({ n: interrupted.n, done: false, skipped: false, stoppedBy: 'interrupted' });
     expect(cut.totals.commits).toBe(1);
     const kept = await backfilled.stores.backfills.readRange(settings.cursorName, plan.backfillId, interrupted.n);
     expect(kept).toMatchObject({ done: false, commits: cut.totals.commits });

@@ -133,9 +133,9 @@ describe('catalog-sync backfill into a folder', () => {
         const bound = formatTimestamp(commitTicks(catalog, 44));
         const result = await runCli(['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '30', '--until', bound, '--json']);
         expect(result.code).toBe(0);
-        // Lag remains past B: not caught up, in the summary and the run log (issue 24).
-        expect(jsonLine(result.stdout)).toMatchObject({ cursorAfter: bound, commits: 45, caughtUp: false, stoppedBy: 'caught-up' });
-        expect((await runCli(['runs', '--data-dir', dir])).stdout).toMatch(/^\S+ {2}bounded {5}/);
+        // Lag remains past B: stopped at its bound, not caught up, in the summary and the run log (issue 24).
+        expect(jsonLine(result.stdout)).toMatchObject({ cursorAfter: bound, commits: 45, caughtUp: false, stoppedBy: 'until' });
+        expect((await runCli(['runs', '--data-dir', dir])).stdout).toMatch(/^\S+ {2}until {7}/);
         expect((await readLocalState(dir))!.cursors['catalog-to-s3']!.cursor).toBe(bound);
         expect(await verifyBackfilled(dir, catalog, replica.origin, parseTimestamp(bound))).toEqual([]);
         const next = await runCli(['run', ...at(dir, replica), '--json']);

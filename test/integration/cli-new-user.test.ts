@@ -1,8 +1,8 @@
 /**
  * What a new user stumbled on (issue 24, part 5), each from the CLI as a child process: `run --follow` keeps going
  * through an outage and says so once; AWS set-up errors name the setting and exit 2; a failed run ends with its
- * cause; Ctrl-C is reported as interrupted; `--start` ignored says so; `--since lastweek` is told in words;
- * `run --until` and `--delay` bound a run.
+ * cause; Ctrl-C and SIGTERM are reported as `interrupted`; `--start` ignored says so; `--since lastweek` is told in words;
+ * `run --until` and `--delay` bound a run (`until`).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -77,9 +77,10 @@ describe('run --follow keeps following', () => {
 });
 
 describe('a stop is told as what happened', () => {
-  it('Ctrl-C: "interrupted", not time-budget, and the run checkpointed', async () => {
+  it('Ctrl-C and SIGTERM: "interrupted", not time-budget, in words, in the JSON line and in the run log; the run checkpointed, exit 0', async () => {
     const slow = await CatalogReplica.start({ catalog, pageSize: 20, latencyMs: 40 });
     try {
+      // SIGINT, for a person: the first line says it.
       const dir = newDir('interrupted');
       const { child, done } = startCli(['run', ...at(dir, slow), '--no-progress', '--concurrency', '2']);
       await waitFor(() => slow.countRequests((path) => path.includes('/data/')) >= 6, 'a few leaves');
@@ -88,6 +89,22 @@ describe('a stop is told as what happened', () => {
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^interrupted: \d+ commits/);
       expect(result.stdout).not.toContain('time-budget');
+
+      // SIGTERM, as a service manager stops it, with --json: the summary says it, and so does the run log.
+      const termDir = newDir('terminated');
+      const before = slow.countRequests((path) => path.includes('/data/'));
+      const term = startCli(['run', ...at(termDir, slow), '--json', '--concurrency', '2']);
+      await waitFor(() => slow.countRequests((path) => path.includes('/data/')) >= before + 6, 'a few leaves');
+      term.child.kill('SIGTERM');
+      const terminated = await term.done;
+      expect(terminated.code).toBe(0);
+      const [summary, ...more] = jsonLines(terminated.stdout);
+      expect(more).toEqual([]);
+      expect(summary).toMatchObject({ stoppedBy: 'interrupted', caughtUp: false });
+      expect(summary!.commits).toBeLessThan(catalog.commits.length);
+      const logged = jsonLines((await runCli(['runs', '--data-dir', termDir, '--json'])).stdout)[0];
+      expect(logged).toMatchObject({ runId: summary!.runId, stoppedBy: 'interrupted', caughtUp: false, commits: summary!.commits });
+      expect((await runCli(['runs', '--data-dir', termDir])).stdout).toMatch(/^\S+ {2}interrupted /);
     } finally {
       await slow.stop();
     }
@@ -127,8 +144,12 @@ describe('run --until and --delay bound a run', () => {
     expect(text.stdout).toMatch(new RegExp(`^reached --until ${until.replace(/[.]/g, '\\.')}: 40 commits`));
     expect(text.stdout).toMatch(/, lag \d/);
     const json = jsonLines((await runCli(['runs', '--data-dir', dir, '--json'])).stdout)[0]!;
-    expect(json).toMatchObject({ cursorAfter: until, commits: 40, caughtUp: false, stoppedBy: 'caught-up' });
-    expect((await runCli(['runs', '--data-dir', dir])).stdout).toMatch(/^\S+ {2}bounded {5}/);
+    expect(json).toMatchObject({ cursorAfter: until, commits: 40, caughtUp: false, stoppedBy: 'until' });
+    expect((await runCli(['runs', '--data-dir', dir])).stdout).toMatch(/^\S+ {2}until {7}/);
+    // Again, with the cursor at the bound: nothing to take, still short of the head.
+    expect(await runJson(dir, ['--until', until])).toMatchObject({ cursorBefore: until, cursorAfter: until, commits: 0, caughtUp: false, stoppedBy: 'until' });
+    // A bound at the head is the head: caught up.
+    expect(await runJson(dir, ['--until', head])).toMatchObject({ cursorAfter: head, commits: catalog.commits.length - 40, caughtUp: true, stoppedBy: 'caught-up' });
 
     // Following with --until: it catches up to the bound and exits 0 without a signal.
     const following = await runCli(['run', ...at(newDir('until-follow')), '--until', until, '--follow', '--poll-interval', '0.05', '--json']);
@@ -140,7 +161,7 @@ describe('run --until and --delay bound a run', () => {
     const all = await runJson(newDir('delay-all'), ['--delay', '1d']);
     expect(all).toMatchObject({ commits: catalog.commits.length, cursorAfter: head });
     const none = await runJson(newDir('delay-none'), ['--delay', '20000d']);
-    expect(none).toMatchObject({ commits: 0, caughtUp: false, stoppedBy: 'caught-up' });
+    expect(none).toMatchObject({ commits: 0, caughtUp: false, stoppedBy: 'until' });
   }, MANY_PROCESSES);
 });
 

@@ -1,8 +1,8 @@
 /**
  * The run's stop reaches its S3 PUTs (issue 20, item 2): against S3 PUTs that never get an answer (the fault
  * front holds them), the time budget and the run's signal (Ctrl-C, SIGINT, SIGTERM) end the PUTs in flight and
- * the waits before their retries; the run returns `time-budget` with the cursor at the last whole commit, in
- * the engine and from the CLI; a DynamoDB read that hangs (a dependency cursor, the backfill check) ends at the
+ * the waits before their retries; the run returns `time-budget` (the budget) or `interrupted` (the signal) with the
+ * cursor at the last whole commit, in the engine and from the CLI; a DynamoDB read that hangs (a dependency cursor, the backfill check) ends at the
  * deadline too, through the SDK's `abortSignal`. Each test's own timeout (30 s) is below the PUT's 60 s request timeout: a PUT
  * the stop did not reach would hold the run past it.
  */
@@ -92,7 +92,7 @@ describe('the run\'s stop ends its S3 PUTs', () => {
     void Promise.all([stored, front.whenHung(1)]).then(() => stop.abort());
     try {
       const summary = await harness.run(replica.serviceIndexUrl, {}, { snapshots: new S3SnapshotStore(harness.bucket, client), cursors, signal: stop.signal });
-      expect(summary).toMatchObject({ stoppedBy: 'time-budget', commits: 1, cursorAfter: formatTimestamp(lastWhole) });
+      expect(summary).toMatchObject({ stoppedBy: 'interrupted', caughtUp: false, commits: 1, cursorAfter: formatTimestamp(lastWhole) });
       await front.whenAbandoned(front.hangs.held);
     } finally {
       front.reset();
@@ -165,7 +165,7 @@ describe('catalog-sync run against S3 PUTs that hang', () => {
     }
   });
 
-  it('SIGINT (Ctrl-C) ends it the same way: exit 0, time-budget, the cursor at the last whole commit', { timeout: STOP_TIMEOUT_MS }, async () => {
+  it('SIGINT (Ctrl-C) ends it the same way: exit 0, interrupted, the cursor at the last whole commit', { timeout: STOP_TIMEOUT_MS }, async () => {
     const harness = await SyncHarness.create();
     front.fault({ match: secondCommitLeaves(harness.bucket), fault: { kind: 'hang' } });
     const lastWhole = formatTimestamp(commitTicks(catalog, 0));
@@ -176,7 +176,7 @@ describe('catalog-sync run against S3 PUTs that hang', () => {
       cli.child.kill('SIGINT');
       const result = await cli.done;
       expect(result.code).toBe(0);
-      expect(JSON.parse(result.stdout)).toMatchObject({ stoppedBy: 'time-budget', commits: 1, cursorAfter: lastWhole });
+      expect(JSON.parse(result.stdout)).toMatchObject({ stoppedBy: 'interrupted', caughtUp: false, commits: 1, cursorAfter: lastWhole });
       expect(await harness.cursor()).toBe(lastWhole);
       await front.whenAbandoned(front.hangs.held);
     } finally {
