@@ -153,7 +153,9 @@ export class CatalogBackfill extends Construct {
         description: `catalog-sync ${this.cursorName} backfill ${name.toLowerCase()}: its cursor's items, its prefix, its logs`,
       });
       logGroup.grantWrite(role);
-      if (props.sourceSecret && name !== 'Finalizer') grantSourceSecretRead(role, props.sourceSecret);
+      // Every function reads the feed (the finalizer its index: the head past a plan's `until`), and each reads the
+      // secret it is given in SOURCE_SECRET_ARN when it starts.
+      if (props.sourceSecret) grantSourceSecretRead(role, props.sourceSecret);
       const code = handlerCode(`backfill/${entry}`);
       const f = new NodejsFunction(this, name, {
         entry: code.entry,

@@ -9,6 +9,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import validator from 'asl-validator';
 import { CatalogBackfill, type CatalogBackfillProps } from '../../infra/index.js';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -26,6 +27,7 @@ import {
   synth,
   wildcardProblems,
   type Json,
+  type Resources,
   type Synthesized,
 } from './synth-kit.js';
 
@@ -249,6 +251,22 @@ describe('CatalogBackfill alone, in another app', () => {
       .filter((p) => JSON.stringify(p.Properties.PolicyDocument).includes('kms:GenerateDataKey'))
       .map((p) => JSON.stringify(p.Properties.Roles));
     for (const role of ['PlannerRole', 'WorkerRole', 'FinalizerRole', 'StateMachineRole']) expect(keyed.join()).toContain(role);
+  });
+
+  it('a private feed: every function, the finalizer too (it reads the head past an until), may read the secret it is given', () => {
+    const secret = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:catalog-sync/feed-AbCdEf';
+    const app = new App({ context: NO_BUNDLING, outdir: outdir() });
+    const stack = new Stack(app, 'Private');
+    const table = new dynamodb.TableV2(stack, 'Table', { partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING }, sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING } });
+    const sourceSecret = secretsmanager.Secret.fromSecretCompleteArn(stack, 'Feed', secret);
+    new CatalogBackfill(stack, 'Backfill', { table, bucket: new s3.Bucket(stack, 'Bucket'), cursorName: 'mine', source: 'https://feed.example/v3/index.json', sourceSecret });
+    const resources = Template.fromStack(stack).toJSON().Resources as Resources;
+    for (const name of ['planner', 'worker', 'finalizer']) {
+      const [, fn] = only(resources, 'AWS::Lambda::Function', (p) => new RegExp(`backfill ${name}`).test(p.Description ?? ''));
+      expect(fn.Environment.Variables.SOURCE_SECRET_ARN, name).toBe(secret);
+      const statements = roleStatements(resources, fn.Role['Fn::GetAtt'][0]).map(normalized);
+      expect(statements, name).toContainEqual({ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: secret });
+    }
   });
 
   it('reserved concurrency for the workers, when asked, at least maxConcurrency', () => {
