@@ -1,0 +1,70 @@
+/**
+ * The rebuild's temporary shard files (local folder): removed when it fails too, a bad shard count or temporary
+ * folder refused naming it, and a rebuild stopped by its signal moving no cursor. Same bytes as upkeep is
+ * view-property.test.ts's.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConsumerError } from '../../lambda/consumer/index.js';
+import { commitKeyOf, leafKey } from '../../lambda/contract/keys.js';
+import { LocalStore } from '../../lambda/stores/local-store.js';
+import { LocalViewDocuments, rebuildView, ViewError } from '../../lambda/view/index.js';
+import { generateCatalog } from '../../testkit/catalog-generator.js';
+import { writeMirror } from '../../testkit/view-mirror.js';
+
+describe('view rebuild: its shard files', () => {
+  let dir: string;
+  let store: LocalStore;
+  const catalog = generateCatalog({ commits: 12, seed: 7, deleteRatio: 0 });
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'catalog-sync-view-rebuild-'));
+    store = new LocalStore(dir);
+    await writeMirror(store, '', catalog.commits);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const target = (): { documents: LocalViewDocuments; prefix: string } => ({ documents: new LocalViewDocuments(dir, store), prefix: '' });
+  const mirror = (): { store: LocalStore; prefix: string; where: string } => ({ store, prefix: '', where: dir });
+
+  it('refuses a shard count that is not a whole number >= 1, and a temporary folder that cannot be made, naming them', async () => {
+    await expect(rebuildView(target(), mirror(), store, { shards: 0 })).rejects.toThrow(new ViewError('rebuild shards 0: must be a whole number >= 1'));
+    const missing = join(dir, 'no', 'such', 'folder');
+    await expect(rebuildView(target(), mirror(), store, { tempDir: missing })).rejects.toThrow(`${missing}: cannot make the rebuild's temporary folder there`);
+  });
+
+  it('removes its shard files when a leaf the manifest lists is missing, and moves no cursor', async () => {
+    const last = catalog.commits[catalog.commits.length - 1]!;
+    const leaf = last.leaves[0]!;
+    const key = leafKey('', commitKeyOf(last.timestamp), leaf.id, leaf.version);
+    const bytes = (await store.getBytes(key))!;
+    await store.deleteKey(key);
+    const spills = join(dir, 'spills-failing');
+    mkdirSync(spills);
+    try {
+      const failing = rebuildView(target(), mirror(), store, { shards: 3, tempDir: spills, name: 'view-failing' });
+      await expect(failing).rejects.toBeInstanceOf(ConsumerError);
+      await expect(failing).rejects.toThrow(`${key}: listed in its commit's manifest but not stored`);
+      expect(readdirSync(spills)).toEqual([]);
+      expect(await store.read('view-failing')).toBeUndefined();
+    } finally {
+      await store.putLeaf(key, bytes);
+    }
+  });
+
+  it('stopped by its signal: writes nothing more, moves no cursor, removes its shard files', async () => {
+    const spills = join(dir, 'spills-stopped');
+    mkdirSync(spills);
+    const stop = new AbortController();
+    stop.abort();
+    const result = await rebuildView(target(), mirror(), store, { shards: 2, tempDir: spills, name: 'view-stopped', signal: stop.signal });
+    expect(result).toMatchObject({ complete: false, cursorMoved: false, written: 0 });
+    expect(readdirSync(spills)).toEqual([]);
+    expect(await store.read('view-stopped')).toBeUndefined();
+    // And whole, with many shards and a one-record buffer, it writes every package and moves the cursor.
+    writeFileSync(join(spills, 'unrelated'), '');
+    const whole = await rebuildView(target(), mirror(), store, { shards: 5, buffer: 1, tempDir: spills, name: 'view-whole' });
+    expect(whole).toMatchObject({ complete: true, cursorMoved: true, commits: 12 });
+    expect(readdirSync(spills)).toEqual(['unrelated']);
+  });
+});
