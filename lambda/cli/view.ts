@@ -71,6 +71,12 @@ async function openViewStores(options: StoreOptions, access: DataDirAccess): Pro
   return folderViewStores(options.dataDir, { prefix: options.prefix ?? '' });
 }
 
+/** The view's documents of the store the options name (for `retry-quarantine`, which keeps the view's entries true). */
+export async function openViewDocuments(options: StoreOptions): Promise<Pick<ViewStores, 'documents' | 'close'>> {
+  const stores = await openViewStores(options, 'write');
+  return { documents: stores.documents, close: stores.close };
+}
+
 async function viewCommand(options: ViewOptions): Promise<void> {
   const concurrency = wholeNumber('--concurrency', options.concurrency);
   const maxPollMs = pollIntervalMs(options.pollInterval);

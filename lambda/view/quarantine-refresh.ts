@@ -2,7 +2,9 @@ import { parseIndex } from './guarded-write.js';
 import { ViewError } from './errors.js';
 import { leafFieldsOf } from './leaf-fields.js';
 import { entryOf, serializeIndex, type VersionEntry } from './package-index.js';
+import type { SnapshotReader } from '../stores/types.js';
 import type { ViewDocuments } from './view-documents.js';
+import { packageIndexKey } from './view-keys.js';
 
 /** A compare-and-swap that keeps failing this often means something else writes the key in a loop. */
 const MAX_ATTEMPTS = 20;
@@ -47,4 +49,12 @@ export async function refreshQuarantinedEntry(
     if (await documents.writeIf(indexKey, serializeIndex({ ...index, versions }), stored.tag)) return 'refreshed';
   }
   throw new ViewError(`${documents.where} ${indexKey}: the conditional write lost ${MAX_ATTEMPTS} times in a row to other writers`);
+}
+
+/**
+ * `retry-quarantine`'s `afterStored` for the view under `prefix`: refreshes the package's entry for the leaf just
+ * stored, if the view has one naming it (no view, no index of the package, or a later leaf: nothing to do).
+ */
+export function viewRefresher(documents: ViewDocuments, prefix: string, mirror: SnapshotReader): (leafKey: string, item: { readonly id: string }) => Promise<boolean> {
+  return async (leafKey, item) => (await refreshQuarantinedEntry(documents, packageIndexKey(prefix, item.id), leafKey, (key) => mirror.getBytes(key))) === 'refreshed';
 }
