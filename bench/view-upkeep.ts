@@ -27,6 +27,8 @@ export interface ViewRowResult {
     readonly mirrorGets: number;
     /** How far the process's RSS rose above its level when the rebuild started (sampled every 10 ms), MB. */
     readonly peakRssGrowthMb: number;
+    /** With `node --expose-gc`: how far the live heap (after a full collection, every 500 ms) rose, MB; else null. */
+    readonly peakLiveHeapGrowthMb: number | null;
     /** The process's peak RSS so far (`process.resourceUsage().maxRSS`), MB: includes the in-memory bucket. */
     readonly maxRssMb: number;
   };
@@ -113,17 +115,30 @@ async function timed<T>(action: () => Promise<T>): Promise<{ result: T; wallMs: 
   return { result, wallMs: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
-/** Runs `action` while sampling the RSS: its peak growth above the level at the start, MB. */
-async function withPeakRss<T>(action: () => Promise<T>): Promise<{ result: T; peakRssGrowthMb: number }> {
+/**
+ * Runs `action` while sampling the RSS every 10 ms: its peak growth above the level at the start, MB (garbage not
+ * yet collected included). With `node --expose-gc`, also the live heap's peak growth: a full collection every
+ * 500 ms, then `heapUsed` (what the rebuild holds, without its garbage).
+ */
+async function withPeakMemory<T>(action: () => Promise<T>): Promise<{ result: T; peakRssGrowthMb: number; peakLiveHeapGrowthMb: number | null }> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
   const start = process.memoryUsage.rss();
+  const heapStart = process.memoryUsage().heapUsed;
   let peak = start;
+  let heapPeak = heapStart;
+  let ticks = 0;
   const sampler = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage.rss());
+    if (gc !== undefined && ++ticks % 50 === 0) {
+      gc();
+      heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
+    }
   }, 10);
   try {
     const result = await action();
     peak = Math.max(peak, process.memoryUsage.rss());
-    return { result, peakRssGrowthMb: round((peak - start) / 1048576, 1) };
+    return { result, peakRssGrowthMb: round((peak - start) / 1048576, 1), peakLiveHeapGrowthMb: gc === undefined ? null : round((heapPeak - heapStart) / 1048576, 1) };
   } finally {
     clearInterval(sampler);
   }
@@ -141,7 +156,7 @@ export async function runViewRow(options: { commits: number; seed: number; log: 
     : await timed(() => keepView({ documents: bucket, prefix: '' }, { mirror, cursors: new MemoryCursorStore(0), checkpointEvery: 1 }));
   for (const key of [...bucket.objects.keys()].filter((k) => k.startsWith('packages/'))) bucket.objects.delete(key);
   bucket.mirrorGets = 0;
-  const { result: rebuild, peakRssGrowthMb } = await withPeakRss(() => timed(() => rebuildView({ documents: bucket, prefix: '' }, mirror, new MemoryCursorStore(0))));
+  const { result: rebuild, peakRssGrowthMb, peakLiveHeapGrowthMb } = await withPeakMemory(() => timed(() => rebuildView({ documents: bucket, prefix: '' }, mirror, new MemoryCursorStore(0))));
   const result: ViewRowResult = {
     commits: options.commits,
     leaves,
@@ -160,12 +175,13 @@ export async function runViewRow(options: { commits: number; seed: number; log: 
       secondsPerMillionLeaves: round((rebuild.wallMs / 1000) * (1_000_000 / leaves), 0),
       mirrorGets: bucket.mirrorGets,
       peakRssGrowthMb,
+      peakLiveHeapGrowthMb,
       maxRssMb: round(process.resourceUsage().maxRSS / 1024, 0),
     },
   };
   options.log(
     `  upkeep ${result.upkeep.leavesPerSec} leaves/s (${result.upkeep.commitsPerSec} commits/s, ${result.upkeep.cpuMs} ms CPU); rebuild ${result.rebuild.wallMs} ms = ${result.rebuild.secondsPerMillionLeaves} s per million leaves, ` +
-      `${result.rebuild.mirrorGets} mirror GETs, RSS +${peakRssGrowthMb} MB at its peak`,
+      `${result.rebuild.mirrorGets} mirror GETs, RSS +${peakRssGrowthMb} MB at its peak${peakLiveHeapGrowthMb === null ? '' : `, live heap +${peakLiveHeapGrowthMb} MB`}`,
   );
   return result;
 }

@@ -13,8 +13,8 @@ import { ViewError } from './errors.js';
 
 /** Shard files by default: ~4 M identities of nuget.org in 64 shards is ~60 k identities in memory at once. */
 export const DEFAULT_REBUILD_SHARDS = 64;
-/** Records held before they are appended to the shard files (the latest per identity; ~200 bytes each). */
-export const DEFAULT_SPILL_BUFFER = 100_000;
+/** Records held before they are appended to the shard files (the latest per identity; ~250 bytes each in memory). */
+export const DEFAULT_SPILL_BUFFER = 20_000;
 
 /** One leaf as a manifest lists it, with its commit: what the rebuild needs to build an entry without the body. */
 export interface LeafRecord {
