@@ -11,7 +11,9 @@ import { ConsumerError } from '../../lambda/consumer/index.js';
 import { commitKeyOf, leafKey } from '../../lambda/contract/keys.js';
 import { LocalStore } from '../../lambda/stores/local-store.js';
 import { LocalViewDocuments, rebuildView, ViewError } from '../../lambda/view/index.js';
+import { LatestLeafSpill, type LeafRecord } from '../../lambda/view/latest-leaf-spill.js';
 import { generateCatalog } from '../../testkit/catalog-generator.js';
+import { mulberry32 } from '../../testkit/prng.js';
 import { writeMirror } from '../../testkit/view-mirror.js';
 
 describe('view rebuild: its shard files', () => {
@@ -66,5 +68,38 @@ describe('view rebuild: its shard files', () => {
     const whole = await rebuildView(target(), mirror(), store, { shards: 5, buffer: 1, tempDir: spills, name: 'view-whole' });
     expect(whole).toMatchObject({ complete: true, cursorMoved: true, commits: 12 });
     expect(readdirSync(spills)).toEqual(['unrelated']);
+  });
+
+  it('gives each shard\'s records back in the order added, the latest of an identity buffered in its place, across chunk boundaries and multi-byte ids', async () => {
+    const spill = await LatestLeafSpill.open({ shards: 3, buffer: 300, tempDir: dir });
+    try {
+      const added: LeafRecord[] = [];
+      const random = mulberry32(5);
+      for (let i = 0; i < 6_000; i++) {
+        // Ids of 2- and 3-byte characters, so the 64 KiB reads cut some inside a character; identities repeat.
+        const record: LeafRecord = { commitKey: `001a${String(i).padStart(8, '0')}`, commitTimeStamp: `t${i}`, id: `Ünïcødé.日本.${random.int(0, 60)}`, version: `1.0.${random.int(0, 10)}`, type: i % 11 === 0 ? 'PackageDelete' : 'PackageDetails', quarantined: i % 17 === 0 && i % 11 !== 0, key: `leaves/${i}/ü.json` };
+        added.push(record);
+        if (spill.add(record)) await spill.flush();
+      }
+      await spill.flush();
+      const read: LeafRecord[] = [];
+      for (let shard = 0; shard < 3; shard++) for await (const record of spill.records(shard)) read.push(record);
+      // Last wins per identity, whatever was dropped from the buffer: the latest record of each identity is read.
+      const latest = new Map<string, LeafRecord>();
+      for (const record of added) latest.set(`${record.id.toLowerCase()}\n${record.version}`, record);
+      const lastRead = new Map<string, LeafRecord>();
+      for (const record of read) lastRead.set(`${record.id.toLowerCase()}\n${record.version}`, record);
+      expect(lastRead).toEqual(latest);
+      // Within a shard, the order of the records read is the order they were added in.
+      for (let shard = 0; shard < 3; shard++) {
+        const order = read.filter((record) => spill.shardOf(record.id.toLowerCase()) === shard).map((record) => Number(record.commitTimeStamp.slice(1)));
+        expect(order).toEqual([...order].sort((a, b) => a - b));
+      }
+      // 671 identities in a 300-record buffer: some records were replaced before being written, some written again.
+      expect(read.length).toBeLessThan(added.length);
+      expect(read.length).toBeGreaterThan(latest.size);
+    } finally {
+      await spill.remove();
+    }
   });
 });
