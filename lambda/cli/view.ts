@@ -37,7 +37,7 @@ export function addViewCommand(program: Command): void {
     .option('--consumer <name>', 'the view consumer\'s cursor name', VIEW_CONSUMER)
     .option('--concurrency <n>', 'package indexes written at once')
     .option('--shards <n>', 'with --rebuild: shard files the manifests\' leaves are spilled to, one folded in memory at a time (default 64)')
-    .option('--temp-dir <folder>', 'with --rebuild: where its shard files go (default the system\'s temporary folder; about 100 bytes a distinct identity)')
+    .option('--temp-dir <folder>', 'with --rebuild: where its shard files go (default the system\'s temporary folder; at most about 60 bytes a leaf)')
     .option('--json', 'print the summary as one JSON line', false)
     .addHelpText('after', `
 Examples:

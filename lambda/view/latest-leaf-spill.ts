@@ -8,6 +8,8 @@ import { mkdtemp, appendFile, rm } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { decodeCommitKey, leafKey } from '../contract/keys.js';
+import { formatTimestamp } from '../contract/time.js';
 import { ViewError } from './errors.js';
 
 /** Shard files by default: ~4 M identities of nuget.org in 64 shards is ~60 k identities in memory at once. */
@@ -37,6 +39,8 @@ export interface SpillOptions {
   readonly tempDir?: string;
   /** Records buffered before they are written out (default {@link DEFAULT_SPILL_BUFFER}). */
   readonly buffer?: number;
+  /** The mirror's prefix: a leaf key that is the one the follower makes is not written out, but made again. */
+  readonly keyPrefix?: string;
 }
 
 /** Latest-leaf records in shard files under a temporary folder of their own; {@link remove} deletes it. */
@@ -49,6 +53,7 @@ export class LatestLeafSpill {
     readonly dir: string,
     readonly shards: number,
     private readonly limit: number,
+    private readonly keyPrefix: string,
   ) {
     this.buffers = Array.from({ length: shards }, () => new Map<string, string>());
   }
@@ -66,7 +71,7 @@ export class LatestLeafSpill {
     } catch (cause) {
       throw new ViewError(`${parent}: cannot make the rebuild's temporary folder there: ${(cause as Error).message}`, { cause });
     }
-    return new LatestLeafSpill(dir, shards, limit);
+    return new LatestLeafSpill(dir, shards, limit, options.keyPrefix ?? '');
   }
 
   /** The shard of a package: FNV-1a of its lowercased id. */
@@ -85,7 +90,10 @@ export class LatestLeafSpill {
     const buffer = this.buffers[this.shardOf(lowerId)]!;
     const identity = `${lowerId}\n${record.version}`;
     if (!buffer.delete(identity)) this.buffered++;
-    buffer.set(identity, JSON.stringify([record.commitKey, record.commitTimeStamp, record.id, record.version, record.type === 'PackageDelete' ? 0 : record.quarantined ? 2 : 1, record.key]));
+    // What follows from the rest is written as "" (half a line): the timestamp of the commit key, the follower's key.
+    const timeStamp = record.commitTimeStamp === timeStampOf(record.commitKey) ? '' : record.commitTimeStamp;
+    const key = record.key === keyOf(this.keyPrefix, record.commitKey, record.id, record.version) ? '' : record.key;
+    buffer.set(identity, JSON.stringify([record.commitKey, timeStamp, record.id, record.version, record.type === 'PackageDelete' ? 0 : record.quarantined ? 2 : 1, key]));
     return this.buffered >= this.limit;
   }
 
@@ -116,9 +124,9 @@ export class LatestLeafSpill {
     for await (const chunk of stream as AsyncIterable<string>) {
       const lines = (rest + chunk).split('\n');
       rest = lines.pop()!;
-      for (const line of lines) if (line !== '') yield recordOf(line);
+      for (const line of lines) if (line !== '') yield this.recordOf(line);
     }
-    if (rest !== '') yield recordOf(rest);
+    if (rest !== '') yield this.recordOf(rest);
   }
 
   /** Deletes the spill's folder and everything in it. */
@@ -129,9 +137,35 @@ export class LatestLeafSpill {
   private fileOf(shard: number): string {
     return join(this.dir, `shard-${shard}.jsonl`);
   }
+
+  private recordOf(line: string): LeafRecord {
+    const [commitKey, timeStamp, id, version, kind, key] = JSON.parse(line) as [string, string, string, string, number, string];
+    return {
+      commitKey,
+      commitTimeStamp: timeStamp === '' ? timeStampOf(commitKey)! : timeStamp,
+      id,
+      version,
+      type: kind === 0 ? 'PackageDelete' : 'PackageDetails',
+      quarantined: kind === 2,
+      key: key === '' ? keyOf(this.keyPrefix, commitKey, id, version)! : key,
+    };
+  }
 }
 
-function recordOf(line: string): LeafRecord {
-  const [commitKey, commitTimeStamp, id, version, kind, key] = JSON.parse(line) as [string, string, string, string, number, string];
-  return { commitKey, commitTimeStamp, id, version, type: kind === 0 ? 'PackageDelete' : 'PackageDetails', quarantined: kind === 2, key };
+/** The timestamp a commit key encodes (7 digits), or undefined for a key that does not decode. */
+function timeStampOf(commitKey: string): string | undefined {
+  try {
+    return formatTimestamp(decodeCommitKey(commitKey));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The key the follower gives a leaf, or undefined when it cannot make one (an id no store can hold). */
+function keyOf(prefix: string, commitKey: string, id: string, version: string): string | undefined {
+  try {
+    return leafKey(prefix, commitKey, id, version);
+  } catch {
+    return undefined;
+  }
 }

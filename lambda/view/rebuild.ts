@@ -65,7 +65,7 @@ export interface RebuildOptions extends SpillOptions {
 export async function rebuildView(target: ViewTarget, mirror: Mirror, cursors: CursorStore, options: RebuildOptions = {}): Promise<RebuildResult> {
   const name = options.name ?? VIEW_CONSUMER;
   const { signal } = options;
-  const spill = await LatestLeafSpill.open(options);
+  const spill = await LatestLeafSpill.open({ ...options, keyPrefix: mirror.prefix });
   try {
     let commits = 0;
     let last: { commitKey: string; commitId: string; commitTimeStamp: string } | undefined;

@@ -3,7 +3,7 @@
  * folder refused naming it, and a rebuild stopped by its signal moving no cursor. Same bytes as upkeep is
  * view-property.test.ts's.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,6 +98,27 @@ describe('view rebuild: its shard files', () => {
       // 671 identities in a 300-record buffer: some records were replaced before being written, some written again.
       expect(read.length).toBeLessThan(added.length);
       expect(read.length).toBeGreaterThan(latest.size);
+    } finally {
+      await spill.remove();
+    }
+  });
+
+  it('writes the commit\'s timestamp and the follower\'s leaf key as "" and makes them again when read', async () => {
+    const spill = await LatestLeafSpill.open({ shards: 1, tempDir: dir, keyPrefix: 'm/' });
+    try {
+      const commitKey = commitKeyOf('2023-03-08T07:46:13.8311924Z');
+      const usual: LeafRecord = { commitKey, commitTimeStamp: '2023-03-08T07:46:13.8311924Z', id: 'Newtonsoft.Json', version: '13.0.3', type: 'PackageDetails', quarantined: false, key: leafKey('m/', commitKey, 'Newtonsoft.Json', '13.0.3') };
+      const unusual: LeafRecord = { ...usual, version: '13.0.4', commitTimeStamp: '2023-03-08T07:46:13.8311925Z', key: 'm/leaves/elsewhere.json' };
+      spill.add(usual);
+      spill.add(unusual);
+      await spill.flush();
+      const lines = readFileSync(join(spill.dir, 'shard-0.jsonl'), 'utf8').trim().split('\n');
+      expect(lines[0]).toBe(`["${commitKey}","","Newtonsoft.Json","13.0.3",1,""]`);
+      expect(lines[1]).toContain('"2023-03-08T07:46:13.8311925Z"');
+      expect(lines[1]).toContain('"m/leaves/elsewhere.json"');
+      const read: LeafRecord[] = [];
+      for await (const record of spill.records(0)) read.push(record);
+      expect(read).toEqual([usual, unusual]);
     } finally {
       await spill.remove();
     }
