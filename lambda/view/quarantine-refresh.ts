@@ -55,6 +55,6 @@ export async function refreshQuarantinedEntry(
  * `retry-quarantine`'s `afterStored` for the view under `prefix`: refreshes the package's entry for the leaf just
  * stored, if the view has one naming it (no view, no index of the package, or a later leaf: nothing to do).
  */
-export function viewRefresher(documents: ViewDocuments, prefix: string, mirror: SnapshotReader): (leafKey: string, item: { readonly id: string }) => Promise<boolean> {
-  return async (leafKey, item) => (await refreshQuarantinedEntry(documents, packageIndexKey(prefix, item.id), leafKey, (key) => mirror.getBytes(key))) === 'refreshed';
+export function viewRefresher(documents: ViewDocuments, prefix: string, store: SnapshotReader): (leafKey: string, item: { readonly id: string }) => Promise<boolean> {
+  return async (leafKey, item) => (await refreshQuarantinedEntry(documents, packageIndexKey(prefix, item.id), leafKey, (key) => store.getBytes(key))) === 'refreshed';
 }
