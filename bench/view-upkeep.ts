@@ -19,7 +19,19 @@ export interface ViewRowResult {
   readonly packages: number;
   readonly latency: string;
   readonly upkeep: { readonly wallMs: number; readonly cpuMs: number; readonly leavesPerSec: number; readonly commitsPerSec: number; readonly written: number };
-  readonly rebuild: { readonly wallMs: number; readonly cpuMs: number; readonly secondsPerMillionLeaves: number };
+  readonly rebuild: {
+    readonly wallMs: number;
+    readonly cpuMs: number;
+    readonly secondsPerMillionLeaves: number;
+    /** Leaf bodies and manifests the rebuild read (GETs of the mirror, not of the view). */
+    readonly mirrorGets: number;
+    /** How far the process's RSS rose above its level when the rebuild started (sampled every 10 ms), MB. */
+    readonly peakRssGrowthMb: number;
+    /** With `node --expose-gc`: how far the live heap (after a full collection, every 500 ms) rose, MB; else null. */
+    readonly peakLiveHeapGrowthMb: number | null;
+    /** The process's peak RSS so far (`process.resourceUsage().maxRSS`), MB: includes the in-memory bucket. */
+    readonly maxRssMb: number;
+  };
 }
 
 /** An in-memory bucket with a latency on every request; ETags are a serial number. */
@@ -27,6 +39,8 @@ class SlowBucket implements SnapshotReader, ViewDocuments {
   readonly where = 's3://bench';
   readonly objects = new Map<string, { bytes: Buffer; tag: string }>();
   private serial = 0;
+  /** GETs of everything but the view's own documents. */
+  mirrorGets = 0;
   constructor(private readonly random: Prng) {}
 
   private wait(): Promise<void> {
@@ -42,6 +56,7 @@ class SlowBucket implements SnapshotReader, ViewDocuments {
     yield* keys;
   }
   async getBytes(key: string): Promise<Buffer | undefined> {
+    this.mirrorGets++;
     await this.wait();
     return this.objects.get(key)?.bytes;
   }
@@ -57,10 +72,13 @@ class SlowBucket implements SnapshotReader, ViewDocuments {
   }
 }
 
-/** Fills a bucket with `commits` commits of nuget.org's shape over `commits / 4` packages. */
+/**
+ * Fills a bucket with `commits` commits of nuget.org's shape: about 3 leaves a commit and 3 leaves an identity, 10
+ * versions a package (nuget.org: ~12 M leaves, ~4 M identities, ~400 k packages), so `commits / 10` packages.
+ */
 function fill(bucket: SlowBucket, commits: number, random: Prng): number {
   const base = 637_134_336_000_000_000n;
-  const packages = Math.max(1, Math.floor(commits / 4));
+  const packages = Math.max(1, Math.floor(commits / 10));
   let leaves = 0;
   let last: { key: string; ticks: bigint } | undefined;
   for (let i = 0; i < commits; i++) {
@@ -71,7 +89,7 @@ function fill(bucket: SlowBucket, commits: number, random: Prng): number {
     const seen = new Set<string>();
     for (let n = 0; n < count; n++) {
       const id = `Package.${random.int(0, packages - 1)}`;
-      const version = `1.${random.int(0, 20)}.${random.int(0, 3)}`;
+      const version = `1.${random.int(0, 4)}.${random.int(0, 1)}`;
       if (seen.has(`${id}/${version}`)) continue;
       seen.add(`${id}/${version}`);
       const type = random.chance(0.05) ? 'PackageDelete' : 'PackageDetails';
@@ -97,16 +115,48 @@ async function timed<T>(action: () => Promise<T>): Promise<{ result: T; wallMs: 
   return { result, wallMs: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
-/** Runs upkeep, then a rebuild into an empty view, over `commits` commits. */
-export async function runViewRow(options: { commits: number; seed: number; log: (text: string) => void }): Promise<ViewRowResult> {
+/**
+ * Runs `action` while sampling the RSS every 10 ms: its peak growth above the level at the start, MB (garbage not
+ * yet collected included). With `node --expose-gc`, also the live heap's peak growth: a full collection every
+ * 500 ms, then `heapUsed` (what the rebuild holds, without its garbage).
+ */
+async function withPeakMemory<T>(action: () => Promise<T>): Promise<{ result: T; peakRssGrowthMb: number; peakLiveHeapGrowthMb: number | null }> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const start = process.memoryUsage.rss();
+  const heapStart = process.memoryUsage().heapUsed;
+  let peak = start;
+  let heapPeak = heapStart;
+  let ticks = 0;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+    if (gc !== undefined && ++ticks % 50 === 0) {
+      gc();
+      heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
+    }
+  }, 10);
+  try {
+    const result = await action();
+    peak = Math.max(peak, process.memoryUsage.rss());
+    return { result, peakRssGrowthMb: round((peak - start) / 1048576, 1), peakLiveHeapGrowthMb: gc === undefined ? null : round((heapPeak - heapStart) / 1048576, 1) };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+/** Runs upkeep (unless `rebuildOnly`), then a rebuild into an empty view, over `commits` commits. */
+export async function runViewRow(options: { commits: number; seed: number; log: (text: string) => void; rebuildOnly?: boolean }): Promise<ViewRowResult> {
   const random = mulberry32(options.seed);
   const bucket = new SlowBucket(random);
   const leaves = fill(bucket, options.commits, random);
   const mirror = { store: bucket, prefix: '', where: bucket.where };
   options.log(`latest view: ${options.commits} commits, ${leaves} leaves, S3 at 20-50 ms a request (2% at 200 ms)`);
-  const upkeep = await timed(() => keepView({ documents: bucket, prefix: '' }, { mirror, cursors: new MemoryCursorStore(0), checkpointEvery: 1 }));
+  const upkeep = options.rebuildOnly
+    ? { result: { written: 0 }, wallMs: Number.NaN, cpuMs: Number.NaN }
+    : await timed(() => keepView({ documents: bucket, prefix: '' }, { mirror, cursors: new MemoryCursorStore(0), checkpointEvery: 1 }));
   for (const key of [...bucket.objects.keys()].filter((k) => k.startsWith('packages/'))) bucket.objects.delete(key);
-  const rebuild = await timed(() => rebuildView({ documents: bucket, prefix: '' }, mirror, new MemoryCursorStore(0)));
+  bucket.mirrorGets = 0;
+  const { result: rebuild, peakRssGrowthMb, peakLiveHeapGrowthMb } = await withPeakMemory(() => timed(() => rebuildView({ documents: bucket, prefix: '' }, mirror, new MemoryCursorStore(0))));
   const result: ViewRowResult = {
     commits: options.commits,
     leaves,
@@ -119,9 +169,20 @@ export async function runViewRow(options: { commits: number; seed: number; log: 
       commitsPerSec: round(options.commits / (upkeep.wallMs / 1000), 1),
       written: upkeep.result.written,
     },
-    rebuild: { wallMs: round(rebuild.wallMs, 0), cpuMs: round(rebuild.cpuMs, 0), secondsPerMillionLeaves: round((rebuild.wallMs / 1000) * (1_000_000 / leaves), 0) },
+    rebuild: {
+      wallMs: round(rebuild.wallMs, 0),
+      cpuMs: round(rebuild.cpuMs, 0),
+      secondsPerMillionLeaves: round((rebuild.wallMs / 1000) * (1_000_000 / leaves), 0),
+      mirrorGets: bucket.mirrorGets,
+      peakRssGrowthMb,
+      peakLiveHeapGrowthMb,
+      maxRssMb: round(process.resourceUsage().maxRSS / 1024, 0),
+    },
   };
-  options.log(`  upkeep ${result.upkeep.leavesPerSec} leaves/s (${result.upkeep.commitsPerSec} commits/s, ${result.upkeep.cpuMs} ms CPU); rebuild ${result.rebuild.wallMs} ms = ${result.rebuild.secondsPerMillionLeaves} s per million leaves`);
+  options.log(
+    `  upkeep ${result.upkeep.leavesPerSec} leaves/s (${result.upkeep.commitsPerSec} commits/s, ${result.upkeep.cpuMs} ms CPU); rebuild ${result.rebuild.wallMs} ms = ${result.rebuild.secondsPerMillionLeaves} s per million leaves, ` +
+      `${result.rebuild.mirrorGets} mirror GETs, RSS +${peakRssGrowthMb} MB at its peak${peakLiveHeapGrowthMb === null ? '' : `, live heap +${peakLiveHeapGrowthMb} MB`}`,
+  );
   return result;
 }
 
@@ -131,12 +192,13 @@ export function viewText(view: ViewRowResult | undefined): string {
   return (
     `latest view: ${view.commits} commits (${view.leaves} leaves, ${view.packages} packages), S3 at ${view.latency}: upkeep ${view.upkeep.leavesPerSec} leaves/s ` +
     `(${view.upkeep.commitsPerSec} commits/s, ${view.upkeep.cpuMs} ms CPU, ${view.upkeep.written} indexes written); rebuild ${view.rebuild.wallMs} ms ` +
-    `(${view.rebuild.cpuMs} ms CPU) = ${view.rebuild.secondsPerMillionLeaves} s per million leaves\n`
+    `(${view.rebuild.cpuMs} ms CPU) = ${view.rebuild.secondsPerMillionLeaves} s per million leaves, ${view.rebuild.mirrorGets} mirror GETs, RSS +${view.rebuild.peakRssGrowthMb} MB at its peak\n`
   );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  // `tsx bench/view-upkeep.ts [commits] [--rebuild-only]`: the rebuild alone, at a size upkeep would take too long for.
   const commits = Number(process.argv[2] ?? '2000');
-  const result = await runViewRow({ commits, seed: 23, log: (text) => console.log(text) });
+  const result = await runViewRow({ commits, seed: 23, log: (text) => console.log(text), rebuildOnly: process.argv.includes('--rebuild-only') });
   console.log(JSON.stringify(result));
 }

@@ -30,6 +30,7 @@ export {
   type QuarantineRecord,
   type RangeOptions,
   type RangeOutcome,
+  type RetryOptions,
   type RetryOutcome,
 } from './sync/index.js';
 export {

@@ -6,6 +6,8 @@ import { ExitCode } from './exit-code.js';
 import { openStores } from './open-stores.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
+import { openViewDocuments } from './view.js';
+import { viewRefresher } from '../view/quarantine-refresh.js';
 
 /** `catalog-sync quarantine` and `retry-quarantine`: the leaves set aside by `--quarantine`. */
 export function addQuarantineCommands(program: Command): void {
@@ -47,9 +49,19 @@ async function retryQuarantineCommand(options: StoreOptions & { allowOrigin?: st
   const http = new HttpClient({ connections: 4 });
   try {
     const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
-    const outcomes = await retryQuarantine(catalog, stores.snapshots, settings.prefix);
+    // The latest view, where there is one, is told of each leaf stored: its quarantined entry becomes a details one.
+    const view = await openViewDocuments(options);
+    const afterStored = viewRefresher(view.documents, settings.prefix, stores.reader);
+    let outcomes;
+    try {
+      outcomes = await retryQuarantine(catalog, stores.snapshots, settings.prefix, { afterStored });
+    } finally {
+      view.close();
+    }
     for (const outcome of outcomes) {
-      process.stdout.write(options.json ? `${JSON.stringify(outcome)}\n` : `${outcome.outcome}: ${outcome.key}${outcome.error ? `\n  ${outcome.error}` : ''}\n`);
+      process.stdout.write(
+        options.json ? `${JSON.stringify(outcome)}\n` : `${outcome.outcome}: ${outcome.key}${outcome.viewRefreshed ? ' (view entry refreshed)' : ''}${outcome.error ? `\n  ${outcome.error}` : ''}\n`,
+      );
     }
     const failing = outcomes.filter((outcome) => outcome.outcome === 'still-failing').length;
     if (!options.json) process.stdout.write(`${outcomes.length - failing} stored, ${failing} still failing\n`);

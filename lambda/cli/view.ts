@@ -22,6 +22,8 @@ interface ViewOptions extends StoreOptions {
   pollInterval?: string;
   consumer: string;
   concurrency?: string;
+  shards?: string;
+  tempDir?: string;
   json?: boolean;
 }
 
@@ -34,6 +36,8 @@ export function addViewCommand(program: Command): void {
     .option('--poll-interval <seconds>', 'longest wait between two reads of watermark.json with --follow (default 30)')
     .option('--consumer <name>', 'the view consumer\'s cursor name', VIEW_CONSUMER)
     .option('--concurrency <n>', 'package indexes written at once')
+    .option('--shards <n>', 'with --rebuild: shard files the manifests\' leaves are spilled to, one folded in memory at a time (default 64)')
+    .option('--temp-dir <folder>', 'with --rebuild: where its shard files go (default the system\'s temporary folder; at most about 60 bytes a leaf)')
     .option('--json', 'print the summary as one JSON line', false)
     .addHelpText('after', `
 Examples:
@@ -67,17 +71,31 @@ async function openViewStores(options: StoreOptions, access: DataDirAccess): Pro
   return folderViewStores(options.dataDir, { prefix: options.prefix ?? '' });
 }
 
+/** The view's documents of the store the options name (for `retry-quarantine`, which keeps the view's entries true). */
+export async function openViewDocuments(options: StoreOptions): Promise<Pick<ViewStores, 'documents' | 'close'>> {
+  const stores = await openViewStores(options, 'write');
+  return { documents: stores.documents, close: stores.close };
+}
+
 async function viewCommand(options: ViewOptions): Promise<void> {
   const concurrency = wholeNumber('--concurrency', options.concurrency);
   const maxPollMs = pollIntervalMs(options.pollInterval);
   if (options.rebuild && options.follow) throw new SettingsError('--rebuild', 'give --rebuild or --follow, not both (after a rebuild, run view --follow)');
+  const shards = wholeNumber('--shards', options.shards);
+  if (!options.rebuild && (shards !== undefined || options.tempDir !== undefined)) throw new SettingsError(shards !== undefined ? '--shards' : '--temp-dir', 'needs --rebuild');
+  if (options.tempDir !== undefined && options.tempDir.trim() === '') throw new SettingsError('--temp-dir', 'must not be empty');
   const stores = await openViewStores(options, 'write');
   const target = { documents: stores.documents, prefix: stores.prefix, ...(concurrency === undefined ? {} : { concurrency }) };
   const stop = stopOnSignal();
   try {
     if (options.rebuild) {
-      const result = await rebuildView(target, stores.mirror, stores.cursors, { name: options.consumer, signal: stop.signal });
-      process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `rebuilt ${result.packages} packages from ${result.commits} commits up to ${result.commitKey ?? '(none)'}: ${result.written} written, ${result.current} already current; cursor ${options.consumer} ${result.cursorMoved ? 'moved' : 'left'}\n`);
+      const spill = { ...(shards === undefined ? {} : { shards }), ...(options.tempDir === undefined ? {} : { tempDir: resolve(options.tempDir) }) };
+      const result = await rebuildView(target, stores.mirror, stores.cursors, { name: options.consumer, signal: stop.signal, ...spill });
+      process.stdout.write(
+        options.json
+          ? `${JSON.stringify(result)}\n`
+          : `${result.complete ? 'rebuilt' : 'stopped: rebuilt'} ${result.packages} packages from ${result.commits} commits up to ${result.commitKey ?? '(none)'} (${result.bodiesRead} leaf bodies read): ${result.written} written, ${result.current} already current; cursor ${options.consumer} ${result.cursorMoved ? 'moved' : 'left'}\n`,
+      );
       return;
     }
     const result = await keepView(target, {

@@ -54,6 +54,14 @@ export class MirrorLeaf implements ManifestLeaf {
     return bytes;
   }
 
+  /**
+   * The bytes stored at the leaf's key, or `undefined` when there are none: for a quarantined leaf too, since a
+   * stored leaf wins over a quarantine record (`retry-quarantine` may have stored it since the manifest was read).
+   */
+  storedBody(): Promise<Buffer | undefined> {
+    return this.#mirror.store.getBytes(this.key);
+  }
+
   /** The leaf's body parsed as JSON. */
   async json(): Promise<unknown> {
     return JSON.parse((await this.body()).toString('utf8'));

@@ -9,7 +9,7 @@ export { leafKeyOf, manifestOf, metadataOf, type ManifestEntry } from './layout.
 export { auditMirror, type AuditDeps, type AuditFinding, type AuditOptions, type AuditSummary } from './audit.js';
 export { repairCommits, type RepairOutcome } from './audit-repair.js';
 export { checkIdFilter, filterRecordKey, IdFilterChangedError, readIdFilter, shownIdFilter, type FilterCheck } from './filter-record.js';
-export { listQuarantine, retryQuarantine, type QuarantineRecord, type RetryOutcome } from './quarantine.js';
+export { listQuarantine, retryQuarantine, type QuarantineRecord, type RetryOptions, type RetryOutcome } from './quarantine.js';
 export type { BackfillDeps } from './engine-deps.js';
 export {
   abandonBackfill,

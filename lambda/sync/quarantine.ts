@@ -23,6 +23,18 @@ export interface RetryOutcome {
   /** `already-stored`: an overlapping run had stored the leaf; it is kept and the record resolved without a fetch. */
   readonly outcome: 'stored' | 'already-stored' | 'still-failing';
   readonly error?: string;
+  /** The latest view's entry for the leaf was turned from quarantined into a details entry (see {@link RetryOptions}). */
+  readonly viewRefreshed?: true;
+}
+
+/** Options of {@link retryQuarantine}. */
+export interface RetryOptions {
+  /**
+   * Called for each leaf now stored (or found stored), after its manifest entry lost the mark and before its record
+   * is deleted, so a crash in between calls it again on the next retry. The CLI passes the latest view's refresher
+   * (`viewRefresher` of `catalog-sync/view`); true when it changed something.
+   */
+  readonly afterStored?: (leafKey: string, item: PageItem) => Promise<boolean>;
 }
 
 const RECORD_KEY = /^(.*?)quarantine\/([0-9A-Za-z]{12})\/[^/]+\/[^/]+\.json$/;
@@ -62,14 +74,14 @@ function pageItemOf(item: unknown, key: string): PageItem {
 /**
  * Fetches every quarantined leaf again. Each one that now succeeds is stored at its leaf key, its commit's
  * manifest entry loses `"quarantined": true` (the manifest is rewritten: consumers see that commit's manifest
- * once more, now whole), and the record is deleted. Records that still fail stay, and so do those of items
- * no store can hold (they are not fetched).
+ * once more, now whole), `options.afterStored` is called (the latest view's entry), and the record is deleted.
+ * Records that still fail stay, and so do those of items no store can hold (they are not fetched).
  *
  * A stored leaf wins over a quarantine record: when overlapping runs quarantined a leaf and stored it (the
  * last manifest written may carry a stale `"quarantined": true`, or a stale record may remain), the leaf
  * found at its key is kept as is, not fetched again, and the flag and the record are cleared all the same.
  */
-export async function retryQuarantine(catalog: CatalogClient, snapshots: SnapshotStore, prefix: string): Promise<RetryOutcome[]> {
+export async function retryQuarantine(catalog: CatalogClient, snapshots: SnapshotStore, prefix: string, options: RetryOptions = {}): Promise<RetryOutcome[]> {
   await catalog.resolveIndexUrl();
   const outcomes: RetryOutcome[] = [];
   for (const record of await listQuarantine(snapshots, prefix)) {
@@ -83,8 +95,9 @@ export async function retryQuarantine(catalog: CatalogClient, snapshots: Snapsho
         outcome = 'stored';
       }
       await clearManifestMark(snapshots, prefix, record.commitKey, leafKey);
+      const viewRefreshed = (await options.afterStored?.(leafKey, record.item)) === true;
       await snapshots.deleteKey(record.key);
-      outcomes.push({ key: record.key, url: record.url, outcome });
+      outcomes.push({ key: record.key, url: record.url, outcome, ...(viewRefreshed ? { viewRefreshed: true as const } : {}) });
     } catch (error) {
       outcomes.push({ key: record.key, url: record.url, outcome: 'still-failing', error: (error as Error).message });
     }

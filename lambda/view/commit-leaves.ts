@@ -38,3 +38,40 @@ export async function forEachBounded<T>(items: Iterable<T>, concurrency: number,
   await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
   if (failure) throw failure.error;
 }
+
+/** Like {@link forEachBounded} over an async sequence: the workers pull the next item as each finishes (no batches). */
+export async function forEachBoundedAsync<T>(items: AsyncIterable<T>, concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  const iterator = items[Symbol.asyncIterator]();
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    // An async generator queues concurrent next() calls: each item goes to one worker.
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      if (failure) continue;
+      try {
+        await work(next.value);
+      } catch (error) {
+        failure ??= { error };
+        await iterator.return?.(undefined);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+  if (failure) throw failure.error;
+}
+
+/** A function that runs its argument when one of `limit` slots is free: a bound on requests shared by many tasks. */
+export function limiter(limit: number): <R>(task: () => Promise<R>) => Promise<R> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (task) => {
+    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    else running++;
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}

@@ -7,7 +7,9 @@ export { applyCommit, serializeIndex, type PackageIndex, type VersionEntry, type
 export { leafFieldsOf, type LeafFields } from './leaf-fields.js';
 export { packageIndexKey, VIEW_CONSUMER } from './view-keys.js';
 export { applyToView, applyBatchToView, keepView, DEFAULT_VIEW_BATCH, DEFAULT_VIEW_CONCURRENCY, type ViewCounts, type ViewRunResult, type ViewTarget } from './view-consumer.js';
-export { rebuildView, type RebuildResult } from './rebuild.js';
+export { rebuildView, DEFAULT_REBUILD_READS, type RebuildOptions, type RebuildResult } from './rebuild.js';
+export { DEFAULT_REBUILD_SHARDS, DEFAULT_SPILL_BUFFER, type SpillOptions } from './latest-leaf-spill.js';
+export { refreshQuarantinedEntry, viewRefresher, type RefreshOutcome } from './quarantine-refresh.js';
 export { writeGuarded, parseIndex, type GuardedOutcome, type GuardedWriteOptions } from './guarded-write.js';
 export { awsViewStores } from './open.js';
 export { folderViewStores, type ViewStores } from './open-folder.js';

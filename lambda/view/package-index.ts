@@ -66,11 +66,20 @@ export function applyCommit(previous: PackageIndex | undefined, commit: ViewComm
     const version = comparableVersion(leaf.version);
     byVersion.set(version, entryOf(version, leaf, commit));
   }
-  const versions = [...byVersion.values()].sort((a, b) => compareVersions(a.version, b.version));
-  return { id: leaves[leaves.length - 1]!.id, commitKey: commit.commitKey, commitTimeStamp: commit.commitTimeStamp, versions };
+  return packageIndexOf(leaves[leaves.length - 1]!.id, commit, byVersion.values());
 }
 
-function entryOf(version: string, leaf: ViewLeaf, commit: ViewCommit): VersionEntry {
+/**
+ * A package's index from its latest entry of each identity (any order): the one shape {@link applyCommit} and the
+ * rebuild both give. `id` is the spelling of the package's most recent leaf, `commit` the newest commit applied.
+ */
+export function packageIndexOf(id: string, commit: ViewCommit, entries: Iterable<VersionEntry>): PackageIndex {
+  const versions = [...entries].sort((a, b) => compareVersions(a.version, b.version));
+  return { id, commitKey: commit.commitKey, commitTimeStamp: commit.commitTimeStamp, versions };
+}
+
+/** The entry of identity `version` (its identity form) whose latest leaf is `leaf`, of `commit`. */
+export function entryOf(version: string, leaf: Omit<ViewLeaf, 'id' | 'version'>, commit: ViewCommit): VersionEntry {
   const base = { version, type: leaf.type === 'PackageDelete' ? 'delete' : 'details', leaf: leaf.key, commitKey: commit.commitKey, commitTimeStamp: commit.commitTimeStamp } as const;
   if (leaf.type === 'PackageDelete') return base;
   if (leaf.quarantined || leaf.fields === undefined) return { ...base, quarantined: true };

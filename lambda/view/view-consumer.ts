@@ -1,8 +1,9 @@
 import { consumeBatches, type ConsumeOptions, type ConsumeResult } from '../consumer/consume.js';
-import type { MirrorCommit } from '../consumer/mirror.js';
+import type { MirrorCommit, MirrorLeaf } from '../consumer/mirror.js';
 import { forEachBounded, packagesOf } from './commit-leaves.js';
 import { writeGuarded, type GuardedWriteOptions } from './guarded-write.js';
 import { applyCommit, type PackageIndex, type ViewLeaf } from './package-index.js';
+import { refreshQuarantinedEntry } from './quarantine-refresh.js';
 import type { ViewDocuments } from './view-documents.js';
 import { packageIndexKey, VIEW_CONSUMER } from './view-keys.js';
 
@@ -53,6 +54,9 @@ export async function applyBatchToView(target: ViewTarget, commits: readonly Mir
       else known.push(change);
     }
   });
+  // Rare: the leaves set aside by quarantine, looked at again after their index is written (see below).
+  const quarantined = new Map<string, MirrorLeaf>();
+  for (const commit of commits) for (const leaf of commit.leaves) if (leaf.quarantined) quarantined.set(leaf.key, leaf);
   const options = target.beforeWrite === undefined ? {} : { beforeWrite: target.beforeWrite };
   await forEachBounded(changes.values(), target.concurrency ?? DEFAULT_VIEW_CONCURRENCY, async (ofPackage) => {
     const key = packageIndexKey(target.prefix, ofPackage[0]!.leaves[0]!.id);
@@ -60,6 +64,15 @@ export async function applyBatchToView(target: ViewTarget, commits: readonly Mir
     const build = (previous: PackageIndex | undefined): PackageIndex =>
       ofPackage.filter(({ commit }) => previous === undefined || commit.commitKey > previous.commitKey).reduce<PackageIndex | undefined>((index, { commit, leaves }) => applyCommit(index, commit, leaves), previous)!;
     counts[await writeGuarded(target.documents, key, last, build, options)]++;
+    // A quarantined leaf stored by retry-quarantine while this batch was on its way: whichever of the two writes
+    // second sees the other's (the retry looks at the index after storing the leaf; this looks at the leaf after
+    // writing the index), so the entry cannot stay quarantined.
+    for (const { leaves } of ofPackage) {
+      for (const leaf of leaves) {
+        const stored = leaf.quarantined ? quarantined.get(leaf.key) : undefined;
+        if (stored !== undefined) await refreshQuarantinedEntry(target.documents, key, leaf.key, () => stored.storedBody());
+      }
+    }
   });
   return counts;
 }

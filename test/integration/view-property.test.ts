@@ -3,9 +3,10 @@
  * unlists, deprecations and vulnerabilities, one identity in many commits, several commits in one millisecond. The
  * mirror grows in random chunks and the view consumer runs after each (incremental upkeep, several runs); then the
  * view must equal the one computed from the catalog alone, a commit applied again must change no byte, and
- * `--rebuild` (from an empty view) must give the same bytes.
+ * `--rebuild` (from an empty view) must give the same bytes, whatever its number of shard files and however often it
+ * spills its buffer to them.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -33,7 +34,9 @@ describe('latest view over generated catalogs (local folder)', () => {
         fc.array(fc.nat(), { maxLength: 5 }),
         fc.constantFrom('', 'mirror/'),
         fc.nat(),
-        async (seed, commits, cuts, prefix, again) => {
+        fc.integer({ min: 1, max: 7 }),
+        fc.integer({ min: 1, max: 12 }),
+        async (seed, commits, cuts, prefix, again, shards, buffer) => {
           const catalog = generateCatalog({ commits, seed, leavesPerCommit: [1, 4], deleteRatio: 0.25, semver2Ratio: 0.3, nonNormalizedDeleteRatio: 0.5, sameMillisecondPairs: 1 });
           const decorations = decorate(catalog.commits, mulberry32(seed), 0.3);
           const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-view-'));
@@ -65,8 +68,15 @@ describe('latest view over generated catalogs (local folder)', () => {
             expect(await viewBytes(store, prefix)).toEqual(incremental);
             // Rebuild from the history into an empty view: the same bytes.
             rmSync(join(dir, prefix, 'packages'), { recursive: true });
-            const rebuilt = await rebuildView(target, mirror, store);
-            expect(rebuilt).toMatchObject({ commits, packages: expected.size, written: expected.size, cursorMoved: false });
+            const spills = join(dir, 'spills');
+            mkdirSync(spills);
+            const rebuilt = await rebuildView(target, mirror, store, { shards, buffer, tempDir: spills });
+            expect(rebuilt).toMatchObject({ commits, packages: expected.size, written: expected.size, cursorMoved: false, complete: true });
+            expect(readdirSync(spills)).toEqual([]);
+            // Only the latest details leaf of each identity is read, once.
+            const latestDetails = [...expected.values()].flatMap((index) => (index as { versions: { type: string }[] }).versions).filter((entry) => entry.type === 'details').length;
+            expect(rebuilt.bodiesRead).toBe(latestDetails);
+            rmSync(spills, { recursive: true });
             expect(await viewBytes(store, prefix)).toEqual(incremental);
           } finally {
             rmSync(dir, { recursive: true, force: true });

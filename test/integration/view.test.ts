@@ -78,9 +78,9 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
 
     // Rebuild from the history into an empty view: the same bytes; the cursor was there already.
     for (const key of stored.keys()) await target.store.deleteKey(key);
-    const rebuild = await cli(['view', '--rebuild', '--json']);
+    const rebuild = await cli(['view', '--rebuild', '--shards', '3', '--json']);
     expect(rebuild.code, rebuild.stderr).toBe(0);
-    expect(JSON.parse(rebuild.stdout)).toMatchObject({ commits: catalog.commits.length, packages: expected.size, written: expected.size, cursorMoved: false });
+    expect(JSON.parse(rebuild.stdout)).toMatchObject({ commits: catalog.commits.length, packages: expected.size, written: expected.size, cursorMoved: false, complete: true });
     expect(await viewBytes()).toEqual(stored);
   }, 120_000);
 
@@ -91,5 +91,11 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
     const bad = await cli(['view', '--concurrency', '0']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--concurrency');
+    const shards = await cli(['view', '--rebuild', '--shards', '0']);
+    expect(shards.code).toBe(2);
+    expect(shards.stderr).toContain('--shards: "0" must be a whole number >= 1');
+    const alone = await cli(['view', '--temp-dir', '/tmp']);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('--temp-dir: needs --rebuild');
   });
 });

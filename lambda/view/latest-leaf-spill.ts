@@ -1,0 +1,171 @@
+/**
+ * The rebuild's bounded memory: every identity's latest leaf, as read from the manifests, spilled to shard files by
+ * a hash of the lowercased id, then read back one shard at a time. Each shard's records keep the order they were
+ * added in (commit order, then manifest order), so the last record of an identity is its latest leaf, and the last
+ * record of a package is its most recent leaf: what `applyCommit` keeps.
+ */
+import { mkdtemp, appendFile, rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeCommitKey, leafKey } from '../contract/keys.js';
+import { formatTimestamp } from '../contract/time.js';
+import { ViewError } from './errors.js';
+
+/** Shard files by default: ~4 M identities of nuget.org in 64 shards is ~60 k identities in memory at once. */
+export const DEFAULT_REBUILD_SHARDS = 64;
+/** Records held before they are appended to the shard files (the latest per identity; ~250 bytes each in memory). */
+export const DEFAULT_SPILL_BUFFER = 20_000;
+
+/** One leaf as a manifest lists it, with its commit: what the rebuild needs to build an entry without the body. */
+export interface LeafRecord {
+  readonly commitKey: string;
+  readonly commitTimeStamp: string;
+  /** The id as the leaf spells it. */
+  readonly id: string;
+  /** The identity form of the version (`comparableVersion`). */
+  readonly version: string;
+  readonly type: 'PackageDetails' | 'PackageDelete';
+  readonly quarantined: boolean;
+  /** The leaf's key, as its manifest names it. */
+  readonly key: string;
+}
+
+/** Where the spill lives and how it is cut. */
+export interface SpillOptions {
+  /** Shard files (default {@link DEFAULT_REBUILD_SHARDS}). */
+  readonly shards?: number;
+  /** The folder the spill's own temporary folder is made in (default `os.tmpdir()`). */
+  readonly tempDir?: string;
+  /** Records buffered before they are written out (default {@link DEFAULT_SPILL_BUFFER}). */
+  readonly buffer?: number;
+  /** The mirror's prefix: a leaf key that is the one the follower makes is not written out, but made again. */
+  readonly keyPrefix?: string;
+}
+
+/** Latest-leaf records in shard files under a temporary folder of their own; {@link remove} deletes it. */
+export class LatestLeafSpill {
+  /** Per shard, the latest record of each identity since the last flush, by `{lowercased id}\n{version}`. */
+  private readonly buffers: Map<string, string>[];
+  private buffered = 0;
+
+  private constructor(
+    readonly dir: string,
+    readonly shards: number,
+    private readonly limit: number,
+    private readonly keyPrefix: string,
+  ) {
+    this.buffers = Array.from({ length: shards }, () => new Map<string, string>());
+  }
+
+  /** Makes the spill's folder (`catalog-sync-rebuild-*` under `tempDir`). */
+  static async open(options: SpillOptions = {}): Promise<LatestLeafSpill> {
+    const shards = options.shards ?? DEFAULT_REBUILD_SHARDS;
+    const limit = options.buffer ?? DEFAULT_SPILL_BUFFER;
+    if (!Number.isInteger(shards) || shards < 1) throw new ViewError(`rebuild shards ${shards}: must be a whole number >= 1`);
+    if (!Number.isInteger(limit) || limit < 1) throw new ViewError(`rebuild spill buffer ${limit}: must be a whole number >= 1`);
+    const parent = options.tempDir ?? tmpdir();
+    let dir: string;
+    try {
+      dir = await mkdtemp(join(parent, 'catalog-sync-rebuild-'));
+    } catch (cause) {
+      throw new ViewError(`${parent}: cannot make the rebuild's temporary folder there: ${(cause as Error).message}`, { cause });
+    }
+    return new LatestLeafSpill(dir, shards, limit, options.keyPrefix ?? '');
+  }
+
+  /** The shard of a package: FNV-1a of its lowercased id. */
+  shardOf(lowerId: string): number {
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < lowerId.length; i++) hash = Math.imul(hash ^ lowerId.charCodeAt(i), 0x01000193);
+    return (hash >>> 0) % this.shards;
+  }
+
+  /**
+   * Adds a leaf, later than every one added before: it replaces its identity's buffered record and goes last.
+   * True when the buffer is full: {@link flush} before adding more.
+   */
+  add(record: LeafRecord): boolean {
+    const lowerId = record.id.toLowerCase();
+    const buffer = this.buffers[this.shardOf(lowerId)]!;
+    const identity = `${lowerId}\n${record.version}`;
+    if (!buffer.delete(identity)) this.buffered++;
+    // What follows from the rest is written as "" (half a line): the timestamp of the commit key, the follower's key.
+    const timeStamp = record.commitTimeStamp === timeStampOf(record.commitKey) ? '' : record.commitTimeStamp;
+    const key = record.key === keyOf(this.keyPrefix, record.commitKey, record.id, record.version) ? '' : record.key;
+    buffer.set(identity, JSON.stringify([record.commitKey, timeStamp, record.id, record.version, record.type === 'PackageDelete' ? 0 : record.quarantined ? 2 : 1, key]));
+    return this.buffered >= this.limit;
+  }
+
+  /** Appends every buffered record to its shard file. */
+  async flush(): Promise<void> {
+    await Promise.all(
+      this.buffers.map(async (buffer, shard) => {
+        if (buffer.size === 0) return;
+        const lines = `${[...buffer.values()].join('\n')}\n`;
+        buffer.clear();
+        await appendFile(this.fileOf(shard), lines);
+      }),
+    );
+    this.buffered = 0;
+  }
+
+  /** A shard's records in the order they were added (call {@link flush} first). */
+  async *records(shard: number): AsyncGenerator<LeafRecord> {
+    const stream = createReadStream(this.fileOf(shard), { encoding: 'utf8' });
+    const opened = new Promise<boolean>((resolve, reject) => {
+      stream.once('open', () => resolve(true));
+      stream.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? resolve(false) : reject(error)));
+    });
+    // A shard no package hashed to has no file.
+    if (!(await opened)) return;
+    // Lines split by hand: the engine does not load node:readline (a terminal's module).
+    let rest = '';
+    for await (const chunk of stream as AsyncIterable<string>) {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) if (line !== '') yield this.recordOf(line);
+    }
+    if (rest !== '') yield this.recordOf(rest);
+  }
+
+  /** Deletes the spill's folder and everything in it. */
+  async remove(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  private fileOf(shard: number): string {
+    return join(this.dir, `shard-${shard}.jsonl`);
+  }
+
+  private recordOf(line: string): LeafRecord {
+    const [commitKey, timeStamp, id, version, kind, key] = JSON.parse(line) as [string, string, string, string, number, string];
+    return {
+      commitKey,
+      commitTimeStamp: timeStamp === '' ? timeStampOf(commitKey)! : timeStamp,
+      id,
+      version,
+      type: kind === 0 ? 'PackageDelete' : 'PackageDetails',
+      quarantined: kind === 2,
+      key: key === '' ? keyOf(this.keyPrefix, commitKey, id, version)! : key,
+    };
+  }
+}
+
+/** The timestamp a commit key encodes (7 digits), or undefined for a key that does not decode. */
+function timeStampOf(commitKey: string): string | undefined {
+  try {
+    return formatTimestamp(decodeCommitKey(commitKey));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The key the follower gives a leaf, or undefined when it cannot make one (an id no store can hold). */
+function keyOf(prefix: string, commitKey: string, id: string, version: string): string | undefined {
+  try {
+    return leafKey(prefix, commitKey, id, version);
+  } catch {
+    return undefined;
+  }
+}
