@@ -65,7 +65,13 @@ export function readerIdFilter(include: readonly string[] = [], exclude: readonl
   return idFilterOf(include, exclude);
 }
 
-/** `commit` with only the leaves `filter` keeps (the commit itself is always delivered: cursors move over whole commits). */
-export function filteredLeaves<C extends { readonly leaves: readonly { readonly id: string }[] }>(commit: C, filter: IdFilter | undefined): C {
-  return filter === undefined ? commit : { ...commit, leaves: commit.leaves.filter((leaf) => keepsId(filter, leaf.id)) };
+/**
+ * `commit` with only the leaves `filter` keeps (the commit itself is always delivered: cursors move over whole
+ * commits), the leaves it left out added to the commit's `filtered` count, so a reader still tells them from missing.
+ */
+export function filteredLeaves<C extends { readonly filtered?: number; readonly leaves: readonly { readonly id: string }[] }>(commit: C, filter: IdFilter | undefined): C {
+  if (filter === undefined) return commit;
+  const leaves = commit.leaves.filter((leaf) => keepsId(filter, leaf.id));
+  const { leaves: _all, ...fields } = commit;
+  return { ...fields, filtered: (commit.filtered ?? 0) + commit.leaves.length - leaves.length, leaves } as unknown as C;
 }

@@ -68,6 +68,17 @@ describe('id filters on a folder', () => {
     const verify = await runCli(['verify', ...at(dir), '--deep']);
     expect(verify.stderr).toBe('');
     expect(verify.code).toBe(0);
+    // changes --json carries each manifest's count; a reader's own filter adds what it leaves out.
+    const changes = await runCli(['changes', '--data-dir', dir, '--json']);
+    expect(changes.code).toBe(0);
+    const lines = changes.stdout.trim().split('\n').map((line) => JSON.parse(line) as { filtered?: number; leaves: unknown[] });
+    expect(lines.map((c) => c.filtered)).toEqual(catalog.commits.map((c) => c.leaves.filter((l) => !kept(l.id)).length));
+    const narrower = await runCli(['changes', '--data-dir', dir, '--json', '--include', 'a*']);
+    const narrowed = narrower.stdout.trim().split('\n').map((line) => JSON.parse(line) as { filtered?: number; leaves: unknown[] });
+    expect(narrowed.map((c) => c.filtered)).toEqual(catalog.commits.map((c) => c.leaves.filter((l) => !/^a/i.test(l.id)).length));
+    const text = await runCli(['changes', '--data-dir', dir]);
+    const withFiltered = catalog.commits.findIndex((c) => c.leaves.some((l) => !kept(l.id)));
+    expect(text.stdout.trim().split('\n')[withFiltered]).toMatch(/ \d+ (leaf|leaves), [1-9]\d* filtered \(commit /);
   });
 
   it('another filter is refused with exit 2 naming both; --refilter accepts it and gives the backfill command', async () => {
@@ -115,11 +126,15 @@ describe('id filters on a folder', () => {
     const result = await runCli(['changes', '--data-dir', dir, '--json', '--include', 'A*', '--include', 'b*']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    const commits = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { commitId: string; leaves: { id: string }[] });
+    const commits = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { commitId: string; filtered?: number; leaves: { id: string }[] });
     expect(commits.map((c) => c.commitId)).toEqual(catalog.commits.map((c) => c.commitId));
     for (const [i, commit] of commits.entries()) {
       expect(commit.leaves.map((l) => l.id).sort()).toEqual(catalog.commits[i]!.leaves.filter((l) => kept(l.id)).map((l) => l.id).sort());
+      // The unfiltered mirror's manifests have no count; the reader's filter gives one: filtered, not missing.
+      expect(commit.filtered).toBe(catalog.commits[i]!.leaves.length - commit.leaves.length);
     }
+    const unfiltered = await runCli(['changes', '--data-dir', dir, '--json']);
+    expect(unfiltered.stdout).not.toContain('"filtered"');
     const bad = await runCli(['changes', '--data-dir', dir, '--exclude', 'a b']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--exclude: "a b" is not an id pattern');
