@@ -40,6 +40,9 @@ let warm: Warm | undefined;
 /** The private feed's credentials (SOURCE_SECRET_ARN), read once per container. */
 export const sourceSecrets = new SourceSecretReader();
 
+/** How a Lambda's changed `INCLUDE_IDS`/`EXCLUDE_IDS` is accepted: the change is made once, from the CLI. */
+export const LAMBDA_REFILTER_HINT = 'run `catalog-sync run --refilter` once with the new --include/--exclude against this table and bucket,';
+
 /**
  * The Lambda's settings beyond the engine's own: where state lives. `credentials`, read from the secret of
  * SOURCE_SECRET_ARN, join the source URL.
@@ -74,7 +77,7 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<Warm> {
     hasCursor: async () => (await store.read(settings.cursorName)) !== undefined,
     refilter: false,
     setting: 'INCLUDE_IDS/EXCLUDE_IDS',
-    howToChange: 'run `catalog-sync run --refilter` once with the new --include/--exclude against this table and bucket,',
+    howToChange: LAMBDA_REFILTER_HINT,
     onUnchecked: (error) => {
       checked = false;
       logger.warn('id filter not checked', { error: (error as Error).message });

@@ -43,9 +43,9 @@ export interface FilterCheck {
   readonly previous: IdFilter | undefined;
 }
 
-function parseRecord(bytes: Buffer | undefined): IdFilter | undefined {
-  if (bytes === undefined) return undefined;
-  const record = JSON.parse(bytes.toString('utf8')) as Partial<IdFilter>;
+function parseRecord(value: unknown): IdFilter | undefined {
+  if (value === undefined) return undefined;
+  const record = value as Partial<IdFilter>;
   const include = record.include ?? [];
   const exclude = record.exclude ?? [];
   return include.length === 0 && exclude.length === 0 ? undefined : { include, exclude };
@@ -53,7 +53,8 @@ function parseRecord(bytes: Buffer | undefined): IdFilter | undefined {
 
 /** The id filter the mirror under `prefix` records (undefined: none). */
 export async function readIdFilter(snapshots: SnapshotStore, prefix: string): Promise<IdFilter | undefined> {
-  return parseRecord(await snapshots.getBytes?.(filterRecordKey(prefix)));
+  // getJson, which every store has (the range worker's back-pressure store has no getBytes).
+  return parseRecord(await snapshots.getJson(filterRecordKey(prefix)));
 }
 
 /**
@@ -94,9 +95,9 @@ async function compareWithRecord(
   requested: IdFilter | undefined,
   options: { readonly hasCursor: () => Promise<boolean>; readonly refilter: boolean; readonly setting: string; readonly howToChange: string },
 ): Promise<FilterCheck> {
-  const bytes = await snapshots.getBytes?.(filterRecordKey(prefix));
-  const recorded = bytes !== undefined;
-  const previous = parseRecord(bytes);
+  const stored = await snapshots.getJson(filterRecordKey(prefix));
+  const recorded = stored !== undefined;
+  const previous = parseRecord(stored);
   if (sameIdFilter(previous, requested)) {
     // A new mirror records its filter at once; an unfiltered one writes nothing (its manifests stay as they were).
     if (!recorded && requested !== undefined) await snapshots.putJson(filterRecordKey(prefix), requested);
