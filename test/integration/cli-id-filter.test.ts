@@ -12,7 +12,7 @@ import { runCli } from '../../testkit/cli-process.js';
 import { localKeys } from '../../testkit/local-verify.js';
 import { commitTicks, SyncHarness } from '../../testkit/sync-harness.js';
 import { formatTimestamp } from '../../lambda/contract/time.js';
-import { at, catalog, head, newDir, replica, useReplica } from './cli-local-kit.js';
+import { at, catalog, head, jsonLines, newDir, replica, useReplica } from './cli-local-kit.js';
 
 useReplica();
 
@@ -109,6 +109,22 @@ describe('id filters on a folder', () => {
     expect(verified.stdout).toContain('nothing missing');
     expect(verified.code).toBe(0);
     expectFiltered((await folderManifests(dir)).values(), (leafId) => /^[ac]/i.test(leafId));
+  });
+
+  it('a refill backfill that ends behind the watermark leaves watermark.json where it was (it never moves back)', async () => {
+    const dir = newDir('refill-watermark');
+    expect((await runCli(['run', ...at(dir), '--max-commits', '1000', '--include', 'a*'])).code).toBe(0);
+    const before = await readFile(join(dir, 'watermark.json'), 'utf8');
+    expect(JSON.parse(before)).toMatchObject({ cursor: head });
+    const mid = formatTimestamp(commitTicks(catalog, Math.floor(catalog.commits.length / 2)));
+    const refill = await runCli(['backfill', ...at(dir), '--cursor-name', 'catalog-to-s3-refill', '--until', mid, '--include', 'a*', '--workers', '2', '--json']);
+    expect(refill.stderr).toBe('');
+    expect(refill.code).toBe(0);
+    expect(jsonLines(refill.stdout).at(-1)).toMatchObject({ cursorName: 'catalog-to-s3-refill', cursorAfter: mid });
+    expect(await readFile(join(dir, 'watermark.json'), 'utf8')).toBe(before);
+    // A reader still gets every commit up to the head.
+    const changes = await runCli(['changes', '--data-dir', dir, '--json']);
+    expect(changes.stdout.trim().split('\n')).toHaveLength(catalog.commits.length);
   });
 
   it('a bad pattern is a settings error naming the flag', async () => {
