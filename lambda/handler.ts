@@ -74,7 +74,7 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<Warm> {
   // the store does not answer, the run goes on to meet that failure as a run (summary, metrics); checked next time.
   let checked = true;
   await checkIdFilter(snapshots, settings.prefix, settings.idFilter, {
-    hasCursor: async () => (await store.read(settings.cursorName)) !== undefined,
+    cursor: async () => (await store.read(settings.cursorName))?.value,
     refilter: false,
     setting: 'INCLUDE_IDS/EXCLUDE_IDS',
     howToChange: LAMBDA_REFILTER_HINT,

@@ -85,7 +85,7 @@ export async function checkBackfillFilter(made: BackfillWarm): Promise<void> {
   const { settings, deps } = made;
   let checked = true;
   await checkIdFilter(deps.snapshots, settings.prefix, settings.idFilter, {
-    hasCursor: async () => (await deps.cursors.read(settings.cursorName)) !== undefined,
+    cursor: async () => (await deps.cursors.read(settings.cursorName))?.value,
     refilter: false,
     setting: 'INCLUDE_IDS/EXCLUDE_IDS',
     howToChange: LAMBDA_REFILTER_HINT,

@@ -32,7 +32,7 @@ function storeFlags(options: FilterFlags): string {
 export async function checkIdFilterFlags(stores: OpenStores, settings: SyncSettings, options: FilterFlags): Promise<void> {
   let cursor: CursorState | undefined;
   const check = await checkIdFilter(stores.snapshots, settings.prefix, settings.idFilter, {
-    hasCursor: async () => (cursor = await stores.cursors.read(settings.cursorName)) !== undefined,
+    cursor: async () => (cursor = await stores.cursors.read(settings.cursorName))?.value,
     refilter: options.refilter === true,
     setting: '--include/--exclude',
     howToChange: 'pass --refilter',

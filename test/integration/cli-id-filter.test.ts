@@ -4,7 +4,7 @@
  * (`filtered`), and another filter on an existing mirror is refused (exit 2) unless `--refilter`, which then gives the
  * backfill command a widened filter needs.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it, vi } from 'vitest';
@@ -23,7 +23,7 @@ const includeAB = ['--include', 'a*', '--include', 'B*'];
 interface Manifest {
   commitId: string;
   filtered?: number;
-  leaves: { id: string }[];
+  leaves: { id: string; key: string }[];
 }
 
 async function folderManifests(dir: string): Promise<Map<string, Manifest>> {
@@ -96,19 +96,47 @@ describe('id filters on a folder', () => {
     expect(accepted.code).toBe(0);
     expect(accepted.stderr).toContain(`id filter changed from include a* to include a*, c* after ${head}`);
     expect(accepted.stderr).toContain(`catalog-sync backfill --source ${replica.serviceIndexUrl} --data-dir ${dir} --cursor-name catalog-to-s3-refill --until ${head} --include 'a*' --include 'c*'`);
-    expect(JSON.parse(await readFile(join(dir, 'filter.json'), 'utf8'))).toEqual({ include: ['a*', 'c*'], exclude: [] });
+    expect(JSON.parse(await readFile(join(dir, 'filter.json'), 'utf8'))).toEqual({ include: ['a*', 'c*'], exclude: [], history: [{ include: ['a*'], exclude: [], until: head }] });
     // The next run with the new filter (in any case and order) is accepted.
     expect((await runCli(['run', ...at(dir), '--include', 'C*', '--include', 'A*'])).code).toBe(0);
-    // Before the printed backfill, history lacks the c* leaves; after it, the mirror is whole under the new filter.
-    expect((await runCli(['verify', ...at(dir)])).code).toBe(1);
+    // Before the printed backfill, history lacks the c* leaves: its commits are judged by the filter they were
+    // written under (nothing missing); after it, the mirror is whole under the new filter.
+    const earlier = await runCli(['verify', ...at(dir), '--deep']);
+    expect(earlier.stdout).not.toMatch(/missing (leaf|manifest)|differs/);
+    expect(earlier.stdout).toMatch(/\n[1-9]\d* commits were written under an earlier id filter/);
+    expect(earlier.code).toBe(0);
     const printed = /catalog-sync (backfill .*)$/m.exec(accepted.stderr)![1]!.split(' ').map((word) => word.replace(/^'(.*)'$/, '$1'));
     const refill = await runCli([...printed, '--workers', '2']);
     expect(refill.code).toBe(0);
     const verified = await runCli(['verify', ...at(dir), '--deep']);
     expect(verified.stdout + verified.stderr).not.toMatch(/missing (leaf|manifest)/);
     expect(verified.stdout).toContain('nothing missing');
+    expect(verified.stdout).not.toContain('earlier id filter');
     expect(verified.code).toBe(0);
     expectFiltered((await folderManifests(dir)).values(), (leafId) => /^[ac]/i.test(leafId));
+  });
+
+  it('after a narrowing --refilter, verify judges the commits before it by the wider filter their manifests were written under', async () => {
+    const dir = newDir('narrowed');
+    const half = Math.floor(catalog.commits.length / 2);
+    // From no filter (every leaf) to a* from the middle on.
+    expect((await runCli(['run', ...at(dir), '--max-commits', String(half)])).code).toBe(0);
+    expect((await runCli(['run', ...at(dir), '--include', 'a*', '--refilter'])).code).toBe(0);
+    const wider = catalog.commits.slice(0, half).filter((c) => c.leaves.some((l) => !/^a/i.test(l.id))).length;
+    expect(wider).toBeGreaterThan(0);
+    const verified = await runCli(['verify', ...at(dir), '--deep', '--json']);
+    expect(verified.stderr).toBe('');
+    const lines = jsonLines<{ kind: string; underEarlierFilter?: number; commits?: number }>(verified.stdout);
+    expect(lines.filter((line) => line.kind !== 'summary')).toEqual([]);
+    expect(lines.at(-1)).toMatchObject({ kind: 'summary', commits: catalog.commits.length, underEarlierFilter: wider });
+    expect(verified.code).toBe(0);
+    // A leaf a* leaves out, of a commit before the change, is missing under the filter its manifest was written under: found.
+    const before = [...(await folderManifests(dir)).values()].filter((m) => catalog.commits.findIndex((c) => c.commitId === m.commitId) < half);
+    const leaf = before.flatMap((m) => m.leaves).find((l) => !/^a/i.test(l.id))!;
+    await rm(join(dir, leaf.key));
+    const found = await runCli(['verify', ...at(dir)]);
+    expect(found.stdout).toContain(`missing leaf     ${leaf.key}`);
+    expect(found.code).toBe(1);
   });
 
   it('a refill backfill that ends behind the watermark leaves watermark.json where it was (it never moves back)', async () => {
