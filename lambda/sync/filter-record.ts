@@ -10,6 +10,7 @@ import { sameIdFilter, widens, type IdFilter } from '../contract/id-filter.js';
 import { ErrorCode } from '../contract/errors.js';
 import { SettingsError } from '../contract/settings.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../contract/time.js';
+import { watermarkKeyOf } from '../contract/keys.js';
 import type { SnapshotStore } from '../stores/types.js';
 
 /** A filter the mirror had before, and the last commit written under it (the mirror's cursor when it was replaced). */
@@ -63,6 +64,14 @@ export interface FilterCheck {
   /** The new filter may keep ids the previous one left out: history before the change lacks their leaves. */
   readonly widened: boolean;
   readonly previous: IdFilter | undefined;
+  /** With `changed`: the mirror's position when it changed (the run's cursor, or the watermark): the earlier filter's `until`. */
+  readonly at?: Ticks;
+}
+
+/** The cursor of the mirror's `watermark.json`, or undefined when it has none. */
+async function watermarkCursor(snapshots: SnapshotStore, prefix: string): Promise<Ticks | undefined> {
+  const cursor = ((await snapshots.getJson(watermarkKeyOf(prefix))) as { cursor?: unknown } | undefined)?.cursor;
+  return typeof cursor === 'string' ? parseTimestamp(cursor) : undefined;
 }
 
 function filterOf(record: { readonly include?: readonly string[]; readonly exclude?: readonly string[] }): IdFilter | undefined {
@@ -99,7 +108,8 @@ export async function readIdFilter(snapshots: SnapshotStore, prefix: string): Pr
 }
 
 /**
- * Compares `requested` with the mirror's filter. A mirror with no cursor yet takes any filter.
+ * Compares `requested` with the mirror's filter. A mirror with no data yet (neither this cursor nor a watermark)
+ * takes any filter.
  * @throws {@link IdFilterChangedError} when they differ on a mirror with data and `refilter` is not set.
  */
 export async function checkIdFilter(
@@ -144,12 +154,14 @@ async function compareWithRecord(
     if (!recorded && requested !== undefined) await snapshots.putJson(filterRecordKey(prefix), requested);
     return { changed: false, widened: false, previous };
   }
-  const cursor = await options.cursor();
+  // The mirror holds data when this cursor exists, or any writer's watermark does (a backfill of a new cursor
+  // name, e.g. a refill, on a mirror synced under another name and filter).
+  const cursor = (await options.cursor()) ?? (await watermarkCursor(snapshots, prefix));
   const hasCursor = cursor !== undefined;
   if (hasCursor && !options.refilter) throw new IdFilterChangedError(options.setting, previous, requested, options.howToChange);
   const filter = requested ?? { include: [], exclude: [] };
   // Commits up to the cursor were written under the previous filter: recorded, so verify judges them by it.
   const history = hasCursor ? [...storedHistory(stored), { include: previous?.include ?? [], exclude: previous?.exclude ?? [], until: formatTimestamp(cursor) }] : storedHistory(stored);
   await snapshots.putJson(filterRecordKey(prefix), history.length > 0 ? { ...filter, history } : filter);
-  return { changed: hasCursor, widened: hasCursor && widens(previous, requested), previous };
+  return { changed: hasCursor, widened: hasCursor && widens(previous, requested), previous, ...(cursor === undefined ? {} : { at: cursor }) };
 }

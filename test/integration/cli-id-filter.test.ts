@@ -145,6 +145,10 @@ describe('id filters on a folder', () => {
     const before = await readFile(join(dir, 'watermark.json'), 'utf8');
     expect(JSON.parse(before)).toMatchObject({ cursor: head });
     const mid = formatTimestamp(commitTicks(catalog, Math.floor(catalog.commits.length / 2)));
+    // A backfill under a cursor name of its own is held to the mirror's filter too (the mirror has a watermark).
+    const other = await runCli(['backfill', ...at(dir), '--cursor-name', 'catalog-to-s3-refill', '--until', mid, '--include', 'c*']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('this mirror was synced with include a*, and this run asks for include c*');
     const refill = await runCli(['backfill', ...at(dir), '--cursor-name', 'catalog-to-s3-refill', '--until', mid, '--include', 'a*', '--workers', '2', '--json']);
     expect(refill.stderr).toBe('');
     expect(refill.code).toBe(0);
