@@ -40,6 +40,9 @@ let warm: Warm | undefined;
 /** The private feed's credentials (SOURCE_SECRET_ARN), read once per container. */
 export const sourceSecrets = new SourceSecretReader();
 
+/** How a Lambda's changed `INCLUDE_IDS`/`EXCLUDE_IDS` is accepted: the change is made once, from the CLI. */
+export const LAMBDA_REFILTER_HINT = 'run `catalog-sync run --refilter` once with the new --include/--exclude against this table and bucket,';
+
 /**
  * The Lambda's settings beyond the engine's own: where state lives. `credentials`, read from the secret of
  * SOURCE_SECRET_ARN, join the source URL.
@@ -71,10 +74,10 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<Warm> {
   // the store does not answer, the run goes on to meet that failure as a run (summary, metrics); checked next time.
   let checked = true;
   await checkIdFilter(snapshots, settings.prefix, settings.idFilter, {
-    hasCursor: async () => (await store.read(settings.cursorName)) !== undefined,
+    cursor: async () => (await store.read(settings.cursorName))?.value,
     refilter: false,
     setting: 'INCLUDE_IDS/EXCLUDE_IDS',
-    howToChange: 'run `catalog-sync run --refilter` once with the new --include/--exclude against this table and bucket,',
+    howToChange: LAMBDA_REFILTER_HINT,
     onUnchecked: (error) => {
       checked = false;
       logger.warn('id filter not checked', { error: (error as Error).message });

@@ -125,8 +125,8 @@ export class CatalogReplica {
     this.source = new GeneratedSource(catalog, {
       pageSize: this.options.pageSize ?? DEFAULT_PAGE_SIZE,
       splitCommits: this.options.splitCommits ?? false,
-      origin: this.origin,
-      leafOrigin: (this.options.leafOrigin ?? this.origin).replace(/\/$/, ''),
+      origin: this.options.publicOrigin ?? this.origin,
+      leafOrigin: (this.options.leafOrigin ?? this.options.publicOrigin ?? this.origin).replace(/\/$/, ''),
     });
   }
 

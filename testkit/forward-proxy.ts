@@ -2,11 +2,12 @@
  * A small forward proxy, as a corporate network has: `CONNECT` tunnels and absolute-form HTTP requests, with
  * optional Basic credentials. Every request that passes is logged, inside tunnels too (a tunnel to an `http:`
  * origin carries plain HTTP, which the proxy reads and forwards), so a test can tell that every request to the
- * replica went through it, or none did.
+ * replica went through it, or none did. A tunnel whose first bytes are a TLS handshake (to an `https:` origin) is
+ * passed through as it is, as a real proxy does: only the tunnel is logged (`tlsTunnels`), never what is inside.
  */
 import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { Duplex } from 'node:stream';
 
 /** One request that passed through the proxy. */
 export interface ProxiedRequest {
@@ -29,6 +30,8 @@ export class ForwardProxy {
   readonly requests: ProxiedRequest[] = [];
   /** `host:port` of every tunnel opened. */
   readonly tunnels: string[] = [];
+  /** `host:port` of every tunnel that carried TLS (passed through unread). */
+  readonly tlsTunnels: string[] = [];
   /** Requests refused for want of credentials. */
   refused = 0;
   private readonly sockets = new Set<Socket | Duplex>();
@@ -58,10 +61,18 @@ export class ForwardProxy {
       }
       const target = req.url ?? '';
       this.tunnels.push(target);
-      this.targets.set(socket, target);
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length > 0) socket.unshift(head);
-      this.inner.emit('connection', socket);
+      const route = (first: Buffer): void => {
+        // 0x16: a TLS handshake record. The proxy cannot read inside: it relays bytes, as a corporate proxy does.
+        if (first[0] === 0x16) this.relay(target, socket, first);
+        else this.readInside(target, socket, first);
+      };
+      if (head.length > 0) route(head);
+      else
+        socket.once('data', (chunk: Buffer) => {
+          socket.pause();
+          route(chunk);
+        });
     });
   }
 
@@ -83,6 +94,43 @@ export class ForwardProxy {
     for (const socket of this.sockets) socket.destroy();
     this.upstream.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /**
+   * Hands the tunnel to the inner HTTP server, which reads the requests inside. Through a stream of its own that
+   * starts with the bytes read to tell TLS from HTTP: the server reads a socket's handle directly, past anything
+   * put back into it.
+   */
+  private readInside(target: string, socket: Duplex, first: Buffer): void {
+    const inside = new Duplex({
+      read: () => void socket.resume(),
+      write: (chunk: Buffer, _encoding, done) => void socket.write(chunk, done),
+      final: (done) => void socket.end(done),
+      destroy: (error, done) => {
+        socket.destroy();
+        done(error);
+      },
+    });
+    inside.push(first);
+    socket.on('data', (chunk: Buffer) => {
+      if (!inside.push(chunk)) socket.pause();
+    });
+    socket.on('end', () => inside.push(null));
+    socket.on('close', () => inside.destroy());
+    socket.resume();
+    this.targets.set(inside, target);
+    this.track(inside);
+    this.inner.emit('connection', inside);
+  }
+
+  private relay(target: string, socket: Duplex, first: Buffer): void {
+    this.tlsTunnels.push(target);
+    const [host, port] = splitHostPort(target);
+    const upstream = connect(port, host);
+    this.track(upstream);
+    upstream.write(first);
+    socket.pipe(upstream).pipe(socket);
+    socket.resume();
   }
 
   private track(socket: Socket | Duplex): void {

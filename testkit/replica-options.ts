@@ -24,6 +24,11 @@ export interface ReplicaOptions extends ReplicaServerOptions {
    * server), to test that a client follows only URLs of the catalog's origin. Default: `origin`.
    */
   leafOrigin?: string;
+  /**
+   * The origin every document names instead of the replica's own (e.g. `https://127.0.0.1:PORT` of a TLS front
+   * before it, testkit/tls-front.ts): clients then reach every document through that origin. Default: `origin`.
+   */
+  publicOrigin?: string;
 }
 
 /** Options of `CatalogReplica.overrideBody`. */

@@ -8,17 +8,20 @@
  */
 import type { RunSummary } from '../contract/index.js';
 import { finishBackfill, releaseBackfillLease } from '../sync/index.js';
-import { logger, warmUp } from './warm.js';
+import { checkBackfillFilter, logger, warmUp } from './warm.js';
 
 export async function handler(event: { readonly backfillId: string; readonly release?: false }): Promise<RunSummary>;
 export async function handler(event: { readonly backfillId: string; readonly release: true }): Promise<{ released: string }>;
 export async function handler(event: { readonly backfillId: string; readonly release?: boolean }): Promise<RunSummary | { released: string }> {
-  const { settings, deps } = await warmUp(process.env);
+  const warm = await warmUp(process.env);
+  const { settings, deps } = warm;
   if (event.release === true) {
     await releaseBackfillLease(settings, deps, event.backfillId);
     logger.warn('backfill lease released after a failed map', { backfillId: event.backfillId });
     return { released: event.backfillId };
   }
+  // The cursor does not move over ranges whose filter is no longer the mirror's (a release still gives the lease back).
+  await checkBackfillFilter(warm);
   const summary = await finishBackfill(settings, deps, event.backfillId);
   logger.info('backfill finished', { summary });
   return summary;

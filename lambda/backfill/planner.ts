@@ -5,11 +5,12 @@
  * to abandon the cursor's unfinished plan first (its done ranges stay stored; a new plan is made).
  * One plan at a time: while another execution (or the CLI) runs the cursor's plan, this one fails at Plan with
  * `CS_ERR_BACKFILL_RUNNING` naming it; another `until` or `rangeLeaves` than the unfinished plan's fails with
- * `CS_ERR_BACKFILL_MISMATCH` naming both.
+ * `CS_ERR_BACKFILL_MISMATCH` naming both. `INCLUDE_IDS`/`EXCLUDE_IDS` other than the mirror's `filter.json` fail
+ * with `CS_ERR_ID_FILTER_CHANGED` naming both filters, before anything is planned.
  */
 import { backfillRangesKey, MAX_RANGE_LEAVES, parseTimestamp, SettingsError } from '../contract/index.js';
 import { abandonBackfill, planBackfill } from '../sync/index.js';
-import { logger, warmUp } from './warm.js';
+import { checkBackfillFilter, logger, warmUp } from './warm.js';
 
 export interface PlannerInput {
   readonly until?: string;
@@ -36,7 +37,8 @@ export interface PlannerOutput {
 
 /** The planner, called by the state machine with a {@link PlannerEvent}, or directly with the input alone. */
 export const handler = async (event: PlannerEvent | PlannerInput | null | undefined): Promise<PlannerOutput> => {
-  const { settings, bucket, deps } = await warmUp(process.env);
+  const warm = await warmUp(process.env);
+  const { settings, bucket, deps } = warm;
   const wrapped = event !== null && typeof event === 'object' && 'execution' in event && typeof event.execution === 'string';
   const input: PlannerInput = (wrapped ? (event as PlannerEvent).input : (event as PlannerInput | null | undefined)) ?? {};
   const holder = wrapped ? (event as PlannerEvent).execution : undefined;
@@ -44,6 +46,8 @@ export const handler = async (event: PlannerEvent | PlannerInput | null | undefi
     throw new SettingsError('rangeLeaves', `must be a whole number from 1 to ${MAX_RANGE_LEAVES} (got ${JSON.stringify(input.rangeLeaves)})`);
   }
   if (input.abandon !== undefined && typeof input.abandon !== 'boolean') throw new SettingsError('abandon', `must be true or false (got ${JSON.stringify(input.abandon)})`);
+  // Before anything is planned or abandoned: a backfill under another filter than the mirror's is refused.
+  await checkBackfillFilter(warm);
   if (input.abandon) {
     const abandoned = await abandonBackfill(settings, deps);
     logger.warn(abandoned === undefined ? 'no unfinished backfill to abandon' : 'backfill abandoned', { backfillId: abandoned?.backfillId });

@@ -6,11 +6,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CatalogClient, HttpClient } from '../catalog/index.js';
 import type { SyncSettings } from '../contract/index.js';
-import { lambdaSettings, sourceSecrets } from '../handler.js';
+import { LAMBDA_REFILTER_HINT, lambdaSettings, sourceSecrets } from '../handler.js';
 import { sourceSecretId } from '../handler/source-secret.js';
 import { awsClients, DynamoStore, S3SnapshotStore, type SnapshotStore } from '../stores/index.js';
 import { BackpressureSnapshotStore, backpressureS3Client, SlowDownGauge } from '../stores/s3-backpressure.js';
-import type { BackfillDeps, EngineLogger } from '../sync/index.js';
+import { checkIdFilter, type BackfillDeps, type EngineLogger } from '../sync/index.js';
 
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME?.trim() || 'catalog-sync-backfill' });
 
@@ -69,4 +69,30 @@ export async function warmUp(env: NodeJS.ProcessEnv, { backpressure = false } = 
   warm.clear();
   warm.set(key, made);
   return made;
+}
+
+const filterChecked = new WeakSet<BackfillWarm>();
+
+/**
+ * Refuses a backfill whose `INCLUDE_IDS`/`EXCLUDE_IDS` differ from the mirror's `filter.json` (`IdFilterChangedError`,
+ * `CS_ERR_ID_FILTER_CHANGED`, naming both filters and the `--refilter` step), as the follower and the CLI's backfill
+ * do: its manifests would otherwise mean another filter than the mirror's. Once per warm container; a mirror without
+ * a cursor takes the filter and records it. When the store does not answer, the check is left to the next
+ * invocation and the work meets that failure itself.
+ */
+export async function checkBackfillFilter(made: BackfillWarm): Promise<void> {
+  if (filterChecked.has(made)) return;
+  const { settings, deps } = made;
+  let checked = true;
+  await checkIdFilter(deps.snapshots, settings.prefix, settings.idFilter, {
+    cursor: async () => (await deps.cursors.read(settings.cursorName))?.value,
+    refilter: false,
+    setting: 'INCLUDE_IDS/EXCLUDE_IDS',
+    howToChange: LAMBDA_REFILTER_HINT,
+    onUnchecked: (error) => {
+      checked = false;
+      logger.warn('id filter not checked', { error: (error as Error).message });
+    },
+  });
+  if (checked) filterChecked.add(made);
 }

@@ -18,7 +18,7 @@ import { addTotals, DEFAULT_METRICS_NAMESPACE, SettingsError, ZERO_TOTALS, type 
 import { addWorkMetrics } from '../handler/work-metrics.js';
 import { safetyMarginMs } from '../handler.js';
 import { runRange, type RangeOutcome } from '../sync/index.js';
-import { logger, warmUp } from './warm.js';
+import { checkBackfillFilter, logger, warmUp } from './warm.js';
 
 // As lambda/handler.ts: the stack sets both; an explicit serviceName would override POWERTOOLS_SERVICE_NAME.
 const metrics = new Metrics({
@@ -42,7 +42,10 @@ export interface WorkerOutput {
 }
 
 export const handler = async (event: WorkerInput, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<WorkerOutput> => {
-  const { settings, deps, gauge } = await warmUp(process.env, { backpressure: true });
+  const warm = await warmUp(process.env, { backpressure: true });
+  const { settings, deps, gauge } = warm;
+  // The filter may have been changed (`run --refilter`) since the plan: no range is stored under another one.
+  await checkBackfillFilter(warm);
   const { backfillId } = event.BatchInput ?? {};
   for (const range of event.Items ?? []) {
     if (range.backfillId !== backfillId) throw new SettingsError('BatchInput.backfillId', `is ${backfillId}, but range ${range.n} belongs to ${range.backfillId}`);

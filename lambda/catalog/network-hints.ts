@@ -1,8 +1,9 @@
 /**
- * What a failed fetch tells the user about the network: for DNS and connection errors, and for a proxy that
- * refused, a hint naming the host and the proxy variable in use (never its credentials).
+ * What a failed fetch tells the user about the network: for DNS and connection errors, a proxy that refused, and a
+ * TLS certificate not trusted, a hint naming the host and the variable to set (never a proxy's credentials).
  */
 import { shownProxy, tunnelRefusal, type ProxyChoice } from '../contract/proxy-env.js';
+import { untrustedCertificateAdvice, untrustedCertificateCode } from '../contract/tls-trust.js';
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN']);
 const CONNECTION_CODES = new Set([
@@ -73,6 +74,8 @@ export function networkHint(error: unknown, url: string, proxy: ProxyChoice | un
   if (proxy !== undefined && status !== undefined) {
     return `the proxy of ${shownProxy(proxy)} ${tunnelRefusal(proxy, status, host)}`;
   }
+  const certificate = untrustedCertificateCode(error);
+  if (certificate !== undefined) return untrustedCertificateAdvice(host, certificate);
   const code = networkCode(error);
   if (code === undefined) return undefined;
   if (DNS_CODES.has(code)) {

@@ -30,7 +30,8 @@ export function linesOf(commit: MirrorCommit, options: OutputOptions): string[] 
   }
   if (options.json) return [JSON.stringify(commit)];
   const count = commit.leaves.length;
-  return [`${commitTimeStamp} ${commitKey} ${count} ${count === 1 ? 'leaf' : 'leaves'} (commit ${commitId})`];
+  const filtered = commit.filtered ? `, ${commit.filtered} filtered` : '';
+  return [`${commitTimeStamp} ${commitKey} ${count} ${count === 1 ? 'leaf' : 'leaves'}${filtered} (commit ${commitId})`];
 }
 
 /** Writes `text` to `stream` and resolves once it is handed to the OS (or rejects with {@link OutputClosed}). */

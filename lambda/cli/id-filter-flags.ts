@@ -9,7 +9,6 @@ import { collect, type StoreOptions } from './options.js';
 
 type FilterFlags = StoreOptions & { readonly refilter?: boolean };
 import type { OpenStores } from './open-stores.js';
-import type { CursorState } from '../stores/types.js';
 
 /** Adds the id filter's flags to `command`. */
 export function idFilterOptions(command: Command): Command {
@@ -30,9 +29,8 @@ function storeFlags(options: FilterFlags): string {
  * so on stderr and, when the filter widened, gives the backfill command that stores what the history lacks.
  */
 export async function checkIdFilterFlags(stores: OpenStores, settings: SyncSettings, options: FilterFlags): Promise<void> {
-  let cursor: CursorState | undefined;
   const check = await checkIdFilter(stores.snapshots, settings.prefix, settings.idFilter, {
-    hasCursor: async () => (cursor = await stores.cursors.read(settings.cursorName)) !== undefined,
+    cursor: async () => (await stores.cursors.read(settings.cursorName))?.value,
     refilter: options.refilter === true,
     setting: '--include/--exclude',
     howToChange: 'pass --refilter',
@@ -40,8 +38,8 @@ export async function checkIdFilterFlags(stores: OpenStores, settings: SyncSetti
     // record's read would only repeat it first, less clearly): nothing to add here.
     onUnchecked: () => undefined,
   });
-  if (!check.changed || cursor === undefined) return;
-  const at = formatTimestamp(cursor.value);
+  if (!check.changed || check.at === undefined) return;
+  const at = formatTimestamp(check.at);
   process.stderr.write(`id filter changed from ${shownIdFilter(check.previous)} to ${shownIdFilter(settings.idFilter)} after ${at}\n`);
   if (!check.widened) {
     process.stderr.write('it keeps fewer packages: the leaves stored before stay; later manifests count the others in "filtered"\n');
@@ -65,7 +63,13 @@ export function readerIdFilter(include: readonly string[] = [], exclude: readonl
   return idFilterOf(include, exclude);
 }
 
-/** `commit` with only the leaves `filter` keeps (the commit itself is always delivered: cursors move over whole commits). */
-export function filteredLeaves<C extends { readonly leaves: readonly { readonly id: string }[] }>(commit: C, filter: IdFilter | undefined): C {
-  return filter === undefined ? commit : { ...commit, leaves: commit.leaves.filter((leaf) => keepsId(filter, leaf.id)) };
+/**
+ * `commit` with only the leaves `filter` keeps (the commit itself is always delivered: cursors move over whole
+ * commits), the leaves it left out added to the commit's `filtered` count, so a reader still tells them from missing.
+ */
+export function filteredLeaves<C extends { readonly filtered?: number; readonly leaves: readonly { readonly id: string }[] }>(commit: C, filter: IdFilter | undefined): C {
+  if (filter === undefined) return commit;
+  const leaves = commit.leaves.filter((leaf) => keepsId(filter, leaf.id));
+  const { leaves: _all, ...fields } = commit;
+  return { ...fields, filtered: (commit.filtered ?? 0) + commit.leaves.length - leaves.length, leaves } as unknown as C;
 }

@@ -3,7 +3,7 @@ import { CatalogClient, HttpClient } from '../catalog/index.js';
 import { DEFAULT_CONCURRENCY, parseSettings, SettingsError, type Ticks } from '../contract/index.js';
 import { auditMirror, type AuditFinding, type AuditSummary } from '../sync/audit.js';
 import { repairCommits } from '../sync/audit-repair.js';
-import { readIdFilter } from '../sync/filter-record.js';
+import { readIdFilterRecord } from '../sync/filter-record.js';
 import { ExitCode } from './exit-code.js';
 import { openStores } from './open-stores.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
@@ -68,9 +68,10 @@ async function verifyCommand(options: VerifyOptions): Promise<void> {
     FLAG_NAMES,
   );
   const stores = await openStores(options, given.concurrency, process.env, options.repair ? 'write' : 'read');
-  // A filtered mirror is audited (and repaired) under its own filter: what it left out is not missing.
-  const idFilter = await readIdFilter(stores.snapshots, given.prefix);
-  const settings = idFilter === undefined ? given : { ...given, idFilter };
+  // A filtered mirror is audited (and repaired) under its own filter: what it left out is not missing. Commits
+  // before a change of filter are judged by the filter their manifests were written under.
+  const filters = await readIdFilterRecord(stores.snapshots, given.prefix);
+  const settings = filters.current === undefined ? given : { ...given, idFilter: filters.current };
   const http = new HttpClient({ connections: settings.concurrency });
   const verbose = verboseHooks(options.verbose, http);
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
@@ -85,6 +86,7 @@ async function verifyCommand(options: VerifyOptions): Promise<void> {
       listRanges: local ? 1 : settings.concurrency,
       windowCommits: local ? Number.POSITIVE_INFINITY : WINDOW_COMMITS,
       concurrency: settings.concurrency,
+      filterHistory: filters.history,
       onFinding: (finding, commit) => {
         if (finding.kind !== 'quarantined' && finding.kind !== 'unverifiable') broken.add(commit.ticks);
         process.stdout.write(options.json ? `${JSON.stringify(finding)}\n` : `${describeFinding(finding)}\n`);
@@ -134,6 +136,7 @@ function describeSummary(summary: AuditSummary, where: string, repaired: number 
     `verified ${where}: ${summary.commits} commits, ${summary.leaves} leaves, ${range}, in ${(summary.durationMs / 1000).toFixed(1)} s (${summary.leavesPerSecond} leaves/s)` +
     `${summary.compared > 0 ? `; ${summary.compared} bodies compared byte for byte` : ''}\n` +
     `${missing === 0 && summary.differ === 0 ? 'nothing missing' : `${summary.missingManifests} manifests and ${summary.missingLeaves} leaves missing, ${summary.differ} differ`}` +
-    `, ${summary.quarantined} quarantined${summary.unverifiable > 0 ? `, ${summary.unverifiable} not compared` : ''}${repaired === undefined ? '' : `; ${repaired} commits repaired`}`
+    `, ${summary.quarantined} quarantined${summary.unverifiable > 0 ? `, ${summary.unverifiable} not compared` : ''}${repaired === undefined ? '' : `; ${repaired} commits repaired`}` +
+    `${summary.underEarlierFilter > 0 ? `\n${summary.underEarlierFilter} commits were written under an earlier id filter (filter.json's history) and judged by it` : ''}`
   );
 }

@@ -35,6 +35,11 @@ export interface Manifest {
   readonly commitKey: string;
   readonly commitId: string;
   readonly commitTimeStamp: string;
+  /**
+   * On a mirror with an id filter: how many of the commit's page items the filter left out (their leaves are not
+   * stored: filtered, not missing). Absent on an unfiltered mirror.
+   */
+  readonly filtered?: number;
   readonly leaves: readonly ManifestLeaf[];
 }
 
@@ -61,13 +66,20 @@ export function parseWatermark(bytes: Buffer, where: string): Watermark & { read
 /** A manifest read at `commits/{commitKey}.json`, checked: its timestamp must be that key's. */
 export function parseManifest(bytes: Buffer, commitKey: string, where: string): Manifest {
   const value = parseJson(bytes, where);
-  const { commitId, commitTimeStamp, leaves } = value;
+  const { commitId, commitTimeStamp, filtered, leaves } = value;
   if (typeof commitId !== 'string') throw new MirrorDocumentError(where, '"commitId" is missing or not a string');
   if (typeof commitTimeStamp !== 'string') throw new MirrorDocumentError(where, '"commitTimeStamp" is missing or not a string');
   const key = keyOfTimestamp(commitTimeStamp, where);
   if (key !== commitKey) throw new MirrorDocumentError(where, `"commitTimeStamp" ${commitTimeStamp} has the key ${key}, not the manifest's ${commitKey}`);
   if (!Array.isArray(leaves)) throw new MirrorDocumentError(where, '"leaves" is missing or not an array');
-  return { commitKey, commitId, commitTimeStamp, leaves: leaves.map((leaf, i) => parseLeaf(leaf, `${where} leaves[${i}]`)) };
+  if (filtered !== undefined && !(Number.isSafeInteger(filtered) && (filtered as number) >= 0)) throw new MirrorDocumentError(where, '"filtered" is not a whole number >= 0');
+  return {
+    commitKey,
+    commitId,
+    commitTimeStamp,
+    ...(filtered === undefined ? {} : { filtered: filtered as number }),
+    leaves: leaves.map((leaf, i) => parseLeaf(leaf, `${where} leaves[${i}]`)),
+  };
 }
 
 function parseLeaf(value: unknown, where: string): ManifestLeaf {

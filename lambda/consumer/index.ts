@@ -10,5 +10,5 @@ export { WakeUp, DEFAULT_POLL, type PollOptions } from './wake.js';
 export { consumerLag, type ConsumerLag } from './lag.js';
 export { awsConsumerStores, folderConsumerStores, type AwsConsumerOptions, type ConsumerStores } from './open.js';
 export { ConsumerError, ConsumerHandlerError, MirrorDocumentError } from './errors.js';
-export type { ManifestLeaf, Watermark } from './documents.js';
+export type { Manifest, ManifestLeaf, Watermark } from './documents.js';
 export type { CursorStore, SnapshotReader } from '../stores/types.js';

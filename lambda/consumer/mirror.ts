@@ -75,5 +75,11 @@ export interface MirrorCommit {
   readonly commitId: string;
   /** The commit timestamp, 7 fractional digits. */
   readonly commitTimeStamp: string;
+  /**
+   * On a mirror with an id filter (its manifests carry it): how many of the commit's page items the filter left out,
+   * so a consumer tells "filtered" from "missing". Absent on an unfiltered mirror. `changes --include/--exclude` adds
+   * the leaves its own filter left out.
+   */
+  readonly filtered?: number;
   readonly leaves: readonly MirrorLeaf[];
 }

@@ -114,6 +114,7 @@ async function readManifest(mirror: Mirror, { key, commitKey }: { key: string; c
     commitKey: manifest.commitKey,
     commitId: manifest.commitId,
     commitTimeStamp: manifest.commitTimeStamp,
+    ...(manifest.filtered === undefined ? {} : { filtered: manifest.filtered }),
     leaves: manifest.leaves.map((leaf) => new MirrorLeaf(leaf, mirror)),
   };
 }

@@ -6,6 +6,7 @@
  */
 import type { InitializeHandler, InitializeHandlerArguments, MetadataBearer, MiddlewareStack } from '@smithy/types';
 import { SettingsError } from '../contract/settings.js';
+import { untrustedCertificateAdvice, untrustedCertificateCode } from '../contract/tls-trust.js';
 
 /** The services catalog-sync's AWS clients talk to, with the variable that overrides each endpoint. */
 export const AWS_SERVICE = {
@@ -38,6 +39,12 @@ export function awsSetupErrorOf(error: unknown, service: AwsService, env: NodeJS
       `none found for ${service.name}: set AWS_PROFILE (after \`aws sso login\` for SSO), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run with a role (Lambda, ECS, EC2). For a local emulator any key pair will do`,
       { cause: error },
     );
+  }
+  const certificate = untrustedCertificateCode(error);
+  if (certificate !== undefined) {
+    const endpoint = env[service.endpointVariable];
+    const named = endpoint !== undefined && endpoint !== '';
+    return new SettingsError(named ? service.endpointVariable : `${service.name} endpoint`, untrustedCertificateAdvice(named ? JSON.stringify(endpoint) : `the ${service.name} endpoint`, certificate), { cause: error });
   }
   const code = (error as NodeJS.ErrnoException).code ?? (error.cause as NodeJS.ErrnoException | undefined)?.code;
   if (code !== undefined && UNREACHABLE.has(code)) {

@@ -13,6 +13,8 @@ import type { CursorStore, SnapshotStore } from '../stores/types.js';
 import { commitsAfter, type PlannedCommit } from './commit-stream.js';
 import { placeLeaf } from './layout.js';
 import { filterCommit } from './id-filter-hook.js';
+import { keepsId, sameIdFilter, type IdFilter } from '../contract/id-filter.js';
+import type { EarlierIdFilter } from './filter-record.js';
 
 /** One thing wrong (or set aside) in the mirror. */
 export type AuditFinding =
@@ -40,6 +42,8 @@ export interface AuditSummary {
   readonly differ: number;
   readonly quarantined: number;
   readonly unverifiable: number;
+  /** Commits whose manifest was written under an earlier id filter (filter.json's history), and judged by it. */
+  readonly underEarlierFilter: number;
   readonly durationMs: number;
   readonly leavesPerSecond: number;
 }
@@ -63,6 +67,18 @@ export interface AuditOptions {
   /** Told each finding as it is found, in commit order within a window. */
   readonly onFinding: (finding: AuditFinding, commit: PlannedCommit) => void;
   readonly random?: () => number;
+  /**
+   * The mirror's earlier id filters, oldest first (filter.json's history; `settings.idFilter` is the one in force). A
+   * commit at or before an earlier filter's `until` is judged by the filter its manifest was written under: that
+   * one, or a later one (a refill backfill rewrites manifests), told apart by the manifest's leaves.
+   */
+  readonly filterHistory?: readonly EarlierIdFilter[];
+}
+
+/** A commit to audit: as the catalog has it, and the filters its manifest may have been written under (in force first). */
+interface AuditedCommit {
+  readonly commit: PlannedCommit;
+  readonly filters: readonly (IdFilter | undefined)[];
 }
 
 /** What an audit reads. */
@@ -82,7 +98,8 @@ export async function auditMirror(settings: SyncSettings, deps: AuditDeps, optio
   // Past the watermark a commit may still be in flight: it is not counted missing.
   if (watermark !== undefined && watermark < upper) upper = watermark;
   const lower = options.since === undefined ? MIN_TICKS : options.since - 1n;
-  const counts = { commits: 0, leaves: 0, compared: 0, missingManifests: 0, missingLeaves: 0, differ: 0, quarantined: 0, unverifiable: 0 };
+  const counts = { commits: 0, leaves: 0, compared: 0, missingManifests: 0, missingLeaves: 0, differ: 0, quarantined: 0, unverifiable: 0, underEarlierFilter: 0 };
+  const history = options.filterHistory ?? [];
   const tell = (finding: AuditFinding, commit: PlannedCommit): void => {
     if (finding.kind === 'missing-manifest') counts.missingManifests++;
     else if (finding.kind === 'missing-leaf') counts.missingLeaves++;
@@ -100,7 +117,7 @@ export async function auditMirror(settings: SyncSettings, deps: AuditDeps, optio
     const sampleRate = options.deep && options.sample !== undefined ? Math.min(1, options.sample / Math.max(1, leavesBetween(index, lower, upper))) : 1;
     // A window is listed and compared while the next one's pages are read: one window in flight at a time, so
     // findings still come in commit order.
-    let window: PlannedCommit[] = [];
+    let window: AuditedCommit[] = [];
     let inFlight: Promise<void> | undefined;
     const flush = async (): Promise<void> => {
       const batch = window;
@@ -111,8 +128,9 @@ export async function auditMirror(settings: SyncSettings, deps: AuditDeps, optio
       inFlight.catch(() => undefined);
     };
     for await (const commit of commitsAfter(deps.catalog, index, lower, upper)) {
-      // A filtered mirror is audited against the items its filter keeps (settings.idFilter: the mirror's own).
-      window.push(filterCommit(commit, settings.idFilter));
+      // A filtered mirror is audited against the items its filter keeps (settings.idFilter: the mirror's own), or,
+      // before a change of filter, the one its manifest was written under.
+      window.push({ commit, filters: filtersAt(commit.ticks, history, settings.idFilter) });
       if (window.length >= options.windowCommits) await flush();
     }
     if (window.length > 0) await flush();
@@ -133,6 +151,33 @@ export async function auditMirror(settings: SyncSettings, deps: AuditDeps, optio
 async function readWatermark(snapshots: SnapshotStore, prefix: string): Promise<Ticks | undefined> {
   const watermark = (await snapshots.getJson(watermarkKeyOf(prefix))) as { cursor?: unknown } | undefined;
   return typeof watermark?.cursor === 'string' ? parseTimestamp(watermark.cursor) : undefined;
+}
+
+/** The filters a manifest of the commit at `ticks` may have been written under: the one in force then, and every later one. */
+function filtersAt(ticks: Ticks, history: readonly EarlierIdFilter[], current: IdFilter | undefined): (IdFilter | undefined)[] {
+  const first = history.findIndex((earlier) => ticks <= earlier.until);
+  return first < 0 ? [current] : [...history.slice(first).map((earlier) => earlier.filter), current];
+}
+
+/** The keys of the leaves `filter` keeps of `commit`. */
+function keptKeys(commit: PlannedCommit, filter: IdFilter | undefined, prefix: string, maxKeySegmentBytes: number | undefined): Set<string> {
+  const ck = commitKeyOf(commit.ticks);
+  return new Set(commit.items.filter((item) => keepsId(filter, item.id)).map((item) => placeLeaf(prefix, ck, item, maxKeySegmentBytes).key));
+}
+
+/**
+ * The latest of `filters` whose kept leaves are exactly the manifest's (a commit with no item between two filters
+ * counts as the later one's); the first (in force then) when none is.
+ */
+function filterOfManifest(manifest: unknown, commit: PlannedCommit, filters: readonly (IdFilter | undefined)[], prefix: string, maxKeySegmentBytes: number | undefined): IdFilter | undefined {
+  const leaves = (manifest as { leaves?: unknown } | undefined)?.leaves;
+  if (!Array.isArray(leaves)) return filters[0];
+  const listed = new Set(leaves.map((leaf: { key?: unknown }) => String(leaf?.key)));
+  for (const filter of [...filters].reverse()) {
+    const kept = keptKeys(commit, filter, prefix, maxKeySegmentBytes);
+    if (kept.size === listed.size && [...kept].every((key) => listed.has(key))) return filter;
+  }
+  return filters[0];
 }
 
 /** The index's leaf counts of the pages that hold commits in (lower, upper]: the sample's denominator. */
@@ -172,13 +217,13 @@ async function listWindow(snapshots: SnapshotStore, prefix: string, folder: 'lea
   return new Set(listed.flat());
 }
 
-type Counts = { commits: number; leaves: number; compared: number };
+type Counts = { commits: number; leaves: number; compared: number; underEarlierFilter: number };
 
 async function auditWindow(
   settings: SyncSettings,
   deps: AuditDeps,
   options: AuditOptions,
-  window: readonly PlannedCommit[],
+  audited: readonly AuditedCommit[],
   quarantine: ReadonlySet<string>,
   sampleRate: number,
   counts: Counts,
@@ -186,9 +231,23 @@ async function auditWindow(
   everything: ReadonlySet<string> | undefined,
 ): Promise<void> {
   const { prefix } = settings;
+  const commits = audited.map((entry) => entry.commit);
   const [leaves, manifests] = everything
     ? [everything, everything]
-    : await Promise.all([listWindow(deps.snapshots, prefix, 'leaves', window, options.listRanges), listWindow(deps.snapshots, prefix, 'commits', window, options.listRanges)]);
+    : await Promise.all([listWindow(deps.snapshots, prefix, 'leaves', commits, options.listRanges), listWindow(deps.snapshots, prefix, 'commits', commits, options.listRanges)]);
+  // Before a change of filter, a commit's manifest says which filter it was written under: read those (and only
+  // those; after the last change every manifest is the current filter's), then judge each commit by its filter.
+  const read = new Map<Ticks, unknown>();
+  const undecided = audited.filter((entry) => entry.filters.length > 1 && manifests.has(manifestKey(prefix, commitKeyOf(entry.commit.ticks))));
+  await inParallel(undecided, options.concurrency, async ({ commit }) => {
+    read.set(commit.ticks, await deps.snapshots.getJson(manifestKey(prefix, commitKeyOf(commit.ticks))));
+  });
+  const window = audited.map(({ commit, filters }) => {
+    if (filters.length === 1) return filterCommit(commit, filters[0]);
+    const filter = read.has(commit.ticks) ? filterOfManifest(read.get(commit.ticks), commit, filters, prefix, deps.snapshots.maxKeySegmentBytes) : filters[0];
+    if (!sameIdFilter(filter, filters.at(-1))) counts.underEarlierFilter++;
+    return filterCommit(commit, filter);
+  });
   const random = options.random ?? Math.random;
   const toCompare: Array<{ commit: PlannedCommit; item: PageItem; key: string }> = [];
   const manifestsToCompare: PlannedCommit[] = [];
@@ -232,7 +291,8 @@ async function auditWindow(
     else if (!storedBody.equals(catalogBody)) tell({ kind: 'body-differs', commit: at, key, url: item.url, storedBytes: storedBody.length, catalogBytes: catalogBody.length }, commit);
   });
   await inParallel(manifestsToCompare, options.concurrency, async (commit) => {
-    const reason = manifestProblem(await deps.snapshots.getJson(manifestKey(prefix, commitKeyOf(commit.ticks))), commit, prefix, deps.snapshots.maxKeySegmentBytes);
+    const stored = read.has(commit.ticks) ? read.get(commit.ticks) : (await deps.snapshots.getJson(manifestKey(prefix, commitKeyOf(commit.ticks))));
+    const reason = manifestProblem(stored, commit, prefix, deps.snapshots.maxKeySegmentBytes);
     if (reason !== undefined) tell({ kind: 'manifest-differs', commit: formatTimestamp(commit.ticks), key: manifestKey(prefix, commitKeyOf(commit.ticks)), reason }, commit);
   });
 }

@@ -1,13 +1,36 @@
 /**
  * The id filter a mirror was synced with, kept at `{prefix}filter.json` (`{ "include": [...], "exclude": [...] }`,
  * canonical patterns) so that a run with another filter is refused: its manifests would silently mean something else
- * from that commit on. `refilter` accepts the change and records it; the caller then tells the user what a widened
- * filter lacks. No record means no filter: an unfiltered mirror writes none until it is given one.
+ * from that commit on. `refilter` accepts the change and records it, with the filter it replaces and the cursor it
+ * applied up to in `"history"` (so `verify` judges each commit by the filter its manifest was written under); the
+ * caller then tells the user what a widened filter lacks. No record means no filter: an unfiltered mirror writes none
+ * until it is given one.
  */
 import { sameIdFilter, widens, type IdFilter } from '../contract/id-filter.js';
 import { ErrorCode } from '../contract/errors.js';
 import { SettingsError } from '../contract/settings.js';
+import { formatTimestamp, parseTimestamp, type Ticks } from '../contract/time.js';
+import { watermarkKeyOf } from '../contract/keys.js';
 import type { SnapshotStore } from '../stores/types.js';
+
+/** A filter the mirror had before, and the last commit written under it (the mirror's cursor when it was replaced). */
+export interface EarlierIdFilter {
+  /** Undefined: no filter. */
+  readonly filter: IdFilter | undefined;
+  readonly until: Ticks;
+}
+
+/** What `filter.json` records: the filter in force, and the earlier ones, oldest first. */
+export interface IdFilterRecord {
+  readonly current: IdFilter | undefined;
+  readonly history: readonly EarlierIdFilter[];
+}
+
+interface StoredHistoryEntry {
+  readonly include?: readonly string[];
+  readonly exclude?: readonly string[];
+  readonly until?: string;
+}
 
 /** The key of a mirror's filter record. */
 export const filterRecordKey = (prefix: string): string => `${prefix}filter.json`;
@@ -41,23 +64,52 @@ export interface FilterCheck {
   /** The new filter may keep ids the previous one left out: history before the change lacks their leaves. */
   readonly widened: boolean;
   readonly previous: IdFilter | undefined;
+  /** With `changed`: the mirror's position when it changed (the run's cursor, or the watermark): the earlier filter's `until`. */
+  readonly at?: Ticks;
 }
 
-function parseRecord(bytes: Buffer | undefined): IdFilter | undefined {
-  if (bytes === undefined) return undefined;
-  const record = JSON.parse(bytes.toString('utf8')) as Partial<IdFilter>;
+/** The cursor of the mirror's `watermark.json`, or undefined when it has none. */
+async function watermarkCursor(snapshots: SnapshotStore, prefix: string): Promise<Ticks | undefined> {
+  const cursor = ((await snapshots.getJson(watermarkKeyOf(prefix))) as { cursor?: unknown } | undefined)?.cursor;
+  return typeof cursor === 'string' ? parseTimestamp(cursor) : undefined;
+}
+
+function filterOf(record: { readonly include?: readonly string[]; readonly exclude?: readonly string[] }): IdFilter | undefined {
   const include = record.include ?? [];
   const exclude = record.exclude ?? [];
   return include.length === 0 && exclude.length === 0 ? undefined : { include, exclude };
 }
 
+function parseRecord(value: unknown): IdFilter | undefined {
+  return value === undefined ? undefined : filterOf(value as Partial<IdFilter>);
+}
+
+/** The stored history as written (kept as it is when a change is appended). */
+function storedHistory(value: unknown): StoredHistoryEntry[] {
+  const history = (value as { history?: unknown } | undefined)?.history;
+  return Array.isArray(history) ? (history as StoredHistoryEntry[]) : [];
+}
+
+/** The mirror's filter record: the filter in force and the earlier ones (none before this field existed). */
+export async function readIdFilterRecord(snapshots: SnapshotStore, prefix: string): Promise<IdFilterRecord> {
+  const value = await snapshots.getJson(filterRecordKey(prefix));
+  const history: EarlierIdFilter[] = [];
+  for (const entry of storedHistory(value)) {
+    if (typeof entry?.until !== 'string') continue;
+    history.push({ filter: filterOf(entry), until: parseTimestamp(entry.until) });
+  }
+  return { current: parseRecord(value), history };
+}
+
 /** The id filter the mirror under `prefix` records (undefined: none). */
 export async function readIdFilter(snapshots: SnapshotStore, prefix: string): Promise<IdFilter | undefined> {
-  return parseRecord(await snapshots.getBytes?.(filterRecordKey(prefix)));
+  // getJson, which every store has (the range worker's back-pressure store has no getBytes).
+  return parseRecord(await snapshots.getJson(filterRecordKey(prefix)));
 }
 
 /**
- * Compares `requested` with the mirror's filter. A mirror with no cursor yet takes any filter.
+ * Compares `requested` with the mirror's filter. A mirror with no data yet (neither this cursor nor a watermark)
+ * takes any filter.
  * @throws {@link IdFilterChangedError} when they differ on a mirror with data and `refilter` is not set.
  */
 export async function checkIdFilter(
@@ -65,8 +117,8 @@ export async function checkIdFilter(
   prefix: string,
   requested: IdFilter | undefined,
   options: {
-    /** Whether the mirror has a cursor (asked only when the filters differ). */
-    readonly hasCursor: () => Promise<boolean>;
+    /** The mirror's cursor, undefined when it has none (asked only when the filters differ). */
+    readonly cursor: () => Promise<Ticks | undefined>;
     readonly refilter: boolean;
     /** The setting named in the error, e.g. `--include/--exclude`. */
     readonly setting: string;
@@ -92,18 +144,24 @@ async function compareWithRecord(
   snapshots: SnapshotStore,
   prefix: string,
   requested: IdFilter | undefined,
-  options: { readonly hasCursor: () => Promise<boolean>; readonly refilter: boolean; readonly setting: string; readonly howToChange: string },
+  options: { readonly cursor: () => Promise<Ticks | undefined>; readonly refilter: boolean; readonly setting: string; readonly howToChange: string },
 ): Promise<FilterCheck> {
-  const bytes = await snapshots.getBytes?.(filterRecordKey(prefix));
-  const recorded = bytes !== undefined;
-  const previous = parseRecord(bytes);
+  const stored = await snapshots.getJson(filterRecordKey(prefix));
+  const recorded = stored !== undefined;
+  const previous = parseRecord(stored);
   if (sameIdFilter(previous, requested)) {
     // A new mirror records its filter at once; an unfiltered one writes nothing (its manifests stay as they were).
     if (!recorded && requested !== undefined) await snapshots.putJson(filterRecordKey(prefix), requested);
     return { changed: false, widened: false, previous };
   }
-  const hasCursor = await options.hasCursor();
+  // The mirror holds data when this cursor exists, or any writer's watermark does (a backfill of a new cursor
+  // name, e.g. a refill, on a mirror synced under another name and filter).
+  const cursor = (await options.cursor()) ?? (await watermarkCursor(snapshots, prefix));
+  const hasCursor = cursor !== undefined;
   if (hasCursor && !options.refilter) throw new IdFilterChangedError(options.setting, previous, requested, options.howToChange);
-  await snapshots.putJson(filterRecordKey(prefix), requested ?? { include: [], exclude: [] });
-  return { changed: hasCursor, widened: hasCursor && widens(previous, requested), previous };
+  const filter = requested ?? { include: [], exclude: [] };
+  // Commits up to the cursor were written under the previous filter: recorded, so verify judges them by it.
+  const history = hasCursor ? [...storedHistory(stored), { include: previous?.include ?? [], exclude: previous?.exclude ?? [], until: formatTimestamp(cursor) }] : storedHistory(stored);
+  await snapshots.putJson(filterRecordKey(prefix), history.length > 0 ? { ...filter, history } : filter);
+  return { changed: hasCursor, widened: hasCursor && widens(previous, requested), previous, ...(cursor === undefined ? {} : { at: cursor }) };
 }

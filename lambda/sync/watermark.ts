@@ -1,5 +1,5 @@
 import { watermarkKeyOf } from '../contract/keys.js';
-import type { Ticks } from '../contract/time.js';
+import { parseTimestamp, type Ticks } from '../contract/time.js';
 import type { CursorState, SnapshotStore, WriteOptions } from '../stores/types.js';
 import type { EngineLogger } from './engine-deps.js';
 import { watermarkOf } from './layout.js';
@@ -60,8 +60,41 @@ export class WatermarkWriter {
 
   private async write(state: CursorState): Promise<void> {
     this.lastStartedMs = this.now();
-    await this.snapshots.putJson(this.key, watermarkOf(state.value, state.commitId), this.writeOptions);
+    const wrote = await writeWatermarkForward(this.snapshots, this.key, state, this.writeOptions);
     this.lastWritten = state.value;
-    this.writes++;
+    if (wrote) this.writes++;
   }
+}
+
+/** The cursor of a stored watermark document, or undefined when there is none or it is not one (it is then replaced). */
+function storedCursor(value: unknown): Ticks | undefined {
+  const cursor = (value as { cursor?: unknown } | undefined)?.cursor;
+  if (typeof cursor !== 'string') return undefined;
+  try {
+    return parseTimestamp(cursor);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Writes the watermark `key` (`{prefix}watermark.json`) for `state` unless the stored one is at or past it, and says
+ * whether it wrote: the watermark only ever moves forward, whatever cursor writes it. A refill backfill (its own
+ * cursor, `--until` the follower's cursor at a `--refilter`) and its finish would otherwise put back an older one
+ * while the follower had moved on, and a consumer bounded by it would wait (or re-read) for nothing.
+ * Read, then write: a writer of another cursor landing between the two could still be overwritten by an older
+ * value; a backfill of the follower's own cursor holds it off by its lease, so only concurrent writers of different
+ * cursors on one prefix, the newer one within one GET of the older, meet that.
+ */
+export async function writeWatermarkForward(snapshots: SnapshotStore, key: string, state: { readonly value: Ticks; readonly commitId?: string }, options: WriteOptions = {}): Promise<boolean> {
+  let stored: Ticks | undefined;
+  try {
+    stored = storedCursor(await snapshots.getJson(key));
+  } catch (error) {
+    // A watermark that is not JSON is replaced; a store that does not answer fails the write as it would.
+    if (!(error instanceof SyntaxError)) throw error;
+  }
+  if (stored !== undefined && stored >= state.value) return false;
+  await snapshots.putJson(key, watermarkOf(state.value, state.commitId), options);
+  return true;
 }

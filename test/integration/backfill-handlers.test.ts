@@ -115,4 +115,45 @@ describe('the backfill handlers, as the Distributed Map calls them', () => {
       process.env.CURSOR_NAME = 'bf';
     }
   });
+
+  it('INCLUDE_IDS/EXCLUDE_IDS other than the mirror\'s filter.json: planner, worker and finish refuse, naming both filters and --refilter', async () => {
+    const planner = (await import('../../lambda/backfill/planner.js')).handler;
+    const worker = (await import('../../lambda/backfill/worker.js')).handler;
+    const finalizer = (await import('../../lambda/backfill/finalizer.js')).handler;
+    const env = { CURSOR_NAME: 'bf-filter', SNAPSHOT_PREFIX: 'filtered/', INCLUDE_IDS: 'A*' };
+    const before = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
+    Object.assign(process.env, env);
+    try {
+      // A first backfill with a filter records it, and stores only what it keeps.
+      const until = catalog.commits[19]!.timestamp;
+      const first = await planner({ until, rangeLeaves: 1000 });
+      const object = await harness.clients.s3.send(new GetObjectCommand({ Bucket: first.bucket, Key: first.rangesKey }));
+      const items = JSON.parse(await object.Body!.transformToString('utf8')) as BackfillRange[];
+      const batch = { Items: items, BatchInput: { backfillId: first.backfillId, passes: 0 } };
+      expect((await worker(batch, ENOUGH)).done).toBe(true);
+      await finalizer({ backfillId: first.backfillId });
+      expect(JSON.parse((await harness.getObject('filtered/filter.json')).body.toString('utf8'))).toEqual({ include: ['a*'], exclude: [] });
+      const stored = (await harness.keys('filtered/leaves/')).map((key) => key.split('/')[3]!);
+      expect(stored.length).toBeGreaterThan(0);
+      expect(stored.every((id) => /^a/i.test(id))).toBe(true);
+
+      // The construct's filter changed without `run --refilter`: every handler refuses before storing anything.
+      process.env.INCLUDE_IDS = 'a*, c*';
+      const refused = { code: 'CS_ERR_ID_FILTER_CHANGED', message: expect.stringMatching(/^INCLUDE_IDS\/EXCLUDE_IDS: this mirror was synced with include a\*, and this run asks for include a\*, c\*: .*catalog-sync run --refilter/) };
+      const keysBefore = await harness.keys('filtered/');
+      await expect(planner({ until: catalog.commits[39]!.timestamp })).rejects.toMatchObject(refused);
+      await expect(worker(batch, ENOUGH)).rejects.toMatchObject(refused);
+      await expect(finalizer({ backfillId: first.backfillId })).rejects.toMatchObject(refused);
+      expect(await harness.keys('filtered/')).toEqual(keysBefore);
+      expect(await harness.cursor('bf-filter')).toBe(formatTimestamp(commitTicks(catalog, 19)));
+      // No filter at all is another filter too.
+      delete process.env.INCLUDE_IDS;
+      await expect(planner({})).rejects.toMatchObject({ code: 'CS_ERR_ID_FILTER_CHANGED', message: expect.stringContaining('this run asks for no filter') });
+    } finally {
+      for (const [key, value] of Object.entries(before)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+  });
 });

@@ -4,7 +4,7 @@
  * (`filtered`), and another filter on an existing mirror is refused (exit 2) unless `--refilter`, which then gives the
  * backfill command a widened filter needs.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it, vi } from 'vitest';
@@ -12,7 +12,7 @@ import { runCli } from '../../testkit/cli-process.js';
 import { localKeys } from '../../testkit/local-verify.js';
 import { commitTicks, SyncHarness } from '../../testkit/sync-harness.js';
 import { formatTimestamp } from '../../lambda/contract/time.js';
-import { at, catalog, head, newDir, replica, useReplica } from './cli-local-kit.js';
+import { at, catalog, head, jsonLines, newDir, replica, useReplica } from './cli-local-kit.js';
 
 useReplica();
 
@@ -23,7 +23,7 @@ const includeAB = ['--include', 'a*', '--include', 'B*'];
 interface Manifest {
   commitId: string;
   filtered?: number;
-  leaves: { id: string }[];
+  leaves: { id: string; key: string }[];
 }
 
 async function folderManifests(dir: string): Promise<Map<string, Manifest>> {
@@ -68,6 +68,17 @@ describe('id filters on a folder', () => {
     const verify = await runCli(['verify', ...at(dir), '--deep']);
     expect(verify.stderr).toBe('');
     expect(verify.code).toBe(0);
+    // changes --json carries each manifest's count; a reader's own filter adds what it leaves out.
+    const changes = await runCli(['changes', '--data-dir', dir, '--json']);
+    expect(changes.code).toBe(0);
+    const lines = changes.stdout.trim().split('\n').map((line) => JSON.parse(line) as { filtered?: number; leaves: unknown[] });
+    expect(lines.map((c) => c.filtered)).toEqual(catalog.commits.map((c) => c.leaves.filter((l) => !kept(l.id)).length));
+    const narrower = await runCli(['changes', '--data-dir', dir, '--json', '--include', 'a*']);
+    const narrowed = narrower.stdout.trim().split('\n').map((line) => JSON.parse(line) as { filtered?: number; leaves: unknown[] });
+    expect(narrowed.map((c) => c.filtered)).toEqual(catalog.commits.map((c) => c.leaves.filter((l) => !/^a/i.test(l.id)).length));
+    const text = await runCli(['changes', '--data-dir', dir]);
+    const withFiltered = catalog.commits.findIndex((c) => c.leaves.some((l) => !kept(l.id)));
+    expect(text.stdout.trim().split('\n')[withFiltered]).toMatch(/ \d+ (leaf|leaves), [1-9]\d* filtered \(commit /);
   });
 
   it('another filter is refused with exit 2 naming both; --refilter accepts it and gives the backfill command', async () => {
@@ -85,19 +96,67 @@ describe('id filters on a folder', () => {
     expect(accepted.code).toBe(0);
     expect(accepted.stderr).toContain(`id filter changed from include a* to include a*, c* after ${head}`);
     expect(accepted.stderr).toContain(`catalog-sync backfill --source ${replica.serviceIndexUrl} --data-dir ${dir} --cursor-name catalog-to-s3-refill --until ${head} --include 'a*' --include 'c*'`);
-    expect(JSON.parse(await readFile(join(dir, 'filter.json'), 'utf8'))).toEqual({ include: ['a*', 'c*'], exclude: [] });
+    expect(JSON.parse(await readFile(join(dir, 'filter.json'), 'utf8'))).toEqual({ include: ['a*', 'c*'], exclude: [], history: [{ include: ['a*'], exclude: [], until: head }] });
     // The next run with the new filter (in any case and order) is accepted.
     expect((await runCli(['run', ...at(dir), '--include', 'C*', '--include', 'A*'])).code).toBe(0);
-    // Before the printed backfill, history lacks the c* leaves; after it, the mirror is whole under the new filter.
-    expect((await runCli(['verify', ...at(dir)])).code).toBe(1);
+    // Before the printed backfill, history lacks the c* leaves: its commits are judged by the filter they were
+    // written under (nothing missing); after it, the mirror is whole under the new filter.
+    const earlier = await runCli(['verify', ...at(dir), '--deep']);
+    expect(earlier.stdout).not.toMatch(/missing (leaf|manifest)|differs/);
+    expect(earlier.stdout).toMatch(/\n[1-9]\d* commits were written under an earlier id filter/);
+    expect(earlier.code).toBe(0);
     const printed = /catalog-sync (backfill .*)$/m.exec(accepted.stderr)![1]!.split(' ').map((word) => word.replace(/^'(.*)'$/, '$1'));
     const refill = await runCli([...printed, '--workers', '2']);
     expect(refill.code).toBe(0);
     const verified = await runCli(['verify', ...at(dir), '--deep']);
     expect(verified.stdout + verified.stderr).not.toMatch(/missing (leaf|manifest)/);
     expect(verified.stdout).toContain('nothing missing');
+    expect(verified.stdout).not.toContain('earlier id filter');
     expect(verified.code).toBe(0);
     expectFiltered((await folderManifests(dir)).values(), (leafId) => /^[ac]/i.test(leafId));
+  });
+
+  it('after a narrowing --refilter, verify judges the commits before it by the wider filter their manifests were written under', async () => {
+    const dir = newDir('narrowed');
+    const half = Math.floor(catalog.commits.length / 2);
+    // From no filter (every leaf) to a* from the middle on.
+    expect((await runCli(['run', ...at(dir), '--max-commits', String(half)])).code).toBe(0);
+    expect((await runCli(['run', ...at(dir), '--include', 'a*', '--refilter'])).code).toBe(0);
+    const wider = catalog.commits.slice(0, half).filter((c) => c.leaves.some((l) => !/^a/i.test(l.id))).length;
+    expect(wider).toBeGreaterThan(0);
+    const verified = await runCli(['verify', ...at(dir), '--deep', '--json']);
+    expect(verified.stderr).toBe('');
+    const lines = jsonLines<{ kind: string; underEarlierFilter?: number; commits?: number }>(verified.stdout);
+    expect(lines.filter((line) => line.kind !== 'summary')).toEqual([]);
+    expect(lines.at(-1)).toMatchObject({ kind: 'summary', commits: catalog.commits.length, underEarlierFilter: wider });
+    expect(verified.code).toBe(0);
+    // A leaf a* leaves out, of a commit before the change, is missing under the filter its manifest was written under: found.
+    const before = [...(await folderManifests(dir)).values()].filter((m) => catalog.commits.findIndex((c) => c.commitId === m.commitId) < half);
+    const leaf = before.flatMap((m) => m.leaves).find((l) => !/^a/i.test(l.id))!;
+    await rm(join(dir, leaf.key));
+    const found = await runCli(['verify', ...at(dir)]);
+    expect(found.stdout).toContain(`missing leaf     ${leaf.key}`);
+    expect(found.code).toBe(1);
+  });
+
+  it('a refill backfill that ends behind the watermark leaves watermark.json where it was (it never moves back)', async () => {
+    const dir = newDir('refill-watermark');
+    expect((await runCli(['run', ...at(dir), '--max-commits', '1000', '--include', 'a*'])).code).toBe(0);
+    const before = await readFile(join(dir, 'watermark.json'), 'utf8');
+    expect(JSON.parse(before)).toMatchObject({ cursor: head });
+    const mid = formatTimestamp(commitTicks(catalog, Math.floor(catalog.commits.length / 2)));
+    // A backfill under a cursor name of its own is held to the mirror's filter too (the mirror has a watermark).
+    const other = await runCli(['backfill', ...at(dir), '--cursor-name', 'catalog-to-s3-refill', '--until', mid, '--include', 'c*']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('this mirror was synced with include a*, and this run asks for include c*');
+    const refill = await runCli(['backfill', ...at(dir), '--cursor-name', 'catalog-to-s3-refill', '--until', mid, '--include', 'a*', '--workers', '2', '--json']);
+    expect(refill.stderr).toBe('');
+    expect(refill.code).toBe(0);
+    expect(jsonLines(refill.stdout).at(-1)).toMatchObject({ cursorName: 'catalog-to-s3-refill', cursorAfter: mid });
+    expect(await readFile(join(dir, 'watermark.json'), 'utf8')).toBe(before);
+    // A reader still gets every commit up to the head.
+    const changes = await runCli(['changes', '--data-dir', dir, '--json']);
+    expect(changes.stdout.trim().split('\n')).toHaveLength(catalog.commits.length);
   });
 
   it('a bad pattern is a settings error naming the flag', async () => {
@@ -115,11 +174,15 @@ describe('id filters on a folder', () => {
     const result = await runCli(['changes', '--data-dir', dir, '--json', '--include', 'A*', '--include', 'b*']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    const commits = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { commitId: string; leaves: { id: string }[] });
+    const commits = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { commitId: string; filtered?: number; leaves: { id: string }[] });
     expect(commits.map((c) => c.commitId)).toEqual(catalog.commits.map((c) => c.commitId));
     for (const [i, commit] of commits.entries()) {
       expect(commit.leaves.map((l) => l.id).sort()).toEqual(catalog.commits[i]!.leaves.filter((l) => kept(l.id)).map((l) => l.id).sort());
+      // The unfiltered mirror's manifests have no count; the reader's filter gives one: filtered, not missing.
+      expect(commit.filtered).toBe(catalog.commits[i]!.leaves.length - commit.leaves.length);
     }
+    const unfiltered = await runCli(['changes', '--data-dir', dir, '--json']);
+    expect(unfiltered.stdout).not.toContain('"filtered"');
     const bad = await runCli(['changes', '--data-dir', dir, '--exclude', 'a b']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--exclude: "a b" is not an id pattern');

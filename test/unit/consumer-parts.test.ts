@@ -33,6 +33,8 @@ describe('watermark and manifest checks', () => {
     expect(() => parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP, leaves: [] }), '001e9fzMHc3G', 'm')).toThrow(/has the key 001e9fzMHc3F, not the manifest's 001e9fzMHc3G/);
     expect(() => parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP, leaves: [{ ...leaf, type: 'Other' }] }), KEY, 'm')).toThrow(/m leaves\[0\]: "type" "Other"/);
     expect(() => parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP }), KEY, 'm')).toThrow(/"leaves" is missing/);
+    expect(parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP, filtered: 2, leaves: [] }), KEY, 'm')).toMatchObject({ filtered: 2, leaves: [] });
+    expect(() => parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP, filtered: -1, leaves: [] }), KEY, 'm')).toThrow(/m: "filtered" is not a whole number >= 0/);
   });
 
   it('takes only manifest keys of the prefix', () => {

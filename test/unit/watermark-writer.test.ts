@@ -14,10 +14,11 @@ function stateAt(second: number): CursorState {
   return { value: parseTimestamp(stored), stored, commitId: `commit-${second}` };
 }
 
-/** Records each PUT; a PUT completes only when the test says so. */
-function recordingStore() {
+/** Records each PUT; a PUT completes only when the test says so. `stored` is the watermark a GET finds. */
+function recordingStore(stored: { cursor: string } | undefined = undefined) {
   const puts: { key: string; cursor: string; done: () => void; fail: (error: Error) => void }[] = [];
   const store = {
+    getJson: async () => stored,
     putJson: (key: string, value: unknown) =>
       new Promise<void>((resolve, reject) => puts.push({ key, cursor: (value as { cursor: string }).cursor, done: resolve, fail: reject })),
   } as unknown as SnapshotStore;
@@ -37,6 +38,7 @@ describe('WatermarkWriter', () => {
     expect(puts).toHaveLength(0);
     now += 1;
     writer.cursorStored(stateAt(3));
+    await settle();
     expect(puts.map((p) => [p.key, p.cursor])).toEqual([['p/watermark.json', stateAt(3).stored]]);
     now += 5_000;
     // In flight: none begun beside it, however late.
@@ -46,6 +48,7 @@ describe('WatermarkWriter', () => {
     await settle();
     // More than an interval since the last one began: at once.
     writer.cursorStored(stateAt(5));
+    await settle();
     puts[1]!.done();
     await settle();
     now += 999;
@@ -53,6 +56,7 @@ describe('WatermarkWriter', () => {
     expect(puts).toHaveLength(2);
     now += 1;
     writer.cursorStored(stateAt(7));
+    await settle();
     expect(puts.map((p) => p.cursor)).toEqual([stateAt(3).stored, stateAt(5).stored, stateAt(7).stored]);
   });
 
@@ -80,11 +84,13 @@ describe('WatermarkWriter', () => {
     const writer = new WatermarkWriter(store, '', { ...quiet, warn: (message) => warnings.push(message) }, 1_000, () => now);
     now = 1_000;
     writer.cursorStored(stateAt(7));
+    await settle();
     puts[0]!.done();
     await writer.finish(stateAt(7));
     expect(puts).toHaveLength(1);
     now = 2_000;
     writer.cursorStored(stateAt(8));
+    await settle();
     puts[1]!.fail(new Error('S3 said no'));
     await settle();
     expect(warnings).toEqual(['could not write watermark.json during the run']);
@@ -92,5 +98,20 @@ describe('WatermarkWriter', () => {
     await settle();
     puts[2]!.fail(new Error('S3 said no again'));
     await expect(closing).rejects.toThrow('S3 said no again');
+  });
+
+  it('never moves the stored watermark back: a cursor at or before it writes nothing', async () => {
+    const { store, puts } = recordingStore({ cursor: stateAt(8).stored });
+    const writer = new WatermarkWriter(store, '', quiet, 1_000, () => 0);
+    await writer.finish(stateAt(5));
+    await writer.finish(stateAt(8));
+    expect(puts).toHaveLength(0);
+    expect(writer.writes).toBe(0);
+    const closing = writer.finish(stateAt(9));
+    await settle();
+    expect(puts.map((p) => p.cursor)).toEqual([stateAt(9).stored]);
+    puts[0]!.done();
+    await closing;
+    expect(writer.writes).toBe(1);
   });
 });

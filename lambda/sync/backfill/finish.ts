@@ -5,7 +5,7 @@ import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../../contract/settings
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../contract/time.js';
 import { Checkpointer } from '../checkpointer.js';
 import type { BackfillDeps } from '../engine-deps.js';
-import { watermarkOf } from '../layout.js';
+import { writeWatermarkForward } from '../watermark.js';
 import { BackfillIncompleteError, BackfillPlanError } from './errors.js';
 import { totalsOf } from './range-cursor.js';
 
@@ -25,7 +25,8 @@ export interface FinishOptions {
 
 /**
  * Finishes a backfill once every range is done: moves the cursor (the usual conditional write, only forward) to
- * the newest commit the ranges stored (B when B is the index head), writes `watermark.json`, appends the backfill
+ * the newest commit the ranges stored (B when B is the index head), writes `watermark.json` (unless the stored one
+ * is already at or past it: the watermark never moves back), appends the backfill
  * to the run log (run id = backfill id, totals summed over the ranges) and marks the plan finished. Idempotent: a
  * finished plan's summary is returned again and nothing moves.
  *
@@ -67,8 +68,9 @@ export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps,
   if (newest !== undefined) checkpointer.advance(newest.value, newest.commitId);
   await checkpointer.flush();
   const cursor = checkpointer.current;
-  // After the cursor, never before it: the watermark may lag the stored cursor, never lead it.
-  if (cursor !== undefined) await deps.snapshots.putJson(watermarkKeyOf(settings.prefix), watermarkOf(cursor.value, cursor.commitId));
+  // After the cursor, never before it: the watermark may lag the stored cursor, never lead it. Never backward
+  // either: a refill backfill's cursor ends at its --until, behind the follower's watermark.
+  if (cursor !== undefined) await writeWatermarkForward(deps.snapshots, watermarkKeyOf(settings.prefix), cursor);
   // B short of the head (`--until`): everything up to it is stored, and the catalog has more.
   const head = options.head ?? (plan.until === undefined ? undefined : await headOrUnknown(deps));
   const short = head !== undefined && parseTimestamp(plan.bound) < head;
