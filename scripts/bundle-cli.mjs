@@ -8,9 +8,12 @@
  * Run by `npm run build` after tsc; bin/catalog-sync.js loads dist/cli/cli.js.
  */
 import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
+// Chunk names carry a hash: clear the last build's, or they pile up in dist/cli and in the package.
+rmSync(new URL('../dist/cli', import.meta.url), { recursive: true, force: true });
 
 await build({
   absWorkingDir: repo,

@@ -3,7 +3,7 @@
  * catalog URL must keep), non-empty strings, counts, timestamps to the tick and `@type` resolved to
  * one leaf type.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { LeafType } from './documents.js';
 import { clip, quote } from './json.js';
 import { parseTimestamp, type Ticks } from '../contract/time.js';

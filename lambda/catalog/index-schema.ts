@@ -1,7 +1,7 @@
 /**
  * The catalog index: its shape, and that no page is listed twice or is newer than the index itself.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DocumentKind } from './errors.js';
 import type { CatalogIndex, CatalogIndexEntry, DocumentBody } from './documents.js';
 import { httpUrl, nonEmptyString, nonNegativeInteger, timestamp } from './field-schemas.js';

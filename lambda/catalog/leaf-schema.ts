@@ -2,7 +2,7 @@
  * The catalog leaf: its shape (the properties every leaf has, and a PackageDetails leaf's own) and
  * that it matches the page item that pointed at it. Hot path: one call per leaf.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DocumentKind } from './errors.js';
 import { LeafType, type DocumentBody, type Leaf, type PageItem } from './documents.js';
 import {

@@ -5,7 +5,7 @@
  * Hot path: the cross-item checks are plain loops over maps, so a hostile page with a million items
  * is still parsed in linear time.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DocumentKind, InvalidDocumentError } from './errors.js';
 import type { CatalogPage, DocumentBody, PageItem } from './documents.js';
 import { httpUrl, leafTypeField, nonEmptyString, nonNegativeInteger, timestamp } from './field-schemas.js';

@@ -2,7 +2,7 @@
  * The service index (where a source names its catalog) and the source document, which may be a
  * service index or a catalog index, told apart by content.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DocumentKind, InvalidDocumentError } from './errors.js';
 import { SourceKind, type DocumentBody, type ServiceIndex, type SourceDocument } from './documents.js';
 import { httpUrl, typeList } from './field-schemas.js';
