@@ -11,6 +11,10 @@
  * container, no duplicates, a leaf matching the page item that pointed at it), so the sync engine can
  * rely on them instead of re-checking. Zod checks shapes; the cross-item checks are plain loops over
  * maps, so a hostile page with a million items is still parsed in linear time.
+ *
+ * The `read…` functions here are the client's: the same results and errors as the synchronous `parse…` ones of
+ * lambda/catalog/parsers/, but zod is loaded only for a document the hand-written fast paths are not sure of
+ * (read-documents.ts). Nothing this face imports loads zod: every command imports it.
  */
 export {
   LeafType,
@@ -27,16 +31,9 @@ export {
 } from './documents.js';
 export { parseJson } from './json.js';
 export { decode as decodeBody } from './http-decode.js';
-export {
-  CATALOG_RESOURCE_TYPE,
-  detectSourceKind,
-  findCatalogUrl,
-  parseServiceIndex,
-  parseSource,
-} from './service-index.js';
-export { parseCatalogIndex } from './index-schema.js';
-export { describeItem, parseCatalogPage } from './page-schema.js';
-export { parseLeaf } from './leaf-schema.js';
+export { CATALOG_RESOURCE_TYPE, detectSourceKind, findCatalogUrl } from './source-kind.js';
+export { describeItem } from './page-check.js';
+export { readCatalogIndex, readLeaf, readPage, readServiceIndex } from './read-documents.js';
 export { DocumentKind, InvalidDocumentError } from './errors.js';
 export { CatalogClient, DEFAULT_DOCUMENT_LIMITS, type DocumentLimits, type FetchedLeaf } from './catalog-client.js';
 export {
