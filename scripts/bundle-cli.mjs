@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * Bundles the compiled CLI (dist/lambda/cli.js, and the backfill worker it forks) into dist/cli/ with esbuild:
- * one minified ES module per entry and shared chunks, so a command loads a few files instead of some 300 (ours,
- * zod's, undici's, commander's): module loading was most of a local command's start-up. The AWS SDK stays
- * outside (loaded from node_modules, and only by a command given --cursor-table/--bucket or --state-machine).
- * Run by `npm run build` after tsc; bin/catalog-sync.js loads dist/cli/cli.js.
+ * Bundles the compiled CLI (dist/lambda/cli.js, and the backfill worker it forks) into dist/cli/ with esbuild: one
+ * minified CommonJS file per entry, so a command loads one file instead of some 300 (ours, zod's, undici's,
+ * commander's): module loading was most of a local command's start-up. CommonJS, not ES modules: one file needs no
+ * module resolution or linking, what a command does not use (zod, the stores of S3 and DynamoDB, the backfill's
+ * workers) sits in functions that run on first use (esbuild wraps what is imported with `import()`), and
+ * bin/catalog-sync.js can keep V8's compiled code of the file between runs (a code cache), which Node 20 offers for
+ * no ES module. The AWS SDK stays outside (loaded from node_modules, and only by a command given
+ * --cursor-table/--bucket or --state-machine). Run by `npm run build` after tsc.
  */
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -54,16 +57,22 @@ await build({
   entryPoints: { cli: 'dist/lambda/cli.js', 'backfill-child': 'dist/lambda/cli/backfill-child.js' },
   outdir: 'dist/cli',
   bundle: true,
-  splitting: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20',
   minify: true,
   // Error messages and stack traces keep their names (the CLI prints error.name in places).
   keepNames: true,
   external: ['@aws-sdk/*', '@smithy/*'],
-  // CommonJS dependencies (undici, commander) call require(): give the ES modules one.
-  banner: { js: "import { createRequire as __catalogSyncRequire } from 'node:module'; const require = __catalogSyncRequire(import.meta.url);" },
+  // `import()` of node's own modules becomes require(): the code cache of bin/catalog-sync.js cannot take a
+  // dynamic import callback along on Node 20 ("A dynamic import callback was not specified"), and a require() of
+  // one of node's modules is the same module.
+  supported: { 'dynamic-import': false },
+  // backfill-pool.ts finds the worker's file next to its own.
+  define: { 'import.meta.url': '__catalogSyncModuleUrl' },
+  banner: { js: "var __catalogSyncModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
   plugins: [lazyModules],
   logLevel: 'warning',
 });
+// The package is "type": "module"; these two files are CommonJS.
+writeFileSync(new URL('../dist/cli/package.json', import.meta.url), '{ "type": "commonjs" }\n');
