@@ -60,9 +60,9 @@ function loadWithCodeCache(filename) {
           closeSync(fd);
         }
         renameSync(temporary, cacheFile);
-        // The caches of this bundle's earlier builds (or Node's) are of no more use.
+        // The caches of this command from earlier builds (or Nodes) are of no more use.
         const folder = dirname(cacheFile);
-        const prefix = cacheFile.slice(folder.length + 1).replace(/-[^_]*$/, '-');
+        const prefix = cacheFile.slice(folder.length + 1).replace(/@[^@]*$/, '@');
         for (const name of readdirSync(folder)) {
           if (name.startsWith(prefix) && join(folder, name) !== cacheFile) rmSync(join(folder, name), { force: true });
         }
@@ -84,8 +84,11 @@ function codeCacheFile(filename) {
     // A folder another user made (a shared temp folder) is not trusted: its cache would be their code.
     const owner = statSync(folder);
     if (uid !== undefined && (owner.uid !== uid || (owner.mode & 0o022) !== 0)) return undefined;
+    // One cache per command: each holds the code its command compiled (`run` compiles much that `--version` never
+    // does), and a cache V8 accepts is never rewritten.
+    const command = /^[a-z][a-z-]{0,30}$/.test(process.argv[2] ?? '') ? process.argv[2] : 'other';
     const key = [size, Math.trunc(mtimeMs), process.version, process.arch].join('-');
-    return join(folder, `${filename.replace(/[^A-Za-z0-9]+/g, '_').slice(-80)}-${key}.bin`);
+    return join(folder, `${filename.replace(/[^A-Za-z0-9]+/g, '_').slice(-80)}.${command}@${key}.bin`);
   } catch {
     return undefined;
   }

@@ -1,8 +1,8 @@
 /**
- * bin/catalog-sync.js keeps V8's compiled code of the CLI's bundle between runs (a code cache in the temp folder):
- * written by the first command, used as it is by the next, rewritten when it is not V8's (a broken file), never
- * read from a folder others can write, and off with NODE_DISABLE_COMPILE_CACHE=1. Whatever the cache, a command's
- * output is the same. (What it saves is a figure of `npm run bench`, not asserted here.)
+ * bin/catalog-sync.js keeps V8's compiled code of the CLI's bundle between runs (a code cache in the temp folder, one
+ * per command): written by the first command, used as it is by the next, rewritten when it is not V8's (a broken
+ * file), never read from a folder others can write, and off with NODE_DISABLE_COMPILE_CACHE=1. Whatever the cache,
+ * a command's output is the same. (What it saves is a figure of `npm run bench`, not asserted here.)
  */
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -41,7 +41,7 @@ describe('the code cache of the CLI', () => {
     const { env, folder, files } = await freshTemp('cycle');
     const first = await version(env);
     const [cache] = await files();
-    expect(cache, 'one cache file after the first command').toMatch(/cli_js-\d+-\d+-v[\d.]+-\w+\.bin$/);
+    expect(cache, 'one cache file after the first command').toMatch(/cli_js\.other@\d+-\d+-v[\d.]+-\w+\.bin$/);
     expect(await files()).toHaveLength(1);
     const file = join(folder, cache!);
     expect((await stat(file)).mode & 0o077, 'readable by its user only').toBe(0);
@@ -54,6 +54,11 @@ describe('the code cache of the CLI', () => {
     expect(await version(env)).toBe(first);
     expect((await readFile(file)).toString()).not.toBe('not a code cache');
     expect(await files()).toEqual([cache]);
+
+    // Another command keeps a cache of its own (the code it compiles), beside the first.
+    const usage = await runCli(['keys'], env);
+    expect(usage.code).toBe(2);
+    expect(await files()).toEqual([cache, cache!.replace('.other@', '.keys@')].sort());
   });
 
   it('is off with NODE_DISABLE_COMPILE_CACHE=1, and never taken from a folder others can write', async () => {
