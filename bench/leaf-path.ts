@@ -9,7 +9,7 @@
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { parseArgs } from 'node:util';
-import { parseCatalogPage, parseLeaf } from '../lambda/catalog/index.js';
+import { parseCatalogPage, parseLeaf } from '../lambda/catalog/parsers/index.js';
 import { parseTimestamp } from '../lambda/contract/index.js';
 import { manifestOf, metadataOf, type ManifestEntry } from '../lambda/sync/index.js';
 import { generateCatalog, layoutPages } from '../testkit/index.js';

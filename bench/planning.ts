@@ -9,7 +9,7 @@
  * The first iteration is what a cold Lambda pays (nothing JIT-compiled yet); the median of the others is a
  * warm one. Heap: what the parsed index keeps alive, and the peak growth while parsing.
  */
-import { parseCatalogIndex } from '../lambda/catalog/index.js';
+import { parseCatalogIndex } from '../lambda/catalog/parsers/index.js';
 import { DEFAULT_RANGE_LEAVES, MIN_TICKS } from '../lambda/contract/index.js';
 import { cutRanges, pagesAfter } from '../lambda/sync/index.js';
 import { CATALOG_CONTEXT, formatTicks, TICKS_PER_SECOND, mulberry32 } from '../testkit/index.js';

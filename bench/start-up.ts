@@ -3,45 +3,72 @@
  *
  * - CLI: CPU seconds (user + system, read by a preload at the child's exit) and wall time of
  *   `catalog-sync --version`, `status` and a no-op `run` (already caught up) on a local folder, each the median
- *   of `repeat` fresh processes, against a catalog replica in this process.
+ *   of `repeat` fresh processes, against a catalog replica in this process: with the code cache of
+ *   bin/catalog-sync.js off (NODE_DISABLE_COMPILE_CACHE=1: a first command after an install or an upgrade) and
+ *   warm (every command after). And `node -e 0`, Node's own start, the floor under every figure: on a loaded machine
+ *   all of them rise together.
  * - Lambda: the handler bundled exactly as the construct bundles it (`nodeBundling` of
  *   infra/constructs/sync-function.ts, through the esbuild API): its size, then in a fresh process the time to
  *   load it and to answer a first invocation (a fresh cursor, 5 commits) against the replica, DynamoDB Local (or
- *   dynalite) and s3rver.
+ *   dynalite) and s3rver. The servers are warmed first, as AWS's are: a whole invocation in a process of its own,
+ *   then, before each measured process, a read and a write on its new table and bucket (a new table or bucket
+ *   answers its first requests slower on the local servers).
  *
- * Alone: `node dist/bench/start-up.js [--repeat N]`.
+ * Alone: `node dist/bench/start-up.js [--repeat N] [--only cli|lambda]`.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { latestNodeRuntime, nodeBundling } from '../infra/constructs/sync-function.js';
-import { CatalogReplica, createBucket, createCursorTable, generateCatalog, startDynamo, startS3 } from '../testkit/index.js';
+import { DeleteObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { CatalogReplica, clientsFor, createBucket, createCursorTable, generateCatalog, startDynamo, startS3 } from '../testkit/index.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = join(REPO, 'bin', 'catalog-sync.js');
 
-/** One command's figures: medians over the runs. */
-export interface CommandFigures {
-  readonly command: string;
+/** CPU and wall seconds of one command: medians over the runs. */
+export interface Figures {
   readonly cpuSeconds: number;
   readonly wallSeconds: number;
+}
+
+/** One command's figures, with the code cache off (`cold`) and warm. */
+export interface CommandFigures {
+  readonly command: string;
+  readonly cold: Figures;
+  readonly warm: Figures;
   readonly runs: number;
+}
+
+/** One cold start: load, first invocation, their sum, and the whole process's CPU (Node's own start included). */
+export interface ColdStart {
+  readonly loadMs: number;
+  readonly firstInvocationMs: number;
+  readonly totalMs: number;
+  readonly cpuMs: number;
 }
 
 export interface LambdaFigures {
   readonly bundleBytes: number;
+  /** As the stack deploys it: NODE_OPTIONS=--enable-source-maps (infra/catalog-sync.ts), so Node reads the bundle's source map at load. */
+  readonly withSourceMaps: ColdStart;
   readonly loadMs: number;
   readonly firstInvocationMs: number;
   readonly totalMs: number;
   /** CPU of the whole cold process (Node's own start included). */
   readonly cpuMs: number;
+  /** Cold processes measured (the figures are the median one's, by total). */
+  readonly runs: number;
   readonly nodeVersion: string;
 }
 
 export interface StartUpResult {
+  /** `node -e 0`: Node's own start, under whatever load the machine had. */
+  readonly node?: Figures;
   readonly cli: CommandFigures[];
   readonly lambda?: LambdaFigures;
   readonly targets: Array<{ readonly what: string; readonly met: boolean }>;
@@ -66,16 +93,28 @@ function measured(args: string[], env: NodeJS.ProcessEnv, dir: string): Promise<
   });
 }
 
-async function commandFigures(command: string, args: string[], repeat: number, dir: string): Promise<CommandFigures> {
+async function figures(args: string[], repeat: number, dir: string, env: NodeJS.ProcessEnv, what: string): Promise<Figures> {
   const cpu: number[] = [];
   const wall: number[] = [];
   for (let i = 0; i < repeat; i++) {
-    const run = await measured([CLI, ...args], process.env, dir);
-    if (run.code !== 0) throw new Error(`${command}: exit ${run.code}`);
+    const run = await measured(args, env, dir);
+    if (run.code !== 0) throw new Error(`${what}: exit ${run.code}`);
     cpu.push(run.cpuSeconds);
     wall.push(run.wallSeconds);
   }
-  return { command, cpuSeconds: median(cpu), wallSeconds: median(wall), runs: repeat };
+  return { cpuSeconds: median(cpu), wallSeconds: median(wall) };
+}
+
+/** `command` with the code cache off and warm, the runs of each interleaved. `env` holds the bench's own TMPDIR. */
+async function commandFigures(command: string, args: string[], repeat: number, dir: string, env: NodeJS.ProcessEnv): Promise<CommandFigures> {
+  const cold: Figures[] = [];
+  const warm: Figures[] = [];
+  for (let i = 0; i < repeat; i++) {
+    cold.push(await figures([CLI, ...args], 1, dir, { ...env, NODE_DISABLE_COMPILE_CACHE: '1' }, command));
+    warm.push(await figures([CLI, ...args], 1, dir, env, command));
+  }
+  const medianOf = (runs: Figures[]): Figures => ({ cpuSeconds: median(runs.map((r) => r.cpuSeconds)), wallSeconds: median(runs.map((r) => r.wallSeconds)) });
+  return { command, cold: medianOf(cold), warm: medianOf(warm), runs: repeat };
 }
 
 /** The handler bundled with the construct's own options; returns the bundle's path and size. */
@@ -114,10 +153,31 @@ process.stdout.write('\\nSTARTUP ' + JSON.stringify({ loadMs: loaded - started, 
 process.exit(0);
 `;
 
+/**
+ * A read and a write on a new table and bucket from this process, so that the measured process does not pay for
+ * the local servers' first requests to them (DynamoDB Local sets a new table up on its first use; s3rver a new
+ * bucket's folders): on AWS the function's table and bucket are long warm.
+ */
+async function warmTableAndBucket(dynamoEndpoint: string, s3Endpoint: string, name: string): Promise<void> {
+  const clients = clientsFor({ dynamoEndpoint, s3Endpoint });
+  try {
+    const key = { pk: 'bench-warm-up', sk: 'bench-warm-up' };
+    await clients.documents.send(new PutCommand({ TableName: name, Item: key }));
+    await clients.documents.send(new GetCommand({ TableName: name, Key: key, ConsistentRead: true }));
+    await clients.documents.send(new DeleteCommand({ TableName: name, Key: key }));
+    await clients.s3.send(new PutObjectCommand({ Bucket: name, Key: 'bench-warm-up', Body: 'warm-up' }));
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: name, Key: 'bench-warm-up' }));
+    await clients.s3.send(new HeadObjectCommand({ Bucket: name, Key: 'bench-warm-up' })).catch(() => undefined);
+  } finally {
+    clients.destroy();
+  }
+}
+
 /** One cold process: load the bundle, answer one invocation into a new table and bucket named `name`. */
-async function coldInvocation(file: string, source: string, dynamoEndpoint: string, s3Endpoint: string, name: string): Promise<{ loadMs: number; firstInvocationMs: number; cpuMs: number }> {
+async function coldInvocation(file: string, source: string, dynamoEndpoint: string, s3Endpoint: string, name: string, sourceMaps = false): Promise<{ loadMs: number; firstInvocationMs: number; cpuMs: number }> {
   await createCursorTable(dynamoEndpoint, name);
   await createBucket(s3Endpoint, name);
+  await warmTableAndBucket(dynamoEndpoint, s3Endpoint, name);
   const env = {
     PATH: process.env.PATH ?? '',
     BUNDLE: file,
@@ -132,6 +192,7 @@ async function coldInvocation(file: string, source: string, dynamoEndpoint: stri
     AWS_SECRET_ACCESS_KEY: 'S3RVER',
     AWS_LAMBDA_FUNCTION_NAME: 'catalog-sync-bench',
     POWERTOOLS_METRICS_DISABLED: 'true',
+    ...(sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
   const output = await new Promise<string>((resolve, reject) => {
@@ -151,7 +212,7 @@ async function coldInvocation(file: string, source: string, dynamoEndpoint: stri
   return JSON.parse(marked.slice('STARTUP '.length)) as { loadMs: number; firstInvocationMs: number; cpuMs: number };
 }
 
-async function lambdaFigures(dir: string, log: (line: string) => void): Promise<LambdaFigures> {
+async function lambdaFigures(dir: string, repeat: number, log: (line: string) => void): Promise<LambdaFigures> {
   const { file, bytes } = await bundleHandler(dir);
   log(`lambda bundle: ${(bytes / 1024).toFixed(0)} KiB`);
   const replica = await CatalogReplica.start({ catalog: generateCatalog({ commits: 5, seed: 24 }), pageSize: 10 });
@@ -159,10 +220,23 @@ async function lambdaFigures(dir: string, log: (line: string) => void): Promise<
   const s3 = await startS3();
   try {
     // A fresh process per invocation: the first only warms the servers (DynamoDB Local's JVM, s3rver), as AWS's
-    // are warm; the second is the measured cold start of the handler.
+    // are warm; the next are the measured cold starts of the handler.
     await coldInvocation(file, replica.serviceIndexUrl, dynamo.endpoint, s3.endpoint, 'startup-warm-up');
-    const { loadMs, firstInvocationMs, cpuMs } = await coldInvocation(file, replica.serviceIndexUrl, dynamo.endpoint, s3.endpoint, 'startup');
-    return { bundleBytes: bytes, loadMs, firstInvocationMs, totalMs: loadMs + firstInvocationMs, cpuMs, nodeVersion: process.version };
+    // Then `repeat` cold processes (each its own new table and bucket) without source maps and as many with them,
+    // interleaved; the figures of the median one by total.
+    const plain: ColdStart[] = [];
+    const mapped: ColdStart[] = [];
+    const cold = async (name: string, sourceMaps: boolean): Promise<ColdStart> => {
+      const run = await coldInvocation(file, replica.serviceIndexUrl, dynamo.endpoint, s3.endpoint, name, sourceMaps);
+      return { ...run, totalMs: run.loadMs + run.firstInvocationMs };
+    };
+    for (let i = 0; i < repeat; i++) {
+      plain.push(await cold(`startup-${i}`, false));
+      mapped.push(await cold(`startup-maps-${i}`, true));
+    }
+    const medianRun = (runs: ColdStart[]): ColdStart => [...runs].sort((a, b) => a.totalMs - b.totalMs)[Math.floor(runs.length / 2)]!;
+    const { loadMs, firstInvocationMs, totalMs, cpuMs } = medianRun(plain);
+    return { bundleBytes: bytes, withSourceMaps: medianRun(mapped), loadMs, firstInvocationMs, totalMs, cpuMs, runs: repeat, nodeVersion: process.version };
   } finally {
     await replica.stop();
     await dynamo.stop();
@@ -170,48 +244,88 @@ async function lambdaFigures(dir: string, log: (line: string) => void): Promise<
   }
 }
 
-/** Every start-up figure; `repeat` fresh processes per CLI command. */
-export async function measureStartUp(repeat = 5, log: (line: string) => void = () => undefined): Promise<StartUpResult> {
+/** Which figures to measure: the CLI's commands, the Lambda's cold start, or both (the default). */
+export interface StartUpParts {
+  readonly cli?: boolean;
+  readonly lambda?: boolean;
+}
+
+/** Every start-up figure; `repeat` fresh processes per CLI command and for the Lambda's cold start. */
+export async function measureStartUp(
+  repeat = 5,
+  log: (line: string) => void = () => undefined,
+  parts: StartUpParts = { cli: true, lambda: true },
+): Promise<StartUpResult> {
   const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-startup-'));
+  try {
+    const measuredCli = parts.cli === false ? undefined : await cliFigures(dir, repeat, log);
+    const cli = measuredCli?.commands ?? [];
+    let lambda: LambdaFigures | undefined;
+    if (parts.lambda !== false) {
+      log('start-up: Lambda bundle and first invocation');
+      lambda = await lambdaFigures(dir, repeat, log);
+    }
+    const noop = cli[2];
+    const targets: Array<{ what: string; met: boolean }> = [];
+    if (noop) {
+      targets.push({ what: `no-op local run < 0.15 CPU-s, code cache warm (${noop.warm.cpuSeconds.toFixed(3)})`, met: noop.warm.cpuSeconds < 0.15 });
+      targets.push({ what: `no-op local run < 0.15 CPU-s, code cache off (${noop.cold.cpuSeconds.toFixed(3)})`, met: noop.cold.cpuSeconds < 0.15 });
+    }
+    if (lambda) {
+      targets.push({ what: `handler bundle loaded + first invocation < 250 ms (${lambda.totalMs.toFixed(0)})`, met: lambda.totalMs < 250 });
+      const deployed = lambda.withSourceMaps.totalMs;
+      targets.push({ what: `the same with the stack's --enable-source-maps (${deployed.toFixed(0)})`, met: deployed < 250 });
+    }
+    return { ...(measuredCli ? { node: measuredCli.node } : {}), cli, ...(lambda ? { lambda } : {}), targets };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function cliFigures(dir: string, repeat: number, log: (line: string) => void): Promise<{ node: Figures; commands: CommandFigures[] }> {
   const replica = await CatalogReplica.start({ catalog: generateCatalog({ commits: 50, seed: 24 }), pageSize: 20 });
   try {
     const folder = join(dir, 'mirror');
     const at = ['--source', replica.serviceIndexUrl, '--data-dir', folder];
-    // Caught up first: the measured `run` finds nothing to do.
-    const first = await measured([CLI, 'run', ...at, '--no-progress'], process.env, dir);
+    // The code cache of these runs in a temp folder of the bench's own.
+    const temp = join(dir, 'tmp');
+    mkdirSync(temp);
+    const env = { ...process.env, TMPDIR: temp };
+    // Caught up first: the measured `run` finds nothing to do. This run also writes the code cache.
+    const first = await measured([CLI, 'run', ...at, '--no-progress'], env, dir);
     if (first.code !== 0) throw new Error(`catch-up run: exit ${first.code}`);
     log('start-up: CLI commands');
-    const cli = [
-      await commandFigures('catalog-sync --version', ['--version'], repeat, dir),
-      await commandFigures('catalog-sync status (folder)', ['status', ...at], repeat, dir),
-      await commandFigures('catalog-sync run (folder, no-op)', ['run', ...at, '--no-progress'], repeat, dir),
-    ];
-    log('start-up: Lambda bundle and first invocation');
-    const lambda = await lambdaFigures(dir, log);
-    const noop = cli[2]!;
     return {
-      cli,
-      lambda,
-      targets: [
-        { what: `no-op local run < 0.15 CPU-s (${noop.cpuSeconds.toFixed(3)})`, met: noop.cpuSeconds < 0.15 },
-        { what: `handler bundle loaded + first invocation < 250 ms (${lambda.totalMs.toFixed(0)})`, met: lambda.totalMs < 250 },
+      node: await figures(['-e', '0'], repeat, dir, env, 'node -e 0'),
+      commands: [
+        await commandFigures('catalog-sync --version', ['--version'], repeat, dir, env),
+        await commandFigures('catalog-sync status (folder)', ['status', ...at], repeat, dir, env),
+        await commandFigures('catalog-sync run (folder, no-op)', ['run', ...at, '--no-progress'], repeat, dir, env),
       ],
     };
   } finally {
     await replica.stop();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
 /** The start-up table, for the report. */
 export function startUpText(result: StartUpResult): string {
-  const lines = ['Start-up (median of fresh processes; CPU = user + system)', '  command                              CPU s    wall s'];
-  for (const row of result.cli) lines.push(`  ${row.command.padEnd(36)} ${row.cpuSeconds.toFixed(3).padStart(6)}  ${row.wallSeconds.toFixed(3).padStart(7)}`);
+  const lines = [
+    'Start-up (median of fresh processes; CPU = user + system; code cache of bin/catalog-sync.js off | warm)',
+    '  command                              CPU s off   warm    wall s off   warm',
+  ];
+  const cell = (n: number, width: number): string => n.toFixed(3).padStart(width);
+  if (result.node) lines.push(`  ${'node -e 0 (Node alone)'.padEnd(36)} ${cell(result.node.cpuSeconds, 9)} ${''.padStart(6)}  ${cell(result.node.wallSeconds, 10)}`);
+  for (const row of result.cli) {
+    lines.push(`  ${row.command.padEnd(36)} ${cell(row.cold.cpuSeconds, 9)} ${cell(row.warm.cpuSeconds, 6)}  ${cell(row.cold.wallSeconds, 10)} ${cell(row.warm.wallSeconds, 6)}`);
+  }
   if (result.lambda) {
     const l = result.lambda;
     lines.push(
       `  Lambda handler bundle: ${(l.bundleBytes / 1024).toFixed(0)} KiB (ESM, minified, as the construct bundles it); ` +
-        `load ${l.loadMs.toFixed(0)} ms + first invocation ${l.firstInvocationMs.toFixed(0)} ms = ${l.totalMs.toFixed(0)} ms, ${l.cpuMs.toFixed(0)} ms CPU in all (Node ${l.nodeVersion}, local servers)`,
+        `load ${l.loadMs.toFixed(0)} ms + first invocation ${l.firstInvocationMs.toFixed(0)} ms = ${l.totalMs.toFixed(0)} ms, ${l.cpuMs.toFixed(0)} ms CPU in all ` +
+        `(median of ${l.runs} cold processes, Node ${l.nodeVersion}, local servers warmed first); ` +
+        `as deployed (NODE_OPTIONS=--enable-source-maps): load ${l.withSourceMaps.loadMs.toFixed(0)} ms + first invocation ${l.withSourceMaps.firstInvocationMs.toFixed(0)} ms = ${l.withSourceMaps.totalMs.toFixed(0)} ms`,
     );
   }
   for (const target of result.targets) lines.push(`  target ${target.met ? 'met' : 'NOT met'}: ${target.what}`);
@@ -222,7 +336,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const repeatAt = process.argv.indexOf('--repeat');
   const repeat = repeatAt > 0 ? Number(process.argv[repeatAt + 1]) : 5;
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  measureStartUp(repeat, (line) => process.stderr.write(`${line}\n`)).then(
+  // --only cli | --only lambda: one half of the figures.
+  const onlyAt = process.argv.indexOf('--only');
+  const only = onlyAt > 0 ? process.argv[onlyAt + 1] : undefined;
+  const parts = only === undefined ? undefined : { cli: only === 'cli', lambda: only === 'lambda' };
+  measureStartUp(repeat, (line) => process.stderr.write(`${line}\n`), parts).then(
     (result) => {
       process.stdout.write(`${startUpText(result)}\n${JSON.stringify(result)}\n`);
       process.exit(0);

@@ -4,7 +4,7 @@
  * (nothing JIT-compiled yet); the median of the others is a warm one. CPU time, not wall time: this is the
  * per-leaf CPU the engine spends on validation, to set against its CPU per leaf in the scenarios.
  */
-import { parseLeaf } from '../lambda/catalog/index.js';
+import { parseLeaf } from '../lambda/catalog/parsers/index.js';
 import { generateCatalog } from '../testkit/index.js';
 import { leafCases } from './leaf-cases.js';
 import { median, round } from './stats.js';

@@ -13,8 +13,8 @@ import {
   type GetOptions,
   HttpClient,
   type HttpResponse,
-  parseCatalogIndex,
 } from '../lambda/catalog/index.js';
+import { parseCatalogIndex } from '../lambda/catalog/parsers/index.js';
 import { parseSettings, parseTimestamp, type Ticks } from '../lambda/contract/index.js';
 import { awsClients, S3SnapshotStore } from '../lambda/stores/index.js';
 import { runSlice } from '../lambda/sync/index.js';

@@ -3,10 +3,8 @@ import { InvalidDocumentError } from './errors.js';
 import { HttpClient, type RequestBounds } from './http-client.js';
 import { FetchError } from './http-errors.js';
 import type { CatalogIndex, CatalogIndexEntry, CatalogPage, Leaf, PageItem } from './documents.js';
-import { parseCatalogIndex } from './index-schema.js';
-import { parseLeaf } from './leaf-schema.js';
-import { parseCatalogPage } from './page-schema.js';
-import { detectSourceKind, findCatalogUrl, parseServiceIndex } from './service-index.js';
+import { readCatalogIndex, readLeaf, readPage, readServiceIndex } from './read-documents.js';
+import { detectSourceKind, findCatalogUrl } from './source-kind.js';
 import { formatTimestamp } from '../contract/time.js';
 
 /** Bounds on documents: a hostile or broken source cannot exhaust memory. */
@@ -76,13 +74,13 @@ export class CatalogClient {
     }
     let indexUrl: string;
     if (detectSourceKind(json) === 'service-index') {
-      indexUrl = findCatalogUrl(parseServiceIndex(response.body, this.source), this.source);
+      indexUrl = findCatalogUrl(await readServiceIndex(response.body, this.source), this.source);
       // The index is a document from the network: it must not aim the function at this machine's services.
       checkCatalogUrl(this.source, indexUrl);
     } else {
       indexUrl = this.source;
       // The body is the catalog index itself: keep it, with its validators, as the first cached copy.
-      this.resolvedIndex = this.remember(parseCatalogIndex(response.body, indexUrl), response.headers);
+      this.resolvedIndex = this.remember(await readCatalogIndex(response.body, indexUrl), response.headers);
     }
     this.http.allowOrigin(new URL(indexUrl).origin);
     this.catalogIndexUrl = indexUrl;
@@ -107,7 +105,7 @@ export class CatalogClient {
     });
     if (response.status === 304 && this.cachedIndex) return this.cachedIndex.index;
     if (response.status === 304) throw new FetchError(url, 'HTTP 304 to an unconditional request', false);
-    return this.remember(parseCatalogIndex(response.body, url), response.headers);
+    return this.remember(await readCatalogIndex(response.body, url), response.headers);
   }
 
   /**
@@ -122,7 +120,7 @@ export class CatalogClient {
         headers,
         ...bounds,
       });
-      const page = parseCatalogPage(response.body, entry.url);
+      const page = await readPage(response.body, entry.url);
       if (page.commitTicks >= entry.commitTicks) return page;
       if (attempt >= STALE_PAGE_REFETCHES) {
         throw new InvalidDocumentError(
@@ -139,7 +137,7 @@ export class CatalogClient {
       maxBytes: this.limits.leafBytes,
       ...bounds,
     });
-    return { body: response.body, leaf: parseLeaf(response.body, item.url, item), attempts: response.attempts };
+    return { body: response.body, leaf: await readLeaf(response.body, item.url, item), attempts: response.attempts };
   }
 
   private remember(index: CatalogIndex, headers: Record<string, string | string[] | undefined>): CatalogIndex {

@@ -1,12 +1,14 @@
 /**
- * Hand-written checks that accept the documents the zod schemas of `leaf-schema.ts` and `page-schema.ts` accept,
- * without zod's cost (a leaf's zod parse is most of `parseLeaf`'s CPU). They are one-sided: each says "certainly
+ * Hand-written checks that accept the documents the zod schemas of `leaf-schema.ts`, `page-schema.ts`,
+ * `index-schema.ts` and `service-index.ts` accept, without zod's cost (a leaf's zod parse is most of `parseLeaf`'s
+ * CPU, and loading zod a fifth of a command's start-up). They are one-sided: each says "certainly
  * valid, and here are the fields" or "not sure", never "invalid". A document they are not sure of goes through
  * the zod schemas, which decide and word the error, so every accepted document and every error message is the
  * same as with zod alone; test/unit/fast-path.test.ts checks the two agree on generated and mutated documents.
+ * This file loads no zod.
  */
-import { LeafType, type PageItem } from './documents.js';
-import { resolveLeafType, urlProblem } from './field-schemas.js';
+import { LeafType, type CatalogIndex, type CatalogIndexEntry, type PageItem, type ServiceIndex, type ServiceIndexResource } from './documents.js';
+import { resolveLeafType, urlProblem } from './field-checks.js';
 import { isTimestamp, parseTimestamp, type Ticks } from '../contract/time.js';
 
 // Kept identical to the regex of detailsSchema (leaf-schema.ts).
@@ -218,4 +220,55 @@ export function fastPageFields(page: Json): PageFields | undefined {
     ...(parent === undefined ? {} : { parent: parent as string }),
     items,
   };
+}
+
+/** A catalog index's fields when `catalogIndexSchema` (index-schema.ts) certainly accepts the document; undefined when zod must decide. */
+export function fastIndexFields(index: Json): CatalogIndex | undefined {
+  const memo: Memo = { text: undefined, ticks: 0n };
+  const { commitId, commitTimeStamp, count, items: rawItems } = index;
+  if (!isNonEmptyString(commitId) || !Array.isArray(rawItems)) return undefined;
+  const commitTicks = ticksOf(commitTimeStamp, memo);
+  if (commitTicks === undefined) return undefined;
+  if (count !== undefined && !isCount(count)) return undefined;
+  const items: CatalogIndexEntry[] = new Array(rawItems.length);
+  for (let i = 0; i < rawItems.length; i++) {
+    const raw: unknown = rawItems[i];
+    if (!isObject(raw)) return undefined;
+    const url = raw['@id'];
+    const entryCommitId = raw.commitId;
+    const entryCount = raw.count;
+    const text = raw.commitTimeStamp;
+    // A page entry never embeds its items: zod says so in its own words.
+    if (!isNonEmptyString(entryCommitId) || !isCount(entryCount) || raw.items !== undefined) return undefined;
+    const ticks = ticksOf(text, memo);
+    if (ticks === undefined) return undefined;
+    if (typeof url !== 'string' || urlProblem(url) !== undefined) return undefined;
+    items[i] = { url, commitId: entryCommitId, commitTimeStamp: text as string, commitTicks: ticks, count: entryCount as number };
+  }
+  return {
+    commitId,
+    commitTimeStamp: commitTimeStamp as string,
+    commitTicks,
+    ...(count === undefined ? {} : { count: count as number }),
+    items,
+  };
+}
+
+/** A service index as `serviceIndexSchema` (service-index.ts) gives it when it certainly accepts the document; undefined when zod must decide. */
+export function fastServiceIndex(document: Json): ServiceIndex | undefined {
+  const { version, resources: rawResources } = document;
+  if ((version !== undefined && typeof version !== 'string') || !Array.isArray(rawResources)) return undefined;
+  const resources: ServiceIndexResource[] = new Array(rawResources.length);
+  for (let i = 0; i < rawResources.length; i++) {
+    const raw: unknown = rawResources[i];
+    if (!isObject(raw)) return undefined;
+    const url = raw['@id'];
+    const type = raw['@type'];
+    if (typeof url !== 'string' || urlProblem(url) !== undefined) return undefined;
+    // zod's object schema keeps only the properties it names, and its array schema gives a copy.
+    if (typeof type === 'string') resources[i] = { '@id': url, '@type': type };
+    else if (isStringArray(type)) resources[i] = { '@id': url, '@type': type.slice() };
+    else return undefined;
+  }
+  return { ...(version === undefined ? {} : { version }), resources };
 }

@@ -3,14 +3,18 @@
  * and the validated documents. Other floors import the catalog through this module; files inside
  * lambda/catalog/ import each other directly (importing the face from inside would make a loop).
  *
- * Every catalog document is validated: service index, catalog index, catalog page and leaf. Everything
- * fetched is untrusted input (contract: "Untrusted input"). Each `parse…` function takes the raw body
- * and the URL it came from and returns a typed, validated object, or throws {@link InvalidDocumentError}
- * naming the URL, the JSON path and the problem. Besides the shape of each document, the checks that the
- * protocol's guarantees rest on are enforced there (one commit per timestamp, nothing newer than its
- * container, no duplicates, a leaf matching the page item that pointed at it), so the sync engine can
- * rely on them instead of re-checking. Zod checks shapes; the cross-item checks are plain loops over
- * maps, so a hostile page with a million items is still parsed in linear time.
+ * Every catalog document is validated: service index, catalog index, catalog page and leaf. Everything fetched
+ * is untrusted input (contract: "Untrusted input"). Each `read…` function here (and each synchronous `parse…`
+ * function of lambda/catalog/parsers/) takes the raw body and the URL it came from and returns a typed,
+ * validated object, or throws {@link InvalidDocumentError} naming the URL, the JSON path and the problem.
+ * Besides the shape of each document, the checks that the protocol's guarantees rest on are enforced there (one
+ * commit per timestamp, nothing newer than its container, no duplicates, a leaf matching the page item that
+ * pointed at it), so the sync engine can rely on them instead of re-checking. Zod checks shapes; the cross-item
+ * checks are plain loops over maps, so a hostile page with a million items is still parsed in linear time.
+ *
+ * The two give the same results and errors, but the `read…` functions (the client's) load zod only for a document
+ * the hand-written fast paths are not sure of (read-documents.ts). Nothing this face imports loads zod: every
+ * command imports it.
  */
 export {
   LeafType,
@@ -27,16 +31,9 @@ export {
 } from './documents.js';
 export { parseJson } from './json.js';
 export { decode as decodeBody } from './http-decode.js';
-export {
-  CATALOG_RESOURCE_TYPE,
-  detectSourceKind,
-  findCatalogUrl,
-  parseServiceIndex,
-  parseSource,
-} from './service-index.js';
-export { parseCatalogIndex } from './index-schema.js';
-export { describeItem, parseCatalogPage } from './page-schema.js';
-export { parseLeaf } from './leaf-schema.js';
+export { CATALOG_RESOURCE_TYPE, detectSourceKind, findCatalogUrl } from './source-kind.js';
+export { describeItem } from './page-check.js';
+export { readCatalogIndex, readLeaf, readPage, readServiceIndex } from './read-documents.js';
 export { DocumentKind, InvalidDocumentError } from './errors.js';
 export { CatalogClient, DEFAULT_DOCUMENT_LIMITS, type DocumentLimits, type FetchedLeaf } from './catalog-client.js';
 export {

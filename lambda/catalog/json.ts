@@ -6,7 +6,7 @@
  * Everything fetched is untrusted input (contract: "Untrusted input"), so every message is clipped:
  * hostile input can be huge.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { InvalidDocumentError, type DocumentKind } from './errors.js';
 import type { DocumentBody } from './documents.js';
 

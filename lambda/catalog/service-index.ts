@@ -1,25 +1,46 @@
 /**
  * The service index (where a source names its catalog) and the source document, which may be a
- * service index or a catalog index, told apart by content.
+ * service index or a catalog index, told apart by content (source-kind.ts). The schema is built on first use.
  */
-import { z } from 'zod';
-import { DocumentKind, InvalidDocumentError } from './errors.js';
+import * as z from 'zod';
+import { DocumentKind } from './errors.js';
 import { SourceKind, type DocumentBody, type ServiceIndex, type SourceDocument } from './documents.js';
-import { httpUrl, typeList } from './field-schemas.js';
+import { fastServiceIndex } from './fast-path.js';
+import { fieldSchemas } from './field-schemas.js';
 import { validateCatalogIndex } from './index-schema.js';
-import { Problems, check, parseJson, quote, requireObject, typeName } from './json.js';
+import { Problems, check, parseJson, requireObject } from './json.js';
+import { detectSourceKind } from './source-kind.js';
 
-const serviceIndexSchema = z.object({
-  version: z.string().optional(),
-  resources: z.array(z.object({ '@id': httpUrl, '@type': typeList })),
-});
+export { CATALOG_RESOURCE_TYPE, detectSourceKind, findCatalogUrl } from './source-kind.js';
+
+/** The service index's schema, built on first use (see field-schemas.ts). */
+function build() {
+  const { httpUrl, typeList } = fieldSchemas();
+  return z.object({
+    version: z.string().optional(),
+    resources: z.array(z.object({ '@id': httpUrl, '@type': typeList })),
+  });
+}
+
+let built: ReturnType<typeof build> | undefined;
+
+/**
+ * The zod path: every problem of the service index in one message (thrown), or the index. Exported for the test that
+ * holds the fast path to it (test/unit/fast-path.test.ts) and for the client's reader (read-documents.ts);
+ * {@link parseServiceIndex} is the way in.
+ *
+ * @throws {@link InvalidDocumentError} when the schema rejects the document.
+ */
+export function zodServiceIndex(document: Record<string, unknown>, url: string): ServiceIndex {
+  const problems = new Problems();
+  const data = check((built ??= build()), document, problems);
+  problems.throwIfAny(url);
+  return data as ServiceIndex;
+}
 
 function validateServiceIndex(json: unknown, url: string): ServiceIndex {
   const document = requireObject(json, url, DocumentKind.serviceIndex);
-  const problems = new Problems();
-  const data = check(serviceIndexSchema, document, problems);
-  problems.throwIfAny(url);
-  return data!;
+  return fastServiceIndex(document) ?? zodServiceIndex(document, url);
 }
 
 /**
@@ -31,57 +52,6 @@ function validateServiceIndex(json: unknown, url: string): ServiceIndex {
  */
 export function parseServiceIndex(body: DocumentBody, url: string): ServiceIndex {
   return validateServiceIndex(parseJson(body, url), url);
-}
-
-/** The `@type` of the catalog resource in a service index. */
-export const CATALOG_RESOURCE_TYPE = 'Catalog/3.0.0';
-
-/**
- * The catalog index URL named by a service index: the `@id` of the first resource whose `@type` is
- * (or includes) `Catalog/3.0.0`.
- *
- * @param url - the service index URL, for the error message.
- * @throws {@link InvalidDocumentError} when the source has no catalog (not every source does).
- */
-export function findCatalogUrl(serviceIndex: ServiceIndex, url: string): string {
-  for (const resource of serviceIndex.resources) {
-    const types = resource['@type'];
-    if (types === CATALOG_RESOURCE_TYPE || (Array.isArray(types) && types.includes(CATALOG_RESOURCE_TYPE))) {
-      return resource['@id'];
-    }
-  }
-  const seen = [...new Set(serviceIndex.resources.flatMap((resource) => resource['@type']))];
-  const listed = seen.slice(0, 5).map((type) => quote(type)).join(', ');
-  const more = seen.length > 5 ? ` and ${seen.length - 5} more` : '';
-  const has = seen.length === 0 ? 'it has no resources' : `it has ${listed}${more}`;
-  throw new InvalidDocumentError(url, `the service index has no ${CATALOG_RESOURCE_TYPE} resource (${has})`);
-}
-
-/**
- * Tells a service index from a catalog index by content: a `resources` array or an `items` array.
- *
- * @param json - the parsed document (see {@link parseJson}).
- * @param url - where it came from, for the error message.
- * @throws {@link InvalidDocumentError} when it is neither (or, ambiguously, both).
- */
-export function detectSourceKind(json: unknown, url = '(source document)'): SourceKind {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
-    throw new InvalidDocumentError(
-      url,
-      `expected a service index or a catalog index (a JSON object), got ${typeName(json)}`,
-    );
-  }
-  const document = json as Record<string, unknown>;
-  const hasResources = Array.isArray(document['resources']);
-  const hasItems = Array.isArray(document['items']);
-  if (hasResources && !hasItems) return SourceKind.serviceIndex;
-  if (hasItems && !hasResources) return SourceKind.catalogIndex;
-  throw new InvalidDocumentError(
-    url,
-    hasResources
-      ? 'has both a resources array and an items array: cannot tell a service index from a catalog index'
-      : 'neither a service index (no resources array) nor a catalog index (no items array)',
-  );
 }
 
 /**

@@ -16,7 +16,7 @@ import {
 } from '../contract/index.js';
 import { abandonBackfill, BackfillMismatchError, finishBackfill, planBackfill, releaseBackfillLease } from '../sync/index.js';
 import type { WorkerOptions } from './backfill-messages.js';
-import { WorkerPool } from './backfill-pool.js';
+import type { WorkerPool } from './backfill-pool.js';
 import { BackfillProgress } from './backfill-progress.js';
 import { ExitCode } from './exit-code.js';
 import { printSummary } from './format.js';
@@ -169,6 +169,8 @@ async function backfillCommand(options: BackfillOptions): Promise<void> {
     lease = setInterval(() => {
       stores.backfills.renewLease(settings.cursorName, plan.backfillId, Date.now() + leaseMs).catch(() => undefined);
     }, Math.min(60_000, leaseMs / 3)).unref();
+    // Loaded here, not with the command: it brings child_process, which no other command needs.
+    const { WorkerPool } = await import('./backfill-pool.js');
     if (signals === 0) {
       pool = new WorkerPool(
         ranges.filter((range) => !done.has(range.n)),

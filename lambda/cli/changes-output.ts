@@ -3,7 +3,6 @@
  * or a command run with the commit's JSON on stdin. Either resolves only once the commit is handed over, so the
  * consumer's checkpoint that follows never covers a commit that was not.
  */
-import { spawn } from 'node:child_process';
 import type { MirrorCommit } from '../consumer/mirror.js';
 
 /** How each commit is written out. */
@@ -49,7 +48,9 @@ export function writeOut(stream: NodeJS.WritableStream, text: string): Promise<v
  * in the environment; its output is the terminal's. Resolves when it exits 0; rejects naming the command and
  * the commit otherwise.
  */
-export function execFor(command: string, commit: MirrorCommit): Promise<void> {
+export async function execFor(command: string, commit: MirrorCommit): Promise<void> {
+  // Loaded on the first --exec, not with the CLI: child_process is a few ms of every command's start-up.
+  const { spawn } = await import('node:child_process');
   return new Promise((resolve, reject) => {
     const child = spawn(command, {
       shell: true,

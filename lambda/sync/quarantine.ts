@@ -1,6 +1,6 @@
 import type { CatalogClient } from '../catalog/catalog-client.js';
 import { InvalidDocumentError } from '../catalog/errors.js';
-import { parseCatalogPage, type PageItem } from '../catalog/index.js';
+import { readPage, type PageItem } from '../catalog/index.js';
 import { manifestKey } from '../contract/keys.js';
 import type { SnapshotStore } from '../stores/types.js';
 import { metadataOf, placeLeaf, type ManifestEntry } from './layout.js';
@@ -52,7 +52,7 @@ export async function listQuarantine(snapshots: SnapshotStore, prefix: string): 
       url: String(record.url),
       error: String(record.error),
       attempts: typeof record.attempts === 'number' ? record.attempts : 1,
-      item: pageItemOf(record.item, key),
+      item: await pageItemOf(record.item, key),
       commitKey: match[2]!,
     });
   }
@@ -60,11 +60,11 @@ export async function listQuarantine(snapshots: SnapshotStore, prefix: string): 
 }
 
 /** The page item a record keeps, validated as a page item again: it is read back from storage, not trusted. */
-function pageItemOf(item: unknown, key: string): PageItem {
+async function pageItemOf(item: unknown, key: string): Promise<PageItem> {
   const raw = item as { commitId?: unknown; commitTimeStamp?: unknown } | undefined;
   const page = { commitId: raw?.commitId, commitTimeStamp: raw?.commitTimeStamp, items: [item] };
   try {
-    return parseCatalogPage(JSON.stringify(page), key).items[0]!;
+    return (await readPage(JSON.stringify(page), key)).items[0]!;
   } catch (error) {
     if (error instanceof InvalidDocumentError) throw new InvalidDocumentError(key, `quarantine record's item is not a page item: ${error.reason}`, { cause: error });
     throw error;

@@ -1,18 +1,21 @@
 /**
- * The hand-written fast path of leaf and page validation (lambda/catalog/fast-path.ts) against the zod schemas
- * it stands in for: on generated and real documents, and on those documents mutated field by field, whatever
+ * The hand-written fast path of leaf, page, catalog index and service index validation (lambda/catalog/fast-path.ts)
+ * against the zod schemas it stands in for: on generated and real documents, and on those documents mutated field by field, whatever
  * the fast path accepts zod accepts too, with the same fields. (What it is not sure of goes to zod, so the
  * errors are zod's by construction.) And it does take the ordinary documents, or it would save nothing.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fastLeafFields, fastPageFields } from '../../lambda/catalog/fast-path.js';
-import { parseLeaf } from '../../lambda/catalog/index.js';
+import { fastIndexFields, fastLeafFields, fastPageFields, fastServiceIndex } from '../../lambda/catalog/fast-path.js';
+import { zodIndexFields } from '../../lambda/catalog/index-schema.js';
+import { zodServiceIndex } from '../../lambda/catalog/service-index.js';
+import { readCatalogIndex, readLeaf, readPage, readServiceIndex } from '../../lambda/catalog/index.js';
+import { parseCatalogIndex, parseCatalogPage, parseLeaf, parseServiceIndex } from '../../lambda/catalog/parsers/index.js';
 import { zodLeafFields } from '../../lambda/catalog/leaf-schema.js';
 import { zodPageFields } from '../../lambda/catalog/page-schema.js';
 import { generateCatalog, layoutPages, renderLeafBody } from '../../testkit/index.js';
-import { renderPage } from '../../testkit/catalog-documents.js';
-import { itemFromLeaf, ofKind, type Json } from './schema-kit.js';
+import { renderCatalogIndex, renderPage, renderServiceIndex } from '../../testkit/catalog-documents.js';
+import { itemFromLeaf, ofKind, serviceIndex, validIndex, type Json } from './schema-kit.js';
 
 const ORIGIN = 'https://api.nuget.org';
 const catalog = generateCatalog({ commits: 60, seed: 7, leavesPerCommit: [1, 6], trimTrailingZeros: true, semver2Ratio: 0.3 });
@@ -20,6 +23,15 @@ const generatedLeaves: Json[] = catalog.commits.flatMap((commit) =>
   commit.leaves.map((leaf) => JSON.parse(renderLeafBody(commit, leaf, ORIGIN)) as Json),
 );
 const leaves: Json[] = [...generatedLeaves, ...ofKind('leaf').map((fixture) => fixture.json)];
+const indexes: Json[] = [
+  JSON.parse(renderCatalogIndex(layoutPages(catalog.commits, 40, false), catalog.commits, ORIGIN)) as Json,
+  validIndex(),
+  ...ofKind('index').map((fixture) => fixture.json),
+];
+const serviceIndexes: Json[] = [
+  JSON.parse(renderServiceIndex(ORIGIN, `${ORIGIN}/v3/catalog0/index.json`)) as Json,
+  serviceIndex(['Catalog/3.0.0', ['PackageBaseAddress/3.0.0', 'Other'], 'SearchQueryService']),
+];
 const pages: Json[] = [
   ...layoutPages(catalog.commits, 40, false).map((page) => JSON.parse(renderPage(page, ORIGIN, ORIGIN)) as Json),
   ...ofKind('page').map((fixture) => fixture.json),
@@ -217,5 +229,113 @@ describe('page fast path', () => {
       }),
       { numRuns: 1500 },
     );
+  });
+});
+
+function agreeOnIndex(document: Json): boolean {
+  const fast = fastIndexFields(document);
+  if (fast === undefined) return false;
+  expect(zodIndexFields(document, 'https://x.test/index.json')).toStrictEqual(fast);
+  return true;
+}
+
+function agreeOnServiceIndex(document: Json): boolean {
+  const fast = fastServiceIndex(document);
+  if (fast === undefined) return false;
+  expect(zodServiceIndex(document, 'https://x.test/v3/index.json')).toStrictEqual(fast);
+  return true;
+}
+
+const INDEX_KEYS = ['@id', 'commitId', 'commitTimeStamp', 'count', 'items', 'other'];
+const indexPath: fc.Arbitrary<Path> = fc.oneof(
+  fc.constantFrom('commitId', 'commitTimeStamp', 'count', 'items', 'other').map((key) => [key]),
+  fc.nat(3).map((i) => ['items', i]),
+  fc.tuple(fc.nat(3), fc.constantFrom(...INDEX_KEYS)).map(([i, key]) => ['items', i, key]),
+);
+const serviceIndexPath: fc.Arbitrary<Path> = fc.oneof(
+  fc.constantFrom('version', 'resources', 'other').map((key) => [key]),
+  fc.nat(3).map((i) => ['resources', i]),
+  fc.tuple(fc.nat(3), fc.constantFrom('@id', '@type', 'comment')).map(([i, key]) => ['resources', i, key]),
+  fc.tuple(fc.nat(3), fc.nat(2)).map(([i, j]) => ['resources', i, '@type', j]),
+);
+
+describe('catalog index fast path', () => {
+  it('takes every generated and real index, with the fields zod gives', () => {
+    for (const index of indexes) expect(agreeOnIndex(index)).toBe(true);
+  });
+
+  it('takes nothing zod refuses, on an index changed at any one place to any edge value', () => {
+    const paths: Path[] = [
+      ...['commitId', 'commitTimeStamp', 'count', 'items', 'other'].map((key) => [key]),
+      ['items', 0],
+      ...INDEX_KEYS.map((key) => ['items', 1, key]),
+    ];
+    expect(everySingleChange(indexes.slice(0, 2), paths, agreeOnIndex)).toBeGreaterThan(10);
+  });
+
+  it('takes nothing zod refuses, on indexes mutated at one to three places', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...indexes), fc.array(fc.tuple(indexPath, value), { minLength: 1, maxLength: 3 }), (index, changes) => {
+        agreeOnIndex(changes.reduce((doc, [path, v]) => mutate(doc, path, v), index));
+      }),
+      { numRuns: 1500 },
+    );
+  });
+});
+
+describe('service index fast path', () => {
+  it('takes every generated service index, as zod gives it: only the named properties, copies of @type lists', () => {
+    for (const document of serviceIndexes) expect(agreeOnServiceIndex(document)).toBe(true);
+    const document = serviceIndexes[1]!;
+    const fast = fastServiceIndex(document)!;
+    expect(fast.resources[1]!['@type']).not.toBe((document['resources'] as Json[])[1]!['@type']);
+    expect(fast.resources[0]).not.toHaveProperty('comment');
+  });
+
+  it('takes nothing zod refuses, on service indexes mutated at one to three places', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...serviceIndexes), fc.array(fc.tuple(serviceIndexPath, value), { minLength: 1, maxLength: 3 }), (document, changes) => {
+        agreeOnServiceIndex(changes.reduce((doc, [path, v]) => mutate(doc, path, v), document));
+      }),
+      { numRuns: 1500 },
+    );
+  });
+});
+
+describe('the client\'s readers (zod loaded only when a fast path is not sure)', () => {
+  const url = 'https://x.test/doc.json';
+  /** The reader's answer and the synchronous parser's: the same value, or the same error message. */
+  async function same<T>(read: () => Promise<T>, parse: () => T): Promise<void> {
+    let expected: { value?: T; message?: string };
+    try {
+      expected = { value: parse() };
+    } catch (error) {
+      expected = { message: (error as Error).message };
+    }
+    await (expected.message === undefined ? expect(read()).resolves.toStrictEqual(expected.value) : expect(read()).rejects.toThrow(expected.message));
+  }
+
+  it('give what the parsers give, for good documents and for bad ones the fast path sends to zod', async () => {
+    const badIndex = mutate(mutate(indexes[1]!, ['items', 0, 'count'], -1), ['items', 1, '@id'], 'ftp://x');
+    const duplicateIndex = mutate(indexes[1]!, ['items', 1, '@id'], (indexes[1]!['items'] as Json[])[0]!['@id']);
+    for (const document of [...indexes, badIndex, duplicateIndex, { items: 'x' }]) {
+      const text = JSON.stringify(document);
+      await same(() => readCatalogIndex(text, url), () => parseCatalogIndex(text, url));
+    }
+    for (const document of [...serviceIndexes, mutate(serviceIndexes[0]!, ['resources', 0, '@type'], 1)]) {
+      const text = JSON.stringify(document);
+      await same(() => readServiceIndex(text, url), () => parseServiceIndex(text, url));
+    }
+    for (const document of [...pages.slice(0, 3), mutate(pages[0]!, ['items', 0, 'commitTimeStamp'], 'later')]) {
+      const text = JSON.stringify(document);
+      await same(() => readPage(text, url), () => parseCatalogPage(text, url));
+    }
+    const leaf = generatedLeaves[0]!;
+    const item = itemFromLeaf(leaf, url);
+    for (const document of [leaf, mutate(leaf, ['packageSize'], -1), mutate(leaf, ['version'], '9.9.9')]) {
+      const text = JSON.stringify(document);
+      await same(() => readLeaf(text, url, item), () => parseLeaf(text, url, item));
+    }
+    await same(() => readLeaf('not json', url, item), () => parseLeaf('not json', url, item));
   });
 });

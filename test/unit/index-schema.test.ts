@@ -1,6 +1,6 @@
 /** The catalog index: shape, duplicates, and nothing newer than the index. */
 import { describe, expect, it } from 'vitest';
-import { parseCatalogIndex, parseCatalogPage } from '../../lambda/catalog/index.js';
+import { parseCatalogIndex, parseCatalogPage } from '../../lambda/catalog/parsers/index.js';
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 import {
   INDEX_URL,

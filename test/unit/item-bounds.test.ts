@@ -1,7 +1,8 @@
 /** Page items past the bounds no store can hold: an item error, not a page error. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidDocumentError, parseCatalogPage } from '../../lambda/catalog/index.js';
+import { InvalidDocumentError } from '../../lambda/catalog/index.js';
+import { parseCatalogPage } from '../../lambda/catalog/parsers/index.js';
 import { identityKeyProblem, MAX_PREFIX_BYTES } from '../../lambda/contract/identity.js';
 import { leafKey, quarantineKey } from '../../lambda/contract/keys.js';
 import { type Json, PAGE_URL, body, pageItem, validPage } from './schema-kit.js';

@@ -1,6 +1,7 @@
 /** The catalog leaf: shape, the PackageDetails properties, and the match with its page item. */
 import { describe, expect, it } from 'vitest';
-import { LeafType, parseLeaf } from '../../lambda/catalog/index.js';
+import { LeafType } from '../../lambda/catalog/index.js';
+import { parseLeaf } from '../../lambda/catalog/parsers/index.js';
 import { parseTimestamp } from '../../lambda/contract/time.js';
 import {
   LEAF_URL,

@@ -1,7 +1,8 @@
 /** The catalog page: shape and the protocol's guarantees within a page. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LeafType, parseCatalogPage } from '../../lambda/catalog/index.js';
+import { LeafType } from '../../lambda/catalog/index.js';
+import { parseCatalogPage } from '../../lambda/catalog/parsers/index.js';
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 import {
   INDEX_URL,

@@ -1,14 +1,13 @@
 /** The real catalog documents under test/fixtures: every one parses, and the leaves match their page items. */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { detectSourceKind, SourceKind } from '../../lambda/catalog/index.js';
 import {
-  detectSourceKind,
   parseCatalogIndex,
   parseCatalogPage,
   parseLeaf,
   parseSource,
-  SourceKind,
-} from '../../lambda/catalog/index.js';
+} from '../../lambda/catalog/parsers/index.js';
 import { parseTimestamp } from '../../lambda/contract/time.js';
 import {
   skipped,

@@ -1,13 +1,12 @@
 /** Bodies and JSON, for every parser alike, and the error every parser throws. */
 import { describe, expect, it } from 'vitest';
+import { InvalidDocumentError, parseJson } from '../../lambda/catalog/index.js';
 import {
-  InvalidDocumentError,
   parseCatalogIndex,
   parseCatalogPage,
-  parseJson,
   parseLeaf,
   parseServiceIndex,
-} from '../../lambda/catalog/index.js';
+} from '../../lambda/catalog/parsers/index.js';
 import { PAGE_URL, rejects, body, validPage, expectedItem } from './schema-kit.js';
 
 describe('bodies that are not JSON objects', () => {

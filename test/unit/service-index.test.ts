@@ -4,10 +4,9 @@ import {
   detectSourceKind,
   findCatalogUrl,
   InvalidDocumentError,
-  parseServiceIndex,
-  parseSource,
   SourceKind,
 } from '../../lambda/catalog/index.js';
+import { parseServiceIndex, parseSource } from '../../lambda/catalog/parsers/index.js';
 import { INDEX_URL, SERVICE_URL, rejects, body, validIndex, serviceIndex } from './schema-kit.js';
 
 describe('service index', () => {
