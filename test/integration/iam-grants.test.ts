@@ -112,6 +112,7 @@ const gets = (calls: readonly RecordedCall[], key: string) => calls.filter((call
 
 describe('the IAM grants cover every call the functions make', () => {
   const stack = synthesize();
+  const filtered = synthesize(['A*', 'B*']);
 
   it('the follower: a fresh mirror, then a second run; a quarantined leaf', async () => {
     const { harness, names } = await target(stack);
@@ -134,7 +135,6 @@ describe('the IAM grants cover every call the functions make', () => {
   });
 
   it('the follower with INCLUDE_IDS: a fresh mirror records its filter, a second run reads it', async () => {
-    const filtered = synthesize(['A*', 'B*']);
     const { harness, names } = await target(filtered);
     const { handler } = await import('../../lambda/handler.js');
     const env: Record<string, string> = { ...environmentOf(filtered.follower, harness, names), MAX_COMMITS: '7' };
@@ -147,33 +147,38 @@ describe('the IAM grants cover every call the functions make', () => {
     expect(uncovered(filtered.follower.statements, calls, names)).toEqual([]);
   });
 
-  it('the backfill planner, worker and finalizer, as the Distributed Map calls them', async () => {
-    const { harness, names } = await target(stack);
+  it.each([
+    ['without an id filter', false],
+    ['with INCLUDE_IDS (the first to run records it)', true],
+  ])('the backfill planner, worker and finalizer, as the Distributed Map calls them, on a fresh mirror %s', async (_, withFilter) => {
+    const faces = withFilter ? filtered : stack;
+    const { harness, names } = await target(faces);
     const planner = (await import('../../lambda/backfill/planner.js')).handler;
     const worker = (await import('../../lambda/backfill/worker.js')).handler;
     const finalizer = (await import('../../lambda/backfill/finalizer.js')).handler;
     let planned: Awaited<ReturnType<typeof planner>> | undefined;
-    const planning = await recording(environmentOf(stack.planner, harness, names), async () => {
+    const planning = await recording(environmentOf(faces.planner, harness, names), async () => {
       planned = await planner({ rangeLeaves: 8 });
     });
     expect(planned!.ranges).toBeGreaterThan(1);
     // The ItemReader's read of the ranges file is the state machine's role's, not a function's: not recorded.
     const object = await harness.clients.s3.send(new GetObjectCommand({ Bucket: planned!.bucket, Key: planned!.rangesKey }));
     const items = JSON.parse(await object.Body!.transformToString('utf8')) as BackfillRange[];
-    const working = await recording(environmentOf(stack.worker, harness, names), async () => {
+    const working = await recording(environmentOf(faces.worker, harness, names), async () => {
       for (let i = 0; i < items.length; i += 2) {
         expect((await worker({ Items: items.slice(i, i + 2), BatchInput: { backfillId: planned!.backfillId, passes: 0 } }, ENOUGH)).done).toBe(true);
       }
     });
-    const finishing = await recording(environmentOf(stack.finalizer, harness, names), async () => {
+    const finishing = await recording(environmentOf(faces.finalizer, harness, names), async () => {
       expect(await finalizer({ backfillId: planned!.backfillId })).toMatchObject({ caughtUp: true });
     });
     for (const calls of [planning, working, finishing]) expect(gets(calls, `${PREFIX}filter.json`).length).toBeGreaterThan(0);
+    if (withFilter) expect(planning.some((call) => call.service === 's3' && call.method === 'PUT' && call.key === `${PREFIX}filter.json`)).toBe(true);
     expect(gets(finishing, `${PREFIX}watermark.json`).length).toBeGreaterThan(0);
     expect({
-      planner: uncovered(stack.planner.statements, planning, names),
-      worker: uncovered(stack.worker.statements, working, names),
-      finalizer: uncovered(stack.finalizer.statements, finishing, names),
+      planner: uncovered(faces.planner.statements, planning, names),
+      worker: uncovered(faces.worker.statements, working, names),
+      finalizer: uncovered(faces.finalizer.statements, finishing, names),
     }).toEqual({ planner: [], worker: [], finalizer: [] });
   });
 
