@@ -54,7 +54,8 @@ import { grantSourceSecretRead } from '../source-secret.js';
 import { backfillDefinition } from './backfill-definition.js';
 import { nagResource } from './nag.js';
 import { handlerCode } from './handler-entry.js';
-import { grantMirrorStateRead, latestNodeRuntime, nodeBundling } from './sync-function.js';
+import { grantMirrorStateRead } from './mirror-grants.js';
+import { latestNodeRuntime, nodeBundling } from './sync-function.js';
 
 /** Properties of a {@link CatalogBackfill}. */
 export interface CatalogBackfillProps {
@@ -227,7 +228,7 @@ export class CatalogBackfill extends Construct {
     }
     // All three read filter.json (checkIdFilter, lambda/backfill/warm.ts) and the watermark (the filter check; before
     // each watermark write, which never moves it back): GetObject of those two keys, and ListBucket on the bucket so
-    // that a missing one answers 404, not 403 (grantMirrorStateRead in sync-function.ts says why).
+    // that a missing one answers 404, not 403 (mirror-grants.ts says why).
     for (const role of [planner.role, worker.role, finalizer.role]) grantMirrorStateRead(role, props.bucket, this.prefix);
     // The follower's gate (a Query of its cursor's items) is the follower's own grant: infra/constructs/sync-function.ts.
     // A bucket encrypted with a customer key: the functions write (GenerateDataKey) and read (Decrypt) through it.

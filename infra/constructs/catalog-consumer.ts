@@ -39,7 +39,8 @@ import type { ConsumableSync } from './consumable-sync.js';
 import { CatalogSyncPropsError } from '../catalog-sync-props.js';
 import { nagResource } from './nag.js';
 import { syncMetric } from './sync-alarms.js';
-import { grantBucketKey, latestNodeRuntime, nodeBundling, SendMessageOnly } from './sync-function.js';
+import { grantBucketKey } from './mirror-grants.js';
+import { latestNodeRuntime, nodeBundling, SendMessageOnly } from './sync-function.js';
 
 /** Properties of a {@link CatalogConsumer}. */
 export interface CatalogConsumerProps {

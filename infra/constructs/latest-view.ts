@@ -10,7 +10,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import { VIEW_CONSUMER, VIEW_KEYS } from '../../lambda/contract/index.js';
 import type { ConsumableSync } from './consumable-sync.js';
 import { CatalogConsumer } from './catalog-consumer.js';
-import { grantBucketKey } from './sync-function.js';
+import { grantBucketKey } from './mirror-grants.js';
 import { handlerCode } from './handler-entry.js';
 import { nagResource } from './nag.js';
 
