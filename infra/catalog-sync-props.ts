@@ -62,7 +62,7 @@ export interface CatalogSyncProps {
 
   /**
    * Key prefix of every object this sync writes (`SNAPSHOT_PREFIX`). The function may `PutObject` under it and
-   * nowhere else. Syncs sharing a bucket need prefixes that do not overlap (end them with `/`). It may not hold
+   * nowhere else, and read only `{prefix}filter.json` and `{prefix}watermark.json`. Syncs sharing a bucket need prefixes that do not overlap (end them with `/`). It may not hold
    * `*`, `?` or `$`, which IAM reads as wildcards or variables.
    * @default '' (the whole bucket)
    */

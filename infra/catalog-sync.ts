@@ -8,7 +8,8 @@
  * - the snapshot bucket (no public access, TLS only, SSE-S3, versioned, retained, server access logs,
  *   object events to EventBridge), unless `bucket` is given;
  * - the function (Node.js 22, arm64, ESM bundle made by the local esbuild) with exactly the permissions the
- *   code uses: three DynamoDB item actions on its own cursor's items, `s3:PutObject` under its own prefix;
+ *   code uses: DynamoDB item actions on its own cursor's items, `s3:PutObject` under its own prefix, `s3:GetObject`
+ *   of its `filter.json` and `watermark.json`, `s3:ListBucket` (a missing key then answers 404, not 403);
  * - the schedule (EventBridge rule, every 5 minutes), no retries (the next tick is the retry), failures to an
  *   SQS dead-letter queue;
  * - four alarms (errors, dead letters, cursor lag, no successful run), optionally to an SNS topic;

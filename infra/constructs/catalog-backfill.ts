@@ -35,6 +35,7 @@ import {
   DEFAULT_CURSOR_NAME,
   DEFAULT_METRICS_NAMESPACE,
   DEFAULT_SOURCE,
+  filterKeyOf,
   parseSettings,
   redactUrl,
   SettingsError,
@@ -53,6 +54,7 @@ import { grantSourceSecretRead } from '../source-secret.js';
 import { backfillDefinition } from './backfill-definition.js';
 import { nagResource } from './nag.js';
 import { handlerCode } from './handler-entry.js';
+import { grantMirrorStateRead } from './mirror-grants.js';
 import { latestNodeRuntime, nodeBundling } from './sync-function.js';
 
 /** Properties of a {@link CatalogBackfill}. */
@@ -215,13 +217,19 @@ export class CatalogBackfill extends Construct {
     items(worker.role, 'RangeItems', ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     objects(worker.role, 'PutSnapshots', ['s3:PutObject'], this.prefix, `Every object a range writes is named by a package and a commit, unknown in advance: PutObject (only) under the sync's prefix "${this.prefix}", as the follower's function.`);
     // Finalizer: the plan, every range (Query), the cursor and the active-plan item (conditional UpdateItem), the run
-    // log (PutItem), the lease given back after a failed map (UpdateItem); watermark.json (that one key).
+    // log (PutItem), the lease given back after a failed map (UpdateItem); filter.json and watermark.json (those keys).
     items(finalizer.role, 'FinishItems', ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
-    // The planner finishes a plan with no range at once (B at the cursor), so it writes the watermark too.
-    const watermark = props.bucket.arnForObjects(watermarkKeyOf(this.prefix));
+    // The planner finishes a plan with no range at once (B at the cursor), so it writes the watermark too. Both record
+    // the id filter in filter.json when they are the first to run on a mirror (checkIdFilter; the worker's PutObject
+    // under the prefix covers it there).
+    const mirrorState = [props.bucket.arnForObjects(filterKeyOf(this.prefix)), props.bucket.arnForObjects(watermarkKeyOf(this.prefix))];
     for (const role of [planner.role, finalizer.role]) {
-      role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PutWatermark', actions: ['s3:PutObject'], resources: [watermark] }));
+      role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PutFilterAndWatermark', actions: ['s3:PutObject'], resources: mirrorState }));
     }
+    // All three read filter.json (checkIdFilter, lambda/backfill/warm.ts) and the watermark (the filter check; before
+    // each watermark write, which never moves it back): GetObject of those two keys, and ListBucket on the bucket so
+    // that a missing one answers 404, not 403 (mirror-grants.ts says why).
+    for (const role of [planner.role, worker.role, finalizer.role]) grantMirrorStateRead(role, props.bucket, this.prefix);
     // The follower's gate (a Query of its cursor's items) is the follower's own grant: infra/constructs/sync-function.ts.
     // A bucket encrypted with a customer key: the functions write (GenerateDataKey) and read (Decrypt) through it.
     // (An imported bucket known by name alone brings no key: grant it yourself, docs/deploy.md.)

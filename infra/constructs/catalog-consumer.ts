@@ -18,7 +18,8 @@
  * - **Lag**: `ConsumerLagSeconds` (the watermark minus the consumer's cursor, in commit time), on the sync's
  *   dashboard beside the consumer's commits and failures.
  * - **Least privilege**: GetItem of its own and its dependencies' cursors, UpdateItem of its own; GetObject under the
- *   sync's prefix, ListBucket of `commits/` only; its own log group.
+ *   sync's prefix, ListBucket on the bucket (unconditioned: a GET of a missing key answers 404, not 403, only with
+ *   it), kms:Decrypt of the bucket's customer key if any; its own log group.
  */
 import { Annotations, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -38,6 +39,7 @@ import type { ConsumableSync } from './consumable-sync.js';
 import { CatalogSyncPropsError } from '../catalog-sync-props.js';
 import { nagResource } from './nag.js';
 import { syncMetric } from './sync-alarms.js';
+import { grantBucketKey } from './mirror-grants.js';
 import { latestNodeRuntime, nodeBundling, SendMessageOnly } from './sync-function.js';
 
 /** Properties of a {@link CatalogConsumer}. */
@@ -243,15 +245,20 @@ export class CatalogConsumer extends Construct {
         conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [consumerName] } },
       }),
     );
-    fn.addToRolePolicy(
-      new iam.PolicyStatement({ sid: 'ListManifests', actions: ['s3:ListBucket'], resources: [sync.bucket.bucketArn], conditions: { StringLike: { 's3:prefix': [`${sync.prefix}commits/*`] } } }),
-    );
+    // ListBucket on the bucket, without a condition: it lists the manifests under `commits/`, and it reads keys that
+    // may be missing (the watermark before the follower's first run; the view's package indexes before they exist
+    // and a quarantined leaf's key). S3 answers such a GET with 404 only to a caller allowed ListBucket, with 403
+    // AccessDenied to anyone else, and a ListBucket conditioned on `s3:prefix` does not count (a GetObject has no
+    // `s3:prefix`). The price: the consumer may list the bucket's key names.
+    fn.addToRolePolicy(new iam.PolicyStatement({ sid: 'ListMirror', actions: ['s3:ListBucket'], resources: [sync.bucket.bucketArn] }));
     const objects = sync.bucket.arnForObjects(`${sync.prefix}*`);
     fn.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadMirror', actions: ['s3:GetObject'], resources: [objects] }));
     Validations.of(fn.role ?? fn).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(this).resolve(objects))}]`,
       reason: `A consumer reads the watermark, the manifests and the leaves they name, keys unknown in advance: GetObject (only) under the sync's prefix "${sync.prefix}".`,
     });
+    // A bucket encrypted with a customer key: reading its objects needs kms:Decrypt.
+    grantBucketKey(fn, sync.bucket, ['kms:Decrypt']);
   }
 }
 

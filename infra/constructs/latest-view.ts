@@ -1,7 +1,8 @@
 /**
  * The latest view on AWS (`CatalogSync`'s `view: true`): a {@link CatalogConsumer} named `view-latest` running the
  * view's handler (lambda/view-lambda.ts), which may also PUT the view's documents, `{prefix}packages/*` (conditional
- * writes need nothing more than `s3:PutObject`).
+ * writes need nothing more than `s3:PutObject`). It reads each package's index before writing it, missing at first:
+ * the consumer's unconditioned `s3:ListBucket` makes that GET answer 404 rather than 403.
  */
 import { Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -9,6 +10,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import { VIEW_CONSUMER, VIEW_KEYS } from '../../lambda/contract/index.js';
 import type { ConsumableSync } from './consumable-sync.js';
 import { CatalogConsumer } from './catalog-consumer.js';
+import { grantBucketKey } from './mirror-grants.js';
 import { handlerCode } from './handler-entry.js';
 import { nagResource } from './nag.js';
 
@@ -21,5 +23,7 @@ export function addLatestView(sync: ConsumableSync, alarmTopic?: sns.ITopic): Ca
     id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(sync).resolve(objects))}]`,
     reason: `The latest view writes one index per package, ids unknown in advance: PutObject (only) under "${sync.prefix}packages/".`,
   });
+  // It writes through the bucket's customer key too (the consumer's grant is Decrypt only).
+  grantBucketKey(view.function, sync.bucket, ['kms:GenerateDataKey']);
   return view;
 }

@@ -20,6 +20,7 @@ import type { Construct } from 'constructs';
 import { DEFAULT_MEMORY_MB } from '../defaults.js';
 import { grantSourceSecretRead } from '../source-secret.js';
 import { handlerCode } from './handler-entry.js';
+import { grantBucketKey, grantMirrorStateRead } from './mirror-grants.js';
 import { nagResource } from './nag.js';
 
 /** Properties of a {@link SyncFunction}. */
@@ -27,7 +28,7 @@ export interface SyncFunctionProps {
   /** Name of the sync's cursor (`CURSOR_NAME`): names the role's statements and the schedule's description. */
   readonly cursorName: string;
 
-  /** Key prefix of every object the sync writes (`SNAPSHOT_PREFIX`): the function may `PutObject` under it only. */
+  /** Key prefix of every object the sync writes (`SNAPSHOT_PREFIX`): the function may `PutObject` under it, and read only its `filter.json` and `watermark.json`. */
   readonly prefix: string;
 
   /** Partition keys the function may read: its own cursor and its dependencies' (`DEPENDS_ON`). */
@@ -36,7 +37,7 @@ export interface SyncFunctionProps {
   /** The cursor table: the function moves its own cursor and appends to its own run log in it. */
   readonly table: dynamodb.ITable;
 
-  /** The snapshot bucket: the function writes leaves, manifests and quarantine records under `prefix`. */
+  /** The snapshot bucket: the function writes leaves, manifests and quarantine records under `prefix` (and its customer key, if any, is granted). */
   readonly bucket: s3.IBucket;
 
   /**
@@ -107,7 +108,7 @@ export class SyncFunction {
     // A role of our own, so that nothing but the statements below is attached (no managed policy).
     this.role = new iam.Role(scope, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `catalog-sync ${props.cursorName}: cursor items, PutObject under its prefix, its logs${props.sourceSecret ? ', its source secret' : ''}`,
+      description: `catalog-sync ${props.cursorName}: cursor items, PutObject under its prefix, its filter and watermark, its logs${props.sourceSecret ? ', its source secret' : ''}`,
     });
     this.deadLetterQueue = new sqs.Queue(scope, 'DeadLetters', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
@@ -204,13 +205,18 @@ export class SyncFunction {
         conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [props.cursorName] } },
       }),
     );
-    // Leaves, manifests and quarantine records, under its prefix. No reads, no deletes, no ACLs.
+    // Leaves, manifests and quarantine records, under its prefix. No deletes, no ACLs.
     const objects = props.bucket.arnForObjects(`${props.prefix}*`);
     role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PutSnapshots', actions: ['s3:PutObject'], resources: [objects] }));
     Validations.of(role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(scope).resolve(objects))}]`,
       reason: `Every object this sync writes is named by a package and a commit, unknown in advance: PutObject (only) on keys under its own prefix "${props.prefix}" of the snapshot bucket, which no other sync writes.`,
     });
+    // Its only reads, two keys: the id filter the mirror was synced with (checkIdFilter, lambda/sync/filter-record.ts,
+    // once per container) and the watermark, read before each write so that it never moves back (lambda/sync/watermark.ts).
+    grantMirrorStateRead(role, props.bucket, props.prefix);
+    // A bucket encrypted with a customer key: the function writes (GenerateDataKey) and reads (Decrypt) through it.
+    grantBucketKey(role, props.bucket, ['kms:Decrypt', 'kms:GenerateDataKey']);
     // The private feed's credentials: GetSecretValue on that one secret (and kms:Decrypt of its customer key).
     if (props.sourceSecret) {
       const secretArn = grantSourceSecretRead(role, props.sourceSecret);

@@ -153,3 +153,8 @@ export function leafKeyForRecord(prefix: string, recordKey: string): string {
 export function watermarkKeyOf(prefix: string): string {
   return `${prefix}watermark.json`;
 }
+
+/** `{prefix}filter.json`: the id filter the mirror was synced with (its document: lambda/sync/filter-record.ts). */
+export function filterKeyOf(prefix: string): string {
+  return `${prefix}filter.json`;
+}

@@ -10,7 +10,7 @@ import { sameIdFilter, widens, type IdFilter } from '../contract/id-filter.js';
 import { ErrorCode } from '../contract/errors.js';
 import { SettingsError } from '../contract/settings.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../contract/time.js';
-import { watermarkKeyOf } from '../contract/keys.js';
+import { filterKeyOf, watermarkKeyOf } from '../contract/keys.js';
 import type { SnapshotStore } from '../stores/types.js';
 
 /** A filter the mirror had before, and the last commit written under it (the mirror's cursor when it was replaced). */
@@ -33,7 +33,7 @@ interface StoredHistoryEntry {
 }
 
 /** The key of a mirror's filter record. */
-export const filterRecordKey = (prefix: string): string => `${prefix}filter.json`;
+export const filterRecordKey = filterKeyOf;
 
 /** `include a*, b; exclude c` or `no filter`. */
 export function shownIdFilter(filter: IdFilter | undefined): string {

@@ -43,6 +43,7 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
     map = definition.States.Ranges;
     processor = map.ItemProcessor;
   });
+  const bucketId = () => only(s.resources, 'AWS::S3::Bucket', (p) => p.NotificationConfiguration !== undefined)[0];
 
   it('is a STANDARD state machine: Plan → Ranges (Distributed Map) → Finish, valid ASL', () => {
     const [, props] = only(s.resources, 'AWS::StepFunctions::StateMachine');
@@ -153,32 +154,44 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
     ]);
   });
 
-  it('least privilege: the worker writes its cursor\'s items and PutObject under the prefix, nothing else', () => {
+  it('least privilege: the worker writes its cursor\'s items and PutObject under the prefix, reads filter.json and watermark.json, nothing else', () => {
     const [, worker] = only(s.resources, 'AWS::Lambda::Function', (p) => /backfill worker/.test(p.Description ?? ''));
     const statements = roleStatements(s.resources, worker.Role['Fn::GetAtt'][0]).map(normalized);
     const dynamo = statements.find((st) => st.Action.some((a: string) => a.startsWith('dynamodb:')))!;
     expect(dynamo.Action).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     expect(dynamo.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['catalog-to-s3'] } });
-    const s3 = statements.find((st) => st.Action.some((a: string) => a.startsWith('s3:')))!;
-    expect(s3.Action).toEqual(['s3:PutObject']);
-    expect(JSON.stringify(s3.Resource)).toContain('/nuget/*');
+    const s3 = statements.filter((st) => st.Action.some((a: string) => a.startsWith('s3:'))).map((st) => ({ actions: st.Action, resource: JSON.stringify(st.Resource) }));
+    // PutObject under the prefix; its reads: filter.json and watermark.json only, and ListBucket so that they answer
+    // 404 when missing (S3 answers 403 to a role that may not list the bucket).
+    expect(s3).toEqual([
+      { actions: ['s3:PutObject'], resource: expect.stringMatching(/\/nuget\/\*"\]\]\}$/) },
+      { actions: ['s3:GetObject'], resource: expect.stringMatching(/\/nuget\/filter\.json"\]\]\},\{.*\/nuget\/watermark\.json"\]\]\}\]$/) },
+      { actions: ['s3:ListBucket'], resource: JSON.stringify({ 'Fn::GetAtt': [bucketId(), 'Arn'] }) },
+    ]);
     expect(worker).toMatchObject({ MemorySize: 1769, Timeout: 900, Architectures: ['arm64'] });
     expect(worker.Environment.Variables).toMatchObject({ CURSOR_NAME: 'catalog-to-s3', SNAPSHOT_PREFIX: 'nuget/', CONCURRENCY: '32' });
   });
 
-  it('least privilege: planner and finalizer write the ranges files and watermark.json only; the follower may Query its plans', () => {
+  it('least privilege: planner and finalizer write the ranges files, filter.json and watermark.json only, and read those; the follower may Query its plans', () => {
     const roleOf = (pattern: RegExp) => only(s.resources, 'AWS::Lambda::Function', (p) => pattern.test(p.Description ?? ''))[1].Role['Fn::GetAtt'][0] as string;
     const s3Of = (role: string) =>
       roleStatements(s.resources, role)
         .map(normalized)
         .filter((st) => st.Action.some((a: string) => a.startsWith('s3:')))
         .map((st) => ({ actions: st.Action, resource: JSON.stringify(st.Resource) }));
+    // filter.json and watermark.json, those two keys: read by all three (the filter check, the watermark never moved
+    // back), written by these two (the first run on a mirror records the filter; B is the watermark).
+    const stateKeys = expect.stringMatching(/^\[\{.*\/nuget\/filter\.json"\]\]\},\{.*\/nuget\/watermark\.json"\]\]\}\]$/);
+    const listBucket = { actions: ['s3:ListBucket'], resource: JSON.stringify({ 'Fn::GetAtt': [bucketId(), 'Arn'] }) };
     const planner = s3Of(roleOf(/backfill planner/));
-    expect(planner).toHaveLength(2);
-    expect(planner).toContainEqual({ actions: ['s3:GetObject', 's3:PutObject'], resource: expect.stringContaining('/nuget/backfill/*') });
-    expect(planner).toContainEqual({ actions: ['s3:PutObject'], resource: expect.stringMatching(/\/nuget\/watermark\.json"\]\]\}$/) });
+    expect(planner).toEqual([
+      { actions: ['s3:GetObject', 's3:PutObject'], resource: expect.stringMatching(/\/nuget\/backfill\/\*"\]\]\}$/) },
+      { actions: ['s3:PutObject'], resource: stateKeys },
+      { actions: ['s3:GetObject'], resource: stateKeys },
+      listBucket,
+    ]);
     const finalizer = s3Of(roleOf(/backfill finalizer/));
-    expect(finalizer).toEqual([{ actions: ['s3:PutObject'], resource: expect.stringMatching(/\/nuget\/watermark\.json"\]\]\}$/) }]);
+    expect(finalizer).toEqual([{ actions: ['s3:PutObject'], resource: stateKeys }, { actions: ['s3:GetObject'], resource: stateKeys }, listBucket]);
     const follower = roleStatements(s.resources, roleOf(/^catalog-sync: cursor/)).map(normalized);
     expect(follower).toContainEqual(
       expect.objectContaining({ Action: ['dynamodb:Query'], Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['catalog-to-s3'] } } }),

@@ -68,7 +68,7 @@ describe('CatalogConsumer', () => {
     });
   });
 
-  it('holds exactly its calls: its cursor and its dependency\'s, ListBucket of commits/, GetObject under the prefix, its logs', () => {
+  it('holds exactly its calls: its cursor and its dependency\'s, ListBucket of the bucket, GetObject under the prefix, its logs', () => {
     const roleId = resources[functionId]!.Properties.Role['Fn::GetAtt'][0];
     const table = stack.getLogicalId(built.sync.table.node.defaultChild as never);
     const bucket = stack.getLogicalId(built.sync.bucket.node.defaultChild as never);
@@ -78,7 +78,9 @@ describe('CatalogConsumer', () => {
     const expected = [
       { Effect: 'Allow', Action: ['dynamodb:GetItem'], Resource: { 'Fn::GetAtt': [table, 'Arn'] }, Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['search-indexer', 'vulnerability-scan'] } } },
       { Effect: 'Allow', Action: ['dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [table, 'Arn'] }, Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['search-indexer'] } } },
-      { Effect: 'Allow', Action: ['s3:ListBucket'], Resource: { 'Fn::GetAtt': [bucket, 'Arn'] }, Condition: { StringLike: { 's3:prefix': ['nuget/commits/*'] } } },
+      // Unconditioned: it lists commits/ and GETs keys that may be missing (the watermark before the first run), and S3
+      // answers such a GET 404 only to a role that may list the bucket, 403 otherwise (a GetObject has no s3:prefix).
+      { Effect: 'Allow', Action: ['s3:ListBucket'], Resource: { 'Fn::GetAtt': [bucket, 'Arn'] } },
       { Effect: 'Allow', Action: ['s3:GetObject'], Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, '/nuget/*']] } },
       { Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: { 'Fn::GetAtt': [dlqId, 'Arn'] } },
       { Effect: 'Allow', Action: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'], Resource: { 'Fn::GetAtt': [wakeId, 'Arn'] } },

@@ -240,11 +240,19 @@ describe('the app from cdk.json (one sync, bundled)', () => {
           // The follower's gate: the newest backfill plan of its own cursor.
           { Effect: 'Allow', Action: ['dynamodb:Query'], Resource: getAtt(ids.table), Condition: own },
           { Effect: 'Allow', Action: ['s3:PutObject'], Resource: { 'Fn::Join': ['', [getAtt(ids.bucket), '/*']] } },
+          // Its only reads: the mirror's id filter and its watermark (before each write), those two keys.
+          {
+            Effect: 'Allow',
+            Action: ['s3:GetObject'],
+            Resource: [{ 'Fn::Join': ['', [getAtt(ids.bucket), '/filter.json']] }, { 'Fn::Join': ['', [getAtt(ids.bucket), '/watermark.json']] }],
+          },
+          // Both are missing on a fresh mirror: S3 answers 404 (not 403) only to a role that may list the bucket.
+          { Effect: 'Allow', Action: ['s3:ListBucket'], Resource: getAtt(ids.bucket) },
           { Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: getAtt(ids.dlq) },
         ].map(normalized),
       ),
     );
-    expect(roleStatements(s.resources, ids.role)).toHaveLength(6);
+    expect(roleStatements(s.resources, ids.role)).toHaveLength(8);
   });
 
   it('IAM: no statement anywhere grants dynamodb:*, s3:* or any wildcard action, nor data actions on *', () => {
