@@ -16,6 +16,7 @@ import {
 } from '../contract/index.js';
 import { abandonBackfill, BackfillMismatchError, finishBackfill, planBackfill, releaseBackfillLease } from '../sync/index.js';
 import type { WorkerOptions } from './backfill-messages.js';
+import { withFolderSource } from './folder-source.js';
 import type { WorkerPool } from './backfill-pool.js';
 import { BackfillProgress } from './backfill-progress.js';
 import { ExitCode } from './exit-code.js';
@@ -110,7 +111,8 @@ export function checkBackfillOptions(options: BackfillOptions): Checked {
   return { workers, until, rangeLeaves };
 }
 
-async function backfillCommand(options: BackfillOptions): Promise<void> {
+async function backfillCommand(given: BackfillOptions, command: Command): Promise<void> {
+  const options = await withFolderSource(given, command);
   const checked = checkBackfillOptions(options);
   if (options.stateMachine !== undefined) {
     // The state machine's functions filter by their own INCLUDE_IDS/EXCLUDE_IDS (the construct's includeIds/excludeIds).

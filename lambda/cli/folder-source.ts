@@ -1,7 +1,9 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
 import { redactUrl } from '../contract/index.js';
 import { STATE_DIR } from '../stores/local-folder.js';
+import { DEFAULT_CURSOR_NAME } from '../contract/index.js';
 
 /**
  * The source each cursor of a data folder was last synced from, in the folder's state (`.catalog-sync/sources.json`,
@@ -43,4 +45,28 @@ export async function rememberSource(dataDir: string, cursorName: string, source
 /** The warning when a command is given a source other than the one the folder's cursor was synced from. */
 export function otherSourceWarning(cursorName: string, given: string, remembered: string): string {
   return `catalog-sync: warning: --source ${redactUrl(given)} is not the source cursor ${cursorName} of this folder was synced from (${redactUrl(remembered)}): its cursor is a position in that catalog\n`;
+}
+
+/** The options of a command that reads a catalog into, or against, a store. */
+interface SourcedOptions {
+  readonly dataDir: string;
+  readonly cursorTable?: string;
+  readonly cursorName?: string;
+  readonly source?: string;
+}
+
+/**
+ * A folder's command without `--source` reads the catalog the folder's cursor was synced from, not nuget.org: its
+ * cursor is a position in that catalog (so `run`, `backfill`, `status`, `verify` and `retry-quarantine` of a folder
+ * synced from a replica keep to the replica). A `--source` given on the command line wins, with a warning when it
+ * differs (an AWS store remembers nothing: its source is the deployment's setting).
+ */
+export async function withFolderSource<T extends SourcedOptions>(options: T, command: Command): Promise<T> {
+  if (options.cursorTable !== undefined) return options;
+  const cursorName = options.cursorName ?? DEFAULT_CURSOR_NAME;
+  const remembered = await rememberedSource(options.dataDir, cursorName);
+  if (remembered === undefined) return options;
+  if (command.getOptionValueSource('source') !== 'cli') return { ...options, source: remembered };
+  if (options.source !== remembered) process.stderr.write(otherSourceWarning(cursorName, options.source ?? '', remembered));
+  return options;
 }

@@ -3,6 +3,7 @@ import { CatalogClient, HttpClient } from '../catalog/index.js';
 import { formatTimestamp, parseSettings } from '../contract/index.js';
 import { listQuarantine, retryQuarantine } from '../sync/index.js';
 import { ExitCode } from './exit-code.js';
+import { withFolderSource } from './folder-source.js';
 import { openStores } from './open-stores.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
@@ -43,7 +44,8 @@ async function quarantineCommand(options: StoreOptions & { json?: boolean }): Pr
   }
 }
 
-async function retryQuarantineCommand(options: StoreOptions & { allowOrigin?: string[]; json?: boolean }): Promise<void> {
+async function retryQuarantineCommand(given: StoreOptions & { allowOrigin?: string[]; json?: boolean }, command: Command): Promise<void> {
+  const options = await withFolderSource(given, command);
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const stores = await openStores(options, 4);
   const http = new HttpClient({ connections: 4 });

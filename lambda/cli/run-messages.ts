@@ -7,7 +7,7 @@ import type { SyncError } from '../sync/index.js';
 import type { SyncSettings } from '../contract/settings.js';
 import { ExitCode } from './exit-code.js';
 import { printSummary, type StopCause } from './format.js';
-import { otherSourceWarning, rememberedSource, rememberSource } from './folder-source.js';
+import { rememberSource } from './folder-source.js';
 
 /** `--start` given while a cursor is stored: the stored cursor wins, and the user is told so before the run. */
 export function noteIgnoredStart(settings: SyncSettings, stored: CursorState | undefined): void {
@@ -56,10 +56,11 @@ export function printOutage(error: SyncError, waitMs: number): void {
   );
 }
 
-/** A run into a folder: warns when the folder's cursor was synced from another source, and remembers this one. */
+/**
+ * A run into a folder remembers its source (the folder's later commands default to it; {@link withFolderSource}
+ * warned already when another one was given).
+ */
 export async function rememberFolderSource(dataDir: string, cursorName: string, source: string): Promise<void> {
-  const remembered = await rememberedSource(dataDir, cursorName);
-  if (remembered !== undefined && remembered !== source) process.stderr.write(otherSourceWarning(cursorName, source, remembered));
   await rememberSource(dataDir, cursorName, source);
 }
 

@@ -3,6 +3,7 @@ import { CatalogClient, HttpClient } from '../catalog/index.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, MIN_TIMESTAMP, parseSettings, StoppedBy, type RunSummary, type Ticks } from '../contract/index.js';
 import { runSlice, SyncError } from '../sync/index.js';
 import { ExitCode } from './exit-code.js';
+import { withFolderSource } from './folder-source.js';
 import { FollowBackoff, followCanRetry } from './follow-retry.js';
 import { noteIgnoredStart, printFailure, printOutage, rememberFolderSource } from './run-messages.js';
 import { parseSecondsFlag, parseTimeFlag, runCeiling } from './time-flags.js';
@@ -56,7 +57,8 @@ function timeBudgetDeadline(options: RunOptions): number | undefined {
   return Date.now() + parseSecondsFlag('--time-budget', options.timeBudget) * 1000;
 }
 
-async function runCommand(options: RunOptions, command: Command): Promise<void> {
+async function runCommand(given: RunOptions, command: Command): Promise<void> {
+  const options = await withFolderSource(given, command);
   const startGiven = command.getOptionValueSource('start') === 'cli';
   if (startGiven && options.start !== undefined) parseTimeFlag('--start', options.start);
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { CatalogClient, DEFAULT_HTTP_OPTIONS, HttpClient, type CatalogIndex } from '../catalog/index.js';
-import { BackfillStatus, DEFAULT_CURSOR_NAME, formatTimestamp, parseSettings, redactUrl, type Ticks } from '../contract/index.js';
+import { BackfillStatus, formatTimestamp, parseSettings, redactUrl, type Ticks } from '../contract/index.js';
 import type { BackfillStore } from '../stores/types.js';
 import { commitsAfter, lagSeconds, pagesAfter } from '../sync/index.js';
 import { ExitCode } from './exit-code.js';
 import { describeRun, formatDuration } from './format.js';
-import { otherSourceWarning, rememberedSource } from './folder-source.js';
+import { withFolderSource } from './folder-source.js';
 import { openStores } from './open-stores.js';
 import { FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
@@ -43,9 +43,7 @@ async function readSource(catalog: CatalogClient, cursor: Ticks): Promise<Source
 
 async function statusCommand(options: StoreOptions & { json?: boolean; requireSource?: boolean }, command: Command): Promise<void> {
   // A folder remembers its source: without --source, status compares the folder with it, not with nuget.org.
-  const remembered = options.cursorTable === undefined ? await rememberedSource(options.dataDir, options.cursorName ?? DEFAULT_CURSOR_NAME) : undefined;
-  if (remembered !== undefined && command.getOptionValueSource('source') !== 'cli') options = { ...options, source: remembered };
-  else if (remembered !== undefined && options.source !== remembered) process.stderr.write(otherSourceWarning(options.cursorName ?? DEFAULT_CURSOR_NAME, options.source ?? '', remembered));
+  options = await withFolderSource(options, command);
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const stores = await openStores(options, 4, process.env, 'read');
   const http = new HttpClient({ connections: 4, retry: { ...DEFAULT_HTTP_OPTIONS.retry, attempts: STATUS_ATTEMPTS } });

@@ -5,6 +5,7 @@ import { auditMirror, type AuditFinding, type AuditSummary } from '../sync/audit
 import { repairCommits } from '../sync/audit-repair.js';
 import { readIdFilterRecord } from '../sync/filter-record.js';
 import { ExitCode } from './exit-code.js';
+import { withFolderSource } from './folder-source.js';
 import { openStores } from './open-stores.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
@@ -54,7 +55,8 @@ Examples:
     .action(verifyCommand);
 }
 
-async function verifyCommand(options: VerifyOptions): Promise<void> {
+async function verifyCommand(asked: VerifyOptions, command: Command): Promise<void> {
+  const options = await withFolderSource(asked, command);
   const since = options.since === undefined ? undefined : parseTimeFlag('--since', options.since);
   const until = options.until === undefined ? undefined : parseTimeFlag('--until', options.until);
   let sample: number | undefined;

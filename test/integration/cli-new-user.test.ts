@@ -5,7 +5,7 @@
  * `run --until` and `--delay` bound a run (`until`).
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -225,5 +225,21 @@ describe('a data folder remembers its source', () => {
     } finally {
       await other.stop();
     }
+  }, MANY_PROCESSES);
+
+  it('run, verify and retry-quarantine of a folder without --source read the source it was synced from, not nuget.org', async () => {
+    const dir = newDir('own-source');
+    await runJson(dir, ['--max-commits', '10']);
+    // No --source: without the folder's memory these would go to api.nuget.org, which this machine cannot resolve.
+    const run = await runCli(['run', '--data-dir', dir, '--json']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(jsonLines<{ commits: number; caughtUp: boolean }>(run.stdout)[0]).toMatchObject({ caughtUp: true, commits: expect.any(Number) });
+    expect(jsonLines<{ commits: number }>(run.stdout)[0]!.commits).toBeGreaterThan(0);
+    const verify = await runCli(['verify', '--data-dir', dir]);
+    expect(verify).toMatchObject({ code: 0, stderr: '' });
+    const retry = await runCli(['retry-quarantine', '--data-dir', dir, '--json']);
+    expect(retry).toMatchObject({ code: 0, stderr: '' });
+    const sources = JSON.parse(await readFile(join(dir, '.catalog-sync', 'sources.json'), 'utf8')) as Record<string, string>;
+    expect(sources).toEqual({ 'catalog-to-s3': replica.serviceIndexUrl });
   }, MANY_PROCESSES);
 });
