@@ -49,13 +49,14 @@ export function startOpeningReads(
   signal: AbortSignal | undefined,
   bounds: RequestBounds,
 ): OpeningReads {
-  const cursor = held(deps.cursors.read(cursorName));
   const backfills = deps.backfills;
+  // The lease first: the index waits for its answer, so it goes on the wire before the SDK's work for the others.
   const backfillActive = held(
     backfills === undefined
       ? Promise.resolve(false)
       : backfills.newestPlan(cursorName, { signal }).then((plan) => plan !== undefined && plan.status === BackfillStatus.running && plan.leaseUntil > Date.now()),
   );
+  const cursor = held(deps.cursors.read(cursorName));
   // Each dependency read at once; the bound awaits them in their order, so the first failing one is the one told.
   const dependencies = dependsOn.map((dependency) => held(deps.cursors.read(dependency, { signal })));
   const dependencyBound = held(

@@ -78,7 +78,7 @@ describe('a slice opening its reads', () => {
     const summary = await withDeps(target, settings, (deps) => runSlice(settings, recorded(target, log)(deps)));
     expect(summary).toMatchObject({ stoppedBy: 'caught-up', cursorAfter: formatTimestamp(head), commits: 6 });
     const answered = log.indexOf('cursor catalog-to-s3 answered');
-    expect(log.slice(0, 3)).toEqual(['cursor catalog-to-s3', 'lease', 'cursor upstream']);
+    expect(log.slice(0, 3)).toEqual(['lease', 'cursor catalog-to-s3', 'cursor upstream']);
     expect(log.indexOf('index')).toBeGreaterThan(-1);
     expect(log.indexOf('index')).toBeLessThan(answered);
   });
@@ -118,7 +118,7 @@ describe('a slice opening its reads', () => {
     const admission = Promise.reject(refusal);
     const error = await withDeps(target, settings, (deps) => runSlice(settings, { ...recorded(target, log)(deps), admission })).catch((e: unknown) => e);
     expect(error).toBe(refusal);
-    expect(log.slice(0, 2)).toEqual(['cursor catalog-to-s3', 'lease']);
+    expect(log.slice(0, 2)).toEqual(['lease', 'cursor catalog-to-s3']);
     expect(await target.stores.cursors.read(settings.cursorName)).toBeUndefined();
     expect(await runsOf(target)).toEqual([]);
     expect(await target.keys()).toEqual([]);
