@@ -2,7 +2,7 @@
  * A slice's opening reads, started together: the run's cursor, the backfill lease of its cursor and every
  * dependency cursor at once, and the catalog index as soon as the lease is known not to be live (a follower held off
  * by a backfill never reads the catalog). Each is a round trip (on a cold Lambda the SDK's first call also spends
- * some 30 ms of CPU before sending), so one after another they cost the sum of their waits; together, about the
+ * 10–30 ms of CPU before sending), so one after another they cost the sum of their waits; together, about the
  * longest. The engine still decides in the documented order and awaits each read in it, so a failure surfaces
  * exactly as when they ran one after another: the cursor's first, then the lease's, then a dependency's, then the
  * index's. Reads are never writes: starting one early changes nothing stored, and the cursor writes stay
