@@ -60,9 +60,16 @@ export function lambdaSettings(
   return { settings, table, bucket, runLogDays: parseRunLogDays(env.RUN_LOG_DAYS) };
 }
 
-async function warmUp(env: NodeJS.ProcessEnv): Promise<Warm> {
+/**
+ * The container's clients and settings, and, once per container and settings, the id filter check: the filter must
+ * be the mirror's (a change is made once from the CLI). The check is handed back unfinished, for the engine to await
+ * while its own first reads are in flight (the filter record's GET would otherwise come before them, one more round
+ * trip on every cold start). When the store does not answer, the run goes on to meet that failure as a run (summary,
+ * metrics), and the check is made again next time.
+ */
+async function warmUp(env: NodeJS.ProcessEnv): Promise<{ ready: Warm; admission?: Promise<unknown> }> {
   const key = JSON.stringify(env, Object.keys(env).sort());
-  if (warm?.key === key) return warm;
+  if (warm?.key === key) return { ready: warm };
   const secretId = sourceSecretId(env);
   const credentials = secretId === undefined ? undefined : await sourceSecrets.read(secretId);
   const { settings, table, bucket, runLogDays } = lambdaSettings(env, credentials);
@@ -70,10 +77,9 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<Warm> {
   const http = new HttpClient({ connections: settings.concurrency });
   const store = new DynamoStore(table, clients.dynamo);
   const snapshots = new S3SnapshotStore(bucket, clients.s3);
-  // Once per container and settings: the id filter must be the mirror's (a change is made once from the CLI). When
-  // the store does not answer, the run goes on to meet that failure as a run (summary, metrics); checked next time.
+  const ready: Warm = { key, settings, table, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), store, snapshots, runLogDays };
   let checked = true;
-  await checkIdFilter(snapshots, settings.prefix, settings.idFilter, {
+  const admission = checkIdFilter(snapshots, settings.prefix, settings.idFilter, {
     cursor: async () => (await store.read(settings.cursorName))?.value,
     refilter: false,
     setting: 'INCLUDE_IDS/EXCLUDE_IDS',
@@ -82,10 +88,12 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<Warm> {
       checked = false;
       logger.warn('id filter not checked', { error: (error as Error).message });
     },
+  }).then(() => {
+    if (checked) warm = ready;
   });
-  const ready: Warm = { key, settings, table, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), store, snapshots, runLogDays };
-  if (checked) warm = ready;
-  return ready;
+  // Awaited by the engine; until then a refusal is not an unhandled rejection.
+  admission.catch(() => undefined);
+  return { ready, admission };
 }
 
 /**
@@ -108,7 +116,8 @@ export const handler = async (_event: unknown, context: Pick<Context, 'getRemain
   logger.appendKeys({ runId });
   let head: Ticks | undefined;
   try {
-    const { settings, catalog, store, snapshots, runLogDays } = await warmUp(process.env);
+    const { ready, admission } = await warmUp(process.env);
+    const { settings, catalog, store, snapshots, runLogDays } = ready;
     logger.appendKeys({ cursorName: settings.cursorName });
     const remaining = context.getRemainingTimeInMillis();
     const summary = await runSlice(settings, {
@@ -119,6 +128,7 @@ export const handler = async (_event: unknown, context: Pick<Context, 'getRemain
       backfills: store,
       runLogDays,
       runId,
+      ...(admission === undefined ? {} : { admission }),
       logger: {
         info: (message, extra) => logger.info(message, extra ?? {}),
         warn: (message, extra) => logger.warn(message, extra ?? {}),

@@ -60,6 +60,12 @@ export interface EngineDeps {
    * closing one is always written). For tests, which set 0 to see one after every checkpoint.
    */
   readonly watermarkIntervalMs?: number;
+  /**
+   * A check the run must pass before it takes anything (the Lambda's id filter, read from S3), made while the run's
+   * opening reads are in flight rather than before them. Its failure is the run's, thrown as it is (no summary),
+   * before any write, as if the check had been made before the run.
+   */
+  readonly admission?: Promise<unknown>;
   /** Told the catalog head once the index is read: for the lag metric. */
   readonly onIndex?: (head: Ticks) => void;
   /** Told of each snapshot write's retry (the engine counts them in the run summary's `putRetries`). */

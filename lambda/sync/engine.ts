@@ -1,7 +1,6 @@
 import { FetchAbortedError } from '../catalog/http-errors.js';
 import { formatTimestamp, MIN_TICKS, ticksToEpochMs, type Ticks } from '../contract/time.js';
 import type { EngineDeps, EngineLogger } from './engine-deps.js';
-import type { PutRetryEvent } from '../stores/types.js';
 import { id as newId } from '../ids/kuuid.js';
 import { Checkpointer } from './checkpointer.js';
 import { WatermarkWriter } from './watermark.js';
@@ -11,7 +10,8 @@ import { startRunBudget } from './run-budget.js';
 import { runErrorOf, type RunSummary } from '../contract/run-summary.js';
 import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../contract/settings.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
-import { BackfillStatus } from '../contract/backfill.js';
+import { startOpeningReads } from './opening-reads.js';
+import type { CursorState, PutRetryEvent } from '../stores/types.js';
 
 /** A run that stopped on an error: carries the summary of what it completed before the error. */
 export class SyncError extends CatalogSyncError {
@@ -39,7 +39,21 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const started = Date.now();
   const runId = deps.runId ?? newId();
   const logger = deps.logger ?? NOOP_LOGGER;
-  const stored = await deps.cursors.read(settings.cursorName);
+  const deadline = deps.deadline;
+  const budget = startRunBudget(deadline, deps.signal);
+  const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(budget.signal === undefined ? {} : { signal: budget.signal }) };
+  // The cursor, the lease, the dependencies and the index at once; each awaited below where it is needed.
+  const reads = startOpeningReads(settings.cursorName, settings.dependsOn, deps, budget.signal, bounds);
+  let stored: CursorState | undefined;
+  try {
+    // A check the run must pass first (the Lambda's id filter), made while the reads are in flight.
+    await deps.admission;
+    stored = await reads.cursor;
+  } catch (error) {
+    reads.cancel();
+    budget.release();
+    throw error;
+  }
   const cursorBefore = stored?.value ?? settings.startCursor;
   let putRetries = 0;
   const onPutRetry = (event: PutRetryEvent): void => {
@@ -58,21 +72,13 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   let aborted = false;
   let backfillActive = false;
   let upper: Ticks = MIN_TICKS;
-  const deadline = deps.deadline;
-  const budget = startRunBudget(deadline, deps.signal);
-  const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(budget.signal === undefined ? {} : { signal: budget.signal }) };
 
   try {
-    backfillActive = await backfillHoldsCursor(settings, deps, budget.signal);
+    backfillActive = await reads.backfillActive;
     if (backfillActive) logger.info('a backfill of this cursor is running: leaving the work to it', { cursor: formatTimestamp(cursorBefore) });
-    let dependencyBound: Ticks | undefined;
-    for (const dependency of settings.dependsOn) {
-      const state = await deps.cursors.read(dependency, { signal: budget.signal });
-      const value = state?.value ?? MIN_TICKS;
-      if (dependencyBound === undefined || value < dependencyBound) dependencyBound = value;
-    }
+    const dependencyBound = await reads.dependencyBound;
     // A live backfill: no index read, nothing taken.
-    const index = backfillActive ? undefined : await deps.catalog.getIndex(bounds);
+    const index = await reads.index;
     if (index !== undefined) deps.onIndex?.(index.commitTicks);
     if (index === undefined) {
       upper = cursorBefore;
@@ -103,6 +109,8 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     if (error instanceof FetchAbortedError || (budget.signal?.aborted === true && (error as Error | undefined)?.name === 'AbortError')) aborted = true;
     else failure = error;
   } finally {
+    // A read not awaited (the index after a dependency's read failed) is stopped and dropped.
+    reads.cancel();
     budget.release();
   }
   try {
@@ -157,13 +165,6 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   }
   logger.info('run finished', { summary, lagSeconds: lagSeconds(upper, cursorAfter) });
   return summary;
-}
-
-/** True when the newest backfill plan of the run's cursor is running and its lease has not expired. */
-async function backfillHoldsCursor(settings: SyncSettings, deps: EngineDeps, signal: AbortSignal | undefined): Promise<boolean> {
-  if (deps.backfills === undefined) return false;
-  const plan = await deps.backfills.newestPlan(settings.cursorName, { signal });
-  return plan !== undefined && plan.status === BackfillStatus.running && plan.leaseUntil > Date.now();
 }
 
 /** Seconds between a commit time and the cursor. */
