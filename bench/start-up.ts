@@ -76,19 +76,27 @@ export interface StartUpResult {
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-/** Runs `node <args>` with a preload that writes the process's CPU use to `file` at exit; resolves CPU s and wall s. */
-function measured(args: string[], env: NodeJS.ProcessEnv, dir: string): Promise<{ cpuSeconds: number; wallSeconds: number; code: number | null }> {
-  const file = join(dir, `cpu-${process.hrtime.bigint()}.json`);
-  const preload = join(dir, 'cpu-at-exit.cjs');
-  writeFileSync(preload, "process.on('exit', () => { const u = process.cpuUsage(); require('node:fs').writeFileSync(process.env.CATALOG_SYNC_CPU_FILE, JSON.stringify(u)); });\n");
+/**
+ * Runs `node <args>` under bash and reads the CPU the process used from bash's `times` (user + system of the
+ * waited-for child, all its threads, to its very end). A preload reading `process.cpuUsage()` at the 'exit' event
+ * missed what Node does after it: a V8 background thread still compiling undici's WebAssembly HTTP parser with
+ * TurboFan, which the process waits for, was 0.06-0.09 CPU-s of a no-op `run` not counted before 2026-11-26.
+ */
+function measured(args: string[], env: NodeJS.ProcessEnv): Promise<{ cpuSeconds: number; wallSeconds: number; code: number | null }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--require', preload, ...args], { env: { ...env, CATALOG_SYNC_CPU_FILE: file }, stdio: 'ignore' });
+    const script = '"$@" >/dev/null 2>&1; status=$?; times >&2; exit $status';
+    const child = spawn('bash', ['-c', script, 'bash', process.execPath, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => {
       const wallSeconds = (performance.now() - started) / 1000;
-      const usage = JSON.parse(readFileSync(file, 'utf8')) as { user: number; system: number };
-      resolve({ cpuSeconds: (usage.user + usage.system) / 1e6, wallSeconds, code });
+      // `times`: the shell's own user and system time, then its children's ("0m0.123s 0m0.045s").
+      const children = stderr.trim().split('\n').at(-1) ?? '';
+      const seconds = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+      if (seconds.length !== 2) return reject(new Error(`bash times: unexpected output ${JSON.stringify(stderr)}`));
+      resolve({ cpuSeconds: seconds[0]! + seconds[1]!, wallSeconds, code });
     });
   });
 }
@@ -97,7 +105,7 @@ async function figures(args: string[], repeat: number, dir: string, env: NodeJS.
   const cpu: number[] = [];
   const wall: number[] = [];
   for (let i = 0; i < repeat; i++) {
-    const run = await measured(args, env, dir);
+    const run = await measured(args, env);
     if (run.code !== 0) throw new Error(`${what}: exit ${run.code}`);
     cpu.push(run.cpuSeconds);
     wall.push(run.wallSeconds);
@@ -292,7 +300,7 @@ async function cliFigures(dir: string, repeat: number, log: (line: string) => vo
     mkdirSync(temp);
     const env = { ...process.env, TMPDIR: temp };
     // Caught up first: the measured `run` finds nothing to do. This run also writes the code cache.
-    const first = await measured([CLI, 'run', ...at, '--no-progress'], env, dir);
+    const first = await measured([CLI, 'run', ...at, '--no-progress'], env);
     if (first.code !== 0) throw new Error(`catch-up run: exit ${first.code}`);
     log('start-up: CLI commands');
     return {

@@ -21,6 +21,16 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
+// undici's HTTP parser is WebAssembly, which V8 compiles again with TurboFan once it has run a little: ~90 ms of
+// CPU a command pays and waits for at exit (lambda/contract/wasm-tiering.ts says more; the budget is its
+// WASM_TIERING_BUDGET). Set before the bundle is compiled: V8 refuses a code cache made under other flags.
+// Not for the commands that make no request (a flag set at run time costs Node's own modules their code cache, ~0.03
+// CPU-s), nor when the process was given its own budget.
+const requestless = new Set([undefined, '--version', '-V', '--help', '-h', 'help', 'keys']);
+if (!requestless.has(process.argv[2]) && !process.execArgv.some((arg) => /^--wasm[-_]tiering[-_]budget/.test(arg))) {
+  require('node:v8').setFlagsFromString('--wasm-tiering-budget=100000000');
+}
+
 // The bundle of the CLI (scripts/bundle-cli.mjs): one CommonJS file.
 const cli = loadWithCodeCache(join(__dirname, '..', 'dist', 'cli', 'cli.js'));
 cli.exports.main(process.argv).then((code) => {

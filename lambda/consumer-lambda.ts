@@ -20,6 +20,7 @@ import { ConsumerHandlerError } from './consumer/errors.js';
 import { consumerLag } from './consumer/lag.js';
 import { DEFAULT_CURSOR_NAME, DEFAULT_METRICS_NAMESPACE, SettingsError } from './contract/index.js';
 import { awsClients, DynamoStore, S3SnapshotStore } from './stores/index.js';
+import { deferWasmTierUp } from './contract/wasm-tiering.js';
 
 /** What woke an invocation. */
 export type Wake = 'sqs' | 'schedule' | 'direct';
@@ -99,6 +100,8 @@ export function batchConsumerHandler(
   batchSize: number,
   env: NodeJS.ProcessEnv = process.env,
 ): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ConsumerRun> {
+  // A Lambda's process: its first invocation should not pay for compiling undici's HTTP parser twice.
+  deferWasmTierUp();
   let warm: { settings: ConsumerLambdaSettings; cursors: DynamoStore; snapshots: S3SnapshotStore; metrics: Metrics; logger: Logger } | undefined;
   return async (event, context) => {
     if (warm === undefined) {

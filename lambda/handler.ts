@@ -18,6 +18,7 @@ import { awsClients, DynamoStore, S3SnapshotStore } from './stores/index.js';
 import { checkIdFilter, lagSeconds, runSlice, SyncError } from './sync/index.js';
 import { sourceSecretId, SourceSecretReader, withSourceCredentials, type SourceCredentials } from './handler/source-secret.js';
 import { addWorkMetrics } from './handler/work-metrics.js';
+import { deferWasmTierUp } from './contract/wasm-tiering.js';
 
 // The CDK stack sets POWERTOOLS_SERVICE_NAME to `catalog-sync-<cursor>` so that two syncs' metrics and alarms
 // do not collide; an explicit serviceName would override it, so it is read here.
@@ -70,6 +71,8 @@ export function lambdaSettings(
 async function warmUp(env: NodeJS.ProcessEnv): Promise<{ ready: Warm; admission?: Promise<unknown> }> {
   const key = JSON.stringify(env, Object.keys(env).sort());
   if (warm?.key === key) return { ready: warm };
+  // A cold container's first invocation should not pay for compiling undici's HTTP parser twice.
+  deferWasmTierUp();
   const secretId = sourceSecretId(env);
   const credentials = secretId === undefined ? undefined : await sourceSecrets.read(secretId);
   const { settings, table, bucket, runLogDays } = lambdaSettings(env, credentials);

@@ -11,6 +11,7 @@ import { sourceSecretId } from '../handler/source-secret.js';
 import { awsClients, DynamoStore, S3SnapshotStore, type SnapshotStore } from '../stores/index.js';
 import { BackpressureSnapshotStore, backpressureS3Client, SlowDownGauge } from '../stores/s3-backpressure.js';
 import { checkIdFilter, type BackfillDeps, type EngineLogger } from '../sync/index.js';
+import { deferWasmTierUp } from '../contract/wasm-tiering.js';
 
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME?.trim() || 'catalog-sync-backfill' });
 
@@ -38,6 +39,8 @@ export async function warmUp(env: NodeJS.ProcessEnv, { backpressure = false } = 
   const key = `${backpressure}:${JSON.stringify(env, Object.keys(env).sort())}`;
   const found = warm.get(key);
   if (found) return found;
+  // A Lambda's process: its first invocation should not pay for compiling undici's HTTP parser twice.
+  deferWasmTierUp();
   const secretId = sourceSecretId(env);
   const credentials = secretId === undefined ? undefined : await sourceSecrets.read(secretId);
   const { settings, table, bucket, runLogDays } = lambdaSettings(env, credentials);
