@@ -15,7 +15,8 @@ import {
 } from './contract/index.js';
 import { id as newId } from './ids/kuuid.js';
 import { awsClients, DynamoStore, S3SnapshotStore } from './stores/index.js';
-import { checkIdFilter, lagSeconds, runSlice, SyncError } from './sync/index.js';
+import { lagSeconds, runSlice, SyncError } from './sync/index.js';
+import { checkLambdaIdFilter } from './handler/id-filter-check.js';
 import { sourceSecretId, SourceSecretReader, withSourceCredentials, type SourceCredentials } from './handler/source-secret.js';
 import { addWorkMetrics } from './handler/work-metrics.js';
 import { deferWasmTierUp } from './contract/wasm-tiering.js';
@@ -41,8 +42,7 @@ let warm: Warm | undefined;
 /** The private feed's credentials (SOURCE_SECRET_ARN), read once per container. */
 export const sourceSecrets = new SourceSecretReader();
 
-/** How a Lambda's changed `INCLUDE_IDS`/`EXCLUDE_IDS` is accepted: the change is made once, from the CLI. */
-export const LAMBDA_REFILTER_HINT = 'run `catalog-sync run --refilter` once with the new --include/--exclude against this table and bucket,';
+export { LAMBDA_REFILTER_HINT } from './handler/id-filter-check.js';
 
 /**
  * The Lambda's settings beyond the engine's own: where state lives. `credentials`, read from the secret of
@@ -81,17 +81,7 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<{ ready: Warm; admission?
   const store = new DynamoStore(table, clients.dynamo);
   const snapshots = new S3SnapshotStore(bucket, clients.s3);
   const ready: Warm = { key, settings, table, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), store, snapshots, runLogDays };
-  let checked = true;
-  const admission = checkIdFilter(snapshots, settings.prefix, settings.idFilter, {
-    cursor: async () => (await store.read(settings.cursorName))?.value,
-    refilter: false,
-    setting: 'INCLUDE_IDS/EXCLUDE_IDS',
-    howToChange: LAMBDA_REFILTER_HINT,
-    onUnchecked: (error) => {
-      checked = false;
-      logger.warn('id filter not checked', { error: (error as Error).message });
-    },
-  }).then(() => {
+  const admission = checkLambdaIdFilter(snapshots, store, settings, (message, error) => logger.warn(message, { error: error.message })).then((checked) => {
     if (checked) warm = ready;
   });
   // Awaited by the engine; until then a refusal is not an unhandled rejection.

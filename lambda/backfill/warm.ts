@@ -6,12 +6,13 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CatalogClient, HttpClient } from '../catalog/index.js';
 import type { SyncSettings } from '../contract/index.js';
-import { LAMBDA_REFILTER_HINT, lambdaSettings, sourceSecrets } from '../handler.js';
+import { deferWasmTierUp } from '../contract/wasm-tiering.js';
+import { lambdaSettings, sourceSecrets } from '../handler.js';
+import { checkLambdaIdFilter } from '../handler/id-filter-check.js';
 import { sourceSecretId } from '../handler/source-secret.js';
 import { awsClients, DynamoStore, S3SnapshotStore, type SnapshotStore } from '../stores/index.js';
 import { BackpressureSnapshotStore, backpressureS3Client, SlowDownGauge } from '../stores/s3-backpressure.js';
-import { checkIdFilter, type BackfillDeps, type EngineLogger } from '../sync/index.js';
-import { deferWasmTierUp } from '../contract/wasm-tiering.js';
+import type { BackfillDeps, EngineLogger } from '../sync/index.js';
 
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME?.trim() || 'catalog-sync-backfill' });
 
@@ -86,16 +87,5 @@ const filterChecked = new WeakSet<BackfillWarm>();
 export async function checkBackfillFilter(made: BackfillWarm): Promise<void> {
   if (filterChecked.has(made)) return;
   const { settings, deps } = made;
-  let checked = true;
-  await checkIdFilter(deps.snapshots, settings.prefix, settings.idFilter, {
-    cursor: async () => (await deps.cursors.read(settings.cursorName))?.value,
-    refilter: false,
-    setting: 'INCLUDE_IDS/EXCLUDE_IDS',
-    howToChange: LAMBDA_REFILTER_HINT,
-    onUnchecked: (error) => {
-      checked = false;
-      logger.warn('id filter not checked', { error: (error as Error).message });
-    },
-  });
-  if (checked) filterChecked.add(made);
+  if (await checkLambdaIdFilter(deps.snapshots, deps.cursors, settings, (message, error) => logger.warn(message, { error: error.message }))) filterChecked.add(made);
 }
