@@ -9,6 +9,7 @@
  */
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { listenOnLoopback } from './loopback-listen.js';
 
 /** An S3 request as IAM sees it. */
 export interface S3Call {
@@ -57,11 +58,7 @@ export class AwsRequestRecorder {
     const server = createServer();
     const front = new AwsRequestRecorder(server, new URL(target), service);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => void front.handle(req, res));
-    server.on('connection', (socket: Socket) => {
-      front.sockets.add(socket);
-      socket.on('close', () => front.sockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await listenOnLoopback(server, front.sockets);
     return front;
   }
 

@@ -19,6 +19,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { crc32 } from 'node:zlib';
+import { listenOnLoopback } from './loopback-listen.js';
 
 /** What the front does instead of forwarding. */
 export type S3Fault =
@@ -88,11 +89,7 @@ export class S3FaultFront {
     const server = createServer();
     const front = new S3FaultFront(server, new URL(target), options.secrets ?? { S3RVER: 'S3RVER' }, options.clockOffsetMs ?? 0);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => void front.handle(req, res));
-    server.on('connection', (socket: Socket) => {
-      front.sockets.add(socket);
-      socket.on('close', () => front.sockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await listenOnLoopback(server, front.sockets);
     return front;
   }
 
