@@ -8,6 +8,7 @@ import { describeNetworkError, networkHint } from './network-hints.js';
 export { parseRetryAfter };
 import { anyProxy, proxyFor, readProxyEnv, type ProxyEnv } from '../contract/proxy-env.js';
 import { redactUrl } from '../contract/redact.js';
+import { untrustedCertificateCode } from '../contract/tls-trust.js';
 import { VERSION } from '../contract/version.js';
 
 /** How failed requests are retried. */
@@ -220,7 +221,8 @@ export class HttpClient {
       } catch (error) {
         if (error instanceof FetchAbortedError) throw error;
         const failure =
-          error instanceof FetchError ? error : new FetchError(url, describeNetworkError(error), true, { cause: error });
+          // A certificate the client does not trust is refused the same way on every attempt: fail at once, with the hint.
+          error instanceof FetchError ? error : new FetchError(url, describeNetworkError(error), untrustedCertificateCode(error) === undefined, { cause: error });
         failure.attempts = attempt;
         const hint = (): string | undefined => networkHint(failure.cause, url, proxyFor(this.proxies, url));
         if (!failure.retryable || attempt >= retry.attempts) throw failure.gaveUp(attempt, hint());

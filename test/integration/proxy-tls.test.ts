@@ -76,14 +76,17 @@ describe('TLS through the proxy tunnel', () => {
     expect(await harness.keys()).toEqual([]);
   });
 
-  it('the catalog client refusing the certificate says which host and what to set', async () => {
-    const http = new HttpClient({ retry: { ...FAST_RETRY, attempts: 1 }, proxyEnv: { HTTPS_PROXY: proxy.url } });
+  it('the catalog client refusing the certificate says which host and what to set, at once: another attempt would be refused the same', async () => {
+    const http = new HttpClient({ retry: { ...FAST_RETRY, attempts: 3 }, proxyEnv: { HTTPS_PROXY: proxy.url } });
+    const tunnelsBefore = proxy.tlsTunnels.length;
     http.allowOrigin(fronts.catalog.origin);
     try {
       const error = await http.get(`${fronts.catalog.origin}/v3/index.json`, { maxBytes: 1 << 20 }).then(() => undefined, (e: unknown) => e);
       expect(error).toBeInstanceOf(FetchError);
       expect((error as FetchError).message).toContain(`Hint: the TLS certificate of ${fronts.catalog.host} is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT)`);
       expect(proxy.tlsTunnels.at(-1)).toBe(fronts.catalog.host);
+      expect((error as FetchError).attempts).toBe(1);
+      expect(proxy.tlsTunnels.length - tunnelsBefore).toBe(1);
     } finally {
       await http.close();
     }
