@@ -9,7 +9,7 @@
  */
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { listenOnLoopback } from './loopback-listen.js';
+import { bodyOf, closeTracked, listenOnLoopback } from './loopback-listen.js';
 
 /** An S3 request as IAM sees it. */
 export interface S3Call {
@@ -72,16 +72,13 @@ export class AwsRequestRecorder {
     return this.calls.splice(0, this.calls.length);
   }
 
-  async stop(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((resolve) => this.server.close(resolve));
+  stop(): Promise<void> {
+    return closeTracked(this.server, this.sockets);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.on('error', () => {});
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
+    const body = await bodyOf(req);
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const forward = request({ host: this.upstream.hostname, port: this.upstream.port, method, path: url, headers: req.headers }, (response) => {

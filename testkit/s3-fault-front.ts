@@ -19,7 +19,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { crc32 } from 'node:zlib';
-import { listenOnLoopback } from './loopback-listen.js';
+import { bodyOf, closeTracked, listenOnLoopback } from './loopback-listen.js';
 
 /** What the front does instead of forwarding. */
 export type S3Fault =
@@ -149,16 +149,13 @@ export class S3FaultFront {
     return this.seen.filter((seen) => seen.method === 'PUT' && seen.url.split('?')[0] === path);
   }
 
-  async stop(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((resolve) => this.server.close(resolve));
+  stop(): Promise<void> {
+    return closeTracked(this.server, this.sockets);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.on('error', () => {});
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const seen: SeenRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks) };
+    const seen: SeenRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: await bodyOf(req) };
     this.seen.push(seen);
     const gate = this.gate;
     if (gate) {
