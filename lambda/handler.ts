@@ -42,7 +42,6 @@ let warm: Warm | undefined;
 /** The private feed's credentials (SOURCE_SECRET_ARN), read once per container. */
 export const sourceSecrets = new SourceSecretReader();
 
-export { LAMBDA_REFILTER_HINT } from './handler/id-filter-check.js';
 
 /**
  * The Lambda's settings beyond the engine's own: where state lives. `credentials`, read from the secret of

@@ -3,7 +3,7 @@
  * TLS certificate not trusted, a hint naming the host and the variable to set (never a proxy's credentials).
  */
 import { shownProxy, tunnelRefusal, type ProxyChoice } from '../contract/proxy-env.js';
-import { untrustedCertificateAdvice, untrustedCertificateCode } from '../contract/tls-trust.js';
+import { codeInChain, untrustedCertificateAdvice, untrustedCertificateCode } from '../contract/tls-trust.js';
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN']);
 const CONNECTION_CODES = new Set([
@@ -17,22 +17,15 @@ const CONNECTION_CODES = new Set([
   'UND_ERR_SOCKET',
 ]);
 
+/** The codes {@link networkCode} looks for. */
+const NETWORK_CODES: ReadonlySet<string> = new Set([...DNS_CODES, ...CONNECTION_CODES]);
+
 /** Codes of a connection that was never made (the others: one that broke). */
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** The first error code found along the `cause` chain (and in an `AggregateError`'s errors). */
 export function networkCode(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && (DNS_CODES.has(code) || CONNECTION_CODES.has(code))) return code;
-    if (current instanceof AggregateError && current.errors[0] !== undefined) {
-      const inner = networkCode(current.errors[0]);
-      if (inner !== undefined) return inner;
-    }
-    current = current.cause;
-  }
-  return undefined;
+  return codeInChain(error, NETWORK_CODES);
 }
 
 /** The status a proxy answered a tunnel (`CONNECT`) with, when that is what failed. */

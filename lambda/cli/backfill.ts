@@ -16,14 +16,14 @@ import {
 } from '../contract/index.js';
 import { abandonBackfill, BackfillMismatchError, finishBackfill, planBackfill, releaseBackfillLease } from '../sync/index.js';
 import type { WorkerOptions } from './backfill-messages.js';
-import { withFolderSource } from './folder-source.js';
+import { rememberSource, withFolderSource } from './folder-source.js';
 import type { WorkerPool } from './backfill-pool.js';
 import { BackfillProgress } from './backfill-progress.js';
 import { ExitCode } from './exit-code.js';
 import { printSummary } from './format.js';
 import { openStores } from './open-stores.js';
 import { checkIdFilterFlags, idFilterOptions } from './id-filter-flags.js';
-import { currentHead, rememberFolderSource } from './run-messages.js';
+import { currentHead } from './run-messages.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
 import { verboseHooks, verboseOption } from './verbose.js';
@@ -125,7 +125,7 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const stores = await openStores(options, settings.concurrency);
   await checkIdFilterFlags(stores, settings, options);
-  if (options.cursorTable === undefined) await rememberFolderSource(options.dataDir, settings.cursorName, settings.source);
+  if (options.cursorTable === undefined) await rememberSource(options.dataDir, settings.cursorName, settings.source);
   const http = new HttpClient({ connections: 4 });
   verboseHooks(options.verbose, http);
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);

@@ -1,9 +1,8 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { redactUrl } from '../contract/index.js';
 import { STATE_DIR } from '../stores/local-folder.js';
-import { DEFAULT_CURSOR_NAME } from '../contract/index.js';
+import { DEFAULT_CURSOR_NAME, redactUrl } from '../contract/index.js';
 
 /**
  * The source each cursor of a data folder was last synced from, in the folder's state (`.catalog-sync/sources.json`,
@@ -25,7 +24,7 @@ async function readSources(dataDir: string): Promise<Sources> {
 }
 
 /** The source `cursorName` of the folder was last synced from, if remembered. */
-export async function rememberedSource(dataDir: string, cursorName: string): Promise<string | undefined> {
+async function rememberedSource(dataDir: string, cursorName: string): Promise<string | undefined> {
   const source = (await readSources(dataDir))[cursorName];
   return typeof source === 'string' && source !== '' ? source : undefined;
 }
@@ -43,7 +42,7 @@ export async function rememberSource(dataDir: string, cursorName: string, source
 }
 
 /** The warning when a command is given a source other than the one the folder's cursor was synced from. */
-export function otherSourceWarning(cursorName: string, given: string, remembered: string): string {
+function otherSourceWarning(cursorName: string, given: string, remembered: string): string {
   return `catalog-sync: warning: --source ${redactUrl(given)} is not the source cursor ${cursorName} of this folder was synced from (${redactUrl(remembered)}): its cursor is a position in that catalog\n`;
 }
 

@@ -7,7 +7,6 @@ import type { SyncError } from '../sync/index.js';
 import type { SyncSettings } from '../contract/settings.js';
 import { ExitCode } from './exit-code.js';
 import { printSummary, type StopCause } from './format.js';
-import { rememberSource } from './folder-source.js';
 
 /** `--start` given while a cursor is stored: the stored cursor wins, and the user is told so before the run. */
 export function noteIgnoredStart(settings: SyncSettings, stored: CursorState | undefined): void {
@@ -54,14 +53,6 @@ export function printOutage(error: SyncError, waitMs: number): void {
       `catalog-sync: still following: retrying in ${(waitMs / 1000).toFixed(1)} s, then less often (up to every 5 min) until it works; ` +
       `one line when it recovers (Ctrl-C to stop)\n`,
   );
-}
-
-/**
- * A run into a folder remembers its source (the folder's later commands default to it; {@link withFolderSource}
- * warned already when another one was given).
- */
-export async function rememberFolderSource(dataDir: string, cursorName: string, source: string): Promise<void> {
-  await rememberSource(dataDir, cursorName, source);
 }
 
 /** The catalog head now, or undefined when the index cannot be read (a finished backfill is not failed over it). */

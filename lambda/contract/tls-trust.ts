@@ -18,15 +18,27 @@ const UNTRUSTED_CERTIFICATE_CODES = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
-/** The untrusted-certificate code along `error`'s `cause` chain, or undefined when it is not such an error. */
-export function untrustedCertificateCode(error: unknown): string | undefined {
+/**
+ * The first error `code` in `codes` along `error`'s `cause` chain (8 deep at most), looking into an
+ * `AggregateError`'s first error too (a connection tried on several addresses fails with one).
+ */
+export function codeInChain(error: unknown, codes: ReadonlySet<string>): string | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
     const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && UNTRUSTED_CERTIFICATE_CODES.has(code)) return code;
+    if (typeof code === 'string' && codes.has(code)) return code;
+    if (current instanceof AggregateError && current.errors[0] !== undefined) {
+      const inner = codeInChain(current.errors[0], codes);
+      if (inner !== undefined) return inner;
+    }
     current = current.cause;
   }
   return undefined;
+}
+
+/** The untrusted-certificate code along `error`'s `cause` chain, or undefined when it is not such an error. */
+export function untrustedCertificateCode(error: unknown): string | undefined {
+  return codeInChain(error, UNTRUSTED_CERTIFICATE_CODES);
 }
 
 /** What to do about the certificate of `where` (a host, or a setting and its value) refused with `code`. */

@@ -6,12 +6,13 @@
  */
 import type { CatalogClient } from '../catalog/catalog-client.js';
 import type { CatalogIndex, PageItem } from '../catalog/index.js';
-import { commitKey as commitKeyOf, manifestKey, quarantineKeyFor, watermarkKeyOf } from '../contract/keys.js';
-import { formatTimestamp, MIN_TICKS, parseTimestamp, type Ticks } from '../contract/time.js';
+import { commitKey as commitKeyOf, manifestKey, quarantineKeyFor } from '../contract/keys.js';
+import { formatTimestamp, MIN_TICKS, type Ticks } from '../contract/time.js';
 import type { SyncSettings } from '../contract/settings.js';
 import type { CursorStore, SnapshotStore } from '../stores/types.js';
 import { commitsAfter, type PlannedCommit } from './commit-stream.js';
 import { placeLeaf } from './layout.js';
+import { readWatermarkCursor } from './watermark.js';
 import { filterCommit } from './id-filter-hook.js';
 import { keepsId, sameIdFilter, type IdFilter } from '../contract/id-filter.js';
 import type { EarlierIdFilter } from './filter-record.js';
@@ -92,7 +93,7 @@ export interface AuditDeps {
 export async function auditMirror(settings: SyncSettings, deps: AuditDeps, options: AuditOptions): Promise<AuditSummary> {
   const started = Date.now();
   const stored = await deps.cursors.read(settings.cursorName);
-  const watermark = await readWatermark(deps.snapshots, settings.prefix);
+  const watermark = await readWatermarkCursor(deps.snapshots, settings.prefix);
   let upper = options.until ?? stored?.value ?? MIN_TICKS;
   if (stored !== undefined && stored.value < upper) upper = stored.value;
   // Past the watermark a commit may still be in flight: it is not counted missing.
@@ -146,11 +147,6 @@ export async function auditMirror(settings: SyncSettings, deps: AuditDeps, optio
     durationMs,
     leavesPerSecond: durationMs > 0 ? Math.round((counts.leaves / durationMs) * 1000) : counts.leaves,
   };
-}
-
-async function readWatermark(snapshots: SnapshotStore, prefix: string): Promise<Ticks | undefined> {
-  const watermark = (await snapshots.getJson(watermarkKeyOf(prefix))) as { cursor?: unknown } | undefined;
-  return typeof watermark?.cursor === 'string' ? parseTimestamp(watermark.cursor) : undefined;
 }
 
 /** The filters a manifest of the commit at `ticks` may have been written under: the one in force then, and every later one. */

@@ -10,8 +10,9 @@ import { sameIdFilter, widens, type IdFilter } from '../contract/id-filter.js';
 import { ErrorCode } from '../contract/errors.js';
 import { SettingsError } from '../contract/settings.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../contract/time.js';
-import { filterKeyOf, watermarkKeyOf } from '../contract/keys.js';
+import { filterKeyOf } from '../contract/keys.js';
 import type { SnapshotStore } from '../stores/types.js';
+import { readWatermarkCursor } from './watermark.js';
 
 /** A filter the mirror had before, and the last commit written under it (the mirror's cursor when it was replaced). */
 export interface EarlierIdFilter {
@@ -31,9 +32,6 @@ interface StoredHistoryEntry {
   readonly exclude?: readonly string[];
   readonly until?: string;
 }
-
-/** The key of a mirror's filter record. */
-export const filterRecordKey = filterKeyOf;
 
 /** `include a*, b; exclude c` or `no filter`. */
 export function shownIdFilter(filter: IdFilter | undefined): string {
@@ -68,12 +66,6 @@ export interface FilterCheck {
   readonly at?: Ticks;
 }
 
-/** The cursor of the mirror's `watermark.json`, or undefined when it has none. */
-async function watermarkCursor(snapshots: SnapshotStore, prefix: string): Promise<Ticks | undefined> {
-  const cursor = ((await snapshots.getJson(watermarkKeyOf(prefix))) as { cursor?: unknown } | undefined)?.cursor;
-  return typeof cursor === 'string' ? parseTimestamp(cursor) : undefined;
-}
-
 function filterOf(record: { readonly include?: readonly string[]; readonly exclude?: readonly string[] }): IdFilter | undefined {
   const include = record.include ?? [];
   const exclude = record.exclude ?? [];
@@ -92,19 +84,13 @@ function storedHistory(value: unknown): StoredHistoryEntry[] {
 
 /** The mirror's filter record: the filter in force and the earlier ones (none before this field existed). */
 export async function readIdFilterRecord(snapshots: SnapshotStore, prefix: string): Promise<IdFilterRecord> {
-  const value = await snapshots.getJson(filterRecordKey(prefix));
+  const value = await snapshots.getJson(filterKeyOf(prefix));
   const history: EarlierIdFilter[] = [];
   for (const entry of storedHistory(value)) {
     if (typeof entry?.until !== 'string') continue;
     history.push({ filter: filterOf(entry), until: parseTimestamp(entry.until) });
   }
   return { current: parseRecord(value), history };
-}
-
-/** The id filter the mirror under `prefix` records (undefined: none). */
-export async function readIdFilter(snapshots: SnapshotStore, prefix: string): Promise<IdFilter | undefined> {
-  // getJson, which every store has (the range worker's back-pressure store has no getBytes).
-  return parseRecord(await snapshots.getJson(filterRecordKey(prefix)));
 }
 
 /**
@@ -146,22 +132,22 @@ async function compareWithRecord(
   requested: IdFilter | undefined,
   options: { readonly cursor: () => Promise<Ticks | undefined>; readonly refilter: boolean; readonly setting: string; readonly howToChange: string },
 ): Promise<FilterCheck> {
-  const stored = await snapshots.getJson(filterRecordKey(prefix));
+  const stored = await snapshots.getJson(filterKeyOf(prefix));
   const recorded = stored !== undefined;
   const previous = parseRecord(stored);
   if (sameIdFilter(previous, requested)) {
     // A new mirror records its filter at once; an unfiltered one writes nothing (its manifests stay as they were).
-    if (!recorded && requested !== undefined) await snapshots.putJson(filterRecordKey(prefix), requested);
+    if (!recorded && requested !== undefined) await snapshots.putJson(filterKeyOf(prefix), requested);
     return { changed: false, widened: false, previous };
   }
   // The mirror holds data when this cursor exists, or any writer's watermark does (a backfill of a new cursor
   // name, e.g. a refill, on a mirror synced under another name and filter).
-  const cursor = (await options.cursor()) ?? (await watermarkCursor(snapshots, prefix));
+  const cursor = (await options.cursor()) ?? (await readWatermarkCursor(snapshots, prefix));
   const hasCursor = cursor !== undefined;
   if (hasCursor && !options.refilter) throw new IdFilterChangedError(options.setting, previous, requested, options.howToChange);
   const filter = requested ?? { include: [], exclude: [] };
   // Commits up to the cursor were written under the previous filter: recorded, so verify judges them by it.
   const history = hasCursor ? [...storedHistory(stored), { include: previous?.include ?? [], exclude: previous?.exclude ?? [], until: formatTimestamp(cursor) }] : storedHistory(stored);
-  await snapshots.putJson(filterRecordKey(prefix), history.length > 0 ? { ...filter, history } : filter);
+  await snapshots.putJson(filterKeyOf(prefix), history.length > 0 ? { ...filter, history } : filter);
   return { changed: hasCursor, widened: hasCursor && widens(previous, requested), previous, ...(cursor === undefined ? {} : { at: cursor }) };
 }

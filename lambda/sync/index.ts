@@ -8,7 +8,7 @@ export { commitsAfter, pagesAfter } from './commit-stream.js';
 export { leafKeyOf, manifestOf, metadataOf, type ManifestEntry } from './layout.js';
 export { auditMirror, type AuditDeps, type AuditFinding, type AuditOptions, type AuditSummary } from './audit.js';
 export { repairCommits, type RepairOutcome } from './audit-repair.js';
-export { checkIdFilter, filterRecordKey, IdFilterChangedError, readIdFilter, readIdFilterRecord, shownIdFilter, type EarlierIdFilter, type FilterCheck, type IdFilterRecord } from './filter-record.js';
+export { checkIdFilter, IdFilterChangedError, readIdFilterRecord, shownIdFilter, type EarlierIdFilter, type FilterCheck, type IdFilterRecord } from './filter-record.js';
 export { listQuarantine, retryQuarantine, type QuarantineRecord, type RetryOptions, type RetryOutcome } from './quarantine.js';
 export type { BackfillDeps } from './engine-deps.js';
 export {

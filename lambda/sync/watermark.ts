@@ -66,6 +66,12 @@ export class WatermarkWriter {
   }
 }
 
+/** The cursor of the mirror's `watermark.json` under `prefix`, or undefined when it has none. */
+export async function readWatermarkCursor(snapshots: SnapshotStore, prefix: string): Promise<Ticks | undefined> {
+  const cursor = ((await snapshots.getJson(watermarkKeyOf(prefix))) as { cursor?: unknown } | undefined)?.cursor;
+  return typeof cursor === 'string' ? parseTimestamp(cursor) : undefined;
+}
+
 /** The cursor of a stored watermark document, or undefined when there is none or it is not one (it is then replaced). */
 function storedCursor(value: unknown): Ticks | undefined {
   const cursor = (value as { cursor?: unknown } | undefined)?.cursor;

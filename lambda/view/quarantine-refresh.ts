@@ -29,26 +29,34 @@ export async function refreshQuarantinedEntry(
   leafKey: string,
   readLeaf: (leafKey: string) => Promise<Buffer | undefined>,
 ): Promise<RefreshOutcome> {
+  // The leaf's fields, read once (a lost compare-and-swap reads the index again, not the leaf): null when no body is stored.
+  let fields: ReturnType<typeof leafFieldsOf> | null | undefined;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const stored = await documents.read(indexKey);
     if (stored === undefined) return 'unchanged';
     const index = parseIndex(stored.bytes, `${documents.where} ${indexKey}`);
     const at = index.versions.findIndex((entry) => entry.leaf === leafKey && entry.quarantined === true);
     if (at < 0) return 'unchanged';
-    const body = await readLeaf(leafKey);
-    if (body === undefined) return 'unchanged';
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body.toString('utf8'));
-    } catch (cause) {
-      throw new ViewError(`${documents.where} ${leafKey}: the stored leaf is not valid JSON`, { cause });
-    }
+    fields ??= await storedFields(documents, leafKey, readLeaf);
+    if (fields === null) return 'unchanged';
     const old = index.versions[at]!;
-    const entry: VersionEntry = entryOf(old.version, { key: leafKey, type: 'PackageDetails', fields: leafFieldsOf(parsed) }, old);
+    const entry: VersionEntry = entryOf(old.version, { key: leafKey, type: 'PackageDetails', fields }, old);
     const versions = index.versions.map((known, i) => (i === at ? entry : known));
     if (await documents.writeIf(indexKey, serializeIndex({ ...index, versions }), stored.tag)) return 'refreshed';
   }
   throw new ViewError(`${documents.where} ${indexKey}: the conditional write lost ${MAX_ATTEMPTS} times in a row to other writers`);
+}
+
+/** The filter fields of the leaf stored at `leafKey`, or null when none is stored. */
+async function storedFields(documents: ViewDocuments, leafKey: string, readLeaf: (leafKey: string) => Promise<Buffer | undefined>): Promise<ReturnType<typeof leafFieldsOf> | null> {
+  const body = await readLeaf(leafKey);
+  if (body === undefined) return null;
+  try {
+    return leafFieldsOf(JSON.parse(body.toString('utf8')));
+  } catch (cause) {
+    if (!(cause instanceof SyntaxError)) throw cause;
+    throw new ViewError(`${documents.where} ${leafKey}: the stored leaf is not valid JSON`, { cause });
+  }
 }
 
 /**

@@ -141,9 +141,11 @@ async function writePackage(target: ViewTarget, mirror: Mirror, folded: FoldedPa
   );
   const index: PackageIndex = packageIndexOf(folded.id, folded, entries);
   const key = packageIndexKey(target.prefix, index.id);
-  counts[await writeGuarded(target.documents, key, index.commitKey, () => index, { replaceSame: true })]++;
-  // A set-aside leaf stored since (retry-quarantine) is read like any other: as upkeep does after its write.
-  for (const entry of index.versions) if (entry.quarantined) await refreshQuarantinedEntry(target.documents, key, entry.leaf, (leafKey) => mirror.store.getBytes(leafKey));
+  const outcome = await writeGuarded(target.documents, key, index.commitKey, () => index, { replaceSame: true });
+  counts[outcome]++;
+  // A set-aside leaf stored since (retry-quarantine) is read like any other: as upkeep does after its write (an
+  // index kept because a newer one was there was looked at by its own writer).
+  if (outcome === 'written') for (const entry of index.versions) if (entry.quarantined) await refreshQuarantinedEntry(target.documents, key, entry.leaf, (leafKey) => mirror.store.getBytes(leafKey));
   return records.filter((record) => record.type === 'PackageDetails' && !record.quarantined).length;
 }
 

@@ -63,11 +63,13 @@ export async function applyBatchToView(target: ViewTarget, commits: readonly Mir
     const last = ofPackage[ofPackage.length - 1]!.commit.commitKey;
     const build = (previous: PackageIndex | undefined): PackageIndex =>
       ofPackage.filter(({ commit }) => previous === undefined || commit.commitKey > previous.commitKey).reduce<PackageIndex | undefined>((index, { commit, leaves }) => applyCommit(index, commit, leaves), previous)!;
-    counts[await writeGuarded(target.documents, key, last, build, options)]++;
+    const outcome = await writeGuarded(target.documents, key, last, build, options);
+    counts[outcome]++;
     // A quarantined leaf stored by retry-quarantine while this batch was on its way: whichever of the two writes
     // second sees the other's (the retry looks at the index after storing the leaf; this looks at the leaf after
-    // writing the index), so the entry cannot stay quarantined.
-    for (const { leaves } of ofPackage) {
+    // writing the index), so the entry cannot stay quarantined. An index kept because a newer one was there was
+    // looked at by its own writer.
+    if (outcome === 'written') for (const { leaves } of ofPackage) {
       for (const leaf of leaves) {
         const stored = leaf.quarantined ? quarantined.get(leaf.key) : undefined;
         if (stored !== undefined) await refreshQuarantinedEntry(target.documents, key, leaf.key, () => stored.storedBody());
