@@ -2,9 +2,9 @@ import { checkCatalogUrl } from './catalog-url-safety.js';
 import { InvalidDocumentError } from './errors.js';
 import { HttpClient, type RequestBounds } from './http-client.js';
 import { FetchError } from './http-errors.js';
-import type { CatalogIndex, CatalogIndexEntry, CatalogPage, Leaf, PageItem } from './documents.js';
-import { readCatalogIndex, readLeaf, readPage, readServiceIndex } from './read-documents.js';
-import { detectSourceKind, findCatalogUrl } from './source-kind.js';
+import { SourceKind, type CatalogIndex, type CatalogIndexEntry, type CatalogPage, type Leaf, type PageItem } from './documents.js';
+import { readCatalogIndex, readLeaf, readPage, readSource } from './read-documents.js';
+import { findCatalogUrl } from './source-kind.js';
 import { formatTimestamp } from '../contract/time.js';
 
 /** Bounds on documents: a hostile or broken source cannot exhaust memory. */
@@ -66,21 +66,16 @@ export class CatalogClient {
       anyOrigin: true,
       ...bounds,
     });
-    let json: unknown;
-    try {
-      json = JSON.parse(stripBom(response.body.toString('utf8')));
-    } catch (cause) {
-      throw new InvalidDocumentError(this.source, `not valid JSON: ${(cause as Error).message}`, { cause });
-    }
+    const document = await readSource(response.body, this.source);
     let indexUrl: string;
-    if (detectSourceKind(json) === 'service-index') {
-      indexUrl = findCatalogUrl(await readServiceIndex(response.body, this.source), this.source);
+    if (document.kind === SourceKind.serviceIndex) {
+      indexUrl = findCatalogUrl(document.serviceIndex, this.source);
       // The index is a document from the network: it must not aim the function at this machine's services.
       checkCatalogUrl(this.source, indexUrl);
     } else {
       indexUrl = this.source;
       // The body is the catalog index itself: keep it, with its validators, as the first cached copy.
-      this.resolvedIndex = this.remember(await readCatalogIndex(response.body, indexUrl), response.headers);
+      this.resolvedIndex = this.remember(document.catalogIndex, response.headers);
     }
     this.http.allowOrigin(new URL(indexUrl).origin);
     this.catalogIndexUrl = indexUrl;
@@ -160,8 +155,4 @@ export class CatalogClient {
 
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-function stripBom(text: string): string {
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }

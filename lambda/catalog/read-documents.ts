@@ -6,22 +6,39 @@
  * checks across items (index-check.ts, page-check.ts, leaf-match.ts), so they cannot drift apart.
  */
 import { DocumentKind } from './errors.js';
-import type { CatalogIndex, CatalogPage, DocumentBody, Leaf, PageItem, ServiceIndex } from './documents.js';
+import { SourceKind, type CatalogIndex, type CatalogPage, type DocumentBody, type Leaf, type PageItem, type ServiceIndex, type SourceDocument } from './documents.js';
 import { fastIndexFields, fastLeafFields, fastPageFields, fastServiceIndex } from './fast-path.js';
 import { indexFrom } from './index-check.js';
 import { parseJson, requireObject } from './json.js';
 import { leafFrom } from './leaf-match.js';
 import { pageFrom } from './page-check.js';
+import { detectSourceKind } from './source-kind.js';
 
 /** A service index, as `parseServiceIndex` gives it. */
-export async function readServiceIndex(body: DocumentBody, url: string): Promise<ServiceIndex> {
-  const document = requireObject(parseJson(body, url), url, DocumentKind.serviceIndex);
-  return fastServiceIndex(document) ?? (await import('./service-index.js')).zodServiceIndex(document, url);
+export function readServiceIndex(body: DocumentBody, url: string): Promise<ServiceIndex> {
+  return serviceIndexOf(parseJson(body, url), url);
 }
 
 /** A catalog index, as `parseCatalogIndex` gives it. */
-export async function readCatalogIndex(body: DocumentBody, url: string): Promise<CatalogIndex> {
-  const document = requireObject(parseJson(body, url), url, DocumentKind.catalogIndex);
+export function readCatalogIndex(body: DocumentBody, url: string): Promise<CatalogIndex> {
+  return catalogIndexOf(parseJson(body, url), url);
+}
+
+/** The document at a source URL, a service index or a catalog index, as `parseSource` gives it: parsed once. */
+export async function readSource(body: DocumentBody, url: string): Promise<SourceDocument> {
+  const json = parseJson(body, url);
+  return detectSourceKind(json, url) === SourceKind.serviceIndex
+    ? { kind: SourceKind.serviceIndex, serviceIndex: await serviceIndexOf(json, url) }
+    : { kind: SourceKind.catalogIndex, catalogIndex: await catalogIndexOf(json, url) };
+}
+
+async function serviceIndexOf(json: unknown, url: string): Promise<ServiceIndex> {
+  const document = requireObject(json, url, DocumentKind.serviceIndex);
+  return fastServiceIndex(document) ?? (await import('./service-index.js')).zodServiceIndex(document, url);
+}
+
+async function catalogIndexOf(json: unknown, url: string): Promise<CatalogIndex> {
+  const document = requireObject(json, url, DocumentKind.catalogIndex);
   return indexFrom(fastIndexFields(document) ?? (await import('./index-schema.js')).zodIndexFields(document, url), url);
 }
 
