@@ -54,7 +54,7 @@ import { grantSourceSecretRead } from '../source-secret.js';
 import { backfillDefinition } from './backfill-definition.js';
 import { nagResource } from './nag.js';
 import { handlerCode } from './handler-entry.js';
-import { grantMirrorStateRead } from './mirror-grants.js';
+import { grantBucketKey, grantMirrorStateRead } from './mirror-grants.js';
 import { latestNodeRuntime, nodeBundling } from './sync-function.js';
 
 /** Properties of a {@link CatalogBackfill}. */
@@ -233,7 +233,7 @@ export class CatalogBackfill extends Construct {
     // The follower's gate (a Query of its cursor's items) is the follower's own grant: infra/constructs/sync-function.ts.
     // A bucket encrypted with a customer key: the functions write (GenerateDataKey) and read (Decrypt) through it.
     // (An imported bucket known by name alone brings no key: grant it yourself, docs/deploy.md.)
-    for (const role of [planner.role, worker.role, finalizer.role]) props.bucket.encryptionKey?.grantEncryptDecrypt(role);
+    for (const role of [planner.role, worker.role, finalizer.role]) grantBucketKey(role, props.bucket, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
     // --- the state machine ----------------------------------------------------------------------------------
     const definition = backfillDefinition(this, {
@@ -271,7 +271,7 @@ export class CatalogBackfill extends Construct {
         resources: [resultsArn],
       }),
     );
-    props.bucket.encryptionKey?.grantEncryptDecrypt(role);
+    grantBucketKey(role, props.bucket, ['kms:Decrypt', 'kms:GenerateDataKey']);
     this.acknowledgeMachineFindings(role, props.bucket.arnForObjects(`${rangesPrefix}*`), rangesPrefix);
     Validations.of(role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(this).resolve(resultsArn))}]`,

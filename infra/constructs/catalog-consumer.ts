@@ -39,7 +39,7 @@ import type { ConsumableSync } from './consumable-sync.js';
 import { CatalogSyncPropsError } from '../catalog-sync-props.js';
 import { nagResource } from './nag.js';
 import { syncMetric } from './sync-alarms.js';
-import { grantBucketKey } from './mirror-grants.js';
+import { grantBucketKey, grantMissingKeys } from './mirror-grants.js';
 import { latestNodeRuntime, nodeBundling, SendMessageOnly } from './sync-function.js';
 
 /** Properties of a {@link CatalogConsumer}. */
@@ -250,7 +250,7 @@ export class CatalogConsumer extends Construct {
     // and a quarantined leaf's key). S3 answers such a GET with 404 only to a caller allowed ListBucket, with 403
     // AccessDenied to anyone else, and a ListBucket conditioned on `s3:prefix` does not count (a GetObject has no
     // `s3:prefix`). The price: the consumer may list the bucket's key names.
-    fn.addToRolePolicy(new iam.PolicyStatement({ sid: 'ListMirror', actions: ['s3:ListBucket'], resources: [sync.bucket.bucketArn] }));
+    grantMissingKeys(fn, sync.bucket);
     const objects = sync.bucket.arnForObjects(`${sync.prefix}*`);
     fn.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadMirror', actions: ['s3:GetObject'], resources: [objects] }));
     Validations.of(fn.role ?? fn).acknowledge({

@@ -46,7 +46,7 @@ describe('a snapshot bucket with a customer key', () => {
     expect(kmsOf(sync.function)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
     expect(kmsOf(sync.view!.function)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
     expect(kmsOf(consumer.function)).toEqual(['kms:Decrypt']);
-    for (const fn of [backfill.planner, backfill.worker, backfill.finalizer]) expect(kmsOf(fn), fn.node.path).toEqual(expect.arrayContaining(['kms:Decrypt', 'kms:GenerateDataKey*']));
+    for (const fn of [backfill.planner, backfill.worker, backfill.finalizer]) expect(kmsOf(fn), fn.node.path).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
   });
 
   it('no policy repeats a Sid (IAM refuses one that does)', () => {

@@ -1,11 +1,12 @@
 import { addTotals, BackfillStatus, ZERO_TOTALS, type BackfillTotals, type RangeState } from '../../contract/backfill.js';
 import { watermarkKeyOf } from '../../contract/keys.js';
-import { StoppedBy, type RunSummary } from '../../contract/run-summary.js';
+import type { RunSummary } from '../../contract/run-summary.js';
 import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../../contract/settings.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../contract/time.js';
 import { Checkpointer } from '../checkpointer.js';
 import type { BackfillDeps } from '../engine-deps.js';
 import { writeWatermarkForward } from '../watermark.js';
+import { decideStop } from '../stop-reason.js';
 import { BackfillIncompleteError, BackfillPlanError } from './errors.js';
 import { totalsOf } from './range-cursor.js';
 
@@ -74,14 +75,16 @@ export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps,
   // B short of the head (`--until`): everything up to it is stored, and the catalog has more.
   const head = options.head ?? (plan.until === undefined ? undefined : await headOrUnknown(deps));
   const short = head !== undefined && parseTimestamp(plan.bound) < head;
+  // Every range done: the stop is decided as a run's that took everything up to its bound (`until` when it is short).
+  const stop = decideStop({ staleIndex: false, boundByDependency: false, aborted: false, lostRace: false, failed: false, boundByCeiling: short });
   const summary: RunSummary = {
     runId: backfillId,
     cursorName: settings.cursorName,
     cursorBefore: plan.start,
     cursorAfter: formatTimestamp(cursor?.value ?? parseTimestamp(plan.start)),
     ...totals,
-    caughtUp: !short,
-    stoppedBy: short ? StoppedBy.until : StoppedBy.caughtUp,
+    caughtUp: stop.caughtUp,
+    stoppedBy: stop.stoppedBy,
     durationMs: Math.max(0, Date.now() - Date.parse(plan.createdAt)),
     // The range workers' retries are in their own logs and metrics; the finisher itself retries nothing it counts.
     putRetries: 0,
