@@ -42,6 +42,7 @@ export class CatalogReplica {
   private source!: ReplicaSource;
   private latencyMs: number;
   private readonly faults = new FaultList();
+  private readonly holds: { match: (path: string) => boolean; released: Promise<void> }[] = [];
   private readonly closing = new AbortController();
   private readonly responder: ReplicaResponder;
 
@@ -264,6 +265,27 @@ export class CatalogReplica {
     this.faults.add(match, times, { kind: 'gzip-bomb' });
   }
 
+  /**
+   * Matching requests wait, unanswered, until `release()` is called (or {@link stop}): a test holds a run at an
+   * exact point for as long as it needs, instead of slowing every answer and hoping the run lasts. `arrived`
+   * resolves when the first matching request is waiting.
+   */
+  hold(match: PathMatch): { readonly arrived: Promise<void>; release(): void } {
+    let release!: () => void;
+    let arrive!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const arrived = new Promise<void>((resolve) => (arrive = resolve));
+    const entry = { match: (path: string): boolean => matchesPath(match, path) && (arrive(), true), released };
+    this.holds.push(entry);
+    return {
+      arrived,
+      release: () => {
+        this.holds.splice(this.holds.indexOf(entry), 1);
+        release();
+      },
+    };
+  }
+
   /** Disarms every fault. */
   clearFaults(): void {
     this.faults.clear();
@@ -299,6 +321,14 @@ export class CatalogReplica {
       try {
         await delay(this.latencyMs, undefined, { signal: this.closing.signal });
       } catch {
+        res.destroy();
+        return;
+      }
+    }
+    const held = this.holds.filter((hold) => hold.match(path));
+    if (held.length > 0) {
+      const stopped = new Promise<'stopped'>((resolve) => this.closing.signal.addEventListener('abort', () => resolve('stopped'), { once: true }));
+      if ((await Promise.race([Promise.all(held.map((hold) => hold.released)), stopped])) === 'stopped') {
         res.destroy();
         return;
       }

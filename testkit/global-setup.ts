@@ -9,21 +9,41 @@ import { startDynamo, startS3, type DynamoEmulator, type S3Emulator } from './em
 
 /**
  * Starts the emulators (in parallel), provides their endpoints, and returns the teardown that stops
- * them. If one fails to start, the other is stopped before the error is rethrown.
+ * them. If one fails to start, the other is stopped before the error is rethrown. Two projects use this file
+ * (vitest.config.ts): vitest calls it once for each, in one process, and both get the same emulators, stopped
+ * when the last project tears down.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const shared = globalThis as { [SHARED]?: SharedEmulators };
+  shared[SHARED] ??= { users: 0, services: startEmulators() };
+  const emulators = shared[SHARED];
+  emulators.users += 1;
+  const [dynamo, s3] = await emulators.services;
+  project.provide('dynamoEndpoint', dynamo.endpoint);
+  project.provide('dynamoKind', dynamo.kind);
+  project.provide('s3Endpoint', s3.endpoint);
+  return async () => {
+    emulators.users -= 1;
+    if (emulators.users > 0) return;
+    delete shared[SHARED];
+    await Promise.allSettled([dynamo, s3].map((service) => service.stop()));
+  };
+}
+
+const SHARED = Symbol.for('catalog-sync.test-emulators');
+
+interface SharedEmulators {
+  users: number;
+  readonly services: Promise<[DynamoEmulator, S3Emulator]>;
+}
+
+async function startEmulators(): Promise<[DynamoEmulator, S3Emulator]> {
   const [dynamo, s3] = await withJavaOptions(JVM_OPTIONS, () => Promise.allSettled([startDynamo(), startS3()]));
   if (dynamo.status === 'rejected' || s3.status === 'rejected') {
     await Promise.allSettled([dynamo, s3].map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
     throw (dynamo.status === 'rejected' ? dynamo.reason : (s3 as PromiseRejectedResult).reason) as Error;
   }
-  const services: [DynamoEmulator, S3Emulator] = [dynamo.value, s3.value];
-  project.provide('dynamoEndpoint', services[0].endpoint);
-  project.provide('dynamoKind', services[0].kind);
-  project.provide('s3Endpoint', services[1].endpoint);
-  return async () => {
-    await Promise.allSettled(services.map((service) => service.stop()));
-  };
+  return [dynamo.value, s3.value];
 }
 
 /**

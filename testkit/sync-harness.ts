@@ -135,16 +135,17 @@ export class SyncHarness {
   /**
    * Checks that every commit of `catalog` at or before `upTo` is stored whole and exactly: its manifest, and
    * each leaf's bytes, metadata and key. Returns the problems. (Commits after `upTo` may have manifests too:
-   * they are written as commits complete; {@link strayManifests} checks those.)
+   * they are written as commits complete; {@link strayManifests} checks those.) With `after`, only the commits
+   * after it: what an earlier check found whole stays whole, as nothing is ever deleted.
    */
-  async verify(catalog: GeneratedCatalog, origin: string, upTo: Ticks, prefix = ''): Promise<string[]> {
+  async verify(catalog: GeneratedCatalog, origin: string, upTo: Ticks, prefix = '', after?: Ticks): Promise<string[]> {
     const problems: string[] = [];
     const manifests = new Set(await this.keys(`${prefix}commits/`));
     for (const commit of catalog.commits) {
       const ticks = parseTimestamp(commit.timestamp);
       const key = commitKey(ticks);
       const manifestPath = manifestKey(prefix, key);
-      if (ticks > upTo) {
+      if (ticks > upTo || (after !== undefined && ticks <= after)) {
         continue;
       }
       if (!manifests.has(manifestPath)) {

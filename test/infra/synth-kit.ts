@@ -10,16 +10,28 @@ import type { App, AppProps } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { afterAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import { buildApp } from '../../infra/app.js';
 import type { CatalogSyncStack } from '../../infra/index.js';
 
 const ROOT = new URL('../../', import.meta.url);
 export const CDK_JSON = JSON.parse(readFileSync(new URL('cdk.json', ROOT), 'utf8')) as { app: string; context: Record<string, unknown> };
-/** Where each test file's apps synthesize (this module is loaded once per file): without an outdir, each App leaves a cdk.outXXXX folder in the system's temp. */
-const OUT = mkdtempSync(join(tmpdir(), 'catalog-sync-stack-test-'));
-afterAll(() => rmSync(OUT, { recursive: true, force: true }));
-export const outdir = (): string => mkdtempSync(join(OUT, 'app-'));
+/**
+ * Where the apps synthesize: without an outdir, each App leaves a cdk.outXXXX folder in the system's temp. One
+ * folder per test file, made at its first app and removed after it by {@link removeSynthFolder} (test/infra/setup.ts):
+ * the files share this module, loaded once per worker process.
+ */
+let out: string | undefined;
+export const outdir = (): string => {
+  out ??= mkdtempSync(join(tmpdir(), 'catalog-sync-stack-test-'));
+  return mkdtempSync(join(out, 'app-'));
+};
+
+/** Removes the folder of this test file's apps (after the file's last test). */
+export function removeSynthFolder(): void {
+  if (out !== undefined) rmSync(out, { recursive: true, force: true });
+  out = undefined;
+}
 
 /** Skips asset bundling (esbuild) for apps whose bundle is not under test. */
 export const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };

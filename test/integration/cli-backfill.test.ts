@@ -152,14 +152,17 @@ describe('catalog-sync backfill into a folder', () => {
     'a follower run during a backfill returns stoppedBy "backfill" (exit 0); status shows the backfill; after it, the follower goes on from B',
     async () => {
       const catalog = hardCatalog(33, 120);
-      const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true, latencyMs: 50 });
+      const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true });
       try {
         const dir = newDir('gate');
         const head = formatTimestamp(commitTicks(catalog, -1));
+        // The backfill's workers wait at their first leaf until the follower and status have seen it running.
+        const leaves = replica.hold('/v3/catalog0/data/');
         const backfill = startCliGroup(['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '40', '--concurrency', '1']);
         try {
           const planned = await backfill.stderrLine((line) => /^backfill \S+ planned: /.test(line));
           const backfillId = /^backfill (\S+) planned/.exec(planned)![1]!;
+          await leaves.arrived;
 
           const follower = await runCli(['run', ...at(dir, replica), '--json']);
           expect(follower.stderr).toBe('');
@@ -176,6 +179,7 @@ describe('catalog-sync backfill into a folder', () => {
           expect(plain.stdout).toContain(`backfill ${backfillId} running: `);
           expect(plain.stdout).toContain('lease until ');
 
+          leaves.release();
           const done = await backfill.done;
           expect(done.code).toBe(0);
           expect(done.stdout).toContain(`-> ${head}`);
