@@ -336,6 +336,12 @@ export function startUpText(result: StartUpResult): string {
         `as deployed (NODE_OPTIONS=--enable-source-maps): load ${l.withSourceMaps.loadMs.toFixed(0)} ms + first invocation ${l.withSourceMaps.firstInvocationMs.toFixed(0)} ms = ${l.withSourceMaps.totalMs.toFixed(0)} ms`,
     );
   }
+  // The machine's speed varies from one hour to the next (Node's own start has measured 0.072 to 0.12 CPU-s here):
+  // what a command adds to Node's own start compares across runs better than its whole figure.
+  const noop = result.cli[2];
+  if (result.node && noop) {
+    lines.push(`  no-op run above Node's own start: ${(noop.warm.cpuSeconds - result.node.cpuSeconds).toFixed(3)} CPU-s warm, ${(noop.cold.cpuSeconds - result.node.cpuSeconds).toFixed(3)} off`);
+  }
   for (const target of result.targets) lines.push(`  target ${target.met ? 'met' : 'NOT met'}: ${target.what}`);
   return lines.join('\n');
 }

@@ -11,45 +11,47 @@ import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * Measured seconds per file on the 2-core machine (three workers, the machine shared with another test run), for
- * the files over about 5 s: vitest's JSON reporter, endTime - startTime. Update when a file becomes much slower or
- * faster.
+ * Measured seconds per file on the 2-core machine (three workers; 2026-11-26, after the integration and infra
+ * files came to share their workers' modules), for the files over about 5 s: vitest's JSON reporter, endTime -
+ * startTime. Update when a file becomes much slower or faster.
  */
 export const KNOWN_SECONDS: Readonly<Record<string, number>> = {
-  'test/integration/cli-backfill.test.ts': 81,
-  'test/integration/sync.test.ts': 57,
-  'test/integration/cli-aws.test.ts': 37,
-  'test/integration/consumer-kill.test.ts': 28,
-  'test/integration/backfill.test.ts': 31,
-  'test/integration/cli-local-run.test.ts': 31,
-  'test/integration/cli-backfill-aws.test.ts': 27,
+  'test/integration/cli-backfill.test.ts': 38,
+  'test/integration/sync.test.ts': 37,
+  'test/integration/cli-aws.test.ts': 29,
+  'test/integration/view.test.ts': 29,
+  'test/integration/cli-id-filter.test.ts': 25,
+  'test/integration/cli-local-run.test.ts': 24,
+  'test/integration/backfill.test.ts': 23,
+  'test/integration/cli-new-user.test.ts': 22,
+  'test/integration/consumer-kill.test.ts': 22,
+  'test/integration/quarantine.test.ts': 17,
+  'test/integration/cli-verify.test.ts': 17,
   // Its npm pack + install (beforeAll) waits on npm and the registry more than it computes: started early.
-  'test/integration/package.test.ts': 24,
-  'test/integration/quarantine.test.ts': 24,
-  'test/integration/view.test.ts': 28,
-  'test/integration/view-property.test.ts': 12,
-  'test/integration/view-kill.test.ts': 10,
-  'test/integration/cli-local-dates.test.ts': 23,
-  'test/integration/cli-network.test.ts': 23,
-  'test/integration/backfill-rules.test.ts': 22,
-  'test/integration/cli-local-status.test.ts': 22,
-  'test/infra/synth.test.ts': 22,
-  'test/integration/cli-local-follow.test.ts': 18,
+  'test/integration/package.test.ts': 16,
   'test/integration/consumer.test.ts': 16,
-  'test/integration/cli-local-usage.test.ts': 16,
-  'test/integration/backfill-handlers.test.ts': 14,
+  'test/infra/synth.test.ts': 15,
+  'test/integration/backfill-definition-run.test.ts': 15,
+  'test/integration/backfill-rules.test.ts': 14,
   'test/integration/bad-documents.test.ts': 14,
-  'test/infra/source-secret.test.ts': 14,
-  'test/integration/demo.test.ts': 13,
-  'test/integration/cli-changes.test.ts': 10,
-  'test/integration/local-file-names.test.ts': 13,
-  'test/integration/cli-backfill-kill.test.ts': 12,
-  'test/infra/alarm-routing.test.ts': 11,
-  'test/integration/emulators.test.ts': 9,
-  'test/integration/s3-put-faults.test.ts': 6,
-  'test/infra/apps.test.ts': 6,
-  'test/infra/backfill.test.ts': 6,
-  'test/infra/dashboard.test.ts': 6,
+  'test/integration/backfill-handlers.test.ts': 13,
+  'test/integration/view-kill.test.ts': 13,
+  'test/integration/s3-put-aborts.test.ts': 12,
+  'test/integration/view-property.test.ts': 11,
+  'test/integration/cli-backfill-aws.test.ts': 10,
+  'test/infra/alarm-routing.test.ts': 10,
+  'test/integration/cli-local-status.test.ts': 10,
+  'test/integration/cli-local-dates.test.ts': 9,
+  'test/integration/cli-local-follow.test.ts': 9,
+  'test/integration/cli-backfill-one-plan.test.ts': 9,
+  'test/integration/cli-backfill-kill.test.ts': 9,
+  'test/integration/cli-network.test.ts': 8,
+  'test/infra/dashboard.test.ts': 8,
+  'test/integration/cli-changes.test.ts': 8,
+  'test/infra/source-secret.test.ts': 8,
+  'test/unit/fast-path.test.ts': 7,
+  'test/integration/s3-put-retries.test.ts': 7,
+  'test/integration/demo.test.ts': 6,
 };
 
 /**
