@@ -13,6 +13,9 @@ export default defineConfig({
     // A clean run prints each file, the summary and what failed: what a passing test wrote to the console is
     // dropped (a failing test's is shown), and only tests over 5 s are listed as slow (bench/ measures speed).
     silent: 'passed-only',
+    // What Powertools writes to stdout and stderr (its own Console, which vitest does not intercept) goes through
+    // the console too, so it is shown with a failing test only.
+    setupFiles: ['testkit/quiet-stdout.ts'],
     slowTestThreshold: 5_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -47,7 +50,7 @@ export default defineConfig({
           // loaded once per worker, not once per file (a third of the project's CPU). Each file builds its own apps;
           // test/infra/setup.ts removes a file's synthesis folder after it.
           isolate: false,
-          setupFiles: ['test/infra/setup.ts'],
+          setupFiles: ['testkit/quiet-stdout.ts', 'test/infra/setup.ts'],
         },
       },
       {
