@@ -17,6 +17,17 @@ export const DEFAULT_REBUILD_SHARDS = 64;
 /** Records held before they are appended to the shard files (the latest per identity; ~250 bytes each in memory). */
 export const DEFAULT_SPILL_BUFFER = 20_000;
 
+/**
+ * 32-bit FNV-1a of `text`'s UTF-16 code units, as an unsigned integer: for the ASCII of package ids, the FNV-1a of
+ * their bytes (test/unit/latest-leaf-spill.test.ts holds it to the published test vectors). A hash to spread
+ * packages over shards, not a checksum.
+ */
+export function fnv1a32(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
+}
+
 /** One leaf as a manifest lists it, with its commit: what the rebuild needs to build an entry without the body. */
 export interface LeafRecord {
   readonly commitKey: string;
@@ -76,9 +87,7 @@ export class LatestLeafSpill {
 
   /** The shard of a package: FNV-1a of its lowercased id. */
   shardOf(lowerId: string): number {
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < lowerId.length; i++) hash = Math.imul(hash ^ lowerId.charCodeAt(i), 0x01000193);
-    return (hash >>> 0) % this.shards;
+    return fnv1a32(lowerId) % this.shards;
   }
 
   /**
