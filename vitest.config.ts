@@ -14,8 +14,9 @@ export default defineConfig({
     // dropped (a failing test's is shown), and only tests over 5 s are listed as slow (bench/ measures speed).
     silent: 'passed-only',
     // What Powertools writes to stdout and stderr (its own Console, which vitest does not intercept) goes through
-    // the console too, so it is shown with a failing test only.
-    setupFiles: ['testkit/quiet-stdout.ts'],
+    // the console too, so it is shown with a failing test only; and each file's changes to process.env are undone
+    // after it, as its worker goes on to the next file.
+    setupFiles: ['testkit/quiet-stdout.ts', 'testkit/env-per-file.ts'],
     slowTestThreshold: 5_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -50,7 +51,7 @@ export default defineConfig({
           // loaded once per worker, not once per file (a third of the project's CPU). Each file builds its own apps;
           // test/infra/setup.ts removes a file's synthesis folder after it.
           isolate: false,
-          setupFiles: ['testkit/quiet-stdout.ts', 'test/infra/setup.ts'],
+          setupFiles: ['testkit/quiet-stdout.ts', 'testkit/env-per-file.ts', 'test/infra/setup.ts'],
         },
       },
       {
@@ -62,8 +63,8 @@ export default defineConfig({
           // ONE DynamoDB emulator and ONE s3rver for the whole run (testkit/global-setup.ts), shared with the project
           // below.
           globalSetup: ['testkit/global-setup.ts'],
-          // Each file makes its own tables, buckets, replicas, folders and clients, and undoes what it sets in
-          // process.env: the files share their worker processes, so that the engine, the SDK and the testkit are
+          // Each file makes its own tables, buckets, replicas, folders and clients (and testkit/env-per-file.ts
+          // undoes what it set in process.env): the files share their worker processes, so that the engine, the SDK and the testkit are
           // loaded once per worker instead of once per file (about 100 CPU-s of a run on 2 cores, measured).
           isolate: false,
         },
