@@ -51,7 +51,8 @@ export default defineConfig({
           // loaded once per worker, not once per file (a third of the project's CPU). Each file builds its own apps;
           // test/infra/setup.ts removes a file's synthesis folder after it.
           isolate: false,
-          setupFiles: ['testkit/quiet-stdout.ts', 'testkit/env-per-file.ts', 'test/infra/setup.ts'],
+          // After the root's setup files (vitest appends a project's to them).
+          setupFiles: ['test/infra/setup.ts'],
         },
       },
       {

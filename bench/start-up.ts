@@ -101,7 +101,7 @@ function measured(args: string[], env: NodeJS.ProcessEnv): Promise<{ cpuSeconds:
   });
 }
 
-async function figures(args: string[], repeat: number, dir: string, env: NodeJS.ProcessEnv, what: string): Promise<Figures> {
+async function figures(args: string[], repeat: number, env: NodeJS.ProcessEnv, what: string): Promise<Figures> {
   const cpu: number[] = [];
   const wall: number[] = [];
   for (let i = 0; i < repeat; i++) {
@@ -114,12 +114,12 @@ async function figures(args: string[], repeat: number, dir: string, env: NodeJS.
 }
 
 /** `command` with the code cache off and warm, the runs of each interleaved. `env` holds the bench's own TMPDIR. */
-async function commandFigures(command: string, args: string[], repeat: number, dir: string, env: NodeJS.ProcessEnv): Promise<CommandFigures> {
+async function commandFigures(command: string, args: string[], repeat: number, env: NodeJS.ProcessEnv): Promise<CommandFigures> {
   const cold: Figures[] = [];
   const warm: Figures[] = [];
   for (let i = 0; i < repeat; i++) {
-    cold.push(await figures([CLI, ...args], 1, dir, { ...env, NODE_DISABLE_COMPILE_CACHE: '1' }, command));
-    warm.push(await figures([CLI, ...args], 1, dir, env, command));
+    cold.push(await figures([CLI, ...args], 1, { ...env, NODE_DISABLE_COMPILE_CACHE: '1' }, command));
+    warm.push(await figures([CLI, ...args], 1, env, command));
   }
   const medianOf = (runs: Figures[]): Figures => ({ cpuSeconds: median(runs.map((r) => r.cpuSeconds)), wallSeconds: median(runs.map((r) => r.wallSeconds)) });
   return { command, cold: medianOf(cold), warm: medianOf(warm), runs: repeat };
@@ -304,11 +304,11 @@ async function cliFigures(dir: string, repeat: number, log: (line: string) => vo
     if (first.code !== 0) throw new Error(`catch-up run: exit ${first.code}`);
     log('start-up: CLI commands');
     return {
-      node: await figures(['-e', '0'], repeat, dir, env, 'node -e 0'),
+      node: await figures(['-e', '0'], repeat, env, 'node -e 0'),
       commands: [
-        await commandFigures('catalog-sync --version', ['--version'], repeat, dir, env),
-        await commandFigures('catalog-sync status (folder)', ['status', ...at], repeat, dir, env),
-        await commandFigures('catalog-sync run (folder, no-op)', ['run', ...at, '--no-progress'], repeat, dir, env),
+        await commandFigures('catalog-sync --version', ['--version'], repeat, env),
+        await commandFigures('catalog-sync status (folder)', ['status', ...at], repeat, env),
+        await commandFigures('catalog-sync run (folder, no-op)', ['run', ...at, '--no-progress'], repeat, env),
       ],
     };
   } finally {

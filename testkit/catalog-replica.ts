@@ -10,7 +10,7 @@
  * await replica.stop();
  */
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import { setMaxListeners } from 'node:events';
+import { once, setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { SERVICE_INDEX_PATH } from './catalog-documents.js';
@@ -280,7 +280,8 @@ export class CatalogReplica {
     return {
       arrived,
       release: () => {
-        this.holds.splice(this.holds.indexOf(entry), 1);
+        const at = this.holds.indexOf(entry);
+        if (at >= 0) this.holds.splice(at, 1);
         release();
       },
     };
@@ -326,9 +327,17 @@ export class CatalogReplica {
       }
     }
     const held = this.holds.filter((hold) => hold.match(path));
+    if (held.length > 0 && this.closing.signal.aborted) {
+      res.destroy();
+      return;
+    }
     if (held.length > 0) {
-      const stopped = new Promise<'stopped'>((resolve) => this.closing.signal.addEventListener('abort', () => resolve('stopped'), { once: true }));
-      if ((await Promise.race([Promise.all(held.map((hold) => hold.released)), stopped])) === 'stopped') {
+      // Until every hold on it is released, or the replica stops (the listener goes with the answer).
+      const stopping = new AbortController();
+      const stopped = once(this.closing.signal, 'abort', { signal: stopping.signal }).then(() => 'stopped' as const, () => 'released' as const);
+      const outcome = await Promise.race([Promise.all(held.map((hold) => hold.released)).then(() => 'released' as const), stopped]);
+      stopping.abort();
+      if (outcome === 'stopped') {
         res.destroy();
         return;
       }

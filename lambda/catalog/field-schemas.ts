@@ -11,8 +11,6 @@ import * as z from 'zod';
 import { resolveLeafType, stringsError, urlProblem } from './field-checks.js';
 import { parseTimestamp, type Ticks } from '../contract/time.js';
 
-export { resolveLeafType, stringsError, urlProblem } from './field-checks.js';
-
 /** A timestamp as written plus its exact ticks. */
 export interface Stamp {
   readonly text: string;

@@ -5,7 +5,8 @@
 import * as z from 'zod';
 import { DocumentKind } from './errors.js';
 import { LeafType, type DocumentBody, type Leaf, type PageItem } from './documents.js';
-import { fieldSchemas, resolveLeafType, stringsError } from './field-schemas.js';
+import { resolveLeafType, stringsError } from './field-checks.js';
+import { fieldSchemas } from './field-schemas.js';
 import { fastLeafFields, type LeafFields } from './fast-path.js';
 import { Problems, check, parseJson, requireObject } from './json.js';
 import { leafFrom } from './leaf-match.js';

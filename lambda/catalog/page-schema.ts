@@ -12,8 +12,6 @@ import { fastPageFields, type PageFields } from './fast-path.js';
 import { Problems, check, parseJson, requireObject } from './json.js';
 import { pageFrom } from './page-check.js';
 
-export { describeItem } from './page-check.js';
-
 /** The page's schema, built on first use (see field-schemas.ts). */
 function build() {
   const { httpUrl, leafTypeField, nonEmptyString, nonNegativeInteger, timestamp } = fieldSchemas();

@@ -11,8 +11,6 @@ import { validateCatalogIndex } from './index-schema.js';
 import { Problems, check, parseJson, requireObject } from './json.js';
 import { detectSourceKind } from './source-kind.js';
 
-export { CATALOG_RESOURCE_TYPE, detectSourceKind, findCatalogUrl } from './source-kind.js';
-
 /** The service index's schema, built on first use (see field-schemas.ts). */
 function build() {
   const { httpUrl, typeList } = fieldSchemas();

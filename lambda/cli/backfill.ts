@@ -14,7 +14,7 @@ import {
   SettingsError,
   type Ticks,
 } from '../contract/index.js';
-import { abandonBackfill, BackfillMismatchError, finishBackfill, planBackfill, releaseBackfillLease } from '../sync/index.js';
+import { abandonBackfill, BackfillMismatchError, catalogHeadOrUnknown, finishBackfill, planBackfill, releaseBackfillLease } from '../sync/index.js';
 import type { WorkerOptions } from './backfill-messages.js';
 import { rememberSource, withFolderSource } from './folder-source.js';
 import type { WorkerPool } from './backfill-pool.js';
@@ -23,7 +23,6 @@ import { ExitCode } from './exit-code.js';
 import { printSummary } from './format.js';
 import { openStores } from './open-stores.js';
 import { checkIdFilterFlags, idFilterOptions } from './id-filter-flags.js';
-import { currentHead } from './run-messages.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
 import { verboseHooks, verboseOption } from './verbose.js';
@@ -202,7 +201,7 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
     progress.line(`finishing backfill ${plan.backfillId}`);
     // With --until (this one's, or the resumed plan's) the catalog goes on past B: the head now says how much lag is
     // left, and whether the backfill stopped at its bound (`until`) or at the head (`caught-up`).
-    const head = plan.until === undefined ? undefined : await currentHead(catalog);
+    const head = plan.until === undefined ? undefined : await catalogHeadOrUnknown(catalog);
     const summary = await finishBackfill(settings, deps, plan.backfillId, head === undefined ? {} : { head });
     held = undefined;
     printSummary(summary, options.json === true, head ?? parseTimestamp(plan.bound), plan.until === undefined ? {} : { ceiling: `--until ${options.until ?? plan.until}` });

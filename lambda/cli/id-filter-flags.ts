@@ -70,6 +70,5 @@ export function readerIdFilter(include: readonly string[] = [], exclude: readonl
 export function filteredLeaves<C extends { readonly filtered?: number; readonly leaves: readonly { readonly id: string }[] }>(commit: C, filter: IdFilter | undefined): C {
   if (filter === undefined) return commit;
   const leaves = commit.leaves.filter((leaf) => keepsId(filter, leaf.id));
-  const { leaves: _all, ...fields } = commit;
-  return { ...fields, filtered: (commit.filtered ?? 0) + commit.leaves.length - leaves.length, leaves } as unknown as C;
+  return { ...commit, filtered: (commit.filtered ?? 0) + commit.leaves.length - leaves.length, leaves };
 }

@@ -1,4 +1,3 @@
-import type { CatalogClient } from '../catalog/index.js';
 import { formatTimestamp, parseTimestamp, SettingsError, type Ticks } from '../contract/index.js';
 import type { CursorState } from '../stores/types.js';
 import { AWS_SERVICE, awsSetupErrorOf } from '../stores/aws-setup-error.js';
@@ -55,11 +54,3 @@ export function printOutage(error: SyncError, waitMs: number): void {
   );
 }
 
-/** The catalog head now, or undefined when the index cannot be read (a finished backfill is not failed over it). */
-export async function currentHead(catalog: CatalogClient): Promise<Ticks | undefined> {
-  try {
-    return (await catalog.getIndex()).commitTicks;
-  } catch {
-    return undefined;
-  }
-}

@@ -33,4 +33,3 @@ export { redactUrl } from './redact.js';
 export { anyProxy, proxyFor, readProxyEnv, shownProxy, tunnelRefusal, type ProxyChoice, type ProxyEnv } from './proxy-env.js';
 export { VERSION } from './version.js';
 export { idFilterFlags, idFilterOf, idPatternProblem, keepsId, sameIdFilter, widens, type IdFilter } from './id-filter.js';
-export { untrustedCertificateAdvice, untrustedCertificateCode } from './tls-trust.js';

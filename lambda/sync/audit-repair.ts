@@ -30,13 +30,17 @@ class RepairCursor implements CursorStore {
   }
 }
 
-/** The store, less writes of the watermark: a repair must not move it (its one-commit cursor is far behind). */
+/**
+ * The store, less the watermark: a repair must not move it (its one-commit cursor is far behind), so its writes are
+ * dropped, and the read the watermark's writer makes before each write (it only moves forward) answers "none"
+ * instead of a GET per repaired commit.
+ */
 function withoutWatermark(snapshots: SnapshotStore, prefix: string): SnapshotStore {
   const watermark = watermarkKeyOf(prefix);
   return {
     putLeaf: (key, body, metadata) => snapshots.putLeaf(key, body, metadata),
     putJson: (key, value) => (key === watermark ? Promise.resolve() : snapshots.putJson(key, value)),
-    getJson: (key) => snapshots.getJson(key),
+    getJson: (key) => (key === watermark ? Promise.resolve(undefined) : snapshots.getJson(key)),
     deleteKey: (key) => snapshots.deleteKey(key),
     listKeys: (under, startAfter) => snapshots.listKeys(under, startAfter),
     ...(snapshots.getBytes === undefined ? {} : { getBytes: (key: string) => snapshots.getBytes!(key) }),

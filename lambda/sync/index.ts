@@ -19,6 +19,7 @@ export {
   BackfillRangeError,
   BackfillRunningError,
   cutRanges,
+  catalogHeadOrUnknown,
   finishBackfill,
   planBackfill,
   releaseBackfillLease,

@@ -68,14 +68,20 @@ export class WatermarkWriter {
 
 /** The cursor of the mirror's `watermark.json` under `prefix`, or undefined when it has none. */
 export async function readWatermarkCursor(snapshots: SnapshotStore, prefix: string): Promise<Ticks | undefined> {
-  const cursor = ((await snapshots.getJson(watermarkKeyOf(prefix))) as { cursor?: unknown } | undefined)?.cursor;
-  return typeof cursor === 'string' ? parseTimestamp(cursor) : undefined;
+  const cursor = cursorText(await snapshots.getJson(watermarkKeyOf(prefix)));
+  return cursor === undefined ? undefined : parseTimestamp(cursor);
+}
+
+/** The `cursor` text of a watermark document, if it has one. */
+function cursorText(value: unknown): string | undefined {
+  const cursor = (value as { cursor?: unknown } | undefined)?.cursor;
+  return typeof cursor === 'string' ? cursor : undefined;
 }
 
 /** The cursor of a stored watermark document, or undefined when there is none or it is not one (it is then replaced). */
 function storedCursor(value: unknown): Ticks | undefined {
-  const cursor = (value as { cursor?: unknown } | undefined)?.cursor;
-  if (typeof cursor !== 'string') return undefined;
+  const cursor = cursorText(value);
+  if (cursor === undefined) return undefined;
   try {
     return parseTimestamp(cursor);
   } catch {

@@ -18,12 +18,17 @@ const ROOT = new URL('../../', import.meta.url);
 export const CDK_JSON = JSON.parse(readFileSync(new URL('cdk.json', ROOT), 'utf8')) as { app: string; context: Record<string, unknown> };
 /**
  * Where the apps synthesize: without an outdir, each App leaves a cdk.outXXXX folder in the system's temp. One
- * folder per test file, made at its first app and removed after it by {@link removeSynthFolder} (test/infra/setup.ts):
- * the files share this module, loaded once per worker process.
+ * folder per test file, made at its first app and removed after it by {@link removeSynthFolder} (test/infra/setup.ts,
+ * as the infra files share this module, loaded once per worker process), or, for a file outside that project, when
+ * its process exits.
  */
 let out: string | undefined;
 export const outdir = (): string => {
-  out ??= mkdtempSync(join(tmpdir(), 'catalog-sync-stack-test-'));
+  if (out === undefined) {
+    const folder = mkdtempSync(join(tmpdir(), 'catalog-sync-stack-test-'));
+    process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
+    out = folder;
+  }
   return mkdtempSync(join(out, 'app-'));
 };
 

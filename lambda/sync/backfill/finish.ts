@@ -73,7 +73,7 @@ export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps,
   // either: a refill backfill's cursor ends at its --until, behind the follower's watermark.
   if (cursor !== undefined) await writeWatermarkForward(deps.snapshots, watermarkKeyOf(settings.prefix), cursor);
   // B short of the head (`--until`): everything up to it is stored, and the catalog has more.
-  const head = options.head ?? (plan.until === undefined ? undefined : await headOrUnknown(deps));
+  const head = options.head ?? (plan.until === undefined ? undefined : await catalogHeadOrUnknown(deps.catalog, (message, error) => deps.logger?.warn(message, { error: error.message })));
   const short = head !== undefined && parseTimestamp(plan.bound) < head;
   // Every range done: the stop is decided as a run's that took everything up to its bound (`until` when it is short).
   const stop = decideStop({ staleIndex: false, boundByDependency: false, aborted: false, lostRace: false, failed: false, boundByCeiling: short });
@@ -104,12 +104,15 @@ export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps,
   return finished.summary ?? summary;
 }
 
-/** The catalog head now, or undefined when the index cannot be read: a finished backfill is not failed over it. */
-async function headOrUnknown(deps: BackfillDeps): Promise<Ticks | undefined> {
+/**
+ * The catalog head now, or undefined when the index cannot be read (told to `warn`): a finished backfill is not
+ * failed over it. The CLI's `backfill` reads it the same way, to print the lag left past `--until`.
+ */
+export async function catalogHeadOrUnknown(catalog: BackfillDeps['catalog'], warn?: (message: string, error: Error) => void): Promise<Ticks | undefined> {
   try {
-    return (await deps.catalog.getIndex()).commitTicks;
+    return (await catalog.getIndex()).commitTicks;
   } catch (error) {
-    deps.logger?.warn('could not read the catalog head to tell the lag past the backfill\'s --until', { error: (error as Error).message });
+    warn?.('could not read the catalog head to tell the lag past the backfill\'s --until', error as Error);
     return undefined;
   }
 }

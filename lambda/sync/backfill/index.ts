@@ -5,5 +5,5 @@
 export { cutRanges } from './cut-ranges.js';
 export { abandonBackfill, planBackfill, readRanges, releaseBackfillLease, type PlanOptions, type PlannedBackfill } from './plan.js';
 export { runRange, type RangeOptions, type RangeOutcome } from './range-worker.js';
-export { finishBackfill } from './finish.js';
+export { catalogHeadOrUnknown, finishBackfill } from './finish.js';
 export { BackfillIncompleteError, BackfillMismatchError, BackfillPlanError, BackfillRangeError, BackfillRunningError } from './errors.js';
