@@ -16,7 +16,7 @@ export default defineConfig({
     // What Powertools writes to stdout and stderr (its own Console, which vitest does not intercept) goes through
     // the console too, so it is shown with a failing test only; and each file's changes to process.env are undone
     // after it, as its worker goes on to the next file.
-    setupFiles: ['testkit/quiet-stdout.ts', 'testkit/env-per-file.ts'],
+    setupFiles: ['testkit/quiet-stdout.ts', 'testkit/env-per-file.ts', 'testkit/synth-folder-cleanup.ts'],
     slowTestThreshold: 5_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -49,10 +49,8 @@ export default defineConfig({
           include: ['test/infra/**/*.test.ts'],
           // CDK synthesis needs no emulators. The files share their worker processes: aws-cdk-lib and cdk-nag are
           // loaded once per worker, not once per file (a third of the project's CPU). Each file builds its own apps;
-          // test/infra/setup.ts removes a file's synthesis folder after it.
+          // testkit/synth-folder-cleanup.ts removes a file's synthesis folder after it.
           isolate: false,
-          // After the root's setup files (vitest appends a project's to them).
-          setupFiles: ['test/infra/setup.ts'],
         },
       },
       {

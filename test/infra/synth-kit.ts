@@ -3,41 +3,21 @@
  * walks over its template: resources by type, every policy statement, the no-wildcard rule, cdk-nag's findings
  * and acknowledgements. Apps synthesize under one temporary folder per test file, removed after it.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { App, AppProps } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { expect } from 'vitest';
 import { buildApp } from '../../infra/app.js';
+import { outdir } from '../../testkit/synth-folder.js';
 import type { CatalogSyncStack } from '../../infra/index.js';
+
+/** Where an app synthesizes (one folder per test file, removed after it). */
+export { outdir };
 
 const ROOT = new URL('../../', import.meta.url);
 export const CDK_JSON = JSON.parse(readFileSync(new URL('cdk.json', ROOT), 'utf8')) as { app: string; context: Record<string, unknown> };
-/**
- * Where the apps synthesize: without an outdir, each App leaves a cdk.outXXXX folder in the system's temp. One
- * folder per test file, made at its first app and removed after it by {@link removeSynthFolder} (test/infra/setup.ts,
- * as the infra files share this module, loaded once per worker process), or, for a file outside that project, when
- * its process exits.
- */
-let out: string | undefined;
-export const outdir = (): string => {
-  if (out === undefined) {
-    const folder = mkdtempSync(join(tmpdir(), 'catalog-sync-stack-test-'));
-    process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
-    out = folder;
-  }
-  return mkdtempSync(join(out, 'app-'));
-};
-
-/** Removes the folder of this test file's apps (after the file's last test). */
-export function removeSynthFolder(): void {
-  if (out !== undefined) rmSync(out, { recursive: true, force: true });
-  out = undefined;
-}
-
 /** Skips asset bundling (esbuild) for apps whose bundle is not under test. */
 export const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
 
