@@ -5,7 +5,8 @@
  * index, pages and leaf documents. Everything follows from the seed, so a failing test can be
  * replayed exactly, and the traps of the real catalog can be dialled in: several commits inside
  * one millisecond, timestamps served with fewer than seven fractional digits, SemVer 2.0.0
- * versions, deletes (some with a non-normalized version), unlisted packages, mixed-case ids.
+ * versions, deletes (some with a non-normalized version), unlisted packages, mixed-case ids, leaves
+ * that begin with a UTF-8 byte-order mark.
  */
 import { formatTicks, parseTicks, TICKS_PER_MILLISECOND, TICKS_PER_SECOND } from './catalog-time.js';
 import { renderLeafBody } from './leaf-body.js';
@@ -36,6 +37,12 @@ export interface CatalogOptions {
   semver2Ratio?: number;
   /** Share of deletes of an `X.Y.0` version that give it as `X.Y` (non-normalized); default 0. */
   nonNormalizedDeleteRatio?: number;
+  /**
+   * Share of leaves served with a UTF-8 byte-order mark before their JSON, as nuget.org's writer puts on some
+   * (ten of the NuGetGallery fixture leaves); default 0 (and then the PRNG draws nothing for it, so every catalog
+   * generated before the option existed is the same).
+   */
+  bomRatio?: number;
 }
 
 /** {@link CatalogOptions} with every default filled in. */
@@ -58,6 +65,7 @@ export const DEFAULT_CATALOG_OPTIONS: Omit<ResolvedCatalogOptions, 'commits'> = 
   trimTrailingZeros: false,
   semver2Ratio: 0,
   nonNormalizedDeleteRatio: 0,
+  bomRatio: 0,
 };
 
 /** Share of re-pushes and new versions that are unlisted. */
@@ -123,6 +131,7 @@ function grow(catalog: GeneratedCatalog, n: number, seed: number, pairs: number)
     const count = prng.int(options.leavesPerCommit[0], options.leavesPerCommit[1]);
     for (let i = 0; i < count; i++) {
       const leaf = chooseLeaf(prng, registry, options, ticks, touched, usedPaths);
+      if (options.bomRatio > 0 && prng.chance(options.bomRatio)) leaf.bom = true;
       touched.add(packageKey(leaf.id, leaf.version));
       usedPaths.add(leaf.path);
       commit.leaves.push(leaf);

@@ -19,6 +19,8 @@ export interface GeneratedLeaf {
   listed?: boolean;
   /** When set, served byte for byte instead of the generated body. */
   body?: string;
+  /** When true, the body (generated or {@link body}) is served after a UTF-8 byte-order mark (EF BB BF). */
+  bom?: boolean;
 }
 
 /** One commit: leaves sharing a commit id and timestamp. */

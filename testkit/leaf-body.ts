@@ -57,8 +57,15 @@ const TAGS = ['json', 'http', 'payments', 'nuget', 'test', 'utility'];
 /** Marks a string that must appear in the output as raw JSON text, not as a string. */
 const RAW = '@@raw@@';
 
-/** The body of `leaf` (of `commit`) with absolute URLs on `origin`, or `leaf.body` when set. */
+/** A UTF-8 byte-order mark, as text: nuget.org's writer begins some leaves with it. */
+export const BOM = '\uFEFF';
+
+/** The body of `leaf` (of `commit`) with absolute URLs on `origin`, or `leaf.body` when set; after a BOM when `leaf.bom`. */
 export function renderLeafBody(commit: GeneratedCommit, leaf: GeneratedLeaf, origin: string): string {
+  return leaf.bom === true ? BOM + jsonOf(commit, leaf, origin) : jsonOf(commit, leaf, origin);
+}
+
+function jsonOf(commit: GeneratedCommit, leaf: GeneratedLeaf, origin: string): string {
   if (leaf.body !== undefined) return leaf.body;
   const prng = mulberry32(hashSeed(`${commit.commitId}|${leaf.path}`));
   const url = `${origin}${leaf.path}`;

@@ -28,7 +28,8 @@ export function decorate(commits: readonly GeneratedCommit[], prng: Prng, ratio:
   for (const commit of commits) {
     for (const leaf of commit.leaves) {
       if (leaf.type !== 'PackageDetails' || !prng.chance(ratio)) continue;
-      const body = JSON.parse(renderLeafBody(commit, leaf, ORIGIN)) as Record<string, unknown>;
+      // The JSON after the leaf's byte-order mark, if it has one: the decorated body keeps the mark (`leaf.bom`).
+      const body = JSON.parse(renderLeafBody(commit, leaf, ORIGIN).replace(/^\uFEFF/, '')) as Record<string, unknown>;
       const decoration: { deprecation?: Record<string, unknown>; vulnerabilities?: Record<string, unknown>[] } = {};
       if (prng.chance(0.7)) {
         decoration.deprecation = { reasons: [prng.pick(['Legacy', 'CriticalBugs', 'Other'])], message: `use ${leaf.id}.Next`, alternatePackage: { id: `${leaf.id}.Next`, range: '[1.0.0, )' } };

@@ -4,8 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { appendCommits, generateCatalog, leafBody } from '../../testkit/catalog-generator.js';
+import { CatalogReplica } from '../../testkit/catalog-replica.js';
+import { renderLeafBody } from '../../testkit/leaf-body.js';
 import { versionIdentity } from '../../testkit/package-identities.js';
-import { ticks } from './replica-kit.js';
+import { get, ticks } from './replica-kit.js';
 
 describe('generateCatalog', () => {
   const options = {
@@ -131,5 +133,27 @@ describe('generateCatalog', () => {
     expect(ticks(added[0]!.timestamp)).toBeGreaterThan(last);
     const paths = grown.commits.flatMap((c) => c.leaves.map((l) => l.path));
     expect(new Set(paths).size).toBe(paths.length);
+  });
+
+  it('bomRatio: that share of leaves served after a UTF-8 byte-order mark, the rest unchanged; 0 draws nothing', async () => {
+    const plain = generateCatalog({ commits: 40, seed: 5 });
+    expect(generateCatalog({ commits: 40, seed: 5, bomRatio: 0 })).toEqual(plain);
+    const marked = generateCatalog({ commits: 40, seed: 5, bomRatio: 0.4 });
+    const leaves = marked.commits.flatMap((commit) => commit.leaves);
+    const withBom = leaves.filter((leaf) => leaf.bom === true);
+    expect(withBom.length / leaves.length).toBeGreaterThan(0.2);
+    expect(withBom.length).toBeLessThan(leaves.length);
+    const replica = await CatalogReplica.start({ catalog: marked });
+    try {
+      for (const leaf of [withBom[0]!, leaves.find((l) => l.bom !== true)!]) {
+        const served = (await get(replica.leafUrl(leaf))).body;
+        const commit = marked.commits.find((c) => c.leaves.includes(leaf))!;
+        const json = Buffer.from(renderLeafBody(commit, { ...leaf, bom: false }, replica.origin));
+        // The bytes EF BB BF, then the JSON a leaf without the mark has.
+        expect(served.equals(leaf.bom ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json]) : json), leaf.path).toBe(true);
+      }
+    } finally {
+      await replica.stop();
+    }
   });
 });
