@@ -16,7 +16,32 @@ export class MirrorDocumentError extends CatalogSyncError {
   }
 }
 
-/** A consumer that cannot run as asked: a bad name, start or option, or a leaf body that is not stored. */
+/**
+ * A leaf of the mirror that cannot be read: its body is not stored, it was set aside by quarantine, or its bytes are
+ * not what the follower accepted when it stored them (see `parseStoredLeaf`). Names the mirror, the leaf's key and
+ * the commit it belongs to.
+ */
+export class StoredLeafError extends CatalogSyncError {
+  override readonly name = 'StoredLeafError';
+  override get code(): ErrorCode {
+    return ErrorCode.storedLeaf;
+  }
+  constructor(
+    /** The bucket or folder (and prefix) of the mirror. */
+    readonly where: string,
+    /** The leaf's key: `{prefix}leaves/{commitKey}/{id}/{version}.json`. */
+    readonly key: string,
+    /** The key of the commit the leaf belongs to. */
+    readonly commitKey: string,
+    /** What is wrong. */
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${where} ${key} (commit ${commitKey}): ${reason}`, options);
+  }
+}
+
+/** A consumer that cannot run as asked: a bad name, start or option. */
 export class ConsumerError extends CatalogSyncError {
   override readonly name = 'ConsumerError';
   override get code(): ErrorCode {

@@ -9,6 +9,7 @@ export { MirrorLeaf, readWatermark, type Mirror, type MirrorCommit } from './mir
 export { WakeUp, DEFAULT_POLL, type PollOptions } from './wake.js';
 export { consumerLag, type ConsumerLag } from './lag.js';
 export { awsConsumerStores, folderConsumerStores, type AwsConsumerOptions, type ConsumerStores } from './open.js';
-export { ConsumerError, ConsumerHandlerError, MirrorDocumentError } from './errors.js';
+export { parseStoredLeaf, type StoredLeafPlace } from './stored-leaf.js';
+export { ConsumerError, ConsumerHandlerError, MirrorDocumentError, StoredLeafError } from './errors.js';
 export type { Manifest, ManifestLeaf, Watermark } from './documents.js';
 export type { CursorStore, SnapshotReader } from '../stores/types.js';

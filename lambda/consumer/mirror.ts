@@ -1,7 +1,8 @@
 import { watermarkKeyOf } from '../contract/keys.js';
 import type { SnapshotReader } from '../stores/types.js';
 import { parseWatermark, type ManifestLeaf, type Watermark } from './documents.js';
-import { ConsumerError } from './errors.js';
+import { StoredLeafError } from './errors.js';
+import { parseStoredLeaf } from './stored-leaf.js';
 import type { Ticks } from '../contract/time.js';
 
 /** A mirror to read: an S3 bucket or a local folder (through one {@link SnapshotReader}) and the key prefix. */
@@ -31,26 +32,29 @@ export class MirrorLeaf implements ManifestLeaf {
   readonly type: ManifestLeaf['type'];
   readonly quarantined?: true;
   readonly #mirror: Mirror;
+  readonly #commitKey: string;
 
-  constructor(leaf: ManifestLeaf, mirror: Mirror) {
+  /** `commitKey`: the key of the commit whose manifest lists the leaf, named in errors. */
+  constructor(leaf: ManifestLeaf, mirror: Mirror, commitKey: string) {
     this.key = leaf.key;
     this.id = leaf.id;
     this.version = leaf.version;
     this.type = leaf.type;
     if (leaf.quarantined) this.quarantined = true;
     this.#mirror = mirror;
+    this.#commitKey = commitKey;
   }
 
   /**
-   * The leaf's bytes exactly as the catalog served them.
+   * The leaf's bytes exactly as the catalog served them (a UTF-8 byte-order mark included, when it had one).
    *
-   * @throws {@link ConsumerError} for a quarantined leaf (no body is stored; its record is under `quarantine/`) or one
-   * whose object is missing.
+   * @throws {@link StoredLeafError} for a quarantined leaf (no body is stored; its record is under `quarantine/`) or
+   * one whose object is missing, naming its key and commit.
    */
   async body(): Promise<Buffer> {
-    if (this.quarantined) throw new ConsumerError(`${this.#mirror.where} ${this.key}: quarantined, no body is stored (see quarantine/)`);
+    if (this.quarantined) throw this.#error('quarantined, no body is stored (see quarantine/)');
     const bytes = await this.#mirror.store.getBytes(this.key);
-    if (bytes === undefined) throw new ConsumerError(`${this.#mirror.where} ${this.key}: listed in its commit's manifest but not stored`);
+    if (bytes === undefined) throw this.#error('listed in its commit\'s manifest but not stored');
     return bytes;
   }
 
@@ -62,9 +66,19 @@ export class MirrorLeaf implements ManifestLeaf {
     return this.#mirror.store.getBytes(this.key);
   }
 
-  /** The leaf's body parsed as JSON. */
-  async json(): Promise<unknown> {
-    return JSON.parse((await this.body()).toString('utf8'));
+  /**
+   * The leaf's body as JSON (a leaf is a JSON object), decoded exactly as the follower decoded it before storing it:
+   * one leading byte-order mark dropped, strict UTF-8 ({@link parseStoredLeaf}).
+   *
+   * @throws {@link StoredLeafError} (`CS_ERR_STORED_LEAF`) naming the leaf's key and its commit, as {@link body} does
+   * and for bytes the follower would not have stored.
+   */
+  async json(): Promise<Record<string, unknown>> {
+    return parseStoredLeaf(await this.body(), { where: this.#mirror.where, key: this.key, commitKey: this.#commitKey });
+  }
+
+  #error(reason: string): StoredLeafError {
+    return new StoredLeafError(this.#mirror.where, this.key, this.#commitKey, reason);
   }
 }
 

@@ -115,7 +115,7 @@ async function readManifest(mirror: Mirror, { key, commitKey }: { key: string; c
     commitId: manifest.commitId,
     commitTimeStamp: manifest.commitTimeStamp,
     ...(manifest.filtered === undefined ? {} : { filtered: manifest.filtered }),
-    leaves: manifest.leaves.map((leaf) => new MirrorLeaf(leaf, mirror)),
+    leaves: manifest.leaves.map((leaf) => new MirrorLeaf(leaf, mirror, manifest.commitKey)),
   };
 }
 

@@ -43,6 +43,8 @@ export const ErrorCode = {
   /** The latest view (`packages/{id}/index.json`): a stored index that is not one, or a write that kept losing its race. */
   view: 'CS_ERR_VIEW',
   idFilterChanged: 'CS_ERR_ID_FILTER_CHANGED',
+  /** A stored leaf of the mirror that cannot be read (not stored, set aside, or not what the follower accepted): names its key and commit. */
+  storedLeaf: 'CS_ERR_STORED_LEAF',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

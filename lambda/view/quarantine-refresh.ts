@@ -1,3 +1,4 @@
+import { parseStoredLeaf } from '../consumer/stored-leaf.js';
 import { parseIndex } from './guarded-write.js';
 import { ViewError } from './errors.js';
 import { leafFieldsOf } from './leaf-fields.js';
@@ -37,9 +38,9 @@ export async function refreshQuarantinedEntry(
     const index = parseIndex(stored.bytes, `${documents.where} ${indexKey}`);
     const at = index.versions.findIndex((entry) => entry.leaf === leafKey && entry.quarantined === true);
     if (at < 0) return 'unchanged';
-    fields ??= await storedFields(documents, leafKey, readLeaf);
-    if (fields === null) return 'unchanged';
     const old = index.versions[at]!;
+    fields ??= await storedFields(documents, { key: leafKey, commitKey: old.commitKey }, readLeaf);
+    if (fields === null) return 'unchanged';
     const entry: VersionEntry = entryOf(old.version, { key: leafKey, type: 'PackageDetails', fields }, old);
     const versions = index.versions.map((known, i) => (i === at ? entry : known));
     if (await documents.writeIf(indexKey, serializeIndex({ ...index, versions }), stored.tag)) return 'refreshed';
@@ -47,16 +48,10 @@ export async function refreshQuarantinedEntry(
   throw new ViewError(`${documents.where} ${indexKey}: the conditional write lost ${MAX_ATTEMPTS} times in a row to other writers`);
 }
 
-/** The filter fields of the leaf stored at `leafKey`, or null when none is stored. */
-async function storedFields(documents: ViewDocuments, leafKey: string, readLeaf: (leafKey: string) => Promise<Buffer | undefined>): Promise<ReturnType<typeof leafFieldsOf> | null> {
-  const body = await readLeaf(leafKey);
-  if (body === undefined) return null;
-  try {
-    return leafFieldsOf(JSON.parse(body.toString('utf8')));
-  } catch (cause) {
-    if (!(cause instanceof SyntaxError)) throw cause;
-    throw new ViewError(`${documents.where} ${leafKey}: the stored leaf is not valid JSON`, { cause });
-  }
+/** The filter fields of the leaf stored at `leaf.key` (of commit `leaf.commitKey`), or null when none is stored. */
+async function storedFields(documents: ViewDocuments, leaf: { readonly key: string; readonly commitKey: string }, readLeaf: (leafKey: string) => Promise<Buffer | undefined>): Promise<ReturnType<typeof leafFieldsOf> | null> {
+  const body = await readLeaf(leaf.key);
+  return body === undefined ? null : leafFieldsOf(parseStoredLeaf(body, { where: documents.where, ...leaf }));
 }
 
 /**

@@ -135,7 +135,7 @@ async function writePackage(target: ViewTarget, mirror: Mirror, folded: FoldedPa
       const leaf = { key: record.key, type: record.type, ...(record.quarantined ? { quarantined: true as const } : {}) };
       if (record.type === 'PackageDelete' || record.quarantined) return entryOf(record.version, leaf, record);
       // Read as upkeep reads it (same errors for a leaf the manifest lists but the mirror lacks).
-      const body = await read(() => new MirrorLeaf({ key: record.key, id: record.id, version: record.version, type: record.type }, mirror).json());
+      const body = await read(() => new MirrorLeaf({ key: record.key, id: record.id, version: record.version, type: record.type }, mirror, record.commitKey).json());
       return entryOf(record.version, { ...leaf, fields: leafFieldsOf(body) }, record);
     }),
   );

@@ -1,6 +1,7 @@
 /**
  * The latest view (issue 23) over generated catalogs: details, deletes (some non-normalized), re-adds, relists and
- * unlists, deprecations and vulnerabilities, one identity in many commits, several commits in one millisecond. The
+ * unlists, deprecations and vulnerabilities, one identity in many commits, several commits in one millisecond,
+ * leaves that begin with a UTF-8 byte-order mark (as nuget.org's writer puts on some). The
  * mirror grows in random chunks and the view consumer runs after each (incremental upkeep, several runs); then the
  * view must equal the one computed from the catalog alone, a commit applied again must change no byte, and
  * `--rebuild` (from an empty view) must give the same bytes, whatever its number of shard files and however often it
@@ -37,7 +38,7 @@ describe('latest view over generated catalogs (local folder)', () => {
         fc.integer({ min: 1, max: 7 }),
         fc.integer({ min: 1, max: 12 }),
         async (seed, commits, cuts, prefix, again, shards, buffer) => {
-          const catalog = generateCatalog({ commits, seed, leavesPerCommit: [1, 4], deleteRatio: 0.25, semver2Ratio: 0.3, nonNormalizedDeleteRatio: 0.5, sameMillisecondPairs: 1 });
+          const catalog = generateCatalog({ commits, seed, leavesPerCommit: [1, 4], deleteRatio: 0.25, semver2Ratio: 0.3, nonNormalizedDeleteRatio: 0.5, sameMillisecondPairs: 1, bomRatio: 0.2 });
           const decorations = decorate(catalog.commits, mulberry32(seed), 0.3);
           const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-view-'));
           try {

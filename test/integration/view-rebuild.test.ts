@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConsumerError } from '../../lambda/consumer/index.js';
+import { StoredLeafError } from '../../lambda/consumer/index.js';
 import { commitKeyOf, leafKey } from '../../lambda/contract/keys.js';
 import { LocalStore } from '../../lambda/stores/local-store.js';
 import { LocalViewDocuments, rebuildView, ViewError } from '../../lambda/view/index.js';
@@ -45,8 +45,8 @@ describe('view rebuild: its shard files', () => {
     mkdirSync(spills);
     try {
       const failing = rebuildView(target(), mirror(), store, { shards: 3, tempDir: spills, name: 'view-failing' });
-      await expect(failing).rejects.toBeInstanceOf(ConsumerError);
-      await expect(failing).rejects.toThrow(`${key}: listed in its commit's manifest but not stored`);
+      await expect(failing).rejects.toBeInstanceOf(StoredLeafError);
+      await expect(failing).rejects.toThrow(`${key} (commit ${commitKeyOf(last.timestamp)}): listed in its commit's manifest but not stored`);
       expect(readdirSync(spills)).toEqual([]);
       expect(await store.read('view-failing')).toBeUndefined();
     } finally {
