@@ -51,6 +51,29 @@ export async function resolveFileNameMode(folder: FolderLayout): Promise<FileNam
   const recorded = await readRecord(recordPath);
   if (recorded === 'escaped') return 'escaped';
   const insensitive = folder.forceCaseInsensitive === true || (await isCaseInsensitive(folder.stateDir));
+  const mode = await modeOf(folder, recorded, insensitive);
+  if (recorded === undefined) await folder.writeAtomic(recordPath, Buffer.from(`${JSON.stringify({ fileNames: mode })}\n`));
+  return mode;
+}
+
+/**
+ * The folder's mode for reading, as {@link resolveFileNameMode} finds it but writing nothing: no record, no probe
+ * file, no state folder (a read never writes). `undefined` when the folder does not exist (nothing to read). Whether
+ * the file system is case-insensitive is told from an entry already there, looked up under its other case.
+ *
+ * @throws {@link FileNameModeError} as {@link resolveFileNameMode} does.
+ */
+export async function readFileNameMode(folder: Omit<FolderLayout, 'writeAtomic'>): Promise<{ mode: FileNameMode; recorded: boolean } | undefined> {
+  if (!(await stat(folder.root).then((found) => found.isDirectory(), () => false))) return undefined;
+  const recorded = await readRecord(join(folder.stateDir, FILE_NAMES_RECORD));
+  if (recorded === 'escaped') return { mode: 'escaped', recorded: true };
+  const insensitive = folder.forceCaseInsensitive === true || (await seemsCaseInsensitive(folder.root));
+  return { mode: await modeOf(folder, recorded, insensitive), recorded: recorded !== undefined };
+}
+
+/** The mode of a folder whose record says `recorded` (not `escaped`) on a file system that is `insensitive` or not. */
+async function modeOf(folder: Omit<FolderLayout, 'writeAtomic'>, recorded: 'exact' | undefined, insensitive: boolean): Promise<FileNameMode> {
+  const recordPath = join(folder.stateDir, FILE_NAMES_RECORD);
   const clash =
     'where keys differing only in case (commit keys do: 001e9fzMHc3F and 001e9fzmHc3F, 26 s apart) overwrite each other';
   if (recorded === 'exact') {
@@ -68,9 +91,7 @@ export async function resolveFileNameMode(folder: FolderLayout): Promise<FileNam
         `and it is on a case-insensitive file system, ${clash}; some commits may be missing: sync into a new, empty folder`,
     );
   }
-  const mode: FileNameMode = insensitive ? 'escaped' : 'exact';
-  await folder.writeAtomic(recordPath, Buffer.from(`${JSON.stringify({ fileNames: mode })}\n`));
-  return mode;
+  return insensitive ? 'escaped' : 'exact';
 }
 
 async function readRecord(path: string): Promise<FileNameMode | undefined> {
@@ -111,10 +132,32 @@ export async function isCaseInsensitive(dir: string): Promise<boolean> {
 }
 
 /**
+ * Whether `dir`'s file system is case-insensitive, without writing: an entry of `dir` (or of a folder in it) with a
+ * letter in its name, looked up under the name in its other case, is found as the same file. False when no entry has
+ * a letter (then no two names can differ only in case).
+ */
+async function seemsCaseInsensitive(dir: string, depth = 2): Promise<boolean> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    const other = swapCase(entry.name);
+    if (other === entry.name) continue;
+    const [found, swapped] = await Promise.all([stat(join(dir, entry.name)).catch(() => undefined), stat(join(dir, other)).catch(() => undefined)]);
+    if (found === undefined) continue;
+    return swapped !== undefined && swapped.ino === found.ino && swapped.dev === found.dev;
+  }
+  for (const entry of entries) if (depth > 0 && entry.isDirectory() && (await seemsCaseInsensitive(join(dir, entry.name), depth - 1))) return true;
+  return false;
+}
+
+function swapCase(name: string): string {
+  return [...name].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join('');
+}
+
+/**
  * Whether an earlier catalog-sync stored something here: a state file, or a folder beside the state folder
  * (every key has a `/`, so every snapshot is in one). Files alone, like a `.DS_Store`, do not count.
  */
-async function filledBefore(folder: FolderLayout): Promise<boolean> {
+async function filledBefore(folder: Omit<FolderLayout, 'writeAtomic'>): Promise<boolean> {
   if (await stat(folder.stateFile).then(() => true, () => false)) return true;
   let entries;
   try {

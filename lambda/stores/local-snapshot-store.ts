@@ -1,7 +1,7 @@
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { MAX_FILE_NAME_BYTES } from '../contract/identity.js';
-import { resolveFileNameMode } from './file-name-mode.js';
+import { readFileNameMode, resolveFileNameMode } from './file-name-mode.js';
 import { type LocalFolder, readTextIfExists, STATE_DIR } from './local-folder.js';
 import { fileNamesOf, unescapeName, type FileNameMode } from './local-paths.js';
 import { LocalStateError } from './local-state-error.js';
@@ -25,6 +25,8 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
   private readonly root: string;
   private readonly forceCaseInsensitive: boolean;
   private fileNames: Promise<FileNameMode> | undefined;
+  /** The mode read from the folder's record (by a read, which writes none). */
+  private recordedToRead: FileNameMode | undefined;
 
   constructor(
     private readonly folder: LocalFolder,
@@ -132,9 +134,16 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
     return this.fileNames;
   }
 
-  /** As {@link fileNameMode}, but `undefined` (nothing to read) for a folder that does not exist, which it does not create. */
+  /**
+   * As {@link fileNameMode}, but writing nothing (a read never writes: no record, no probe, no state folder), and
+   * `undefined` (nothing to read) for a folder that does not exist. A recorded mode is kept; an unrecorded one is
+   * looked for again at the next read, as a writer may record it meanwhile.
+   */
   private async fileNameModeToRead(): Promise<FileNameMode | undefined> {
-    if (this.fileNames === undefined && !(await stat(this.root).then(() => true, () => false))) return undefined;
-    return this.fileNameMode();
+    if (this.fileNames !== undefined) return this.fileNames;
+    if (this.recordedToRead !== undefined) return this.recordedToRead;
+    const found = await readFileNameMode({ root: this.root, stateDir: this.folder.stateDir, stateDirName: STATE_DIR, stateFile: this.folder.statePath, forceCaseInsensitive: this.forceCaseInsensitive });
+    if (found?.recorded) this.recordedToRead = found.mode;
+    return found?.mode;
   }
 }

@@ -4,7 +4,7 @@
  * stay distinct files, and every command still reports the S3 key. The mode is recorded at first use and
  * kept. And every file outside the state folder is a key, even one whose id contains `.tmp-`.
  */
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,6 +58,11 @@ async function keysOf(store: LocalStore, prefix = '', startAfter?: string): Prom
   return keys;
 }
 
+/** A write of a manifest key: it makes the folder record its mode. */
+function putIn(store: LocalStore): Promise<void> {
+  return store.putJson(`commits/${LOWER}.json`, {});
+}
+
 /** The files outside the state folder. */
 async function snapshotFiles(dir: string): Promise<string[]> {
   return (await listFiles(dir)).filter((file) => !file.startsWith(`${STATE_DIR}/`));
@@ -105,25 +110,41 @@ describe('LocalStore file names', () => {
     expect(await listFiles(exact)).toEqual([RECORD, `commits/${UPPER}.json`].sort());
 
     const moved = new LocalStore(exact, { caseInsensitive: true });
-    for (const attempt of [keysOf(moved), moved.putJson(`commits/${LOWER}.json`, {})]) {
-      const error = await attempt.catch((e: unknown) => e);
+    for (const attempt of [() => keysOf(moved), () => moved.putJson(`commits/${LOWER}.json`, {})]) {
+      const error = await attempt().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(FileNameModeError);
       expect((error as Error).message).toContain(`${exact}: this folder stores keys as exact file names (${join(exact, RECORD)} says "exact"`);
     }
     expect(await snapshotFiles(exact)).toEqual([`commits/${UPPER}.json`]);
 
-    // Filled by a catalog-sync that recorded nothing: refused there, recorded exact here.
+    // Filled by a catalog-sync that recorded nothing: refused there; read as exact here, and recorded by the first
+    // write (a read writes nothing).
     const older = newDir('older');
     await mkdir(join(older, 'commits'), { recursive: true });
     await writeFile(join(older, 'commits', `${UPPER}.json`), '{}');
     await expect(keysOf(new LocalStore(older, { caseInsensitive: true }))).rejects.toThrow(`${older}: this folder was filled by a catalog-sync that stored keys as exact file names`);
+    await expect(putIn(new LocalStore(older, { caseInsensitive: true }))).rejects.toThrow(`${older}: this folder was filled by a catalog-sync that stored keys as exact file names`);
     await expect(stat(join(older, RECORD))).rejects.toThrow();
     expect(await keysOf(new LocalStore(older))).toEqual([`commits/${UPPER}.json`]);
+    await expect(stat(join(older, RECORD))).rejects.toThrow();
+    await putIn(new LocalStore(older));
     expect(await readFile(join(older, RECORD), 'utf8')).toBe('{"fileNames":"exact"}\n');
 
     // A record that says neither.
     await writeFile(join(older, RECORD), '{"fileNames":"lower"}');
     await expect(keysOf(new LocalStore(older))).rejects.toThrow(`${join(older, RECORD)}: "fileNames" is "lower"; expected "exact" or "escaped"`);
+  });
+
+  it('reading a folder writes nothing in it: no record, no probe, no state folder', async () => {
+    for (const caseInsensitive of [false, true]) {
+      const dir = newDir('read-only');
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, 'Notes.txt'), 'not a mirror');
+      const store = new LocalStore(dir, { caseInsensitive });
+      await keysOf(store);
+      expect(await store.getBytes(`commits/${UPPER}.json`)).toBeUndefined();
+      expect(await readdir(dir)).toEqual(['Notes.txt']);
+    }
   });
 
   it('reading a folder that does not exist finds nothing and creates nothing', async () => {
