@@ -141,6 +141,8 @@ export function batchConsumerHandler(
           followerCursor: settings.followerCursor,
           signal: stop.signal,
           runId,
+          // Deployed with its sync, on the sync's own bucket and prefix: before the follower's first run, nothing to read yet.
+          awaitMirror: true,
         },
       );
       const { lagSeconds } = await consumerLag(mirror, cursors, settings.consumerName);

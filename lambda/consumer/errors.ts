@@ -41,6 +41,29 @@ export class StoredLeafError extends CatalogSyncError {
   }
 }
 
+/**
+ * A place given to read (a folder, a bucket, a prefix) that holds no mirror: no `watermark.json`, no manifest under
+ * `commits/`, no leaf under `leaves/`. Most often a wrong folder, bucket or `--prefix`: the CLI exits 2, as for other
+ * settings errors. Names the place, what is missing, and what was found near it when something was.
+ */
+export class NoMirrorError extends CatalogSyncError {
+  override readonly name = 'NoMirrorError';
+  override get code(): ErrorCode {
+    return ErrorCode.noMirror;
+  }
+  constructor(
+    /** The bucket or folder and the prefix. */
+    readonly where: string,
+    /** The prefix looked under. */
+    readonly prefix: string,
+    /** What was found near it (a mirror under another prefix, the folder's absence), or undefined. */
+    readonly hint?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${where}: no mirror here: no ${prefix}watermark.json, no manifests under ${prefix}commits/, no leaves under ${prefix}leaves/${hint === undefined ? '' : ` (${hint})`}`, options);
+  }
+}
+
 /** A consumer that cannot run as asked: a bad name, start or option. */
 export class ConsumerError extends CatalogSyncError {
   override readonly name = 'ConsumerError';

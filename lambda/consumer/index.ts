@@ -6,10 +6,11 @@
 export { readCommits, DEFAULT_READ_AHEAD, type ReadOptions } from './reader.js';
 export { consume, consumeBatches, ConsumeStop, type BatchHandler, type CommitHandler, type ConsumeContext, type ConsumeOptions, type ConsumeResult } from './consume.js';
 export { MirrorLeaf, readWatermark, type Mirror, type MirrorCommit } from './mirror.js';
+export { checkMirror, MirrorState } from './mirror-place.js';
 export { WakeUp, DEFAULT_POLL, type PollOptions } from './wake.js';
 export { consumerLag, type ConsumerLag } from './lag.js';
 export { awsConsumerStores, folderConsumerStores, type AwsConsumerOptions, type ConsumerStores } from './open.js';
 export { parseStoredLeaf, type StoredLeafPlace } from './stored-leaf.js';
-export { ConsumerError, ConsumerHandlerError, MirrorDocumentError, StoredLeafError } from './errors.js';
+export { ConsumerError, ConsumerHandlerError, MirrorDocumentError, NoMirrorError, StoredLeafError } from './errors.js';
 export type { Manifest, ManifestLeaf, Watermark } from './documents.js';
 export type { CursorStore, SnapshotReader } from '../stores/types.js';

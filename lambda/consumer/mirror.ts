@@ -1,7 +1,8 @@
 import { watermarkKeyOf } from '../contract/keys.js';
 import type { SnapshotReader } from '../stores/types.js';
 import { parseWatermark, type ManifestLeaf, type Watermark } from './documents.js';
-import { StoredLeafError } from './errors.js';
+import { NoMirrorError, StoredLeafError } from './errors.js';
+import { ErrorCode, hasErrorCode } from '../contract/errors.js';
 import { parseStoredLeaf } from './stored-leaf.js';
 import type { Ticks } from '../contract/time.js';
 
@@ -12,12 +13,25 @@ export interface Mirror {
   readonly prefix: string;
   /** e.g. `s3://bucket/prefix` or the folder: named in errors. */
   readonly where: string;
+  /** The local folder, when the mirror is in one: an error for a folder that holds no mirror then says more. */
+  readonly folder?: string;
 }
 
-/** The mirror's watermark, or `undefined` while none is written yet (nothing is readable). */
+/**
+ * The mirror's watermark, or `undefined` while none is written yet (nothing is readable).
+ *
+ * @throws {@link NoMirrorError} when the mirror's bucket does not exist; {@link MirrorDocumentError} for a watermark
+ * that breaks the contract.
+ */
 export async function readWatermark(mirror: Mirror): Promise<(Watermark & { readonly ticks: Ticks }) | undefined> {
   const key = watermarkKeyOf(mirror.prefix);
-  const bytes = await mirror.store.getBytes(key);
+  let bytes;
+  try {
+    bytes = await mirror.store.getBytes(key);
+  } catch (error) {
+    if (hasErrorCode(error, ErrorCode.s3Put) && (error as { readonly s3Code?: string }).s3Code === 'NoSuchBucket') throw new NoMirrorError(mirror.where, mirror.prefix, 'the bucket does not exist', { cause: error });
+    throw error;
+  }
   return bytes === undefined ? undefined : parseWatermark(bytes, `${mirror.where} ${key}`);
 }
 

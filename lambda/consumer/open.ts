@@ -20,12 +20,14 @@ export interface ConsumerStores {
 
 /**
  * The mirror in a local folder (the CLI's `--data-dir`) and the folder's own cursors: a named consumer's cursor is
- * kept in the folder's state file beside the follower's, with the same locked compare-and-set.
+ * kept in the folder's state file beside the follower's, with the same locked compare-and-set. Opening checks
+ * nothing and writes nothing: the first read throws `NoMirrorError` when the folder holds no mirror, and only a
+ * named consumer's checkpoint writes (its cursor).
  */
 export function folderConsumerStores(dataDir: string, options: { readonly prefix?: string } = {}): ConsumerStores {
   const root = resolve(dataDir);
   const { cursors, snapshots } = openLocalStores(root);
-  return { mirror: { store: snapshots, prefix: options.prefix ?? '', where: root }, cursors, close: () => undefined };
+  return { mirror: { store: snapshots, prefix: options.prefix ?? '', where: root, folder: root }, cursors, close: () => undefined };
 }
 
 /** Where a mirror in S3 is, and the sync's DynamoDB table for named consumers' cursors. */

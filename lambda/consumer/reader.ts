@@ -3,6 +3,7 @@ import { parseTimeInput, ticksFromEpochMs, UNIX_EPOCH_TICKS, type Ticks } from '
 import { commitKeyOfManifestKey, parseManifest } from './documents.js';
 import { ConsumerError, MirrorDocumentError } from './errors.js';
 import { MirrorLeaf, readWatermark, type Mirror, type MirrorCommit } from './mirror.js';
+import { holdsMirrorKeys, noMirrorError } from './mirror-place.js';
 import { bufferAhead, mapInOrder } from './read-ahead.js';
 import { DEFAULT_POLL, nextInterval, WakeUp, type PollOptions } from './wake.js';
 
@@ -28,6 +29,12 @@ export interface ReadOptions {
   readonly signal?: AbortSignal;
   /** Manifests fetched concurrently ahead of the one delivered (default {@link DEFAULT_READ_AHEAD}). */
   readonly readAhead?: number;
+  /**
+   * Take a place that holds no mirror yet as an empty mirror instead of an error: for a reader deployed with its
+   * follower, whose place is right by construction but may not have been written to yet (the consumer Lambdas).
+   * Default false: a place with no `watermark.json`, no manifest and no leaf throws {@link NoMirrorError}.
+   */
+  readonly awaitMirror?: boolean;
 }
 
 /** What a caller above the reader (a named consumer) adds: a tighter bound, and a moment when it is idle. */
@@ -51,8 +58,12 @@ export interface ReaderHooks {
  * Without `follow` it ends at the watermark read when it started; with `follow` it then waits for the watermark
  * to move (polling with backoff, or woken) until `signal` aborts.
  *
- * @throws {@link ConsumerError} for a bad start; {@link MirrorDocumentError} for a watermark or manifest that
- * breaks the contract; the store's errors as they are.
+ * A place that holds no mirror (no `watermark.json`, no manifest, no leaf: a wrong folder, bucket or prefix) is an
+ * error on the first read, unless `awaitMirror`; a mirror with no commit yet reads as empty, and is waited on in
+ * follow mode (`checkMirror` tells the two apart beforehand).
+ *
+ * @throws {@link ConsumerError} for a bad start; {@link NoMirrorError} for a place that holds no mirror;
+ * {@link MirrorDocumentError} for a watermark or manifest that breaks the contract; the store's errors as they are.
  */
 export async function* readCommits(mirror: Mirror, options: ReadOptions = {}, hooks: ReaderHooks = {}): AsyncGenerator<MirrorCommit> {
   const readAhead = options.readAhead ?? DEFAULT_READ_AHEAD;
@@ -64,9 +75,12 @@ export async function* readCommits(mirror: Mirror, options: ReadOptions = {}, ho
   let startAfter = startAfterOf(mirror.prefix, options);
   let interval = poll.minMs;
   let lastBound: string | null = null;
+  let first = true;
   for (;;) {
     if (signal?.aborted) return;
-    const bound = await boundOf(mirror, hooks);
+    const { bound, watermark } = await boundOf(mirror, hooks);
+    if (first && !watermark && !options.awaitMirror && !(await holdsMirrorKeys(mirror))) throw await noMirrorError(mirror);
+    first = false;
     if (bound !== null && (startAfter === undefined || manifestKey(mirror.prefix, bound) > startAfter)) {
       for await (const commit of commitsUpTo(mirror, startAfter, bound, readAhead)) {
         if (signal?.aborted) return;
@@ -82,11 +96,11 @@ export async function* readCommits(mirror: Mirror, options: ReadOptions = {}, ho
   }
 }
 
-/** The commit key the read may go up to now: the watermark's, or the hooks' bound when that is lower. */
-async function boundOf(mirror: Mirror, hooks: ReaderHooks): Promise<string | null> {
+/** The commit key the read may go up to now (the watermark's, or the hooks' bound when that is lower), and whether there is a watermark. */
+async function boundOf(mirror: Mirror, hooks: ReaderHooks): Promise<{ bound: string | null; watermark: boolean }> {
   const [watermark, extra] = await Promise.all([readWatermark(mirror), hooks.bound ? hooks.bound() : Promise.resolve(undefined)]);
-  if (watermark === undefined || extra === null) return null;
-  return extra !== undefined && extra < watermark.commitKey ? extra : watermark.commitKey;
+  if (watermark === undefined || extra === null) return { bound: null, watermark: watermark !== undefined };
+  return { bound: extra !== undefined && extra < watermark.commitKey ? extra : watermark.commitKey, watermark: true };
 }
 
 /** The manifests after `startAfter` up to and including `bound`'s, parsed, in key order. */

@@ -45,6 +45,8 @@ export const ErrorCode = {
   idFilterChanged: 'CS_ERR_ID_FILTER_CHANGED',
   /** A stored leaf of the mirror that cannot be read (not stored, set aside, or not what the follower accepted): names its key and commit. */
   storedLeaf: 'CS_ERR_STORED_LEAF',
+  /** A place to read (a folder, a bucket, a prefix) that holds no mirror: no watermark.json, no manifests, no leaves. */
+  noMirror: 'CS_ERR_NO_MIRROR',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

@@ -55,6 +55,19 @@ describe('consumerHandler', () => {
     expect(idle.result).toMatchObject({ commits: 0, stoppedBy: 'caught-up' });
   });
 
+  it('deployed before the follower\'s first run (its bucket still empty): reads nothing and does not fail', async () => {
+    const fresh = await SyncHarness.create();
+    try {
+      const handler = consumerHandler(async () => undefined, { ...process.env, ...fresh.env(), CONSUMER_NAME: 'early' });
+      const run = await capture(() => handler(scheduleEvent, context));
+      expect(run.error).toBeUndefined();
+      expect(run.result).toMatchObject({ commits: 0, stoppedBy: 'caught-up', cursorAfter: null });
+    } finally {
+      fresh.clients.dynamo.destroy();
+      fresh.clients.s3.destroy();
+    }
+  });
+
   it('counts a failing commit; the schedule throws, an SQS wake-up returns; the cursor stays before the commit', async () => {
     const failOn = commitKeyOf(catalog.commits[12]!.timestamp);
     const handler = consumerHandler(async (commit) => {

@@ -82,7 +82,8 @@ describe.each(TARGET_KINDS)('consumer: %s', (kind) => {
         problems.push(...(await check(mirror, commit)));
         delivered.push(commit.commitKey);
       },
-      { mirror, cursors: target.stores.cursors, follow: true, wake, signal: stop.signal, poll: { minMs: 5, maxMs: 50 }, checkpointEvery: 3 },
+      // Started before the follower's first write: its place holds no mirror yet, which it awaits.
+      { mirror, cursors: target.stores.cursors, follow: true, wake, signal: stop.signal, poll: { minMs: 5, maxMs: 50 }, checkpointEvery: 3, awaitMirror: true },
     );
     let slices = 0;
     for (;;) {
