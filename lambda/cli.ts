@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { CatalogSyncError, ErrorCode, SettingsError, VERSION } from './contract/index.js';
+import { CatalogSyncError, ErrorCode, hasErrorCode, SettingsError, VERSION } from './contract/index.js';
 import { addBackfillCommand } from './cli/backfill.js';
 import { addChangesCommand } from './cli/changes.js';
 import { addLatestCommand, addViewCommand } from './cli/view.js';
@@ -70,7 +70,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (error.code === 'commander.help') return error.exitCode === 0 ? ExitCode.done : ExitCode.usage;
       return ExitCode.usage;
     }
-    if (error instanceof SettingsError || error instanceof UsageError) {
+    // A place that holds no mirror (a wrong --data-dir, --bucket or --prefix) is a settings error too.
+    if (error instanceof SettingsError || error instanceof UsageError || hasErrorCode(error, ErrorCode.noMirror)) {
       process.stderr.write(`catalog-sync: ${error.message}\n`);
       return ExitCode.usage;
     }

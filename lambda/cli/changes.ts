@@ -1,13 +1,15 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { consume, ConsumeStop } from '../consumer/consume.js';
 import { ConsumerError, ConsumerHandlerError } from '../consumer/errors.js';
-import type { Mirror, MirrorCommit } from '../consumer/mirror.js';
+import type { MirrorCommit } from '../consumer/mirror.js';
 import { DEFAULT_READ_AHEAD, readCommits, startAfterOf, type ReadOptions } from '../consumer/reader.js';
 import { DEFAULT_CURSOR_NAME, expandDateOnly, SettingsError } from '../contract/index.js';
 import { execFor, linesOf, OutputClosed, writeOut, type OutputOptions } from './changes-output.js';
 import { ExitCode } from './exit-code.js';
 import { stopOnSignal } from './stop-on-signal.js';
-import { openStores } from './open-stores.js';
+import { checkDataDir, openStores } from './open-stores.js';
+import { mirrorOf, requireMirror } from './mirror-place.js';
 import { collect, type StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
 import { filteredLeaves, readerIdFilter } from './id-filter-flags.js';
@@ -74,8 +76,11 @@ async function changesCommand(options: ChangesOptions): Promise<void> {
     throw new SettingsError(options.after === undefined ? '--since' : '--after', (error as Error).message, { cause: error });
   }
   const idFilter = readerIdFilter(options.include, options.exclude);
-  const stores = await openStores(options, DEFAULT_READ_AHEAD, process.env, options.consumer === undefined ? 'read' : 'write');
-  const mirror: Mirror = { store: stores.reader, prefix: options.prefix ?? '', where: stores.where };
+  // Opened to read: the place is checked before anything is written, and only a named consumer writes (its cursor).
+  const stores = await openStores(options, DEFAULT_READ_AHEAD, process.env, 'read');
+  const mirror = mirrorOf(options, stores.reader);
+  await requireMirror(mirror, options.follow === true);
+  if (options.consumer !== undefined && options.bucket === undefined) await checkDataDir(resolve(options.dataDir), 'write');
   const stop = stopOnSignal();
   const read: ReadOptions = { follow: options.follow === true, signal: stop.signal, poll: { minMs: Math.min(1_000, maxPollMs), maxMs: maxPollMs } };
   const deliver = (commit: MirrorCommit): Promise<void> =>

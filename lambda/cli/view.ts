@@ -14,6 +14,7 @@ import { stopOnSignal } from './stop-on-signal.js';
 import { checkDataDir, type DataDirAccess } from './open-stores.js';
 import type { StoreOptions } from './options.js';
 import { storeOptions } from './store-options.js';
+import { requireMirror } from './mirror-place.js';
 
 /** Options of `catalog-sync view`. */
 interface ViewOptions extends StoreOptions {
@@ -84,7 +85,10 @@ async function viewCommand(options: ViewOptions): Promise<void> {
   const shards = wholeNumber('--shards', options.shards);
   if (!options.rebuild && (shards !== undefined || options.tempDir !== undefined)) throw new SettingsError(shards !== undefined ? '--shards' : '--temp-dir', 'needs --rebuild');
   if (options.tempDir !== undefined && options.tempDir.trim() === '') throw new SettingsError('--temp-dir', 'must not be empty');
-  const stores = await openViewStores(options, 'write');
+  // Opened to read: the place is checked before anything is written (a folder is then checked for writing).
+  const stores = await openViewStores(options, 'read');
+  await requireMirror(stores.mirror, options.follow === true);
+  if (options.bucket === undefined) await checkDataDir(resolve(options.dataDir), 'write');
   const target = { documents: stores.documents, prefix: stores.prefix, ...(concurrency === undefined ? {} : { concurrency }) };
   const stop = stopOnSignal();
   try {
@@ -125,6 +129,7 @@ async function viewCommand(options: ViewOptions): Promise<void> {
 async function latestCommand(id: string, options: StoreOptions & { json?: boolean }): Promise<void> {
   const stores = await openViewStores(options, 'read');
   try {
+    await requireMirror(stores.mirror, false);
     const { packageIndexKey } = await import('../view/view-keys.js');
     const { parseIndex } = await import('../view/guarded-write.js');
     let key: string;
