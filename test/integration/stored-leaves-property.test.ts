@@ -74,7 +74,7 @@ describe('generated catalogs with byte-order-mark leaves, through the follower (
           expect(view.size).toBe(expected.size);
           for (const index of expected.values()) expect(JSON.parse(view.get(packageIndexKey(prefix, (index as { id: string }).id))!.toString('utf8'))).toEqual(index);
           rmSync(join(dir, prefix, 'packages'), { recursive: true });
-          expect(await rebuildView(target, mirror, store, { name: 'view-rebuilt', tempDir: dir })).toMatchObject({ complete: true });
+          expect(await rebuildView(target, mirror, store, { name: 'view-rebuilt', tempDir: dir, shards: 4 })).toMatchObject({ complete: true });
           expect(await bytesUnder(store, `${prefix}packages/`)).toEqual(view);
         } finally {
           await http.close();

@@ -80,7 +80,7 @@ describe.each(VIEW_KINDS)('every fixture leaf the follower stores is readable: %
       expect(index.versions, fixture.file).toMatchObject([{ leaf: keyOf(fixture.leaf), listed: true }]);
     }
     for (const key of view.keys()) await target.store.deleteKey(key);
-    const rebuilt = await rebuildView({ documents: target.documents, prefix: '' }, target.mirror, target.cursors, { name: 'view-rebuilt' });
+    const rebuilt = await rebuildView({ documents: target.documents, prefix: '' }, target.mirror, target.cursors, { name: 'view-rebuilt', shards: 4 });
     expect(rebuilt).toMatchObject({ complete: true, packages: fixtures.leaves.length, bodiesRead: fixtures.leaves.length });
     expect(await bytesUnder(target, 'packages/')).toEqual(view);
   });
@@ -137,6 +137,6 @@ describe('a stored leaf that cannot be read (local folder)', () => {
   });
 
   it('the rebuild names the leaf and its commit', async () => {
-    expectNamed(await rebuildView({ documents: target.documents, prefix: '' }, target.mirror, target.cursors, { name: 'view-broken' }).catch((e: unknown) => e));
+    expectNamed(await rebuildView({ documents: target.documents, prefix: '' }, target.mirror, target.cursors, { name: 'view-broken', shards: 4 }).catch((e: unknown) => e));
   });
 });
