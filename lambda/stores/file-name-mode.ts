@@ -63,12 +63,13 @@ export async function resolveFileNameMode(folder: FolderLayout): Promise<FileNam
  *
  * @throws {@link FileNameModeError} as {@link resolveFileNameMode} does.
  */
-export async function readFileNameMode(folder: Omit<FolderLayout, 'writeAtomic'>): Promise<{ mode: FileNameMode; recorded: boolean } | undefined> {
+export async function readFileNameMode(folder: Omit<FolderLayout, 'writeAtomic'>): Promise<{ mode: FileNameMode; settled: boolean } | undefined> {
   if (!(await stat(folder.root).then((found) => found.isDirectory(), () => false))) return undefined;
   const recorded = await readRecord(join(folder.stateDir, FILE_NAMES_RECORD));
-  if (recorded === 'escaped') return { mode: 'escaped', recorded: true };
-  const insensitive = folder.forceCaseInsensitive === true || (await seemsCaseInsensitive(folder.root));
-  return { mode: await modeOf(folder, recorded, insensitive), recorded: recorded !== undefined };
+  if (recorded === 'escaped') return { mode: 'escaped', settled: true };
+  const seen = folder.forceCaseInsensitive === true ? true : await seemsCaseInsensitive(folder.root);
+  // Settled (kept by the caller) once recorded or once an entry told the file system apart; until then, looked for again.
+  return { mode: await modeOf(folder, recorded, seen === true), settled: recorded !== undefined || seen !== undefined };
 }
 
 /** The mode of a folder whose record says `recorded` (not `escaped`) on a file system that is `insensitive` or not. */
@@ -133,10 +134,10 @@ export async function isCaseInsensitive(dir: string): Promise<boolean> {
 
 /**
  * Whether `dir`'s file system is case-insensitive, without writing: an entry of `dir` (or of a folder in it) with a
- * letter in its name, looked up under the name in its other case, is found as the same file. False when no entry has
- * a letter (then no two names can differ only in case).
+ * letter in its name, looked up under the name in its other case, is found as the same file. Undefined when no entry
+ * has a letter (no two names there can differ only in case yet).
  */
-async function seemsCaseInsensitive(dir: string, depth = 2): Promise<boolean> {
+async function seemsCaseInsensitive(dir: string, depth = 2): Promise<boolean | undefined> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   for (const entry of entries) {
     const other = swapCase(entry.name);
@@ -145,8 +146,12 @@ async function seemsCaseInsensitive(dir: string, depth = 2): Promise<boolean> {
     if (found === undefined) continue;
     return swapped !== undefined && swapped.ino === found.ino && swapped.dev === found.dev;
   }
-  for (const entry of entries) if (depth > 0 && entry.isDirectory() && (await seemsCaseInsensitive(join(dir, entry.name), depth - 1))) return true;
-  return false;
+  for (const entry of entries) {
+    if (depth === 0 || !entry.isDirectory()) continue;
+    const inside = await seemsCaseInsensitive(join(dir, entry.name), depth - 1);
+    if (inside !== undefined) return inside;
+  }
+  return undefined;
 }
 
 function swapCase(name: string): string {

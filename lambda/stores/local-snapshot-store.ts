@@ -25,8 +25,8 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
   private readonly root: string;
   private readonly forceCaseInsensitive: boolean;
   private fileNames: Promise<FileNameMode> | undefined;
-  /** The mode read from the folder's record (by a read, which writes none). */
-  private recordedToRead: FileNameMode | undefined;
+  /** The mode a read found settled (recorded, or told from an entry), writing nothing. */
+  private settledToRead: FileNameMode | undefined;
 
   constructor(
     private readonly folder: LocalFolder,
@@ -136,14 +136,14 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
 
   /**
    * As {@link fileNameMode}, but writing nothing (a read never writes: no record, no probe, no state folder), and
-   * `undefined` (nothing to read) for a folder that does not exist. A recorded mode is kept; an unrecorded one is
-   * looked for again at the next read, as a writer may record it meanwhile.
+   * `undefined` (nothing to read) for a folder that does not exist. A mode once settled (recorded, or told from an
+   * entry) is kept; until then it is looked for again at the next read, as a writer may record it meanwhile.
    */
   private async fileNameModeToRead(): Promise<FileNameMode | undefined> {
     if (this.fileNames !== undefined) return this.fileNames;
-    if (this.recordedToRead !== undefined) return this.recordedToRead;
+    if (this.settledToRead !== undefined) return this.settledToRead;
     const found = await readFileNameMode({ root: this.root, stateDir: this.folder.stateDir, stateDirName: STATE_DIR, stateFile: this.folder.statePath, forceCaseInsensitive: this.forceCaseInsensitive });
-    if (found?.recorded) this.recordedToRead = found.mode;
+    if (found?.settled) this.settledToRead = found.mode;
     return found?.mode;
   }
 }
