@@ -39,7 +39,7 @@ export interface CatalogOptions {
   nonNormalizedDeleteRatio?: number;
   /**
    * Share of leaves served with a UTF-8 byte-order mark before their JSON, as nuget.org's writer puts on some
-   * (ten of the NuGetGallery fixture leaves); default 0 (and then the PRNG draws nothing for it, so every catalog
+   * (thirteen of the NuGetGallery fixture leaves); default 0 (and then the PRNG draws nothing for it, so every catalog
    * generated before the option existed is the same).
    */
   bomRatio?: number;
