@@ -183,7 +183,7 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
     // filter.json and watermark.json only, and ListBucket so that they answer 404 when missing (S3 answers 403 to a
     // role that may not list the bucket).
     expect(s3).toEqual([
-      { actions: ['s3:PutObject'], resource: expect.stringMatching(/^\[\{.*\/nuget\/leaves\/\*"\]\]\},\{.*\/nuget\/commits\/\*"\]\]\},\{.*\/nuget\/quarantine\/\*"\]\]\},\{.*\/nuget\/filter\.json"\]\]\}\]$/) },
+      { actions: ['s3:PutObject'], resource: expect.stringMatching(/^\[\{.*\/nuget\/commits\/\*"\]\]\},\{.*\/nuget\/filter\.json"\]\]\},\{.*\/nuget\/leaves\/\*"\]\]\},\{.*\/nuget\/quarantine\/\*"\]\]\}\]$/) },
       { actions: ['s3:GetObject'], resource: expect.stringMatching(/\/nuget\/filter\.json"\]\]\},\{.*\/nuget\/watermark\.json"\]\]\}\]$/) },
       { actions: ['s3:ListBucket'], resource: JSON.stringify({ 'Fn::GetAtt': [bucketId(), 'Arn'] }) },
     ]);
