@@ -7,8 +7,10 @@
  *     invocation with `{ backfillId }` as BatchInput, MaxConcurrency = `maxConcurrency`, no failure tolerated;
  *     each batch a STANDARD child execution: RunBatch → BatchDone? → (not done: Again → RunBatch) | BatchDone,
  *     whose output is `{"done": true}` alone; the results written to `<prefix>backfill/map-runs/` by a ResultWriter)
- *   → Finish (finalizer Lambda: every range done, then the cursor moves to B, watermark, run log);
- *   a failed map → Release (the finalizer gives the plan's lease back) → Failed.
+ *   → Finish (finalizer Lambda: every range done, then the cursor moves to B, watermark, run log; any error
+ *     retried 3 times);
+ *   a failed map, or a Finish that still fails → Release (the finalizer gives the plan's lease back) → Failed;
+ *   a Plan refused because another execution holds the plan (CS_ERR_BACKFILL_RUNNING) → AlreadyRunning (Succeed).
  *
  * Usable alone (give it a table and a bucket) or next to a {@link CatalogSync} sharing its table, bucket and
  * settings (the app does that with `-c catalog-sync:backfill=true`). Each function has its own role with
@@ -109,7 +111,7 @@ export class CatalogBackfill extends Construct {
   readonly planner: NodejsFunction;
   readonly worker: NodejsFunction;
   readonly finalizer: NodejsFunction;
-  /** Fires on a failed, timed-out or aborted execution. */
+  /** Fires on a failed, timed-out or aborted execution (not on a refused double start: it ends in AlreadyRunning). */
   readonly failedAlarm: cloudwatch.Alarm;
   readonly cursorName: string;
   /** Powertools service name of its functions: the `service` dimension of the worker's EMF metrics. */
