@@ -116,8 +116,9 @@ async function recording(env: Record<string, string>, action: () => Promise<unkn
 
 const gets = (calls: readonly RecordedCall[], key: string) => calls.filter((call) => call.service === 's3' && call.method === 'GET' && call.key === key);
 
+const stack = synthesize();
+
 describe('the IAM grants cover every call the functions make', () => {
-  const stack = synthesize();
   const filtered = synthesize(['A*', 'B*']);
 
   it('the follower: a fresh mirror, then a second run; a quarantined leaf', async () => {
@@ -222,11 +223,12 @@ describe('the IAM grants cover every call the functions make', () => {
 });
 
 describe('the writers may write the layout, nothing else of the bucket', () => {
+  // The stack under a prefix is the one the scenarios above run in; the default empty prefix is synthesized here.
   it.each([
-    ['under a prefix', PREFIX],
-    ['under the default empty prefix (the whole bucket before)', ''],
-  ])('the follower and the backfill worker %s', (_, prefix) => {
-    const faces = synthesize(undefined, prefix);
+    ['under a prefix', PREFIX, () => stack],
+    ['under the default empty prefix (the whole bucket before)', '', () => synthesize(undefined, '')],
+  ])('the follower and the backfill worker %s', (_, prefix, facesOf) => {
+    const faces = facesOf();
     const names: TemplateNames = { region: REGION, account: ACCOUNT, tables: { [faces.tableId]: 'cursors' }, buckets: { [faces.bucketId]: 'mirror' } };
     const putKey = (key: string): RecordedCall => ({ service: 's3', method: 'PUT', bucket: 'mirror', key, status: 200 });
     const put = (key: string): RecordedCall => putKey(`${prefix}${key}`);
