@@ -34,6 +34,11 @@ export interface AslTrace {
   readonly retries: { state: string; error: string; attempt: number; waitSeconds: number }[];
   /** Every child execution of a Distributed Map: its input and output sizes in bytes, and its output. */
   readonly children: { inputBytes: number; outputBytes: number; output: Json }[];
+  /**
+   * A failed map's children still running when it failed (their tasks run on, as Lambda invocations do; they start no
+   * further state): settled when every one has ended. A test awaits it to see what they did after the map failed.
+   */
+  inFlight?: Promise<void>;
 }
 
 /** A failed execution (or child execution): Step Functions' error name and cause. */
@@ -70,18 +75,21 @@ export async function runDefinition(
   return runStates(definition, input, world, trace, { Execution: { Id: executionId } });
 }
 
-/** The context object, `$$`. */
-type Context = { readonly Execution: { readonly Id: string } };
+/** The context object, `$$`; `stopped` (not part of it) tells a child execution that its map run failed. */
+type Context = { readonly Execution: { readonly Id: string }; readonly stopped?: () => boolean };
 
 async function runStates(machine: Json, input: Json, world: AslWorld, trace: AslTrace, ctx: Context): Promise<Json> {
   let name: string = machine.StartAt;
   let data = input;
   for (;;) {
+    // A child of a map run that failed is stopped by Step Functions: it starts no further state.
+    if (ctx.stopped?.()) throw new AslFailure('States.Aborted', `${ctx.Execution.Id} was stopped: its map run failed`);
     const state = machine.States[name];
     if (state === undefined) throw new Error(`no state ${name}`);
     trace.states.push(name);
     limit(`the input of ${name}`, data);
     let next: string | undefined;
+    let caught = false;
     try {
       data = await runState(name, state, data, world, trace, ctx);
       next = state.Next;
@@ -91,9 +99,11 @@ async function runStates(machine: Json, input: Json, world: AslWorld, trace: Asl
       if (handler === undefined) throw error;
       data = applyResultPath(data, { Error: error.error, Cause: error.cause_ }, handler.ResultPath);
       next = handler.Next;
+      caught = true;
     }
     limit(`the output of ${name}`, data);
-    if (state.Type === 'Succeed' || state.End === true) return data;
+    // A caught error goes to its Catch's Next, even from a state that would end the execution.
+    if (!caught && (state.Type === 'Succeed' || state.End === true)) return data;
     if (state.Type === 'Choice') next = choose(state, data);
     if (next === undefined) throw new Error(`state ${name} has no Next`);
     name = next;
@@ -177,26 +187,38 @@ async function distributedMap(name: string, state: Json, input: Json, world: Asl
   if (!Array.isArray(items)) throw new AslFailure('States.ItemReaderFailed', `${Key} is not a JSON array`);
   const batches = batch(name, state.ItemBatcher, items, input, ctx);
   const outputs: Json[] = new Array(batches.length);
+  // ToleratedFailurePercentage 0 (the only tolerance supported here): one failed child fails the map.
+  if ((state.ToleratedFailurePercentage ?? 0) !== 0) throw new Error(`map ${name}: only ToleratedFailurePercentage 0 is supported here`);
   let failed: AslFailure | undefined;
+  let onFailure!: () => void;
+  const failure = new Promise<void>((resolve) => (onFailure = resolve));
   let nextBatch = 0;
+  const childContext = (i: number): Context => ({ Execution: { Id: `${ctx.Execution.Id}/batch-${i}` }, stopped: () => failed !== undefined });
   const lane = async (): Promise<void> => {
     while (failed === undefined && nextBatch < batches.length) {
       const i = nextBatch++;
       const childInput = batches[i];
       try {
-        const childOutput = await runStates(processor, childInput, world, trace, { Execution: { Id: `${ctx.Execution.Id}/batch-${i}` } });
+        const childOutput = await runStates(processor, childInput, world, trace, childContext(i));
         trace.children.push({ inputBytes: bytes(childInput), outputBytes: bytes(childOutput), output: childOutput });
         outputs[i] = childOutput;
       } catch (error) {
         if (!(error instanceof AslFailure)) throw error;
-        failed ??= error;
+        if (failed === undefined) {
+          failed = error;
+          onFailure();
+        }
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(state.MaxConcurrency ?? 1, batches.length)) }, lane));
-  // ToleratedFailurePercentage 0 (the only tolerance supported here): one failed child fails the map.
-  if ((state.ToleratedFailurePercentage ?? 0) !== 0) throw new Error(`map ${name}: only ToleratedFailurePercentage 0 is supported here`);
-  if (failed !== undefined) throw new AslFailure('States.ExceedToleratedFailureThreshold', `a child execution failed: ${failed.message}`);
+  const lanes = Promise.all(Array.from({ length: Math.max(1, Math.min(state.MaxConcurrency ?? 1, batches.length)) }, lane));
+  // The first failed child fails the map run at once, as on AWS: the others are stopped, though a task of theirs
+  // already started (a Lambda invocation) runs on to its end, after the map and the execution have moved on.
+  await Promise.race([lanes, failure]);
+  if (failed !== undefined) {
+    trace.inFlight = lanes.then(() => undefined);
+    throw new AslFailure('States.ExceedToleratedFailureThreshold', `a child execution failed: ${failed.message}`);
+  }
   if (state.ResultWriter === undefined) return outputs;
   const writer = state.ResultWriter;
   if (writer.Resource !== 'arn:aws:states:::s3:putObject') throw new Error(`map ${name}: ResultWriter ${writer.Resource} is not supported here`);

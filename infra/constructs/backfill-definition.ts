@@ -2,7 +2,15 @@
  * The backfill's state machine definition (see catalog-backfill.ts for the picture): Plan → Ranges (Distributed
  * Map: ItemReader, ItemBatcher, MaxConcurrency, STANDARD child executions of RunBatch → BatchDone? → Again, no
  * failure tolerated; the children's results written to S3 by a ResultWriter) → Finish, or on a map failure
- * Release (the plan's lease given back) → Failed. Its states are created in `scope`, the {@link CatalogBackfill}.
+ * Release (the plan's lease given back) → Failed; a Finish that keeps failing after its retries takes the same way
+ * (Release → Failed), so a failed finalizer never leaves the lease to a dead execution. A second execution refused
+ * at Plan (`CS_ERR_BACKFILL_RUNNING`: another execution holds the plan) ends in AlreadyRunning, a Succeed state: it
+ * did nothing, and a harmless double start is not counted by the failed-execution alarm. Its states are created in
+ * `scope`, the {@link CatalogBackfill}.
+ *
+ * The lease's holder (the execution's ARN, which the planner returns as `leaseHolder`) rides in every batch's
+ * BatchInput, so a range worker renews the lease only while its own execution holds it: once Release gave it back
+ * (or a new execution took the plan over), the workers still running no longer renew it.
  *
  * Step Functions' 256 KiB limit on a state's input and output (issue 21): a child execution ends with `{"done":
  * true}` only (BatchDone's OutputPath), the map's own output is the ResultWriter's small description of where the
@@ -16,7 +24,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { Construct } from 'constructs';
-import { MAX_BATCH_INPUT_BYTES } from '../../lambda/contract/index.js';
+import { ErrorCode, MAX_BATCH_INPUT_BYTES } from '../../lambda/contract/index.js';
 
 /** Lambda errors of the service, not of the code: always worth a retry. */
 export const LAMBDA_SERVICE_ERRORS = [
@@ -31,6 +39,9 @@ export const LAMBDA_SERVICE_ERRORS = [
  * other functions sharing the pool. Retried for much longer than a service error: about 20 minutes in all.
  */
 export const LAMBDA_THROTTLE_ERRORS = ['Lambda.TooManyRequestsException', 'Lambda.EC2ThrottledException'];
+
+/** Any error (after the Lambda retriers): 10 s doubling, 3 times. The worker resumes from its checkpoint; Finish is idempotent. */
+export const ANY_ERROR_RETRY = { errors: ['States.ALL'], interval: Duration.seconds(10), backoffRate: 2, maxAttempts: 3, jitterStrategy: sfn.JitterType.FULL };
 
 /** Throttle retries: 5 s doubling to at most 2 minutes, 14 times (about 20 minutes of waiting at most). */
 export const THROTTLE_RETRY = { errors: LAMBDA_THROTTLE_ERRORS, interval: Duration.seconds(5), backoffRate: 2, maxDelay: Duration.minutes(2), maxAttempts: 14, jitterStrategy: sfn.JitterType.FULL };
@@ -85,12 +96,12 @@ export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps)
   retried(work);
   // A worker error (a range that failed after the engine's own retries, a lost lease, a timeout): the retried
   // worker resumes from the range's checkpoint; after these the map fails (no failure is tolerated).
-  work.addRetry({ errors: ['States.ALL'], interval: Duration.seconds(10), backoffRate: 2, maxAttempts: 3, jitterStrategy: sfn.JitterType.FULL });
+  work.addRetry(ANY_ERROR_RETRY);
   const again = new sfn.Pass(scope, 'Again', {
     comment: 'The batch stopped at its time limit: run it again (done ranges are skipped, the others resume).',
     parameters: {
       'Items.$': '$.Items',
-      BatchInput: { 'backfillId.$': '$.BatchInput.backfillId', 'passes.$': 'States.MathAdd($.BatchInput.passes, 1)' },
+      BatchInput: { 'backfillId.$': '$.BatchInput.backfillId', 'leaseHolder.$': '$.BatchInput.leaseHolder', 'passes.$': 'States.MathAdd($.BatchInput.passes, 1)' },
     },
   });
   const tooMany = new sfn.Fail(scope, 'TooManyPasses', { error: 'BackfillBatchStuck', cause: `A batch came back not done ${o.maxPasses} times.` });
@@ -106,7 +117,7 @@ export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps)
     itemBatcher: new sfn.ItemBatcher({
       maxItemsPerBatch: o.batchSize,
       maxInputBytesPerBatch: MAX_BATCH_INPUT_BYTES,
-      batchInput: { 'backfillId.$': '$.backfillId', passes: 0 },
+      batchInput: { 'backfillId.$': '$.backfillId', 'leaseHolder.$': '$.leaseHolder', passes: 0 },
     }),
     maxConcurrency: o.maxConcurrency,
     mapExecutionType: sfn.StateMachineType.STANDARD,
@@ -126,6 +137,9 @@ export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps)
     retryOnServiceExceptions: false,
   });
   retried(finish);
+  // A finalizer that failed (a store that did not answer, a timeout) after every range was stored: finishing again is
+  // safe (the cursor only moves forward, a finished plan's summary is returned again), so any error is retried.
+  finish.addRetry(ANY_ERROR_RETRY);
 
   // A map that failed (a batch that kept failing, too many passes) gives the plan's lease back at once, so the
   // follower is not held off for nothing and a new execution resumes the plan without waiting for the lease to lapse.
@@ -140,6 +154,16 @@ export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps)
   retried(release);
   const failed = new sfn.Fail(scope, 'Failed', { errorPath: '$.failure.Error', causePath: '$.failure.Cause' });
   ranges.addCatch(release.next(failed), { errors: ['States.ALL'], resultPath: '$.failure' });
+  // Finish failed after its retries: the lease is given back as after a failed map (the next execution resumes the
+  // plan at once, finding every range done), then the execution fails with Finish's error.
+  finish.addCatch(release, { errors: ['States.ALL'], resultPath: '$.failure' });
+
+  // Another execution holds the cursor's plan: this one did nothing, and says who holds it until when (the Cause).
+  const alreadyRunning = new sfn.Succeed(scope, 'AlreadyRunning', {
+    comment: `Refused at Plan with ${ErrorCode.backfillRunning}: another execution holds the plan. Nothing was done; not a failure (the alarm does not count it).`,
+    outputPath: '$.refused',
+  });
+  plan.addCatch(alreadyRunning, { errors: [ErrorCode.backfillRunning], resultPath: '$.refused' });
 
   return plan.next(ranges).next(finish);
 }

@@ -7,8 +7,10 @@
  *     invocation with `{ backfillId }` as BatchInput, MaxConcurrency = `maxConcurrency`, no failure tolerated;
  *     each batch a STANDARD child execution: RunBatch → BatchDone? → (not done: Again → RunBatch) | BatchDone,
  *     whose output is `{"done": true}` alone; the results written to `<prefix>backfill/map-runs/` by a ResultWriter)
- *   → Finish (finalizer Lambda: every range done, then the cursor moves to B, watermark, run log);
- *   a failed map → Release (the finalizer gives the plan's lease back) → Failed.
+ *   → Finish (finalizer Lambda: every range done, then the cursor moves to B, watermark, run log; any error
+ *     retried 3 times);
+ *   a failed map, or a Finish that still fails → Release (the finalizer gives the plan's lease back) → Failed;
+ *   a Plan refused because another execution holds the plan (CS_ERR_BACKFILL_RUNNING) → AlreadyRunning (Succeed).
  *
  * Usable alone (give it a table and a bucket) or next to a {@link CatalogSync} sharing its table, bucket and
  * settings (the app does that with `-c catalog-sync:backfill=true`). Each function has its own role with
@@ -54,7 +56,7 @@ import { grantSourceSecretRead } from '../source-secret.js';
 import { backfillDefinition } from './backfill-definition.js';
 import { nagResource } from './nag.js';
 import { handlerCode } from './handler-entry.js';
-import { grantBucketKey, grantMirrorStateRead } from './mirror-grants.js';
+import { grantBucketKey, grantMirrorStateRead, grantSnapshotWrites } from './mirror-grants.js';
 import { latestNodeRuntime, nodeBundling } from './sync-function.js';
 
 /** Properties of a {@link CatalogBackfill}. */
@@ -109,7 +111,7 @@ export class CatalogBackfill extends Construct {
   readonly planner: NodejsFunction;
   readonly worker: NodejsFunction;
   readonly finalizer: NodejsFunction;
-  /** Fires on a failed, timed-out or aborted execution. */
+  /** Fires on a failed, timed-out or aborted execution (not on a refused double start: it ends in AlreadyRunning). */
   readonly failedAlarm: cloudwatch.Alarm;
   readonly cursorName: string;
   /** Powertools service name of its functions: the `service` dimension of the worker's EMF metrics. */
@@ -213,15 +215,19 @@ export class CatalogBackfill extends Construct {
     items(planner.role, 'PlanItems', ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
     objects(planner.role, 'RangesFile', ['s3:PutObject', 's3:GetObject'], rangesPrefix, `The plan's ranges file is named by the backfill's id, unknown in advance: PutObject and GetObject under "${rangesPrefix}" only.`);
     // Worker: the range items (GetItem; progress and done: conditional UpdateItem) and the plan's lease; leaves,
-    // manifests and quarantine records under the prefix, as the follower writes them.
+    // manifests and quarantine records in the layout's folders, as the follower writes them, and filter.json (the
+    // first to run on a mirror records its filter). Not watermark.json: the finalizer writes it.
     items(worker.role, 'RangeItems', ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    objects(worker.role, 'PutSnapshots', ['s3:PutObject'], this.prefix, `Every object a range writes is named by a package and a commit, unknown in advance: PutObject (only) under the sync's prefix "${this.prefix}", as the follower's function.`);
+    grantSnapshotWrites(worker.role, props.bucket, this.prefix, {
+      watermark: false,
+      why: `Every object a range writes is named by a package and a commit, unknown in advance: PutObject (only) in the layout's folders (leaves/, commits/, quarantine/) under the sync's prefix "${this.prefix}", as the follower's function.`,
+    });
     // Finalizer: the plan, every range (Query), the cursor and the active-plan item (conditional UpdateItem), the run
     // log (PutItem), the lease given back after a failed map (UpdateItem); filter.json and watermark.json (those keys).
     items(finalizer.role, 'FinishItems', ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
     // The planner finishes a plan with no range at once (B at the cursor), so it writes the watermark too. Both record
-    // the id filter in filter.json when they are the first to run on a mirror (checkIdFilter; the worker's PutObject
-    // under the prefix covers it there).
+    // the id filter in filter.json when they are the first to run on a mirror (checkIdFilter; the worker's grant
+    // names filter.json too).
     const mirrorState = [props.bucket.arnForObjects(filterKeyOf(this.prefix)), props.bucket.arnForObjects(watermarkKeyOf(this.prefix))];
     for (const role of [planner.role, finalizer.role]) {
       role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PutFilterAndWatermark', actions: ['s3:PutObject'], resources: mirrorState }));

@@ -4,9 +4,27 @@
  * key. Used by the follower (sync-function.ts), the backfill (catalog-backfill.ts) and the consumers
  * (catalog-consumer.ts, latest-view.ts). test/integration/iam-grants.test.ts checks them against the calls the code makes.
  */
+import { Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
-import { filterKeyOf, watermarkKeyOf } from '../../lambda/contract/index.js';
+import { filterKeyOf, SNAPSHOT_FOLDERS, watermarkKeyOf } from '../../lambda/contract/index.js';
+import { nagResource } from './nag.js';
+
+/**
+ * `s3:PutObject` (only) on what a writer of snapshots writes under `prefix`, and nowhere else in the bucket (under
+ * the default empty prefix, not the whole bucket): the layout's folders `leaves/`, `commits/` and `quarantine/`,
+ * `filter.json` (the first run on a mirror records its id filter) and, when `watermark` (the follower), the key
+ * `watermark.json`. The run log is in the table, not the bucket. cdk-nag's finding on each folder's wildcard is
+ * acknowledged with `why`.
+ */
+export function grantSnapshotWrites(role: iam.Role, bucket: s3.IBucket, prefix: string, o: { readonly watermark: boolean; readonly why: string }): void {
+  const folders = SNAPSHOT_FOLDERS.map((folder) => bucket.arnForObjects(`${prefix}${folder}*`));
+  const keys = [filterKeyOf(prefix), ...(o.watermark ? [watermarkKeyOf(prefix)] : [])].map((key) => bucket.arnForObjects(key));
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PutSnapshots', actions: ['s3:PutObject'], resources: [...folders, ...keys] }));
+  for (const arn of folders) {
+    Validations.of(role).acknowledge({ id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(role).resolve(arn))}]`, reason: o.why });
+  }
+}
 
 /**
  * GetObject of the mirror's `{prefix}filter.json` and `{prefix}watermark.json` (those two keys only), and

@@ -20,7 +20,7 @@ import type { Construct } from 'constructs';
 import { DEFAULT_MEMORY_MB } from '../defaults.js';
 import { grantSourceSecretRead } from '../source-secret.js';
 import { handlerCode } from './handler-entry.js';
-import { grantBucketKey, grantMirrorStateRead } from './mirror-grants.js';
+import { grantBucketKey, grantMirrorStateRead, grantSnapshotWrites } from './mirror-grants.js';
 import { nagResource } from './nag.js';
 
 /** Properties of a {@link SyncFunction}. */
@@ -205,12 +205,11 @@ export class SyncFunction {
         conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [props.cursorName] } },
       }),
     );
-    // Leaves, manifests and quarantine records, under its prefix. No deletes, no ACLs.
-    const objects = props.bucket.arnForObjects(`${props.prefix}*`);
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PutSnapshots', actions: ['s3:PutObject'], resources: [objects] }));
-    Validations.of(role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(scope).resolve(objects))}]`,
-      reason: `Every object this sync writes is named by a package and a commit, unknown in advance: PutObject (only) on keys under its own prefix "${props.prefix}" of the snapshot bucket, which no other sync writes.`,
+    // Leaves, manifests and quarantine records in the layout's folders under its prefix, its filter.json and its
+    // watermark.json: nothing else of the bucket. No deletes, no ACLs.
+    grantSnapshotWrites(role, props.bucket, props.prefix, {
+      watermark: true,
+      why: `Every object this sync writes is named by a package and a commit, unknown in advance: PutObject (only) in the layout's folders (leaves/, commits/, quarantine/) under its own prefix "${props.prefix}" of the snapshot bucket, which no other sync writes.`,
     });
     // Its only reads, two keys: the id filter the mirror was synced with (checkIdFilter, lambda/sync/filter-record.ts,
     // once per container) and the watermark, read before each write so that it never moves back (lambda/sync/watermark.ts).

@@ -4,12 +4,15 @@
  * Input: the execution's input, `{}` or `{ "until": "<timestamp>", "rangeLeaves": 5000 }`, with `"abandon": true`
  * to abandon the cursor's unfinished plan first (its done ranges stay stored; a new plan is made).
  * One plan at a time: while another execution (or the CLI) runs the cursor's plan, this one fails at Plan with
- * `CS_ERR_BACKFILL_RUNNING` naming it; another `until` or `rangeLeaves` than the unfinished plan's fails with
+ * `CS_ERR_BACKFILL_RUNNING` naming it, who holds it and until when (the definition ends such an execution in its
+ * AlreadyRunning state: not a failure); another `until` or `rangeLeaves` than the unfinished plan's fails with
  * `CS_ERR_BACKFILL_MISMATCH` naming both. `INCLUDE_IDS`/`EXCLUDE_IDS` other than the mirror's `filter.json` fail
- * with `CS_ERR_ID_FILTER_CHANGED` naming both filters, before anything is planned.
+ * with `CS_ERR_ID_FILTER_CHANGED` naming both filters, before anything is planned. Step Functions sees these codes as
+ * the error's name (coded-errors.ts).
  */
 import { backfillRangesKey, MAX_RANGE_LEAVES, parseTimestamp, SettingsError } from '../contract/index.js';
 import { abandonBackfill, planBackfill } from '../sync/index.js';
+import { withCodedErrors } from './coded-errors.js';
 import { checkBackfillFilter, logger, warmUp } from './warm.js';
 
 export interface PlannerInput {
@@ -33,10 +36,17 @@ export interface PlannerOutput {
   /** How many ranges (items of the ranges file). */
   readonly ranges: number;
   readonly resumed: boolean;
+  /**
+   * Who holds the plan's lease: the execution's ARN (the map passes it to every batch, whose worker renews the lease
+   * only while it is still this execution's). Absent when the planner is called without one.
+   */
+  readonly leaseHolder?: string;
 }
 
 /** The planner, called by the state machine with a {@link PlannerEvent}, or directly with the input alone. */
-export const handler = async (event: PlannerEvent | PlannerInput | null | undefined): Promise<PlannerOutput> => {
+export const handler = (event: PlannerEvent | PlannerInput | null | undefined): Promise<PlannerOutput> => withCodedErrors(() => planOrResume(event));
+
+async function planOrResume(event: PlannerEvent | PlannerInput | null | undefined): Promise<PlannerOutput> {
   const warm = await warmUp(process.env);
   const { settings, bucket, deps } = warm;
   const wrapped = event !== null && typeof event === 'object' && 'execution' in event && typeof event.execution === 'string';
@@ -58,5 +68,7 @@ export const handler = async (event: PlannerEvent | PlannerInput | null | undefi
     ...(holder === undefined ? {} : { holder }),
   });
   logger.info(resumed ? 'backfill resumed' : 'backfill planned', { backfillId: plan.backfillId, ranges: plan.ranges, leaves: plan.leaves, bound: plan.bound });
-  return { backfillId: plan.backfillId, bucket, rangesKey: backfillRangesKey(settings.prefix, plan.backfillId), ranges: plan.ranges, resumed };
-};
+  // The ranges file of a resumed plan is where that plan wrote it: under its own prefix.
+  const rangesKey = backfillRangesKey(plan.prefix, plan.backfillId);
+  return { backfillId: plan.backfillId, bucket, rangesKey, ranges: plan.ranges, resumed, ...(holder === undefined ? {} : { leaseHolder: holder }) };
+}

@@ -18,6 +18,7 @@ import { addTotals, DEFAULT_METRICS_NAMESPACE, SettingsError, ZERO_TOTALS, type 
 import { addWorkMetrics } from '../handler/work-metrics.js';
 import { safetyMarginMs } from '../handler.js';
 import { runRange, type RangeOutcome } from '../sync/index.js';
+import { withCodedErrors } from './coded-errors.js';
 import { checkBackfillFilter, logger, warmUp } from './warm.js';
 
 // As lambda/handler.ts: the stack sets both; an explicit serviceName would override POWERTOOLS_SERVICE_NAME.
@@ -29,7 +30,8 @@ const metrics = new Metrics({
 /** What ItemBatcher hands a child execution. */
 export interface WorkerInput {
   readonly Items: readonly BackfillRange[];
-  readonly BatchInput: { readonly backfillId: string; readonly passes?: number };
+  /** `leaseHolder`: the execution that holds the plan's lease (the planner's output), whose lease alone is renewed. */
+  readonly BatchInput: { readonly backfillId: string; readonly leaseHolder?: string; readonly passes?: number };
 }
 
 export interface WorkerOutput {
@@ -41,12 +43,14 @@ export interface WorkerOutput {
   readonly lowestPutConcurrency: number;
 }
 
-export const handler = async (event: WorkerInput, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<WorkerOutput> => {
+export const handler = (event: WorkerInput, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<WorkerOutput> => withCodedErrors(() => runBatch(event, context));
+
+async function runBatch(event: WorkerInput, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<WorkerOutput> {
   const warm = await warmUp(process.env, { backpressure: true });
   const { settings, deps, gauge } = warm;
   // The filter may have been changed (`run --refilter`) since the plan: no range is stored under another one.
   await checkBackfillFilter(warm);
-  const { backfillId } = event.BatchInput ?? {};
+  const { backfillId, leaseHolder } = event.BatchInput ?? {};
   for (const range of event.Items ?? []) {
     if (range.backfillId !== backfillId) throw new SettingsError('BatchInput.backfillId', `is ${backfillId}, but range ${range.n} belongs to ${range.backfillId}`);
   }
@@ -61,7 +65,7 @@ export const handler = async (event: WorkerInput, context: Pick<Context, 'getRem
         done = false;
         break;
       }
-      const outcome = await runRange(settings, { ...deps, deadline }, range);
+      const outcome = await runRange(settings, { ...deps, deadline }, range, leaseHolder === undefined ? {} : { holder: leaseHolder });
       ranges.push(outcome);
       if (!outcome.done) {
         done = false;
@@ -76,7 +80,7 @@ export const handler = async (event: WorkerInput, context: Pick<Context, 'getRem
   const slowDowns = (gauge?.slowDowns ?? 0) - slowDownsBefore;
   logger.info('backfill batch', { backfillId, done, ranges: ranges.map((r) => ({ n: r.n, done: r.done, skipped: r.skipped, leaves: r.totals.leaves })), slowDowns });
   return { done, ranges, slowDowns, lowestPutConcurrency: gauge?.lowest ?? settings.concurrency };
-};
+}
 
 /** Publishes one EMF record of what this invocation's ranges stored. */
 function record(ranges: readonly RangeOutcome[], slowDowns: number, backfillId: string | undefined): void {

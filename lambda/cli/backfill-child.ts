@@ -16,7 +16,7 @@ import { verboseHooks } from './verbose.js';
 const PROGRESS_EVERY_MS = 100;
 
 const stop = new AbortController();
-let opened: { settings: SyncSettings; stores: OpenStores; http: HttpClient; logger: EngineLogger | undefined; catalog: CatalogClient } | undefined;
+let opened: { settings: SyncSettings; stores: OpenStores; http: HttpClient; logger: EngineLogger | undefined; catalog: CatalogClient; leaseHolder: string | undefined } | undefined;
 let busy: Promise<void> = Promise.resolve();
 
 function send(message: FromWorker): void {
@@ -28,7 +28,7 @@ async function open(options: WorkerOptions): Promise<void> {
   const stores = await withBackpressure(await openStores(options, settings.concurrency), options, settings.concurrency);
   const http = new HttpClient({ connections: settings.concurrency });
   const verbose = verboseHooks(options.verbose, http);
-  opened = { settings, stores: { ...stores, backfills: verbose.backfills(stores.backfills) }, http, logger: verbose.logger, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins) };
+  opened = { settings, stores: { ...stores, backfills: verbose.backfills(stores.backfills) }, http, logger: verbose.logger, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), leaseHolder: options.leaseHolder };
   send({ type: 'ready' });
 }
 
@@ -56,7 +56,7 @@ async function withBackpressure(stores: OpenStores, options: WorkerOptions, conc
 }
 
 async function run(range: BackfillRange): Promise<void> {
-  const { settings, stores, catalog, logger } = opened!;
+  const { settings, stores, catalog, logger, leaseHolder } = opened!;
   let last = 0;
   try {
     const outcome = await runRange(
@@ -77,6 +77,7 @@ async function run(range: BackfillRange): Promise<void> {
         },
       },
       range,
+      leaseHolder === undefined ? {} : { holder: leaseHolder },
     );
     send({ type: 'outcome', outcome });
   } catch (error) {

@@ -7,7 +7,10 @@ import type { RangeOutcome } from '../sync/index.js';
 import type { RunOptions } from './options.js';
 
 /** The flags a worker needs to build the same settings and stores as the parent. */
-export type WorkerOptions = Pick<RunOptions, 'source' | 'cursorName' | 'dependsOn' | 'cursorTable' | 'bucket' | 'prefix' | 'dataDir' | 'start' | 'concurrency' | 'quarantine' | 'allowOrigin' | 'include' | 'exclude' | 'verbose'>;
+export type WorkerOptions = Pick<RunOptions, 'source' | 'cursorName' | 'dependsOn' | 'cursorTable' | 'bucket' | 'prefix' | 'dataDir' | 'start' | 'concurrency' | 'quarantine' | 'allowOrigin' | 'include' | 'exclude' | 'verbose'> & {
+  /** The parent's lease holder (`<pid>@<host>`): a worker renews the plan's lease only while it is the parent's. */
+  readonly leaseHolder?: string;
+};
 
 /** Parent to worker. */
 export type ToWorker =

@@ -149,10 +149,11 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
       const abandoned = await abandonBackfill(settings, deps);
       process.stderr.write(abandoned === undefined ? 'no unfinished backfill to abandon\n' : `abandoned backfill ${abandoned.backfillId} (planned ${abandoned.createdAt}, B ${abandoned.bound}); planning anew\n`);
     }
+    const holder = `${process.pid}@${hostname()}`;
     const { plan, ranges, resumed } = await planBackfill(settings, deps, {
       ...(checked.until === undefined ? {} : { until: checked.until }),
       ...(checked.rangeLeaves === undefined ? {} : { rangeLeaves: checked.rangeLeaves }),
-      holder: `${process.pid}@${hostname()}`,
+      holder,
       holderGone,
     }).catch((error: unknown) => {
       // Bad usage (exit 2), naming the flags that differ.
@@ -168,7 +169,7 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
     progress.planned(resumed, done.size, states.filter((state) => state.done).reduce((sum, state) => sum + state.leaves, 0));
     // The plan's lease keeps followers of the cursor away while this process lives; a killed backfill lets it lapse.
     lease = setInterval(() => {
-      stores.backfills.renewLease(settings.cursorName, plan.backfillId, Date.now() + leaseMs).catch(() => undefined);
+      stores.backfills.renewLease(settings.cursorName, plan.backfillId, Date.now() + leaseMs, holder).catch(() => undefined);
     }, Math.min(60_000, leaseMs / 3)).unref();
     // Loaded here, not with the command: it brings child_process, which no other command needs.
     const { WorkerPool } = await import('./backfill-pool.js');
@@ -176,7 +177,7 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
       pool = new WorkerPool(
         ranges.filter((range) => !done.has(range.n)),
         checked.workers,
-        workerOptions(options),
+        { ...workerOptions(options), leaseHolder: holder },
         progress,
       );
     }

@@ -6,7 +6,7 @@ export { compareTicks, expandDateOnly, formatTimestamp, MIN_TICKS, MIN_TIMESTAMP
 export { comparableVersion, identityKeyProblem, KeySegmentError, MAX_PREFIX_BYTES, normalizeVersion } from './identity.js';
 export { compareVersions } from './version-order.js';
 export { VIEW_CONSUMER, VIEW_KEYS } from './view.js';
-export { commitKey, commitKeyOf, CommitKeyError, decodeCommitKey, filterKeyOf, leafKey, manifestKey, quarantineKey, watermarkKeyOf } from './keys.js';
+export { commitKey, commitKeyOf, CommitKeyError, decodeCommitKey, filterKeyOf, leafKey, manifestKey, quarantineKey, SNAPSHOT_FOLDERS, watermarkKeyOf } from './keys.js';
 export { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, DEFAULT_METRICS_NAMESPACE, DEFAULT_RUN_LOG_DAYS } from './settings.js';
 export { DEFAULT_SOURCE, parseSettings, SettingsError, SOURCE_SECRET_ENV, type RawSettings, type SyncSettings } from './settings.js';
 export { CURSOR_NAME_PATTERN, ENV_NAMES, parseRunLogDays, type SettingNames } from './settings.js';

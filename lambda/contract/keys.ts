@@ -149,6 +149,12 @@ export function leafKeyForRecord(prefix: string, recordKey: string): string {
   return `${prefix}leaves/${recordKey.slice(prefix.length + 'quarantine/'.length)}`;
 }
 
+/**
+ * The folders of the layout under a prefix that the writers of snapshots fill: leaves, manifests and quarantine
+ * records (a function's `s3:PutObject` is granted on these, `watermark.json` and `filter.json`, not on the whole prefix).
+ */
+export const SNAPSHOT_FOLDERS = ['leaves/', 'commits/', 'quarantine/'] as const;
+
 /** `{prefix}watermark.json`: the one watermark a consumer with only S3 access can trust (its document: `watermarkOf` in lambda/sync/layout.ts). */
 export function watermarkKeyOf(prefix: string): string {
   return `${prefix}watermark.json`;

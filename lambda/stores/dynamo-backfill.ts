@@ -69,11 +69,14 @@ export class DynamoBackfillStore implements BackfillStore {
     return this.readPlan(cursorName, sk.slice(BACKFILL_SK_PREFIX.length).split('#')[0]!, options);
   }
 
-  async renewLease(cursorName: string, backfillId: string, leaseUntil: number): Promise<void> {
+  async renewLease(cursorName: string, backfillId: string, leaseUntil: number, holder?: string, now = Date.now()): Promise<void> {
+    // Still its holder's (a lease given back has none); without a holder, a lease still live.
+    const held = holder === undefined ? '#leaseUntil > :now' : '#leaseHolder = :holder';
     await conditional(
-      this.update(cursorName, backfillSortKey(backfillId), 'SET #leaseUntil = :lease', '#status = :running AND #leaseUntil < :lease', {
+      this.update(cursorName, backfillSortKey(backfillId), 'SET #leaseUntil = :lease', `#status = :running AND #leaseUntil < :lease AND ${held}`, {
         ':lease': leaseUntil,
         ':running': BackfillStatus.running,
+        ...(holder === undefined ? { ':now': now } : { ':holder': holder }),
       }),
     );
   }
@@ -164,14 +167,14 @@ export class DynamoBackfillStore implements BackfillStore {
     return states.sort((a, b) => a.n - b.n);
   }
 
-  async claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number): Promise<boolean> {
+  async claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number, holder?: string): Promise<boolean> {
     return conditional(
       this.update(
         cursorName,
         BACKFILL_ACTIVE_SK,
-        'SET #backfillId = :id, #claimedAt = :at',
+        holder === undefined ? 'SET #backfillId = :id, #claimedAt = :at REMOVE #leaseHolder' : 'SET #backfillId = :id, #claimedAt = :at, #leaseHolder = :holder',
         replacing === undefined ? 'attribute_not_exists(#backfillId)' : '#backfillId = :replacing',
-        { ':id': backfillId, ':at': claimedAt, ...(replacing === undefined ? {} : { ':replacing': replacing }) },
+        { ':id': backfillId, ':at': claimedAt, ...(replacing === undefined ? {} : { ':replacing': replacing }), ...(holder === undefined ? {} : { ':holder': holder }) },
       ),
     );
   }
@@ -179,11 +182,11 @@ export class DynamoBackfillStore implements BackfillStore {
   async readActive(cursorName: string): Promise<ActivePlanClaim | undefined> {
     const item = await this.get(cursorName, BACKFILL_ACTIVE_SK);
     if (typeof item?.backfillId !== 'string') return undefined;
-    return { backfillId: item.backfillId, claimedAt: Number(item.claimedAt ?? 0) };
+    return { backfillId: item.backfillId, claimedAt: Number(item.claimedAt ?? 0), ...(typeof item.leaseHolder === 'string' ? { holder: item.leaseHolder } : {}) };
   }
 
   async releaseActive(cursorName: string, backfillId: string): Promise<void> {
-    await conditional(this.update(cursorName, BACKFILL_ACTIVE_SK, 'REMOVE #backfillId, #claimedAt', '#backfillId = :id', { ':id': backfillId }));
+    await conditional(this.update(cursorName, BACKFILL_ACTIVE_SK, 'REMOVE #backfillId, #claimedAt, #leaseHolder', '#backfillId = :id', { ':id': backfillId }));
   }
 
   async setLease(cursorName: string, backfillId: string, leaseUntil: number, expected: number | undefined, holder?: string): Promise<boolean> {

@@ -131,8 +131,8 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
     return this.backfills.newestPlan(cursorName, options);
   }
 
-  renewLease(cursorName: string, backfillId: string, leaseUntil: number): Promise<void> {
-    return this.backfills.renewLease(cursorName, backfillId, leaseUntil);
+  renewLease(cursorName: string, backfillId: string, leaseUntil: number, holder?: string, now?: number): Promise<void> {
+    return this.backfills.renewLease(cursorName, backfillId, leaseUntil, holder, now);
   }
 
   finishPlan(cursorName: string, backfillId: string, finishedAt: string, summary: RunSummary): Promise<BackfillPlan> {
@@ -155,8 +155,8 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
     return this.backfills.listRanges(cursorName, backfillId);
   }
 
-  claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number): Promise<boolean> {
-    return this.backfills.claimActive(cursorName, backfillId, replacing, claimedAt);
+  claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number, holder?: string): Promise<boolean> {
+    return this.backfills.claimActive(cursorName, backfillId, replacing, claimedAt, holder);
   }
 
   readActive(cursorName: string): Promise<ActivePlanClaim | undefined> {

@@ -8,7 +8,11 @@ import { join } from 'node:path';
 import type { FileNameMode } from './local-paths.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 
-/** The record of a folder's mode, in its state folder: `{"fileNames":"exact"}` or `{"fileNames":"escaped"}`. */
+/**
+ * The record of a folder's mode, in its state folder: `{"fileNames":"exact"}`, `{"fileNames":"portable"}`, or
+ * `{"fileNames":"escaped"}` (recorded by versions before `portable`: upper-case letters escaped, Windows' reserved
+ * names not marked).
+ */
 export const FILE_NAMES_RECORD = 'file-names.json';
 
 /** A folder whose recorded mode cannot be used here, or whose record is unreadable. */
@@ -31,29 +35,36 @@ export interface FolderLayout {
   readonly stateFile: string;
   /** For tests: take the file system as case-insensitive whatever the probe finds. */
   readonly forceCaseInsensitive?: boolean;
+  /** For tests: the operating system (default `process.platform`); on `win32` a new folder is always `portable`. */
+  readonly platform?: NodeJS.Platform;
   /** Writes a whole file or nothing. */
   writeAtomic(path: string, body: Buffer): Promise<void>;
 }
 
 /**
  * The folder's mode:
- * - recorded `escaped`: kept on any file system (escaped names are correct on a case-sensitive one too);
+ * - recorded `portable`: kept on any file system (its names are correct on a case-sensitive one too);
+ * - recorded `escaped` (by an earlier version): kept, its names read and written as they were made (on macOS a name
+ *   like `con` is an ordinary one); on Windows it is recorded `portable` and taken as such, since no name Windows
+ *   reserves could have been written there;
  * - recorded `exact`: kept, unless the folder is now on a case-insensitive file system (copied or moved
  *   there), where an error says so: its keys would overwrite each other;
- * - nothing recorded: `escaped` on a case-insensitive file system, `exact` otherwise, then recorded; but a
- *   folder an earlier catalog-sync filled with exact names (it has a snapshot folder or a state file) is
- *   an error on a case-insensitive file system, where commits may already have overwritten each other.
+ * - nothing recorded: `portable` on a case-insensitive file system or on Windows, `exact` otherwise, then recorded;
+ *   but a folder an earlier catalog-sync filled with exact names (it has a snapshot folder or a state file) is
+ *   an error on a case-insensitive file system, where commits may already have overwritten each other, and stays
+ *   `exact` on a case-sensitive one.
  *
- * @throws {@link FileNameModeError} in the two error cases, and for a record that is not one of the two.
+ * @throws {@link FileNameModeError} in the two error cases, and for a record that is not one of the three.
  */
 export async function resolveFileNameMode(folder: FolderLayout): Promise<FileNameMode> {
   const recordPath = join(folder.stateDir, FILE_NAMES_RECORD);
   const recorded = await readRecord(recordPath);
-  if (recorded === 'escaped') return 'escaped';
+  const windows = onWindows(folder);
+  if (recorded === 'portable' || (recorded === 'escaped' && !windows)) return recorded;
+  if (recorded === 'escaped') return writeRecord(folder, recordPath, 'portable');
   const insensitive = folder.forceCaseInsensitive === true || (await isCaseInsensitive(folder.stateDir));
-  const mode = await modeOf(folder, recorded, insensitive);
-  if (recorded === undefined) await folder.writeAtomic(recordPath, Buffer.from(`${JSON.stringify({ fileNames: mode })}\n`));
-  return mode;
+  const mode = await modeOf(folder, recorded, insensitive, windows);
+  return recorded === undefined ? writeRecord(folder, recordPath, mode) : mode;
 }
 
 /**
@@ -66,14 +77,20 @@ export async function resolveFileNameMode(folder: FolderLayout): Promise<FileNam
 export async function readFileNameMode(folder: Omit<FolderLayout, 'writeAtomic'>): Promise<{ mode: FileNameMode; settled: boolean } | undefined> {
   if (!(await stat(folder.root).then((found) => found.isDirectory(), () => false))) return undefined;
   const recorded = await readRecord(join(folder.stateDir, FILE_NAMES_RECORD));
-  if (recorded === 'escaped') return { mode: 'escaped', settled: true };
+  const windows = onWindows(folder);
+  // An `escaped` folder holds no name Windows reserves, so there `portable` reads it as it was written.
+  if (recorded === 'portable' || recorded === 'escaped') return { mode: recorded === 'escaped' && !windows ? 'escaped' : 'portable', settled: true };
   const seen = folder.forceCaseInsensitive === true ? true : await seemsCaseInsensitive(folder.root);
   // Settled (kept by the caller) once recorded or once an entry told the file system apart; until then, looked for again.
-  return { mode: await modeOf(folder, recorded, seen === true), settled: recorded !== undefined || seen !== undefined };
+  return { mode: await modeOf(folder, recorded, seen === true, windows), settled: recorded !== undefined || seen !== undefined };
 }
 
-/** The mode of a folder whose record says `recorded` (not `escaped`) on a file system that is `insensitive` or not. */
-async function modeOf(folder: Omit<FolderLayout, 'writeAtomic'>, recorded: 'exact' | undefined, insensitive: boolean): Promise<FileNameMode> {
+function onWindows(folder: Pick<FolderLayout, 'platform'>): boolean {
+  return (folder.platform ?? process.platform) === 'win32';
+}
+
+/** The mode of a folder whose record says `recorded` (`exact` or nothing) on a file system that is `insensitive` or not. */
+async function modeOf(folder: Omit<FolderLayout, 'writeAtomic'>, recorded: 'exact' | undefined, insensitive: boolean, windows: boolean): Promise<FileNameMode> {
   const recordPath = join(folder.stateDir, FILE_NAMES_RECORD);
   const clash =
     'where keys differing only in case (commit keys do: 001e9fzMHc3F and 001e9fzmHc3F, 26 s apart) overwrite each other';
@@ -86,13 +103,19 @@ async function modeOf(folder: Omit<FolderLayout, 'writeAtomic'>, recorded: 'exac
     }
     return 'exact';
   }
-  if (insensitive && (await filledBefore(folder))) {
+  const filled = await filledBefore(folder);
+  if (insensitive && filled) {
     throw new FileNameModeError(
       `${folder.root}: this folder was filled by a catalog-sync that stored keys as exact file names (it has no ${recordPath}), ` +
         `and it is on a case-insensitive file system, ${clash}; some commits may be missing: sync into a new, empty folder`,
     );
   }
-  return insensitive ? 'escaped' : 'exact';
+  return insensitive || (windows && !filled) ? 'portable' : 'exact';
+}
+
+async function writeRecord(folder: FolderLayout, recordPath: string, mode: FileNameMode): Promise<FileNameMode> {
+  await folder.writeAtomic(recordPath, Buffer.from(`${JSON.stringify({ fileNames: mode })}\n`));
+  return mode;
 }
 
 async function readRecord(path: string): Promise<FileNameMode | undefined> {
@@ -107,10 +130,10 @@ async function readRecord(path: string): Promise<FileNameMode | undefined> {
   try {
     mode = (JSON.parse(text) as { fileNames?: unknown } | null)?.fileNames;
   } catch (cause) {
-    throw new FileNameModeError(`${path}: not JSON (${(cause as Error).message}); expected {"fileNames":"exact"} or {"fileNames":"escaped"}`, { cause });
+    throw new FileNameModeError(`${path}: not JSON (${(cause as Error).message}); expected {"fileNames":"exact"}, {"fileNames":"portable"} or {"fileNames":"escaped"}`, { cause });
   }
-  if (mode !== 'exact' && mode !== 'escaped') {
-    throw new FileNameModeError(`${path}: "fileNames" is ${JSON.stringify(mode) ?? 'missing'}; expected "exact" or "escaped"`);
+  if (mode !== 'exact' && mode !== 'escaped' && mode !== 'portable') {
+    throw new FileNameModeError(`${path}: "fileNames" is ${JSON.stringify(mode) ?? 'missing'}; expected "exact", "portable" or "escaped"`);
   }
   return mode;
 }

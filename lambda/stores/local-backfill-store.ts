@@ -47,12 +47,12 @@ export class LocalBackfillStore implements BackfillStore {
     return undefined;
   }
 
-  async renewLease(cursorName: string, backfillId: string, leaseUntil: number): Promise<void> {
-    await this.folder.lock.hold(async (held) => {
-      const path = this.planPath(cursorName, backfillId);
-      const plan = await this.readJson<BackfillPlan>(path, 'backfillId');
-      if (plan === undefined || plan.status !== BackfillStatus.running || plan.leaseUntil >= leaseUntil) return;
-      await this.write(path, { ...plan, leaseUntil }, held.whileHeld);
+  async renewLease(cursorName: string, backfillId: string, leaseUntil: number, holder?: string, now = Date.now()): Promise<void> {
+    await this.updatePlan(cursorName, backfillId, (plan) => {
+      if (plan.leaseUntil >= leaseUntil) return undefined;
+      // Still its holder's (a lease given back has none); without a holder, a lease still live.
+      if (holder === undefined ? plan.leaseUntil <= now : plan.leaseHolder !== holder) return undefined;
+      return { ...plan, leaseUntil };
     });
   }
 
@@ -131,11 +131,11 @@ export class LocalBackfillStore implements BackfillStore {
     return states.sort((a, b) => a.n - b.n);
   }
 
-  async claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number): Promise<boolean> {
+  async claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number, holder?: string): Promise<boolean> {
     return this.folder.lock.hold(async (held) => {
       const current = await this.readActive(cursorName);
       if (current?.backfillId !== replacing) return false;
-      await this.write(this.activePath(cursorName), { backfillId, claimedAt }, held.whileHeld);
+      await this.write(this.activePath(cursorName), { backfillId, claimedAt, ...(holder === undefined ? {} : { holder }) }, held.whileHeld);
       return true;
     });
   }
@@ -143,7 +143,7 @@ export class LocalBackfillStore implements BackfillStore {
   async readActive(cursorName: string): Promise<ActivePlanClaim | undefined> {
     const claim = await this.readJson<Partial<ActivePlanClaim>>(this.activePath(cursorName), 'backfillId');
     if (typeof claim?.backfillId !== 'string') return undefined;
-    return { backfillId: claim.backfillId, claimedAt: Number(claim.claimedAt ?? 0) };
+    return { backfillId: claim.backfillId, claimedAt: Number(claim.claimedAt ?? 0), ...(typeof claim.holder === 'string' ? { holder: claim.holder } : {}) };
   }
 
   async releaseActive(cursorName: string, backfillId: string): Promise<void> {

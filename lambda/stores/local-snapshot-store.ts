@@ -3,7 +3,7 @@ import { join, sep } from 'node:path';
 import { MAX_FILE_NAME_BYTES } from '../contract/identity.js';
 import { readFileNameMode, resolveFileNameMode } from './file-name-mode.js';
 import { type LocalFolder, readTextIfExists, STATE_DIR } from './local-folder.js';
-import { fileNamesOf, unescapeName, type FileNameMode } from './local-paths.js';
+import { fileNamesOf, segmentOfFileName, type FileNameMode } from './local-paths.js';
 import { LocalStateError } from './local-state-error.js';
 import type { SnapshotReader, SnapshotStore } from './types.js';
 
@@ -16,8 +16,9 @@ export interface LocalSnapshotStoreOptions {
  * Snapshots, manifests and quarantine records as files of a local folder, with the S3 key layout: each `/`
  * of a key is a folder. Every write is atomic and durable before it resolves (the folder's
  * {@link AtomicFileWriter}), so everything a cursor covers is on disk before the cursor is written. On a
- * case-insensitive file system the file names escape upper-case letters ({@link FileNameMode}), chosen at first
- * use and recorded in the folder (`file-name-mode.ts`); keys are always listed as the S3 keys.
+ * case-insensitive file system (and on Windows) the file names escape upper-case letters and mark the names Windows
+ * reserves ({@link FileNameMode}), chosen at first use and recorded in the folder (`file-name-mode.ts`); keys are
+ * always listed as the S3 keys.
  */
 export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
   /** Each key segment is a file or folder name. */
@@ -95,7 +96,7 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
     for (const entry of entries) {
       if (relative === '' && entry.name === STATE_DIR) continue;
       // Temporary files live in the state folder, so every other file is a key: even an id like `x.tmp-y`.
-      const segment = mode === 'exact' ? entry.name : unescapeName(entry.name);
+      const segment = segmentOfFileName(entry.name, mode);
       // An escaped folder holds only names catalog-sync escaped; others (`.DS_Store`) were never keys.
       if (segment === undefined) continue;
       const key = relative === '' ? segment : `${relative}/${segment}`;

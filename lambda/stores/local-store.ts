@@ -101,8 +101,8 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, Snap
     return this.stores.backfills.newestPlan(cursorName);
   }
 
-  renewLease(cursorName: string, backfillId: string, leaseUntil: number): Promise<void> {
-    return this.stores.backfills.renewLease(cursorName, backfillId, leaseUntil);
+  renewLease(cursorName: string, backfillId: string, leaseUntil: number, holder?: string, now?: number): Promise<void> {
+    return this.stores.backfills.renewLease(cursorName, backfillId, leaseUntil, holder, now);
   }
 
   finishPlan(cursorName: string, backfillId: string, finishedAt: string, summary: RunSummary): Promise<BackfillPlan> {
@@ -125,8 +125,8 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, Snap
     return this.stores.backfills.listRanges(cursorName, backfillId);
   }
 
-  claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number): Promise<boolean> {
-    return this.stores.backfills.claimActive(cursorName, backfillId, replacing, claimedAt);
+  claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number, holder?: string): Promise<boolean> {
+    return this.stores.backfills.claimActive(cursorName, backfillId, replacing, claimedAt, holder);
   }
 
   readActive(cursorName: string): Promise<ActivePlanClaim | undefined> {

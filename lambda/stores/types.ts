@@ -149,8 +149,14 @@ export interface BackfillStore {
   readPlan(cursorName: string, backfillId: string): Promise<BackfillPlan | undefined>;
   /** The newest plan of a cursor (kuuid ids sort by time), or undefined when it has none. */
   newestPlan(cursorName: string, options?: ReadOptions): Promise<BackfillPlan | undefined>;
-  /** Moves a running plan's lease forward to `leaseUntil` (epoch ms); never back, never on a finished plan. */
-  renewLease(cursorName: string, backfillId: string, leaseUntil: number): Promise<void>;
+  /**
+   * Moves a running plan's lease forward to `leaseUntil` (epoch ms); never back, never on a finished plan, and only
+   * while `holder` still holds it: a lease given back (its holder removed) or taken over by another planner is not
+   * renewed, so it stays given back. Without `holder` (a caller that does not know it), only a lease still live at
+   * `now` is renewed, whoever holds it, so a lease given back (or lapsed) is not renewed either. Does nothing when the
+   * condition fails.
+   */
+  renewLease(cursorName: string, backfillId: string, leaseUntil: number, holder?: string, now?: number): Promise<void>;
   /**
    * Marks a running plan finished with the summary its finish logged; returns the plan as stored afterwards (when
    * it was finished already, unchanged: the first finish's summary stands).
@@ -174,7 +180,7 @@ export interface BackfillStore {
    * Claims the cursor's "active plan" for `backfillId`: only if no plan is claimed (`replacing` undefined), or the
    * claim is still `replacing` (a stale claim). False (nothing written) when another planner holds it.
    */
-  claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number): Promise<boolean>;
+  claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number, holder?: string): Promise<boolean>;
   /** The cursor's active-plan claim, or undefined. */
   readActive(cursorName: string): Promise<ActivePlanClaim | undefined>;
   /** Clears the active-plan claim if it is still `backfillId`'s (a finished or abandoned plan); else does nothing. */
@@ -194,4 +200,6 @@ export interface ActivePlanClaim {
   readonly backfillId: string;
   /** Epoch ms of the claim. */
   readonly claimedAt: number;
+  /** Who claimed it, when the planner named itself (the CLI's `<pid>@<host>`, the execution's ARN on AWS). */
+  readonly holder?: string;
 }

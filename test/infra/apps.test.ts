@@ -77,7 +77,9 @@ describe('two syncs in one app: the second follows the first one\'s cursor, in i
     const roleId = (sync: CatalogSync) => id(sync.function.role as iam.Role);
     const keys = (names: string[]) => ({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': names } });
     const tableArn = getAtt(id(first.table));
-    const objects = (prefix: string) => ({ 'Fn::Join': ['', [getAtt(id(first.bucket)), `/${prefix}*`]] });
+    // The layout's folders and the two state keys under the prefix: nothing else of the bucket.
+    const objects = (prefix: string) =>
+      ['commits/*', 'filter.json', 'leaves/*', 'quarantine/*', 'watermark.json'].map((key) => ({ 'Fn::Join': ['', [getAtt(id(first.bucket)), `/${prefix}${key}`]] }));
     const of = (sync: CatalogSync) => roleStatements(s.resources, roleId(sync)).map(normalized);
     expect(of(second)).toEqual(
       expect.arrayContaining([
@@ -251,12 +253,21 @@ describe('the construct in another app', () => {
     new CatalogSync(stack, 'Sync', { bucket, prefix: 'nuget/', schedule: Duration.minutes(10) });
     const template = Template.fromStack(stack);
     expect(new AwsSolutionsChecks().validateScope(stack).violations).toEqual([]);
-    expect(rawFindings(stack).sort()).toEqual(['AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::their-bucket/nuget/*]', 'AwsSolutions-L1', 'AwsSolutions-SQS3']);
+    expect(rawFindings(stack).sort()).toEqual([
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::their-bucket/nuget/commits/*]',
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::their-bucket/nuget/leaves/*]',
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::their-bucket/nuget/quarantine/*]',
+      'AwsSolutions-L1',
+      'AwsSolutions-SQS3',
+    ]);
     template.resourceCountIs('AWS::S3::Bucket', 0);
     template.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: {
         Statement: Match.arrayWith([
-          Match.objectLike({ Action: 's3:PutObject', Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::their-bucket/nuget/*']] } }),
+          Match.objectLike({
+            Action: 's3:PutObject',
+            Resource: Match.arrayWith([{ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::their-bucket/nuget/leaves/*']] }]),
+          }),
         ]),
       },
     });

@@ -66,7 +66,12 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
       ReaderConfig: { InputType: 'JSON' },
       Parameters: { 'Bucket.$': '$.bucket', 'Key.$': '$.rangesKey' },
     });
-    expect(map.ItemBatcher).toEqual({ MaxItemsPerBatch: 4, MaxInputBytesPerBatch: MAX_BATCH_INPUT_BYTES, BatchInput: { 'backfillId.$': '$.backfillId', passes: 0 } });
+    // The lease's holder (the execution, as the planner returns it) rides along: a worker renews only its own lease.
+    expect(map.ItemBatcher).toEqual({
+      MaxItemsPerBatch: 4,
+      MaxInputBytesPerBatch: MAX_BATCH_INPUT_BYTES,
+      BatchInput: { 'backfillId.$': '$.backfillId', 'leaseHolder.$': '$.leaseHolder', passes: 0 },
+    });
     expect(map.MaxConcurrency).toBe(24);
     expect(map.ToleratedFailurePercentage ?? 0).toBe(0);
     expect(map.ToleratedFailureCount).toBeUndefined();
@@ -91,8 +96,21 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
       Default: 'Again',
     });
     expect(processor.States.Again).toMatchObject({ Type: 'Pass', Next: 'RunBatch' });
-    expect(processor.States.Again.Parameters.BatchInput['passes.$']).toBe('States.MathAdd($.BatchInput.passes, 1)');
+    expect(processor.States.Again.Parameters.BatchInput).toEqual({
+      'backfillId.$': '$.BatchInput.backfillId',
+      'leaseHolder.$': '$.BatchInput.leaseHolder',
+      'passes.$': 'States.MathAdd($.BatchInput.passes, 1)',
+    });
     for (const name of ['Plan', 'Finish']) expect(definition.States[name].Retry[0]).toMatchObject({ BackoffRate: 2, JitterStrategy: 'FULL' });
+  });
+
+  it('retries Finish on any error with backoff, then gives the lease back (Release) and fails; a refused second start ends in AlreadyRunning', () => {
+    const finish = definition.States.Finish;
+    expect(finish.Retry.at(-1)).toEqual({ ErrorEquals: ['States.ALL'], IntervalSeconds: 10, BackoffRate: 2, MaxAttempts: 3, JitterStrategy: 'FULL' });
+    expect(finish.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'Release' }]);
+    // The error Step Functions sees is the code (the handlers name their errors by it), as the docs say.
+    expect(definition.States.Plan.Catch).toEqual([{ ErrorEquals: ['CS_ERR_BACKFILL_RUNNING'], ResultPath: '$.refused', Next: 'AlreadyRunning' }]);
+    expect(definition.States.AlreadyRunning).toMatchObject({ Type: 'Succeed', OutputPath: '$.refused' });
   });
 
   it('retries Lambda throttles for about 20 minutes on every task, before any other retrier can take them', () => {
@@ -154,17 +172,18 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
     ]);
   });
 
-  it('least privilege: the worker writes its cursor\'s items and PutObject under the prefix, reads filter.json and watermark.json, nothing else', () => {
+  it('least privilege: the worker writes its cursor\'s items and PutObject in the layout\'s folders and filter.json, reads filter.json and watermark.json, nothing else', () => {
     const [, worker] = only(s.resources, 'AWS::Lambda::Function', (p) => /backfill worker/.test(p.Description ?? ''));
     const statements = roleStatements(s.resources, worker.Role['Fn::GetAtt'][0]).map(normalized);
     const dynamo = statements.find((st) => st.Action.some((a: string) => a.startsWith('dynamodb:')))!;
     expect(dynamo.Action).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     expect(dynamo.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['catalog-to-s3'] } });
     const s3 = statements.filter((st) => st.Action.some((a: string) => a.startsWith('s3:'))).map((st) => ({ actions: st.Action, resource: JSON.stringify(st.Resource) }));
-    // PutObject under the prefix; its reads: filter.json and watermark.json only, and ListBucket so that they answer
-    // 404 when missing (S3 answers 403 to a role that may not list the bucket).
+    // PutObject in leaves/, commits/, quarantine/ and on filter.json (not the watermark: the finalizer's); its reads:
+    // filter.json and watermark.json only, and ListBucket so that they answer 404 when missing (S3 answers 403 to a
+    // role that may not list the bucket).
     expect(s3).toEqual([
-      { actions: ['s3:PutObject'], resource: expect.stringMatching(/\/nuget\/\*"\]\]\}$/) },
+      { actions: ['s3:PutObject'], resource: expect.stringMatching(/^\[\{.*\/nuget\/commits\/\*"\]\]\},\{.*\/nuget\/filter\.json"\]\]\},\{.*\/nuget\/leaves\/\*"\]\]\},\{.*\/nuget\/quarantine\/\*"\]\]\}\]$/) },
       { actions: ['s3:GetObject'], resource: expect.stringMatching(/\/nuget\/filter\.json"\]\]\},\{.*\/nuget\/watermark\.json"\]\]\}\]$/) },
       { actions: ['s3:ListBucket'], resource: JSON.stringify({ 'Fn::GetAtt': [bucketId(), 'Arn'] }) },
     ]);
@@ -198,7 +217,7 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
     );
   });
 
-  it('alarms on a failed, timed-out or aborted execution', () => {
+  it('alarms on a failed, timed-out or aborted execution (a refused double start ends in a Succeed state: not counted)', () => {
     const [, alarm] = only(s.resources, 'AWS::CloudWatch::Alarm', (p) => /backfill execution/.test(p.AlarmDescription ?? ''));
     const names = (alarm.Metrics as Json[]).filter((m) => m.MetricStat).map((m) => m.MetricStat.Metric.MetricName).sort();
     expect(names).toEqual(['ExecutionsAborted', 'ExecutionsFailed', 'ExecutionsTimedOut']);

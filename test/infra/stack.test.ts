@@ -239,7 +239,12 @@ describe('the app from cdk.json (one sync, bundled)', () => {
           { Effect: 'Allow', Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], Resource: getAtt(ids.table), Condition: own },
           // The follower's gate: the newest backfill plan of its own cursor.
           { Effect: 'Allow', Action: ['dynamodb:Query'], Resource: getAtt(ids.table), Condition: own },
-          { Effect: 'Allow', Action: ['s3:PutObject'], Resource: { 'Fn::Join': ['', [getAtt(ids.bucket), '/*']] } },
+          // Its writes: the layout's folders and its two state keys, not the whole bucket (the default prefix is empty).
+          {
+            Effect: 'Allow',
+            Action: ['s3:PutObject'],
+            Resource: ['/commits/*', '/filter.json', '/leaves/*', '/quarantine/*', '/watermark.json'].map((key) => ({ 'Fn::Join': ['', [getAtt(ids.bucket), key]] })),
+          },
           // Its only reads: the mirror's id filter and its watermark (before each write), those two keys.
           {
             Effect: 'Allow',

@@ -152,7 +152,107 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     expect(plan).toMatchObject({ backfillId: summary.runId, status: 'finished', leaseHolder: executionId });
   });
 
-  it('a second execution while the first runs fails at Plan naming the running plan; another rangeLeaves is refused naming both', async () => {
+  it('a plan resumed under another SNAPSHOT_PREFIX hands the map its ranges file where the plan wrote it', async () => {
+    const w = world('moved');
+    Object.assign(process.env, { SNAPSHOT_PREFIX: 'before/' });
+    const planner = handlers.planner as unknown as (event: Json) => Promise<Json>;
+    const execution = 'arn:aws:states:us-east-1:123456789012:execution:Backfill:moved';
+    const first = await planner({ input: { rangeLeaves: 40 }, execution });
+    expect(first.rangesKey).toBe(`before/backfill/${first.backfillId}/ranges.json`);
+    delete process.env.SNAPSHOT_PREFIX;
+    const resumed = await planner({ input: {}, execution });
+    expect(resumed).toMatchObject({ backfillId: first.backfillId, resumed: true, rangesKey: first.rangesKey, leaseHolder: execution });
+    expect(JSON.parse(await w.getObject(resumed.bucket, resumed.rangesKey))).toHaveLength(first.ranges);
+  });
+
+  it('a Finish that keeps failing is retried, then gives the lease back and fails with its error; the next execution finishes at once', async () => {
+    const w = world('finish-fails');
+    const invoke = w.invoke.bind(w);
+    let finishes = 0;
+    w.invoke = async (arn, payload) => {
+      // The finalizer times out on every attempt (Lambda's error for it), after every range was stored.
+      if (/BackfillFinalizer/.test(arn) && payload.release !== true) {
+        finishes++;
+        throw Object.assign(new Error('Task timed out after 300.00 seconds'), { name: 'Sandbox.Timedout' });
+      }
+      return invoke(arn, payload);
+    };
+    const trace: AslTrace = { states: [], retries: [], children: [] };
+    const error = await runDefinition(definition, { rangeLeaves: 40 }, w, trace).catch((e: unknown) => e);
+    expect(error).toMatchObject({ error: 'Sandbox.Timedout' });
+    // Retried (any error, with backoff), then Release, then Failed with Finish's error.
+    const retries = trace.retries.filter((r) => r.state === 'Finish');
+    expect(retries.map((r) => r.waitSeconds)).toEqual([10, 20, 40]);
+    expect(finishes).toBe(4);
+    expect(trace.states.slice(-3)).toEqual(['Finish', 'Release', 'Failed']);
+    // The cursor did not move; the lease is given back at once (not held by a dead execution for 10 minutes).
+    expect(await harness.cursor('finish-fails')).toBeUndefined();
+    const plan = (await harness.store.newestPlan('finish-fails'))!;
+    expect(plan).toMatchObject({ status: 'running' });
+    expect(plan.leaseUntil).toBeLessThanOrEqual(Date.now());
+    expect(plan.leaseHolder).toBeUndefined();
+
+    // An immediate rerun resumes the plan (every range done) and finishes it.
+    const again: AslTrace = { states: [], retries: [], children: [] };
+    const summary = await runDefinition(definition, {}, world('finish-fails'), again);
+    expect(summary).toMatchObject({ runId: plan.backfillId, cursorAfter: formatTimestamp(commitTicks(catalog, -1)) });
+    expect(again.states).toContain('Finish');
+  });
+
+  it('a lease given back after a failed map is not renewed by its workers still running; the next execution is not refused', async () => {
+    const w = world('released');
+    const invoke = w.invoke.bind(w);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let held = 0;
+    w.invoke = async (arn, payload) => {
+      if (/BackfillWorker/.test(arn)) {
+        // Range 0's batch fails on every attempt; the other batches' workers are still running when the map fails.
+        if (payload.Items.some((range: { n: number }) => range.n === 0)) throw Object.assign(new Error('range 0 failed'), { name: 'CS_ERR_BACKFILL_RANGE' });
+        held++;
+        await gate;
+      }
+      return invoke(arn, payload);
+    };
+    const trace: AslTrace = { states: [], retries: [], children: [] };
+    const error = await runDefinition(definition, { rangeLeaves: 40 }, w, trace).catch((e: unknown) => e);
+    expect(error).toMatchObject({ error: 'States.ExceedToleratedFailureThreshold' });
+    expect(trace.states.slice(-2)).toEqual(['Release', 'Failed']);
+    expect(held).toBeGreaterThan(0);
+    const released = (await harness.store.newestPlan('released'))!;
+    expect(released.leaseUntil).toBeLessThanOrEqual(Date.now());
+
+    // The workers of the failed execution run on (as Lambda invocations do) and store their ranges, renewing nothing.
+    open();
+    await trace.inFlight;
+    const after = (await harness.store.newestPlan('released'))!;
+    expect(after.leaseUntil).toBe(released.leaseUntil);
+    expect((await harness.store.listRanges('released', after.backfillId)).filter((range) => range.done).length).toBeGreaterThan(0);
+    // So a new execution takes the plan up at once, and finishes it.
+    const summary = await runDefinition(definition, {}, world('released'));
+    expect(summary).toMatchObject({ runId: after.backfillId, cursorAfter: formatTimestamp(commitTicks(catalog, -1)) });
+  });
+
+  it('two executions started at once make one plan; the other ends in AlreadyRunning (not failed) naming the holder and until when', async () => {
+    // The first planner is held after it claimed the cursor, before its plan is written (reading the catalog index).
+    const hold = replica.hold(() => true);
+    const firstId = 'arn:aws:states:us-east-1:123456789012:execution:Backfill:first-of-two';
+    const first = runDefinition(definition, { rangeLeaves: 40 }, world('double'), undefined, firstId);
+    await hold.arrived;
+    const trace: AslTrace = { states: [], retries: [], children: [] };
+    const started = Date.now();
+    const second = await runDefinition(definition, { rangeLeaves: 40 }, world('double'), trace);
+    hold.release();
+    expect(trace.states).toEqual(['Plan', 'AlreadyRunning']);
+    expect(second).toMatchObject({ Error: 'CS_ERR_BACKFILL_RUNNING' });
+    const until = /claim lasts until (\S+) unless its plan is written/.exec(second.Cause)?.[1];
+    expect(second.Cause).toContain(`of cursor double is being planned (held by ${firstId})`);
+    expect(Date.parse(until!)).toBeGreaterThan(started);
+    const summary = await first;
+    expect((await harness.store.newestPlan('double'))!).toMatchObject({ backfillId: summary.runId, status: 'finished', leaseHolder: firstId });
+  });
+
+  it('a second execution while the first runs ends at Plan in AlreadyRunning naming the running plan; another rangeLeaves is refused naming both', async () => {
     let open!: () => void;
     let reached!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
@@ -166,13 +266,14 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     await working;
     const plan = (await harness.store.newestPlan('twice'))!;
     const trace: AslTrace = { states: [], retries: [], children: [] };
-    const second = await runDefinition(definition, {}, world('twice'), trace).catch((e: unknown) => e);
-    expect(second).toMatchObject({ error: 'BackfillRunningError' });
-    // Named: the plan, and the execution that holds it.
-    expect(String((second as AslFailure).cause_)).toContain(`backfill ${plan.backfillId} of cursor twice is running (held by arn:aws:states:us-east-1:123456789012:execution:`);
-    expect(trace.states).toEqual(['Plan']);
+    // Not a failure (the alarm counts failed executions): it ends in a Succeed state with the refusal as its output.
+    const second = await runDefinition(definition, {}, world('twice'), trace);
+    expect(second).toMatchObject({ Error: 'CS_ERR_BACKFILL_RUNNING' });
+    // Named: the plan, the execution that holds it, and until when.
+    expect(second.Cause).toContain(`backfill ${plan.backfillId} of cursor twice is running (held by ${plan.leaseHolder}); its lease lasts until ${new Date(plan.leaseUntil).toISOString()}`);
+    expect(trace.states).toEqual(['Plan', 'AlreadyRunning']);
     const other = await runDefinition(definition, { rangeLeaves: 41 }, world('twice')).catch((e: unknown) => e);
-    expect(other).toMatchObject({ error: 'BackfillMismatchError' });
+    expect(other).toMatchObject({ error: 'CS_ERR_BACKFILL_MISMATCH' });
     expect(String((other as AslFailure).cause_)).toContain('rangeLeaves 40, but rangeLeaves 41 was asked');
     open();
     expect(await first).toMatchObject({ runId: plan.backfillId });

@@ -62,7 +62,9 @@ async function runOneRange(kind: (typeof TARGET_KINDS)[number], { passLease, fai
   targets.push(target);
   const settings = settingsOf(replica.serviceIndexUrl);
   // The plan's own lease is over at once: what holds the follower off below is the range's renewals alone.
-  const { plan, ranges } = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 100_000, leaseSeconds: 0 }));
+  // Its holder's renewals move it even once it has lapsed (as the whole lease passing below makes it).
+  const holder = 'the-planner';
+  const { plan, ranges } = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 100_000, leaseSeconds: 0, holder }));
   expect(ranges).toHaveLength(1);
   const range: BackfillRange = ranges[0]!;
   const { cursorName } = settings;
@@ -96,13 +98,13 @@ async function runOneRange(kind: (typeof TARGET_KINDS)[number], { passLease, fai
       if (first) setImmediate(() => void (second ?? Promise.resolve()).finally(release));
       return result;
     },
-    renewLease: (name, id, leaseUntil) => {
+    renewLease: (name, id, leaseUntil, holder, now) => {
       const call = async () => {
         const state = await store.readRange(name, id, range.n);
         const failed = failSecond && renewals.length === 1;
         try {
           if (failed) throw new Error('injected: the table is throttled');
-          await store.renewLease(name, id, leaseUntil);
+          await store.renewLease(name, id, leaseUntil, holder, now);
         } finally {
           renewals.push({ leaseUntil, failed, rangeDone: state?.done ?? false, rangeProgress: state?.progress, stored: (await store.readPlan(name, id))?.leaseUntil });
         }
@@ -121,7 +123,7 @@ async function runOneRange(kind: (typeof TARGET_KINDS)[number], { passLease, fai
     },
   });
   const logger: EngineLogger = { info() {}, error() {}, warn: (message) => warnings.push(message) };
-  const outcome = await withDeps(target, settings, (deps) => runRange(settings, deps, range, { leaseSeconds: LEASE_SECONDS, now: () => clock }), {
+  const outcome = await withDeps(target, settings, (deps) => runRange(settings, deps, range, { leaseSeconds: LEASE_SECONDS, now: () => clock, holder }), {
     backfills,
     snapshots,
     logger,

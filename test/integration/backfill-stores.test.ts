@@ -90,16 +90,50 @@ describe.each(['DynamoDB', 'local folder'])('backfill store: %s', (kind) => {
     // Another cursor's plans are not this one's; the cursor item itself is not a plan.
     expect(await store.newestPlan(uniqueName('other'))).toBeUndefined();
 
-    await store.renewLease(cursor, newer, 5_000);
-    await store.renewLease(cursor, newer, 2_000);
+    // Without a holder, a lease still live at `now` (1,000 > 500) moves, forward only.
+    await store.renewLease(cursor, newer, 5_000, undefined, 500);
+    await store.renewLease(cursor, newer, 2_000, undefined, 500);
     expect((await store.readPlan(cursor, newer))?.leaseUntil).toBe(5_000);
     const finished = await store.finishPlan(cursor, newer, '2026-01-01T00:00:00.000Z', summary(newer, cursor));
     expect(finished).toMatchObject({ status: 'finished', finishedAt: '2026-01-01T00:00:00.000Z', summary: summary(newer, cursor) });
     const again = await store.finishPlan(cursor, newer, '2027-01-01T00:00:00.000Z', { ...summary(newer, cursor), commits: 99 });
     expect(again.finishedAt).toBe('2026-01-01T00:00:00.000Z');
     expect(again.summary?.commits).toBe(1);
-    await store.renewLease(cursor, newer, 9_000);
+    await store.renewLease(cursor, newer, 9_000, undefined, 500);
     expect((await store.readPlan(cursor, newer))?.leaseUntil).toBe(5_000);
+  });
+
+  it('renews a lease only for its holder, so a lease given back stays given back; the active claim names its holder', async () => {
+    const store = subject();
+    const cursor = uniqueName('cursor');
+    const id = newId();
+    const lease = async () => (await store.readPlan(cursor, id))!;
+    expect(await store.createPlan(planOf(cursor, id, { leaseUntil: 1_000, leaseHolder: 'execution-a' }))).toBe(true);
+    await store.renewLease(cursor, id, 2_000, 'execution-b', 500);
+    expect((await lease()).leaseUntil).toBe(1_000);
+    // Its holder renews it, even lapsed (at 1,500) when no one took it over.
+    await store.renewLease(cursor, id, 2_000, 'execution-a', 1_500);
+    expect(await lease()).toMatchObject({ leaseUntil: 2_000, leaseHolder: 'execution-a' });
+    // Given back (Release, the CLI's stop): no holder, the lease ends at once (2,500).
+    expect(await store.setLease(cursor, id, 2_500, undefined)).toBe(true);
+    expect((await lease()).leaseHolder).toBeUndefined();
+    // Neither its last holder's workers nor a caller without a holder (at 3,000: the lease is over) renew it.
+    await store.renewLease(cursor, id, 9_000, 'execution-a', 3_000);
+    await store.renewLease(cursor, id, 9_000, undefined, 3_000);
+    expect((await lease()).leaseUntil).toBe(2_500);
+    // Taken over by a new holder: the old holder's renewals no longer move it; the new one's do.
+    expect(await store.setLease(cursor, id, 4_000, 2_500, 'execution-c')).toBe(true);
+    await store.renewLease(cursor, id, 9_000, 'execution-a', 3_000);
+    expect((await lease()).leaseUntil).toBe(4_000);
+    await store.renewLease(cursor, id, 9_000, 'execution-c', 3_000);
+    expect((await lease()).leaseUntil).toBe(9_000);
+
+    // The active claim: who claimed it, read back; none when the claimer named no one.
+    expect(await store.claimActive(cursor, id, undefined, 100, 'execution-a')).toBe(true);
+    expect(await store.readActive(cursor)).toEqual({ backfillId: id, claimedAt: 100, holder: 'execution-a' });
+    const next = newId();
+    expect(await store.claimActive(cursor, next, id, 200)).toBe(true);
+    expect(await store.readActive(cursor)).toEqual({ backfillId: next, claimedAt: 200 });
   });
 
   it("moves a range's progress only by compare-and-set, and a done range stays done with its totals", async () => {

@@ -36,10 +36,10 @@ const ENOUGH = { getRemainingTimeInMillis: () => 600_000 };
 const scheduleEvent = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
 
 /** The stack under judgement: a sync with its view and quarantine, a consumer, a backfill; each function's role and environment. */
-function synthesize(includeIds?: string[]) {
+function synthesize(includeIds?: string[], prefix = PREFIX) {
   const app = new App({ context: NO_BUNDLING, outdir: outdir() });
   const stack = new Stack(app, 'Grants', { env: { region: REGION, account: ACCOUNT } });
-  const sync = new CatalogSync(stack, 'Sync', { prefix: PREFIX, view: true, quarantine: true, ...(includeIds ? { includeIds } : {}) });
+  const sync = new CatalogSync(stack, 'Sync', { prefix, view: true, quarantine: true, ...(includeIds ? { includeIds } : {}) });
   const consumer = new CatalogConsumer(stack, 'Indexer', { sync, consumerName: CONSUMER, entry: ENTRY });
   const backfill = new CatalogBackfill(stack, 'Backfill', { table: sync.table, bucket: sync.bucket, settings: sync.settings });
   const resources = Template.fromStack(stack).toJSON().Resources as Resources;
@@ -116,8 +116,9 @@ async function recording(env: Record<string, string>, action: () => Promise<unkn
 
 const gets = (calls: readonly RecordedCall[], key: string) => calls.filter((call) => call.service === 's3' && call.method === 'GET' && call.key === key);
 
+const stack = synthesize();
+
 describe('the IAM grants cover every call the functions make', () => {
-  const stack = synthesize();
   const filtered = synthesize(['A*', 'B*']);
 
   it('the follower: a fresh mirror, then a second run; a quarantined leaf', async () => {
@@ -218,6 +219,30 @@ describe('the IAM grants cover every call the functions make', () => {
     expect(missing.some((key) => key.startsWith(`${PREFIX}packages/`))).toBe(true);
     expect(missing.some((key) => key.startsWith(`${PREFIX}leaves/`) && key.includes(bad.id.toLowerCase()))).toBe(true);
     expect({ consumer: uncovered(stack.consumer.statements, consuming, names), view: uncovered(stack.view.statements, viewing, names) }).toEqual({ consumer: [], view: [] });
+  });
+});
+
+describe('the writers may write the layout, nothing else of the bucket', () => {
+  // The stack under a prefix is the one the scenarios above run in; the default empty prefix is synthesized here.
+  it.each([
+    ['under a prefix', PREFIX, () => stack],
+    ['under the default empty prefix (the whole bucket before)', '', () => synthesize(undefined, '')],
+  ])('the follower and the backfill worker %s', (_, prefix, facesOf) => {
+    const faces = facesOf();
+    const names: TemplateNames = { region: REGION, account: ACCOUNT, tables: { [faces.tableId]: 'cursors' }, buckets: { [faces.bucketId]: 'mirror' } };
+    const putKey = (key: string): RecordedCall => ({ service: 's3', method: 'PUT', bucket: 'mirror', key, status: 200 });
+    const put = (key: string): RecordedCall => putKey(`${prefix}${key}`);
+    const layout = ['leaves/001e9fzMHc3F/newtonsoft.json/13.0.1.json', 'commits/001e9fzMHc3F.json', 'quarantine/001e9fzMHc3F/x/1.0.0.json', 'filter.json'];
+    // Elsewhere: the latest view's folder, the backfill's ranges files and map results, another key beside the layout, another app's key.
+    const elsewhere = ['packages/newtonsoft.json/index.json', 'backfill/001xWrYP2tEPmg4D/ranges.json', 'backfill/map-runs/m/manifest.json', 'leaves.json', 'index.html', 'watermark.json.bak'];
+    for (const face of [faces.follower, faces.worker]) {
+      expect(uncovered(face.statements, layout.map(put), names)).toEqual([]);
+      for (const key of elsewhere) expect(uncovered(face.statements, [put(key)], names), key).toHaveLength(1);
+      expect(uncovered(face.statements, [putKey('other/leaves/a/b/1.0.0.json')], names)).toHaveLength(1);
+    }
+    // The watermark is the follower's to write (and the backfill finalizer's), not a range worker's.
+    expect(uncovered(faces.follower.statements, [put('watermark.json')], names)).toEqual([]);
+    expect(uncovered(faces.worker.statements, [put('watermark.json')], names)).toHaveLength(1);
   });
 });
 

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leafKey, manifestKey, quarantineKey } from '../../lambda/contract/keys.js';
 import { commitKeyOf } from '../../lambda/contract/keys.js';
 import { FORCE_CASE_INSENSITIVE_ENV, openStores } from '../../lambda/cli/open-stores.js';
-import { FILE_NAMES_RECORD, FileNameModeError } from '../../lambda/stores/file-name-mode.js';
+import sanitize from 'sanitize-filename';
+import { FILE_NAMES_RECORD, FileNameModeError, resolveFileNameMode } from '../../lambda/stores/file-name-mode.js';
 import { fileNamesOf, keyOfFileNames } from '../../lambda/stores/local-paths.js';
 import { SettingsError } from '../../lambda/contract/settings.js';
 import { LocalStore, STATE_DIR } from '../../lambda/stores/index.js';
@@ -81,9 +82,9 @@ describe('LocalStore file names', () => {
     ];
     for (const key of keys) await store.putJson(key, { key });
 
-    expect(await readFile(join(dir, RECORD), 'utf8')).toBe('{"fileNames":"escaped"}\n');
+    expect(await readFile(join(dir, RECORD), 'utf8')).toBe('{"fileNames":"portable"}\n');
     const files = await snapshotFiles(dir);
-    expect(files).toEqual(keys.map((key) => fileNamesOf(key, 'escaped').join('/')).sort());
+    expect(files).toEqual(keys.map((key) => fileNamesOf(key, 'portable').join('/')).sort());
     expect(files).toContain('commits/001e9fz^m^hc3^f.json');
     expect(new Set(files.map((file) => file.toLowerCase())).size).toBe(keys.length);
 
@@ -94,7 +95,7 @@ describe('LocalStore file names', () => {
     expect(await keysOf(store, 'commits/', `commits/${UPPER}.json`)).toEqual([`commits/${LOWER}.json`]);
     for (const key of keys) expect(await store.getJson(key)).toEqual({ key });
 
-    // Opened again where the probe finds a case-sensitive file system (a copy on Linux): still escaped.
+    // Opened again where the probe finds a case-sensitive file system (a copy on Linux): still portable.
     const reopened = new LocalStore(dir);
     expect(await keysOf(reopened, 'leaves/')).toEqual([keys[2], keys[3]]);
     await reopened.deleteKey(keys[2]!);
@@ -132,7 +133,7 @@ describe('LocalStore file names', () => {
 
     // A record that says neither.
     await writeFile(join(older, RECORD), '{"fileNames":"lower"}');
-    await expect(keysOf(new LocalStore(older))).rejects.toThrow(`${join(older, RECORD)}: "fileNames" is "lower"; expected "exact" or "escaped"`);
+    await expect(keysOf(new LocalStore(older))).rejects.toThrow(`${join(older, RECORD)}: "fileNames" is "lower"; expected "exact", "portable" or "escaped"`);
   });
 
   it('reading a folder writes nothing in it: no record, no probe, no state folder', async () => {
@@ -180,8 +181,8 @@ describe('catalog-sync with a folder on a case-insensitive file system (forced)'
       ].sort();
       const files = await snapshotFiles(dir);
       expect(new Set(files.map((file) => file.toLowerCase())).size).toBe(expected.length);
-      expect(files.map((file) => keyOfFileNames(file.split('/'), 'escaped')).sort()).toEqual(expected);
-      const read = (key: string): Promise<string> => readFile(join(dir, ...fileNamesOf(key, 'escaped')), 'utf8');
+      expect(files.map((file) => keyOfFileNames(file.split('/'), 'portable')).sort()).toEqual(expected);
+      const read = (key: string): Promise<string> => readFile(join(dir, ...fileNamesOf(key, 'portable')), 'utf8');
       for (const [key, commit] of [[UPPER, c1!], [LOWER, c2!]] as const) {
         expect(JSON.parse(await read(manifestKey('', key)))).toMatchObject({ commitId: commit.commitId });
         for (const leaf of commit.leaves.filter((l) => l !== failing)) expect(await read(leafKey('', key, leaf.id, leaf.version))).toBe(leafBody(catalog, leaf, replica.origin));
@@ -202,6 +203,81 @@ describe('catalog-sync with a folder on a case-insensitive file system (forced)'
     } finally {
       replica.clearFaults();
     }
+  });
+});
+
+describe("ids that map to names Windows reserves (CON, nul.txt, COM1, a trailing dot), in a portable folder", () => {
+  /** Windows' rules by a second implementation (sanitize-filename leaves a valid name as it is). */
+  const windowsTakes = (file: string): boolean => file.split('/').every((name) => sanitize(name) === name);
+
+  it('are stored under names Windows takes, and read back by changes, view and verify --deep', async () => {
+    const reserved = generateCatalog({ commits: 2, seed: 31, start: '2021-03-01T00:00:00Z', leavesPerCommit: [3, 3], deleteRatio: 0 });
+    const ids = ['CON', 'nul.txt', 'Aux.Json', 'COM1', 'lpt9.core', 'Trailing.'];
+    reserved.commits.flatMap((commit) => commit.leaves).forEach((leaf, i) => (leaf.id = ids[i]!));
+    const source = await CatalogReplica.start({ catalog: reserved, pageSize: 10 });
+    try {
+      const dir = newDir('windows-names');
+      const run = await runCli(['run', '--source', source.serviceIndexUrl, '--data-dir', dir, '--json'], FORCED);
+      expect(run.stderr).toBe('');
+      expect(JSON.parse(run.stdout)).toMatchObject({ commits: 2, leaves: 6, quarantined: 0, stoppedBy: 'caught-up' });
+      expect(await readFile(join(dir, RECORD), 'utf8')).toBe('{"fileNames":"portable"}\n');
+      const leafKeys = reserved.commits.flatMap((commit) => commit.leaves.map((leaf) => leafKey('', commitKeyOf(commit.timestamp), leaf.id, leaf.version)));
+      expect(leafKeys.map((key) => key.split('/')[2])).toEqual(['con', 'nul.txt', 'aux.json', 'com1', 'lpt9.core', 'trailing.']);
+
+      // Every file a name Windows takes; the reserved ones marked (con^_, nul^_.txt, trailing.^_).
+      const files = await snapshotFiles(dir);
+      expect(files.filter((file) => !windowsTakes(file))).toEqual([]);
+      expect(files.filter((file) => file.startsWith('leaves/')).map((file) => file.split('/')[2]).sort()).toEqual(['aux^_.json', 'com1^_', 'con^_', 'lpt9^_.core', 'nul^_.txt', 'trailing.^_']);
+      for (const [i, key] of leafKeys.entries()) {
+        const leaf = reserved.commits.flatMap((commit) => commit.leaves)[i]!;
+        expect(await readFile(join(dir, ...fileNamesOf(key, 'portable')), 'utf8')).toBe(leafBody(reserved, leaf, source.origin));
+      }
+
+      // The consumer's reader, the latest view and verify read them back by their keys.
+      const changes = await runCli(['changes', '--data-dir', dir, '--json', '--leaves'], FORCED);
+      expect(changes.stderr).toBe('');
+      expect(changes.stdout.trim().split('\n').map((line) => JSON.parse(line).key).sort()).toEqual([...leafKeys].sort());
+      const view = await runCli(['view', '--data-dir', dir, '--json'], FORCED);
+      expect(view.code, view.stderr).toBe(0);
+      const store = new LocalStore(dir);
+      for (const id of ids) expect(await store.getJson(`packages/${id.toLowerCase()}/index.json`), id).toMatchObject({ id: expect.any(String) });
+      expect((await snapshotFiles(dir)).filter((file) => !windowsTakes(file))).toEqual([]);
+      const verify = await runCli(['verify', '--source', source.serviceIndexUrl, '--data-dir', dir, '--deep'], FORCED);
+      expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+    } finally {
+      await source.stop();
+    }
+  });
+
+  it('a folder escaped by an earlier version keeps its names (macOS holds con); on Windows it becomes portable, and a new folder there is portable', async () => {
+    const layout = (dir: string, platform: NodeJS.Platform) => ({
+      root: dir,
+      stateDir: join(dir, STATE_DIR),
+      stateDirName: STATE_DIR,
+      stateFile: join(dir, STATE_DIR, 'state.json'),
+      platform,
+      writeAtomic: async (path: string, body: Buffer) => {
+        await mkdir(join(path, '..'), { recursive: true });
+        await writeFile(path, body);
+      },
+    });
+    const earlier = newDir('earlier-escaped');
+    await mkdir(join(earlier, STATE_DIR), { recursive: true });
+    await writeFile(join(earlier, RECORD), '{"fileNames":"escaped"}\n');
+    expect(await resolveFileNameMode(layout(earlier, 'darwin'))).toBe('escaped');
+    expect(await readFile(join(earlier, RECORD), 'utf8')).toBe('{"fileNames":"escaped"}\n');
+    // Its names as they were: the id con is the folder con, read back as the key.
+    const store = new LocalStore(earlier);
+    await store.putJson('leaves/001e9fzMHc3F/con/1.0.0.json', { id: 'CON' });
+    expect(await snapshotFiles(earlier)).toEqual(['leaves/001e9fz^m^hc3^f/con/1.0.0.json']);
+    expect(await keysOf(store)).toEqual(['leaves/001e9fzMHc3F/con/1.0.0.json']);
+    // On Windows no earlier version could write a reserved name there: the folder is recorded portable.
+    expect(await resolveFileNameMode(layout(earlier, 'win32'))).toBe('portable');
+    expect(await readFile(join(earlier, RECORD), 'utf8')).toBe('{"fileNames":"portable"}\n');
+    // A new folder on Windows is portable even where the probe finds a case-sensitive directory.
+    const fresh = newDir('windows-fresh');
+    expect(await resolveFileNameMode(layout(fresh, 'win32'))).toBe('portable');
+    expect(await resolveFileNameMode(layout(newDir('linux-fresh'), 'linux'))).toBe('exact');
   });
 });
 

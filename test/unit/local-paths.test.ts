@@ -2,10 +2,11 @@
  * The key ↔ file-name mapping of the local folder: on a case-insensitive file system upper-case letters are
  * escaped, reversibly, so keys differing only in case (commit keys) stay distinct files.
  */
+import sanitize from 'sanitize-filename';
 import { describe, expect, it } from 'vitest';
 import { leafKey, manifestKey, quarantineKey } from '../../lambda/contract/keys.js';
 import { commitKey } from '../../lambda/contract/keys.js';
-import { escapeName, FileNameError, fileNamesOf, keyOfFileNames, MAX_NAME_BYTES, unescapeName } from '../../lambda/stores/local-paths.js';
+import { escapeName, FileNameError, fileNamesOf, keyOfFileNames, MAX_NAME_BYTES, portableName, unescapeName, unportableName } from '../../lambda/stores/local-paths.js';
 import { mulberry32 } from '../../testkit/prng.js';
 
 const byBytes = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -54,6 +55,62 @@ describe('escapeName / unescapeName', () => {
   });
 });
 
+describe('portableName / unportableName: names Windows can hold', () => {
+  /** A second implementation of Windows' rules, sharing none of ours: sanitize-filename leaves a valid name as it is. */
+  const windowsTakes = (name: string): boolean => sanitize(name) === name && name !== '';
+
+  it('marks device names (alone or with an extension, in any case of the key) and a trailing dot or space', () => {
+    const cases: [string, string][] = [
+      ['con', 'con^_'],
+      ['con.json', 'con^_.json'],
+      ['nul.txt', 'nul^_.txt'],
+      ['aux', 'aux^_'],
+      ['prn.x.y', 'prn^_.x.y'],
+      ['com1', 'com1^_'],
+      ['com9.core.json', 'com9^_.core.json'],
+      ['lpt1', 'lpt1^_'],
+      ['lpt9.json', 'lpt9^_.json'],
+      ['CON', '^c^o^n'],
+      ['Nul.Txt', '^nul.^txt'],
+      ['foo.', 'foo.^_'],
+      ['foo ', 'foo ^_'],
+      ['con.', 'con^_.^_'],
+      ['com10', 'com10'],
+      ['console', 'console'],
+      ['con-x', 'con-x'],
+      ['1.0.0.json', '1.0.0.json'],
+      ['001e9fzMHc3F', '001e9fz^m^hc3^f'],
+    ];
+    for (const [segment, name] of cases) {
+      expect(portableName(segment), segment).toBe(name);
+      expect(unportableName(name), name).toBe(segment);
+      expect(windowsTakes(name), name).toBe(true);
+    }
+    // What an escaped folder of an earlier version named them, Windows refuses (the second implementation agrees).
+    for (const segment of ['con', 'con.json', 'nul.txt', 'com1', 'lpt9.json', 'foo.']) expect(windowsTakes(escapeName(segment)), segment).toBe(false);
+  });
+
+  it('reads back only names it writes: an unmarked device name, a mark out of place', () => {
+    for (const name of ['con', 'con.json', 'ab^_', '^_con', 'foo.', 'con^_^_', 'x^_.json', '^']) expect(unportableName(name), name).toBeUndefined();
+  });
+
+  it('2,000 random segments of device words, dots and spaces: every name one Windows takes, reversible, distinct under case folding', () => {
+    const prng = mulberry32(12);
+    const parts = ['con', 'CON', 'nul', 'Aux', 'prn', 'com1', 'COM9', 'lpt3', 'com', 'x', '.', ' ', 'json', '^', '%2E', '%', '_', '-', '0'];
+    const segments = new Set<string>();
+    while (segments.size < 2_000) segments.add(Array.from({ length: prng.int(1, 4) }, () => prng.pick(parts)).join(''));
+    const folded = new Set<string>();
+    for (const segment of segments) {
+      const name = portableName(segment);
+      expect(windowsTakes(name), `${JSON.stringify(segment)} → ${JSON.stringify(name)}`).toBe(true);
+      expect(name).not.toMatch(/[A-Z]/);
+      expect(unportableName(name), segment).toBe(segment);
+      folded.add(name.toLowerCase());
+    }
+    expect(folded.size).toBe(segments.size);
+  });
+});
+
 describe('fileNamesOf / keyOfFileNames', () => {
   it('leaves keys as they are in exact mode', () => {
     const key = 'Mirror/leaves/001e9fzMHc3F/x.tmp-y/1.0.0.json';
@@ -72,10 +129,12 @@ describe('fileNamesOf / keyOfFileNames', () => {
       const prefix = prng.pick(['', 'Mirror/', 'mirror/', 'a-b_C.d/']);
       keys.push(prng.pick([leafKey, quarantineKey])(prefix, commit, id, version), manifestKey(prefix, commit));
     }
-    const paths = new Map(keys.map((key) => [fileNamesOf(key, 'escaped').join('/'), key]));
-    const pathOrder = [...paths.keys()].sort(byBytes).map((path) => paths.get(path));
-    expect(pathOrder).toEqual([...new Set(keys)].sort(byBytes));
-    for (const [path, key] of paths) expect(keyOfFileNames(path.split('/'), 'escaped')).toBe(key);
+    for (const mode of ['escaped', 'portable'] as const) {
+      const paths = new Map(keys.map((key) => [fileNamesOf(key, mode).join('/'), key]));
+      const pathOrder = [...paths.keys()].sort(byBytes).map((path) => paths.get(path));
+      expect(pathOrder).toEqual([...new Set(keys)].sort(byBytes));
+      for (const [path, key] of paths) expect(keyOfFileNames(path.split('/'), mode)).toBe(key);
+    }
   });
 
   it('never lengthens an id or version segment; a prefix segment that would pass 255 bytes is an error naming the key', () => {

@@ -69,11 +69,13 @@ export class BackfillRunningError extends CatalogSyncError {
     /** Epoch ms until which the plan is held, when it exists yet. */
     readonly leaseUntil: number | undefined,
     readonly holder: string | undefined,
+    /** True while the other planner has claimed the cursor but not yet written its plan. */
+    readonly planning = leaseUntil === undefined,
   ) {
     super(
-      `backfill ${backfillId} of cursor ${cursorName} is ${leaseUntil === undefined ? 'being planned' : 'running'}` +
+      `backfill ${backfillId} of cursor ${cursorName} is ${planning ? 'being planned' : 'running'}` +
         `${holder === undefined ? '' : ` (held by ${holder})`}` +
-        `${leaseUntil === undefined ? '' : `; its lease lasts until ${new Date(leaseUntil).toISOString()} unless renewed`}: ` +
+        `${leaseUntil === undefined ? '' : `; its ${planning ? 'claim' : 'lease'} lasts until ${new Date(leaseUntil).toISOString()} unless ${planning ? 'its plan is written' : 'renewed'}`}: ` +
         'no second plan was made. Wait for it (a rerun after it stops resumes it), or abandon it (`catalog-sync backfill --abandon`, or the input {"abandon": true} on AWS).',
     );
   }

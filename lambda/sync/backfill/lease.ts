@@ -12,6 +12,10 @@ import type { EngineLogger } from '../engine-deps.js';
  * at its end (the range is stored and marked done) is a warning too: neither fails the range, because the lease only spares the follower work it would do twice (the writes are
  * idempotent and the cursor only moves forward), and a store that is really down fails the range's own
  * checkpoint write with the real error anyway.
+ *
+ * A renewal moves the lease only while `holder` holds it (see {@link BackfillStore.renewLease}): after a failed map
+ * gave the lease back (`Release`), or a new execution took the plan over, the workers still running store their
+ * ranges (harmless: idempotent) but no longer hold the follower off or refuse the next execution.
  */
 export class LeaseRenewer {
   private last = Number.NEGATIVE_INFINITY;
@@ -26,6 +30,8 @@ export class LeaseRenewer {
     private readonly leaseMs: number,
     private readonly now: () => number,
     private readonly logger: EngineLogger,
+    /** Who holds the plan's lease (the execution's ARN, the CLI's `<pid>@<host>`), when the caller knows it. */
+    private readonly holder?: string,
   ) {}
 
   /**
@@ -35,7 +41,7 @@ export class LeaseRenewer {
   async renew(): Promise<void> {
     const at = this.now();
     this.renewals++;
-    await this.store.renewLease(this.cursorName, this.backfillId, at + this.leaseMs);
+    await this.store.renewLease(this.cursorName, this.backfillId, at + this.leaseMs, this.holder, at);
     this.last = at;
   }
 

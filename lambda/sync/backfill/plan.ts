@@ -4,7 +4,7 @@ import { formatTimestamp, MIN_TICKS, type Ticks } from '../../contract/time.js';
 import { id as newId } from '../../ids/kuuid.js';
 import type { BackfillDeps } from '../engine-deps.js';
 import { cutRanges } from './cut-ranges.js';
-import type { BackfillStore } from '../../stores/types.js';
+import type { ActivePlanClaim, BackfillStore } from '../../stores/types.js';
 import { BackfillMismatchError, BackfillPlanError, BackfillRunningError } from './errors.js';
 import { finishBackfill } from './finish.js';
 
@@ -62,7 +62,7 @@ export async function planBackfill(settings: SyncSettings, deps: BackfillDeps, o
   }
 
   const backfillId = deps.runId ?? newId();
-  await claim(settings, backfills, backfillId, leaseMs);
+  await claim(settings, backfills, backfillId, leaseMs, options.holder);
   try {
     return await planAnew(settings, deps, backfillId, options, leaseMs);
   } catch (error) {
@@ -131,25 +131,37 @@ async function resume(settings: SyncSettings, deps: BackfillDeps, plan: Backfill
   return { plan: { ...plan, leaseUntil: now + leaseMs, ...(options.holder === undefined ? {} : { leaseHolder: options.holder }) }, ranges, resumed: true };
 }
 
-/** Claims the cursor's active-plan item for `backfillId`, taking over a stale claim; refuses when another holds it. */
-async function claim(settings: SyncSettings, backfills: BackfillStore, backfillId: string, leaseMs: number): Promise<void> {
+/**
+ * Claims the cursor's active-plan item for `backfillId` (naming `holder`), taking over a stale claim; refuses when
+ * another holds it.
+ */
+async function claim(settings: SyncSettings, backfills: BackfillStore, backfillId: string, leaseMs: number, holder: string | undefined): Promise<void> {
   const now = Date.now();
   const active = await backfills.readActive(settings.cursorName);
   let replacing: string | undefined;
   if (active !== undefined) {
     const plan = await backfills.readPlan(settings.cursorName, active.backfillId);
     const planning = plan === undefined && active.claimedAt + leaseMs > now;
-    if (planning || (plan?.status === BackfillStatus.running && plan.leaseUntil > now)) {
-      throw new BackfillRunningError(active.backfillId, settings.cursorName, plan?.leaseUntil, plan?.leaseHolder);
-    }
+    if (planning || (plan?.status === BackfillStatus.running && plan.leaseUntil > now)) throw runningError(settings, active, plan, leaseMs);
     // A claim left behind: its planner died before its plan item (and a lease's time ago), or its plan is over.
     replacing = active.backfillId;
   }
-  if (!(await backfills.claimActive(settings.cursorName, backfillId, replacing, now))) {
+  if (!(await backfills.claimActive(settings.cursorName, backfillId, replacing, now, holder))) {
+    // Two planners at once (a double start): the other claimed first, and may not have written its plan yet.
     const winner = await backfills.readActive(settings.cursorName);
     const plan = winner === undefined ? undefined : await backfills.readPlan(settings.cursorName, winner.backfillId);
-    throw new BackfillRunningError(winner?.backfillId ?? '(unknown)', settings.cursorName, plan?.leaseUntil, plan?.leaseHolder);
+    throw runningError(settings, winner, plan, leaseMs);
   }
+}
+
+/**
+ * The refusal naming the plan that holds the cursor, who holds it and until when: its plan's lease, or, while the
+ * plan is still being planned, its claim's (the claim holds the cursor for a lease's time from when it was made).
+ */
+function runningError(settings: SyncSettings, active: ActivePlanClaim | undefined, plan: BackfillPlan | undefined, leaseMs: number): BackfillRunningError {
+  const planning = plan === undefined;
+  const until = plan?.leaseUntil ?? (active === undefined ? undefined : active.claimedAt + leaseMs);
+  return new BackfillRunningError(active?.backfillId ?? '(unknown)', settings.cursorName, until, plan?.leaseHolder ?? active?.holder, planning);
 }
 
 async function planAnew(settings: SyncSettings, deps: BackfillDeps, backfillId: string, options: PlanOptions, leaseMs: number): Promise<PlannedBackfill> {

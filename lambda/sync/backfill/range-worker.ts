@@ -40,6 +40,12 @@ export interface RangeOptions {
    * inject it to make time pass without waiting.
    */
   readonly now?: () => number;
+  /**
+   * Who holds the plan's lease (on AWS the execution's ARN, from the map's BatchInput; the CLI's `<pid>@<host>`): the
+   * range renews the lease only while it is still theirs, so a lease given back stays given back. Without it, only a
+   * lease still live is renewed.
+   */
+  readonly holder?: string;
 }
 
 const NOOP_LOGGER: EngineLogger = { info() {}, warn() {}, error() {} };
@@ -67,7 +73,7 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
   const plan = await backfills.readPlan(cursorName, backfillId);
   if (plan?.status === BackfillStatus.abandoned) throw new BackfillPlanError(`backfill ${backfillId} of cursor ${cursorName} was abandoned at ${plan.abandonedAt}: range ${n} is not run`);
   const leaseSeconds = options.leaseSeconds ?? DEFAULT_BACKFILL_LEASE_SECONDS;
-  const lease = new LeaseRenewer(backfills, cursorName, backfillId, leaseSeconds * 1000, options.now ?? Date.now, logger);
+  const lease = new LeaseRenewer(backfills, cursorName, backfillId, leaseSeconds * 1000, options.now ?? Date.now, logger, options.holder);
   await lease.renew();
 
   const lo = parseTimestamp(range.lo);
