@@ -41,10 +41,20 @@ function entriesOf(bytes: number): string {
   return text;
 }
 
+/**
+ * The three parts of `body` (a leaf document, pretty-printed) grown to at least `bytes` with a `packageEntries`
+ * array: its head, the entries (the same text for every leaf grown to that size: a server may send it from one
+ * buffer) and its tail.
+ */
+export function grownLeafParts(body: string, bytes: number): { head: string; entries: string; tail: string } {
+  const end = body.lastIndexOf('}');
+  return { head: `${body.slice(0, end).trimEnd()},\n  "packageEntries": [\n`, entries: entriesOf(Math.max(0, bytes - end)), tail: '\n  ]\n}' };
+}
+
 /** `body` (a leaf document, pretty-printed) with a `packageEntries` array that makes it at least `bytes` long. */
 export function growLeafBody(body: string, bytes: number): string {
-  const end = body.lastIndexOf('}');
-  return `${body.slice(0, end).trimEnd()},\n  "packageEntries": [\n${entriesOf(Math.max(0, bytes - end))}\n  ]\n}`;
+  const { head, entries, tail } = grownLeafParts(body, bytes);
+  return head + entries + tail;
 }
 
 /**
