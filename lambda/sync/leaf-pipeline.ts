@@ -315,14 +315,14 @@ function planKeys(prefix: string, commit: PlannedCommit, maxSegmentBytes?: numbe
   return { commitKey: key, manifest: manifestKey(prefix, key), leaves };
 }
 
-/** `options` that also call `answered` on a retry after an answer of the store (hedge.ts: such a write is not hedged). */
+/** `options` that also call `answered` on an error answer of the store (hedge.ts: such a write is not hedged). */
 function untilAnswered(options: WriteOptions, answered: () => void): WriteOptions {
-  const { onRetry } = options;
+  const { onAnswer } = options;
   return {
     ...options,
-    onRetry: (event) => {
-      if (event.status !== undefined) answered();
-      onRetry?.(event);
+    onAnswer: (status) => {
+      answered();
+      onAnswer?.(status);
     },
   };
 }
