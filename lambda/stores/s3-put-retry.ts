@@ -9,7 +9,7 @@
  * server's clock from a time refusal (the SDK's S3 client corrects its clock in its signing middleware, which the
  * lean PUT does not run): {@link skewCorrection}.
  */
-import type { RetryStrategyV2, StandardRetryBackoffStrategy } from '@smithy/types';
+import type { StandardRetryBackoffStrategy } from '@smithy/types';
 import { SMITHY_CONTEXT_KEY } from '@smithy/types';
 import { isClockSkewError, isThrottlingError, isTransientError, retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
 
@@ -79,15 +79,33 @@ export function sdkRetryStrategy(maxAttempts: number, backoff?: StandardRetryBac
 }
 
 /**
- * Runs `attempt` (1, 2, ...) inside the SDK's retry middleware with `strategy`: an attempt resolves with its result,
- * or throws the SDK-shaped error of its failure ({@link SdkAnswerError}, {@link sdkTransportError}); the strategy
- * decides whether and when to try again. `signal` ends the wait before a retry as the SDK does (an `AbortError`).
- * Resolves with the first success; rejects with the last failure, or the abort.
+ * Runs `attempt` (1, 2, ...) as the SDK's retry middleware runs a command's attempts, with `strategy`: an attempt
+ * resolves with its result, or throws the SDK-shaped error of its failure ({@link SdkAnswerError},
+ * {@link sdkTransportError}); the strategy decides whether and when to try again. `signal` ends the wait before a
+ * retry as the SDK does (an `AbortError`). Resolves with the first success; rejects with the last failure, or the
+ * abort.
+ *
+ * A first attempt that succeeds (nearly every PUT) only gives the strategy its success, as the middleware would,
+ * without entering the middleware: its token is asked for after the attempt rather than before, which changes nothing
+ * for the standard strategy (its first token is a new object, its bucket untouched); a first attempt that fails
+ * enters the middleware, which sees that failure as its own first attempt's and goes on from there.
  */
-export async function withSdkRetries<T>(strategy: RetryStrategyV2, maxAttempts: number, signal: AbortSignal | undefined, attempt: (n: number) => Promise<T>): Promise<T> {
+export async function withSdkRetries<T>(strategy: StandardRetryStrategy, maxAttempts: number, signal: AbortSignal | undefined, attempt: (n: number) => Promise<T>): Promise<T> {
+  let first: { error: unknown } | undefined;
+  try {
+    const value = await attempt(1);
+    strategy.recordSuccess(await strategy.acquireInitialRetryToken(''));
+    return value;
+  } catch (error) {
+    first = { error };
+  }
   let n = 0;
   const handler = retryMiddleware({ maxAttempts: async () => maxAttempts, retryStrategy: async () => strategy })(
-    async () => ({ response: undefined, output: { $metadata: {}, value: await attempt(++n) } }),
+    async () => {
+      n++;
+      if (n === 1) throw first.error;
+      return { response: undefined, output: { $metadata: {}, value: await attempt(n) } };
+    },
     { [SMITHY_CONTEXT_KEY]: signal === undefined ? {} : { abortSignal: signal } },
   );
   const { output } = await handler({ input: {}, request: undefined });
