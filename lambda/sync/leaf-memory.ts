@@ -16,6 +16,9 @@ import type { LeafMemoryBudget } from '../contract/leaf-memory.js';
 export class MemoryLease implements BodyMemory {
   /** Bytes held now. */
   held: number;
+  /** Writes of the body still in flight (a hedged PUT's two), and whether the leaf gave the lease back meanwhile. */
+  private writing = 0;
+  private released = false;
 
   constructor(
     private readonly memory: LeafMemory,
@@ -45,9 +48,21 @@ export class MemoryLease implements BodyMemory {
     this.memory.give(freed);
   }
 
-  /** Gives every byte back (the leaf is stored, failed or aborted). Twice is once. */
+  /**
+   * Keeps the bytes held until `write` settles, even past {@link release}: a hedged PUT's other write, still sending
+   * the body after the first one succeeded, holds it as long.
+   */
+  during<T>(write: Promise<T>): Promise<T> {
+    this.writing++;
+    return write.finally(() => {
+      if (--this.writing === 0 && this.released) this.shrink(0);
+    });
+  }
+
+  /** Gives every byte back (the leaf is stored, failed or aborted), once no write of its body is in flight. Twice is once. */
   release(): void {
-    this.shrink(0);
+    this.released = true;
+    if (this.writing === 0) this.shrink(0);
   }
 }
 

@@ -202,11 +202,13 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       // A leaf no store can hold is never fetched nor written: it fails here, alone, like a bad leaf.
       if (problem !== undefined) throw problem;
       const startMs = deps.onLeaf ? performance.now() : 0;
-      let body: Buffer;
-      ({ body, lease } = await fetchWithin(catalog, memory, item, bounds));
+      const fetched = await fetchWithin(catalog, memory, item, bounds);
+      const { body } = fetched;
+      lease = fetched.lease;
       const fetchedMs = deps.onLeaf ? performance.now() : 0;
       const metadata = metadataOf(item);
-      await hedged((answered) => snapshots.putLeaf(key, body, metadata, untilAnswered(writes, answered)), STRAGGLER_MS);
+      // Each write of the body (a hedge's too) holds it until it ends.
+      await hedged((answered) => fetched.lease.during(snapshots.putLeaf(key, body, metadata, untilAnswered(writes, answered))), STRAGGLER_MS);
       deps.onLeaf?.(startMs, fetchedMs, performance.now());
       commit.entries.push({ key, id: item.id, version: item.version, type: item.type });
       commit.leaves++;

@@ -90,6 +90,19 @@ describe('leases on the budget', () => {
     expect(memory.held).toBe(0);
   });
 
+  it('hold a body until its last write ends, past the leaf\'s release (a hedged PUT\'s other write)', async () => {
+    const memory = budget(100);
+    const lease = memory.tryLease(40)!;
+    let finish!: () => void;
+    const other = lease.during(new Promise<void>((resolve) => (finish = resolve)));
+    await lease.during(Promise.resolve());
+    lease.release();
+    expect(memory.held).toBe(40);
+    finish();
+    await other;
+    expect(memory.held).toBe(0);
+  });
+
   it('refuse one larger than the whole budget at once', async () => {
     await expect(budget(10).lease(11)).rejects.toThrow(RangeError);
   });
