@@ -166,7 +166,9 @@ export async function fetchWithin(
     try {
       lease = memory.tryLease(need) ?? (await memory.lease(need, bounds.signal));
     } catch (cause) {
-      throw new FetchAbortedError(item.url, 'while waiting for memory', { cause });
+      if (bounds.signal?.aborted) throw new FetchAbortedError(item.url, 'while waiting for memory', { cause });
+      // A deferred body asks for at most the budget (more is a LeafMemoryError at once): a refusal here is a bug.
+      throw cause;
     }
     try {
       // Only the body is kept: the parsed document is dropped here, before the PUT.

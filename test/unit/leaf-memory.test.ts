@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { leafMemoryBudget, MIN_LEAF_MEMORY_BYTES, type ProcessMemory } from '../../lambda/contract/leaf-memory.js';
 import { SettingsError } from '../../lambda/contract/settings.js';
-import { LeafMemory } from '../../lambda/sync/leaf-memory.js';
+import type { CatalogClient, PageItem } from '../../lambda/catalog/index.js';
+import { BodyDeferredError, FetchAbortedError } from '../../lambda/catalog/http-errors.js';
+import { fetchWithin, LeafMemory } from '../../lambda/sync/leaf-memory.js';
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
@@ -105,5 +107,45 @@ describe('leases on the budget', () => {
 
   it('refuse one larger than the whole budget at once', async () => {
     await expect(budget(10).lease(11)).rejects.toThrow(RangeError);
+  });
+});
+
+describe('a leaf fetched within the budget', () => {
+  const item = { url: 'https://feed.example/leaf.json' } as PageItem;
+  /** A catalog whose first answers are each body's deferral, then the body (the HTTP client's side is the integration tests'). */
+  function catalog(deferrals: number[], body: Buffer): { client: CatalogClient; holds: number[] } {
+    const holds: number[] = [];
+    const client = {
+      getLeaf: async (_: PageItem, { memory }: { memory: { held: number } }) => {
+        holds.push(memory.held);
+        const next = deferrals.shift();
+        if (next !== undefined) throw new BodyDeferredError(item.url, next);
+        return { body, leaf: {}, attempts: 1 };
+      },
+    } as unknown as CatalogClient;
+    return { client, holds };
+  }
+
+  it('is fetched again holding what its deferral asked for, and keeps only its body held', async () => {
+    const memory = new LeafMemory({ bytes: 100, from: 'the test' });
+    const { client, holds } = catalog([60, 80], Buffer.alloc(50));
+    const { body, lease } = await fetchWithin(client, memory, item, {});
+    expect(holds).toEqual([0, 60, 80]);
+    expect(body.length).toBe(50);
+    expect(memory.held).toBe(50);
+    lease.release();
+    expect(memory.held).toBe(0);
+  });
+
+  it('stops waiting for memory when the run stops: an abort, not a failure', async () => {
+    const memory = new LeafMemory({ bytes: 100, from: 'the test' });
+    const holder = memory.tryLease(100)!;
+    const stop = new AbortController();
+    const waiting = fetchWithin(catalog([10], Buffer.alloc(10)).client, memory, item, { signal: stop.signal }).catch((e: unknown) => e);
+    stop.abort(new Error('time budget'));
+    const error = await waiting;
+    expect(error).toBeInstanceOf(FetchAbortedError);
+    expect((error as Error).message).toBe('https://feed.example/leaf.json: aborted while waiting for memory: the run was stopped (time budget reached or interrupted)');
+    holder.release();
   });
 });
