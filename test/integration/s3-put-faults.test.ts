@@ -149,16 +149,16 @@ describe('the lean S3 PUT under faults', () => {
     }
   }, 120_000);
 
-  it('does not hedge a leaf PUT that S3 throttles while it waits past the hedge delay to retry (Retry-After: 2)', async () => {
+  it('does not hedge a leaf PUT that S3 throttles while it waits past the hedge delay to retry (x-amz-retry-after: 1300 ms)', async () => {
     const catalog = generateCatalog({ commits: 1, seed: 6, leavesPerCommit: [1, 1], deleteRatio: 0 });
     const replica = await CatalogReplica.start({ catalog });
     const harness = await SyncHarness.create();
     try {
       const leafPut = (seen: SeenRequest): boolean => seen.method === 'PUT' && seen.url.startsWith(`/${harness.bucket}/leaves/`);
-      front.fault({ match: leafPut, fault: { ...SLOW_DOWN, headers: { 'Retry-After': '2' } }, times: 1 });
+      front.fault({ match: leafPut, fault: { ...SLOW_DOWN, headers: { 'x-amz-retry-after': '1300' } }, times: 1 });
       const summary = await harness.run(replica.serviceIndexUrl, {}, { snapshots: new S3SnapshotStore(harness.bucket, client, put) });
       expect(summary).toMatchObject({ stoppedBy: 'caught-up', leaves: 1, putRetries: 1 });
-      // The refused PUT and its retry two seconds later; no second PUT sent a second after the first (a hedge).
+      // The refused PUT and its retry 1.3 s later; no second PUT sent a second after the first (a hedge).
       expect(front.seen.filter(leafPut)).toHaveLength(2);
     } finally {
       await replica.stop();

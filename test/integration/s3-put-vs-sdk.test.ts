@@ -32,7 +32,7 @@ const FAULTS: readonly { readonly name: string; readonly fault: S3Fault; readonl
   { name: '503 SlowDown', fault: { kind: 'answer', status: 503, code: 'SlowDown', message: 'Please reduce your request rate.' }, puts: 64 },
   // Each unanswered attempt waits out the timeout (undici checks it about once a second): fewer PUTs, all in flight,
   // still more retries than the bucket allows.
-  { name: 'no answer (timeout)', fault: { kind: 'hang' }, puts: 12 },
+  { name: 'no answer (timeout)', fault: { kind: 'hang' }, puts: 18 },
 ];
 
 let front: S3FaultFront;
