@@ -4,9 +4,9 @@
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import { CatalogClient, HttpClient } from '../lambda/catalog/index.js';
-import { parseSettings, type RunSummary } from '../lambda/contract/index.js';
+import { leafMemoryBudget, parseSettings, processMemory, type RunSummary } from '../lambda/contract/index.js';
 import { awsClients, type CursorStore, DynamoStore, type RunLogStore, S3SnapshotStore } from '../lambda/stores/index.js';
-import { runSlice } from '../lambda/sync/index.js';
+import { LeafMemory, runSlice } from '../lambda/sync/index.js';
 import { measured, result, timing } from './measure.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 import type { ScenarioConfig, ScenarioResult } from './scenario-types.js';
@@ -36,9 +36,10 @@ export async function runEngine(config: ScenarioConfig): Promise<ScenarioResult>
   const http = new HttpClient({ connections: settings.concurrency });
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
   const snapshots = new S3SnapshotStore(config.bucket, s3);
+  const leafMemory = new LeafMemory(leafMemoryBudget(process.env, processMemory()));
   const times = timing(config.leaves);
   const run = await measured(() =>
-    runSlice(settings, { catalog, cursors, snapshots, runLog, onLeaf: (a, b, c) => times.record(a, b, c) }),
+    runSlice(settings, { catalog, cursors, snapshots, runLog, leafMemory, onLeaf: (a, b, c) => times.record(a, b, c) }),
   );
   const summary: RunSummary = run.value;
   await http.close();

@@ -34,6 +34,8 @@ const HELP = `npm run bench -- [options]
   --reader-commits N        manifests the consumer reader reads (at 20 ms a GET); 0: skip (default 50000)
   --reader-read-ahead N     the reader's manifests in flight                       (default: DEFAULT_READ_AHEAD)
   --view-commits N          commits the latest view keeps and rebuilds (20-50 ms a request); 0: skip (default 2000)
+  --large-leaves N          leaves of the large-leaf row: one commit, 512 MB Lambda's memory; 0: skip (default 48)
+  --large-leaf-mib N        MiB of each of its leaves                              (default 24)
   --dynamo auto|on|off      also run the engine against DynamoDB Local             (default auto)
   --no-warm                 skip the warm-Lambda checks
   --no-start-up             skip the start-up rows (CLI commands, the Lambda bundle's cold start)
@@ -69,6 +71,8 @@ export interface Options {
   readerCommits: number;
   readerReadAhead: number;
   viewCommits: number;
+  largeLeaves: number;
+  largeLeafMib: number;
   dynamo: 'auto' | 'on' | 'off';
   warm: boolean;
   startUp: boolean;
@@ -105,6 +109,8 @@ export function options(): Options {
       'reader-commits': { type: 'string', default: '50000' },
       'reader-read-ahead': { type: 'string', default: '64' },
       'view-commits': { type: 'string', default: '2000' },
+      'large-leaves': { type: 'string', default: '48' },
+      'large-leaf-mib': { type: 'string', default: '24' },
       dynamo: { type: 'string', default: 'auto' },
       'no-warm': { type: 'boolean', default: false },
       'no-start-up': { type: 'boolean', default: false },
@@ -153,6 +159,8 @@ export function options(): Options {
     readerCommits: int('reader-commits', values['reader-commits']),
     readerReadAhead: int('reader-read-ahead', values['reader-read-ahead'], 1),
     viewCommits: int('view-commits', values['view-commits']),
+    largeLeaves: int('large-leaves', values['large-leaves']),
+    largeLeafMib: int('large-leaf-mib', values['large-leaf-mib'], 1),
     dynamo,
     warm: !values['no-warm'],
     startUp: !values['no-start-up'],

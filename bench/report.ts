@@ -8,6 +8,7 @@ import { backfillReport, backfillTargets, type BackfillRows } from './backfill-r
 import type { ConsumerReaderResult } from './consumer-reader.js';
 import { readerTargets, readerText } from './consumer-rows.js';
 import { viewText, type ViewRowResult } from './view-upkeep.js';
+import { largeLeafTargets, largeLeafText, type LargeLeafRow } from './large-leaf-row.js';
 import type { Servers } from './children.js';
 import { nugetRatioLine, nugetRatios, nugetTargets, type NugetRows } from './nuget-rows.js';
 import type { Options } from './options.js';
@@ -61,6 +62,8 @@ export interface BenchResults {
   backfill: BackfillRows | undefined;
   reader: ConsumerReaderResult | undefined;
   view: ViewRowResult | undefined;
+  /** One commit of large leaves at a 512 MB Lambda's memory (large-leaf-row.ts). */
+  largeLeaves: LargeLeafRow | undefined;
 }
 
 /** The printed report (`text`) and the results file's content (`json`). */
@@ -101,6 +104,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     },
     ...backfillTargets(backfill),
     ...readerTargets(results.reader),
+    ...largeLeafTargets(results.largeLeaves),
     ...(warm
       ? [{ target: 'warm Lambda: index by conditional GET, closed pages never refetched', value: `${warm.checks.filter((c) => c.ok).length}/${warm.checks.length} checks`, ok: warm.checks.every((c) => c.ok) }]
       : []),
@@ -189,6 +193,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
   if (backfill) for (const line of backfillReport(backfill)) p(line);
   if (results.reader) p(readerText(results.reader).trimEnd());
   if (results.view) p(viewText(results.view).trimEnd());
+  if (results.largeLeaves) p(largeLeafText(results.largeLeaves).trimEnd());
   p();
   const costInputs = costInputsFrom({ cpuMsPerLeaf: engine.cpuPerLeafMs, peakRssMb: Math.max(engine.maxRssMB, ...rss.map((r) => r.maxRssMB)) });
   const lambdaCost = lambdaCostReport(costInputs);
@@ -236,6 +241,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     backfill: backfill ?? null,
     consumerReader: results.reader ?? null,
     latestView: results.view ?? null,
+    largeLeaves: results.largeLeaves ?? null,
     lambdaCost: { inputs: costInputs, text: lambdaCost },
     targets,
     durationMs: Math.round(performance.now() - started),

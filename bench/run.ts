@@ -13,6 +13,7 @@ import { runBackfillRows, type BackfillRows } from './backfill-rows.js';
 import type { ConsumerReaderResult } from './consumer-reader.js';
 import { runReaderRow } from './consumer-rows.js';
 import { runViewRow, type ViewRowResult } from './view-upkeep.js';
+import { runLargeLeafRow, type LargeLeafRow } from './large-leaf-row.js';
 import type { BackfillScenarioConfig, BackfillScenarioResult } from './backfill-scenario.js';
 import { machineLoad, runChild, startServers } from './children.js';
 import { runNugetRows, type S3Shape } from './nuget-rows.js';
@@ -245,6 +246,11 @@ async function main(): Promise<void> {
     await waitIdle();
     view = await runViewRow({ commits: opts.viewCommits, seed: opts.seed, log });
   }
+  let largeLeaves: LargeLeafRow | undefined;
+  if (opts.largeLeaves > 0) {
+    await waitIdle();
+    largeLeaves = await runLargeLeafRow({ leaves: opts.largeLeaves, mib: opts.largeLeafMib, concurrency: opts.concurrency, env, log });
+  }
 
   servers.child.kill('SIGTERM');
   await dynamo?.stop();
@@ -285,6 +291,7 @@ async function main(): Promise<void> {
     backfill,
     reader,
     view,
+    largeLeaves,
   });
   process.stdout.write(text + '\n' + (startUp === undefined ? '' : `\n${startUpText(startUp)}\n`) + (audit === undefined ? '' : `\n${verifyRateText(audit)}\n`));
   if (startUp !== undefined) (json as Record<string, unknown>).startUp = startUp;

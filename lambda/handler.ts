@@ -4,9 +4,11 @@ import type { Context } from 'aws-lambda';
 import { CatalogClient, HttpClient } from './catalog/index.js';
 import {
   DEFAULT_METRICS_NAMESPACE,
+  leafMemoryBudget,
   parseRunLogDays,
   parseSettings,
   parseTimestamp,
+  processMemory,
   SettingsError,
   StoppedBy,
   type RunSummary,
@@ -15,7 +17,7 @@ import {
 } from './contract/index.js';
 import { id as newId } from './ids/kuuid.js';
 import { awsClients, DynamoStore, S3SnapshotStore } from './stores/index.js';
-import { lagSeconds, runSlice, SyncError } from './sync/index.js';
+import { lagSeconds, LeafMemory, runSlice, SyncError } from './sync/index.js';
 import { checkLambdaIdFilter } from './handler/id-filter-check.js';
 import { sourceSecretId, SourceSecretReader, withSourceCredentials, type SourceCredentials } from './handler/source-secret.js';
 import { addWorkMetrics } from './handler/work-metrics.js';
@@ -37,6 +39,8 @@ interface Warm {
   readonly store: DynamoStore;
   readonly snapshots: S3SnapshotStore;
   readonly runLogDays: number;
+  /** The budget for leaf bodies in flight: a quarter of the function's memory (contract/leaf-memory.ts). */
+  readonly leafMemory: LeafMemory;
 }
 let warm: Warm | undefined;
 /** The private feed's credentials (SOURCE_SECRET_ARN), read once per container. */
@@ -79,7 +83,8 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<{ ready: Warm; admission?
   const http = new HttpClient({ connections: settings.concurrency });
   const store = new DynamoStore(table, clients.dynamo);
   const snapshots = new S3SnapshotStore(bucket, clients.s3);
-  const ready: Warm = { key, settings, table, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), store, snapshots, runLogDays };
+  const leafMemory = new LeafMemory(leafMemoryBudget(env, processMemory()));
+  const ready: Warm = { key, settings, table, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), store, snapshots, runLogDays, leafMemory };
   const admission = checkLambdaIdFilter(snapshots, store, settings, (message, error) => logger.warn(message, { error: error.message })).then((checked) => {
     if (checked) warm = ready;
   });
@@ -109,7 +114,7 @@ export const handler = async (_event: unknown, context: Pick<Context, 'getRemain
   let head: Ticks | undefined;
   try {
     const { ready, admission } = await warmUp(process.env);
-    const { settings, catalog, store, snapshots, runLogDays } = ready;
+    const { settings, catalog, store, snapshots, runLogDays, leafMemory } = ready;
     logger.appendKeys({ cursorName: settings.cursorName });
     const remaining = context.getRemainingTimeInMillis();
     const summary = await runSlice(settings, {
@@ -120,6 +125,7 @@ export const handler = async (_event: unknown, context: Pick<Context, 'getRemain
       backfills: store,
       runLogDays,
       runId,
+      leafMemory,
       ...(admission === undefined ? {} : { admission }),
       logger: {
         info: (message, extra) => logger.info(message, extra ?? {}),

@@ -11,6 +11,7 @@ export { CATALOG_CONTEXT, CATALOG_INDEX_PATH, pagePath, SERVICE_INDEX_PATH } fro
 export { appendCommits, generateCatalog, leafBody, type GeneratedCatalog, type GeneratedLeaf } from './catalog-generator.js';
 export { layoutPages } from './catalog-layout.js';
 export { renderLeafBody } from './leaf-body.js';
+export { grownLeafParts } from './large-leaves.js';
 export { CatalogReplica } from './catalog-replica.js';
 export { ForwardProxy, type ForwardProxyOptions, type ProxiedRequest } from './forward-proxy.js';
 export type { ServedDocument } from './replica-source.js';

@@ -5,14 +5,14 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CatalogClient, HttpClient } from '../catalog/index.js';
-import type { SyncSettings } from '../contract/index.js';
+import { leafMemoryBudget, processMemory, type SyncSettings } from '../contract/index.js';
 import { deferWasmTierUp } from '../contract/wasm-tiering.js';
 import { lambdaSettings, sourceSecrets } from '../handler.js';
 import { checkLambdaIdFilter } from '../handler/id-filter-check.js';
 import { sourceSecretId } from '../handler/source-secret.js';
 import { awsClients, DynamoStore, S3SnapshotStore, type SnapshotStore } from '../stores/index.js';
 import { BackpressureSnapshotStore, backpressureS3Client, SlowDownGauge } from '../stores/s3-backpressure.js';
-import type { BackfillDeps, EngineLogger } from '../sync/index.js';
+import { LeafMemory, type BackfillDeps, type EngineLogger } from '../sync/index.js';
 
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME?.trim() || 'catalog-sync-backfill' });
 
@@ -67,6 +67,8 @@ export async function warmUp(env: NodeJS.ProcessEnv, { backpressure = false } = 
       runLogDays,
       backfills: store,
       logger: engineLogger,
+      // A quarter of the function's memory for leaf bodies in flight (contract/leaf-memory.ts).
+      leafMemory: new LeafMemory(leafMemoryBudget(env, processMemory())),
     },
     ...(gauge ? { gauge } : {}),
   };

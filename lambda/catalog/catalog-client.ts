@@ -1,5 +1,6 @@
 import { checkCatalogUrl } from './catalog-url-safety.js';
 import { InvalidDocumentError } from './errors.js';
+import type { BodyMemory } from './body-memory.js';
 import { HttpClient, type RequestBounds } from './http-client.js';
 import { FetchError } from './http-errors.js';
 import { SourceKind, type CatalogIndex, type CatalogIndexEntry, type CatalogPage, type Leaf, type PageItem } from './documents.js';
@@ -126,8 +127,11 @@ export class CatalogClient {
     }
   }
 
-  /** A leaf's exact bytes and its validated document, checked against the page item that named it. */
-  async getLeaf(item: PageItem, bounds: RequestBounds = {}): Promise<FetchedLeaf> {
+  /**
+   * A leaf's exact bytes and its validated document, checked against the page item that named it. `memory`: what
+   * holds the body's bytes (the engine's leaf memory budget; see `GetOptions.memory`).
+   */
+  async getLeaf(item: PageItem, bounds: RequestBounds & { readonly memory?: BodyMemory } = {}): Promise<FetchedLeaf> {
     const response = await this.http.get(item.url, {
       maxBytes: this.limits.leafBytes,
       ...bounds,

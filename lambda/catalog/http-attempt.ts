@@ -64,9 +64,16 @@ export function discard(body: Dispatcher.ResponseData['body']): void {
  * Reads `body` to the end, at most `maxBytes` of it: with `data` listeners rather than an async iterator, which
  * costs a promise and several listeners per chunk.
  *
- * @throws {@link BodyTooLargeError} past `maxBytes`; {@link FetchError} (retryable) when the body is cut short.
+ * @throws {@link BodyTooLargeError} past `maxBytes`; {@link FetchError} (retryable) when the body is cut short; what
+ *   `onReceived` throws.
  */
-export function readBody(body: Dispatcher.ResponseData['body'], url: string, maxBytes: number): Promise<Buffer> {
+export function readBody(
+  body: Dispatcher.ResponseData['body'],
+  url: string,
+  maxBytes: number,
+  /** Told the bytes received after each chunk (a body of undeclared length held as it comes); may throw to stop. */
+  onReceived?: (received: number) => void,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
@@ -85,6 +92,16 @@ export function readBody(body: Dispatcher.ResponseData['body'], url: string, max
         fail(new BodyTooLargeError(url, maxBytes, 'body'));
         discard(body);
         return;
+      }
+      if (onReceived !== undefined) {
+        try {
+          onReceived(received);
+        } catch (error) {
+          body.off('data', onData);
+          fail(error as Error);
+          discard(body);
+          return;
+        }
       }
       chunks.push(chunk);
     };

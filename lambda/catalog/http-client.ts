@@ -1,6 +1,7 @@
 import { setTimeout as wait } from 'node:timers/promises';
 import { Agent, EnvHttpProxyAgent, type Dispatcher } from '../contract/undici-lean.js';
-import { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from './http-errors.js';
+import { holdBody, type BodyMemory } from './body-memory.js';
+import { BodyDeferredError, BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError, type LeafMemoryError } from './http-errors.js';
 import { decode, parseRetryAfter } from './http-decode.js';
 import { AttemptStop, discard, readBody, SignalFanOut } from './http-attempt.js';
 import { describeNetworkError, networkHint } from './network-hints.js';
@@ -85,6 +86,12 @@ export interface GetOptions extends RequestBounds {
   readonly headers?: Record<string, string>;
   /** Skip the origin rule: only for the source URL the user configured. */
   readonly anyOrigin?: boolean;
+  /**
+   * Memory held for the body (the engine's leaf memory budget): asked for as the body's size becomes known. A body
+   * it cannot hold now ends the request with {@link BodyDeferredError} (not retried here), one it can never hold with
+   * {@link LeafMemoryError}.
+   */
+  readonly memory?: BodyMemory;
 }
 
 /** A successful (2xx or 304) response with its decompressed body. */
@@ -219,7 +226,7 @@ export class HttpClient {
         const response = await this.attempt(url, parsed, options, attempt);
         return { ...response, attempts: attempt };
       } catch (error) {
-        if (error instanceof FetchAbortedError) throw error;
+        if (error instanceof FetchAbortedError || error instanceof BodyDeferredError) throw error;
         const failure =
           // A certificate the client does not trust is refused the same way on every attempt: fail at once, with the hint.
           error instanceof FetchError ? error : new FetchError(url, describeNetworkError(error), untrustedCertificateCode(error) === undefined, { cause: error });
@@ -324,8 +331,19 @@ export class HttpClient {
       discard(response.body);
       throw new BodyTooLargeError(url, options.maxBytes, 'body');
     }
-    const raw = await readBody(response.body, url, options.maxBytes);
-    const body = await decode(url, raw, String(headers['content-encoding'] ?? 'identity'), options.maxBytes);
+    const { memory } = options;
+    if (memory !== undefined && Number.isFinite(declared)) {
+      try {
+        holdBody(memory, url, declared);
+      } catch (error) {
+        discard(response.body);
+        throw error;
+      }
+    }
+    // Without a declared length, the bytes are held as they come.
+    const onReceived = memory === undefined || Number.isFinite(declared) ? undefined : (received: number) => holdBody(memory, url, received);
+    const raw = await readBody(response.body, url, options.maxBytes, onReceived);
+    const body = await decode(url, raw, String(headers['content-encoding'] ?? 'identity'), options.maxBytes, memory);
     return { url, status: statusCode, headers, body };
   }
 

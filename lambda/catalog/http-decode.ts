@@ -1,7 +1,8 @@
 /** The body and headers of a response as the HTTP client reads them: content codings and `Retry-After`. */
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
-import { BodyTooLargeError, FetchError } from './http-errors.js';
+import { holdBody, type BodyMemory } from './body-memory.js';
+import { BodyTooLargeError, FetchError, LeafMemoryError } from './http-errors.js';
 
 const gunzip = promisify(zlib.gunzip);
 const inflate = promisify(zlib.inflate);
@@ -15,34 +16,47 @@ const brotliDecompress = promisify(zlib.brotliDecompress);
  */
 export const SYNC_DECODE_MAX_BYTES = 256 * 1024;
 
-/** Decodes a body of `Content-Encoding` `encoding`, its output bounded by `maxBytes`. */
-export async function decode(url: string, raw: Buffer, encoding: string, maxBytes: number): Promise<Buffer> {
+/**
+ * Decodes a body of `Content-Encoding` `encoding`, its output bounded by `maxBytes`. With `memory`, the decoded copy
+ * is held beside the raw body (body-memory.ts): its output is bounded by what the budget could ever hold too; one
+ * decoded off the event loop has its most held before it starts (its size is known only after), one decoded at
+ * once (a small body) is held as it is.
+ */
+export async function decode(url: string, raw: Buffer, encoding: string, maxBytes: number, memory?: BodyMemory): Promise<Buffer> {
   const name = encoding.trim().toLowerCase();
-  const options = { maxOutputLength: maxBytes };
+  if (name === '' || name === 'identity') return raw;
+  const limit = memory === undefined ? maxBytes : Math.max(0, Math.min(maxBytes, memory.budget.bytes - raw.length));
+  const options = { maxOutputLength: Math.max(1, limit) };
   const sync = raw.length <= SYNC_DECODE_MAX_BYTES;
+  if (memory !== undefined && !sync) holdBody(memory, url, raw.length + limit);
+  let body: Buffer;
   try {
     switch (name) {
-      case '':
-      case 'identity':
-        return raw;
       case 'gzip':
       case 'x-gzip':
-        return sync ? zlib.gunzipSync(raw, options) : await gunzip(raw, options);
+        body = sync ? zlib.gunzipSync(raw, options) : await gunzip(raw, options);
+        break;
       case 'deflate':
-        return sync ? zlib.inflateSync(raw, options) : await inflate(raw, options);
+        body = sync ? zlib.inflateSync(raw, options) : await inflate(raw, options);
+        break;
       case 'br':
-        return sync ? zlib.brotliDecompressSync(raw, options) : await brotliDecompress(raw, options);
+        body = sync ? zlib.brotliDecompressSync(raw, options) : await brotliDecompress(raw, options);
+        break;
       default:
         throw new FetchError(url, `unsupported Content-Encoding ${JSON.stringify(encoding)}`, false);
     }
   } catch (error) {
     if (error instanceof FetchError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
+      // Cut off at what the budget could ever hold, below the document limit: it can never be held.
+      if (memory !== undefined && limit < maxBytes) throw new LeafMemoryError(url, raw.length + limit, memory.budget, true);
       throw new BodyTooLargeError(url, maxBytes, 'decompressed body');
     }
     // A truncated compressed stream is the usual cause: another attempt may get it whole.
     throw new FetchError(url, `could not decompress ${name} body: ${(error as Error).message}`, true, { cause: error });
   }
+  if (memory !== undefined && sync) holdBody(memory, url, raw.length + body.length);
+  return body;
 }
 
 /** `Retry-After` as milliseconds: delta-seconds or an HTTP date. */

@@ -73,6 +73,51 @@ export class BodyTooLargeError extends FetchError {
 }
 
 /**
+ * A leaf whose body, as declared or received (with its decoded copy), is more than the whole leaf memory budget
+ * (the process's share for leaf bodies in flight: contract/leaf-memory.ts): it can never be held, so it fails
+ * alone, like a bad leaf (quarantined when quarantine is on), and is never read to its end. Never retried.
+ */
+export class LeafMemoryError extends FetchError {
+  override readonly name = 'LeafMemoryError';
+  override get code(): ErrorCode {
+    return ErrorCode.leafMemory;
+  }
+  constructor(
+    url: string,
+    /** What the body needs: its bytes, and its decoded copy's when it is compressed. */
+    readonly bytes: number,
+    /** The budget's bytes, and where they come from (the function's memory, `LEAF_MEMORY_MB`, ...). */
+    readonly budget: { readonly bytes: number; readonly from: string },
+    /** `bytes` is a lower bound: the decoded copy was cut off at the budget. */
+    atLeast = false,
+  ) {
+    super(url, `body needs ${atLeast ? 'over ' : ''}${bytes} bytes, more than the leaf memory budget of ${budget.bytes} bytes (${budget.from}); give the process more memory or set LEAF_MEMORY_MB`, false);
+  }
+}
+
+/**
+ * A body the leaf memory budget cannot hold now (other leaves hold it): the request was dropped before the body
+ * was read on, and the caller fetches it again once `bytes` fit. A signal between the HTTP client and the engine,
+ * never a failure: not a {@link FetchError}, never retried by the client.
+ */
+export class BodyDeferredError extends CatalogSyncError {
+  override readonly name = 'BodyDeferredError';
+  override get code(): ErrorCode {
+    return ErrorCode.bodyDeferred;
+  }
+  readonly url: string;
+
+  constructor(
+    url: string,
+    /** The bytes to hold before fetching it again. */
+    readonly bytes: number,
+  ) {
+    super(`${redactUrl(url)}: body of ${bytes} bytes deferred until the leaf memory budget holds it`);
+    this.url = redactUrl(url);
+  }
+}
+
+/**
  * A request given up because its caller stopped it (the run's time budget ran out, or Ctrl-C): the response
  * was not complete, but nothing is known against the source. Deliberately not a {@link FetchError}, so it is
  * never mistaken for a failed fetch: an aborted leaf is not quarantined and does not fail the run.

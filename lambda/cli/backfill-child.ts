@@ -5,8 +5,8 @@
  * process group), and when the parent goes away (its channel closes): the range's progress is checkpointed.
  */
 import { CatalogClient, HttpClient } from '../catalog/index.js';
-import { CatalogSyncError, parseSettings, type BackfillRange, type SyncSettings } from '../contract/index.js';
-import { runRange, type EngineLogger } from '../sync/index.js';
+import { CatalogSyncError, leafMemoryBudget, parseSettings, processMemory, type BackfillRange, type SyncSettings } from '../contract/index.js';
+import { LeafMemory, runRange, type EngineLogger } from '../sync/index.js';
 import type { FromWorker, ToWorker, WorkerOptions } from './backfill-messages.js';
 import { openStores, type OpenStores } from './open-stores.js';
 import { FLAG_NAMES, rawSettingsOf } from './options.js';
@@ -16,7 +16,7 @@ import { verboseHooks } from './verbose.js';
 const PROGRESS_EVERY_MS = 100;
 
 const stop = new AbortController();
-let opened: { settings: SyncSettings; stores: OpenStores; http: HttpClient; logger: EngineLogger | undefined; catalog: CatalogClient; leaseHolder: string | undefined } | undefined;
+let opened: { settings: SyncSettings; stores: OpenStores; http: HttpClient; logger: EngineLogger | undefined; catalog: CatalogClient; leaseHolder: string | undefined; leafMemory: LeafMemory } | undefined;
 let busy: Promise<void> = Promise.resolve();
 
 function send(message: FromWorker): void {
@@ -28,7 +28,9 @@ async function open(options: WorkerOptions): Promise<void> {
   const stores = await withBackpressure(await openStores(options, settings.concurrency), options, settings.concurrency);
   const http = new HttpClient({ connections: settings.concurrency });
   const verbose = verboseHooks(options.verbose, http);
-  opened = { settings, stores: { ...stores, backfills: verbose.backfills(stores.backfills) }, http, logger: verbose.logger, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), leaseHolder: options.leaseHolder };
+  // This worker's share of the parent's leaf memory budget (backfill-pool.ts sets LEAF_MEMORY_MB for each worker).
+  const leafMemory = new LeafMemory(leafMemoryBudget(process.env, processMemory()));
+  opened = { settings, stores: { ...stores, backfills: verbose.backfills(stores.backfills) }, http, logger: verbose.logger, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), leaseHolder: options.leaseHolder, leafMemory };
   send({ type: 'ready' });
 }
 
@@ -56,7 +58,7 @@ async function withBackpressure(stores: OpenStores, options: WorkerOptions, conc
 }
 
 async function run(range: BackfillRange): Promise<void> {
-  const { settings, stores, catalog, logger, leaseHolder } = opened!;
+  const { settings, stores, catalog, logger, leaseHolder, leafMemory } = opened!;
   let last = 0;
   try {
     const outcome = await runRange(
@@ -67,6 +69,7 @@ async function run(range: BackfillRange): Promise<void> {
         snapshots: stores.snapshots,
         runLog: stores.runLog,
         backfills: stores.backfills,
+        leafMemory,
         signal: stop.signal,
         ...(logger === undefined ? {} : { logger }),
         onProgress: (progress) => {

@@ -7,7 +7,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { StoppedBy, type BackfillRange } from '../contract/index.js';
+import { LEAF_MEMORY_ENV, leafMemoryBudget, processMemory, StoppedBy, type BackfillRange } from '../contract/index.js';
 import type { RangeOutcome } from '../sync/index.js';
 import type { FromWorker, ToWorker, WorkerOptions } from './backfill-messages.js';
 
@@ -53,12 +53,17 @@ export class WorkerPool {
   private resolveDone!: (result: PoolResult) => void;
   readonly done: Promise<PoolResult>;
 
+  /** The workers' environment: the parent's, with each worker's share of its leaf memory budget. */
+  private readonly childEnv: NodeJS.ProcessEnv;
+
   constructor(
     ranges: readonly BackfillRange[],
     private readonly workerCount: number,
     private readonly options: WorkerOptions,
     private readonly events: PoolEvents,
   ) {
+    const budget = leafMemoryBudget(process.env, processMemory());
+    this.childEnv = { ...process.env, [LEAF_MEMORY_ENV]: String(Math.max(1, Math.floor(budget.bytes / workerCount / 1024 / 1024))) };
     this.queue = [...ranges].sort((a, b) => b.leaves - a.leaves || a.n - b.n);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.fill();
@@ -81,7 +86,7 @@ export class WorkerPool {
   }
 
   private spawn(): void {
-    const child = fork(CHILD_ENTRY, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+    const child = fork(CHILD_ENTRY, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json', env: this.childEnv });
     const worker: Worker = { child, ready: false, range: undefined, leaving: false };
     this.workers.add(worker);
     child.on('message', (message: FromWorker) => this.onMessage(worker, message));

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { CatalogClient, HttpClient } from '../catalog/index.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, MIN_TIMESTAMP, parseSettings, StoppedBy, type RunSummary, type Ticks } from '../contract/index.js';
-import { runSlice, SyncError } from '../sync/index.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, leafMemoryBudget, MIN_TIMESTAMP, parseSettings, processMemory, StoppedBy, type RunSummary, type Ticks } from '../contract/index.js';
+import { LeafMemory, runSlice, SyncError } from '../sync/index.js';
 import { ExitCode } from './exit-code.js';
 import { rememberSource, withFolderSource } from './folder-source.js';
 import { FollowBackoff, followCanRetry } from './follow-retry.js';
@@ -72,6 +72,8 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
   const http = new HttpClient({ connections: settings.concurrency });
   const verbose = verboseHooks(options.verbose, http);
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
+  // Leaf bodies in flight: a quarter of this process's memory, or LEAF_MEMORY_MB (contract/leaf-memory.ts).
+  const leafMemory = new LeafMemory(leafMemoryBudget(process.env, processMemory()));
   const stop = new AbortController();
   // Failed slices of `--follow` in a row: it waits longer after each (from 1 s, or the poll interval when shorter,
   // to 5 min, or the poll interval when longer) and says so once per outage.
@@ -107,6 +109,7 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
           // show the slices that moved, not a no-op a minute.
           runLog: options.follow ? skippingEmptyPolls(stores.runLog, stop.signal) : stores.runLog,
           backfills: stores.backfills,
+          leafMemory,
           signal: stop.signal,
           ...(deadline === undefined ? {} : { deadline }),
           ...(bound === undefined ? {} : { ceiling: bound }),

@@ -20,6 +20,10 @@ export const ErrorCode = {
   fetch: 'CS_ERR_FETCH',
   forbiddenOrigin: 'CS_ERR_FORBIDDEN_ORIGIN',
   bodyTooLarge: 'CS_ERR_BODY_TOO_LARGE',
+  /** A leaf body larger than the whole leaf memory budget (contract/leaf-memory.ts): an item error, quarantinable. */
+  leafMemory: 'CS_ERR_LEAF_MEMORY',
+  /** A body the leaf memory budget cannot hold now: dropped, fetched again once it fits (never leaves the engine). */
+  bodyDeferred: 'CS_ERR_BODY_DEFERRED',
   fetchAborted: 'CS_ERR_FETCH_ABORTED',
   cursorItem: 'CS_ERR_CURSOR_ITEM',
   localState: 'CS_ERR_LOCAL_STATE',

@@ -32,4 +32,5 @@ export { CatalogSyncError, ErrorCode, hasErrorCode } from './errors.js';
 export { redactUrl } from './redact.js';
 export { anyProxy, proxyFor, readProxyEnv, shownProxy, tunnelRefusal, type ProxyChoice, type ProxyEnv } from './proxy-env.js';
 export { VERSION } from './version.js';
+export { DEFAULT_LEAF_MEMORY_BYTES, LEAF_MEMORY_ENV, leafMemoryBudget, processMemory, type LeafMemoryBudget, type ProcessMemory } from './leaf-memory.js';
 export { idFilterFlags, idFilterOf, idPatternProblem, keepsId, sameIdFilter, widens, type IdFilter } from './id-filter.js';

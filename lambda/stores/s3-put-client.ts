@@ -8,10 +8,12 @@
  * - endpoint and addressing: the S3 client's own endpoint resolution for PutObject, once per bucket
  *   (s3-put-endpoint.ts): every partition, FIPS, dual-stack, accelerate, access points, `AWS_ENDPOINT_URL_S3`,
  *   path style. What it cannot sign (multi-region access points, S3 Express) goes through the SDK's PutObject;
- * - retries as the SDK's standard mode (s3-put-retry.ts), up to the client's `maxAttempts`, bounded by the SDK's
- *   retry quota (s3-put-quota.ts), with clock-skew correction (a PUT signed before a concurrent one corrected
+ * - retries are the SDK's own (s3-put-retry.ts): each request runs inside the SDK's retry middleware with the SDK's
+ *   `StandardRetryStrategy` (which answers are retried, the token bucket and its costs, backoff, `Retry-After`), up to
+ *   the client's `maxAttempts`, with clock-skew correction (a PUT signed before a concurrent one corrected
  *   the clock is retried too); every throttling answer (503, SlowDown) is told to `onSlowDown` (the backfill's
- *   gauge) and every retry to the caller's `onRetry` (the run's count and log);
+ *   gauge), every error answer to the caller's `onAnswer` (the engine's hedge) and every retry to its `onRetry`
+ *   (the run's count and log);
  * - aborts: the caller's signal (the run's budget, Ctrl-C) ends the request in flight or the wait before a retry,
  *   with {@link S3PutAbortedError};
  * - integrity: `x-amz-content-sha256` is the body's real SHA-256, signed (S3 recomputes it and refuses a body that
@@ -32,20 +34,11 @@ import { readProxyEnv, VERSION, type ProxyEnv } from '../contract/index.js';
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { StandardRetryStrategy } from '@smithy/core/retry';
+import type { StandardRetryBackoffStrategy } from '@smithy/types';
 import { encodeKey, putTargetOf, resolvePutEndpoint, type PutTarget, type SdkOnly } from './s3-put-endpoint.js';
 import { S3PutAbortedError, S3PutError } from './s3-put-error.js';
-import { RetryQuota } from './s3-put-quota.js';
-import {
-  backoffDelay,
-  CLOCK_SKEW_CODES,
-  isRetryableAnswer,
-  isRetryableTransportError,
-  isThrottling,
-  isTimeoutError,
-  SDK_RETRY_DELAYS,
-  skewCorrection,
-  type PutRetryDelays,
-} from './s3-put-retry.js';
+import { isRetryable, isSlowDown, isTimeRefusal, SdkAnswerError, sdkRetryStrategy, sdkTransportError, skewCorrection, withSdkRetries } from './s3-put-retry.js';
 import { S3PutSigner } from './s3-put-signer.js';
 import type { WriteOptions } from './types.js';
 import { optional, readLimited, xmlField } from './s3-answer.js';
@@ -58,10 +51,10 @@ export interface S3PutOptions {
   readonly maxAttempts?: number;
   /** Told of every throttling answer (503 or SlowDown), each retried attempt included. */
   readonly onSlowDown?: () => void;
-  /** Backoff bases and cap; default the SDK's (tests shorten them). */
-  readonly delays?: PutRetryDelays;
-  /** The retry quota; default one of the SDK's size for this client. */
-  readonly quota?: RetryQuota;
+  /** The SDK retry strategy's backoff; default the SDK's own (tests shorten it). */
+  readonly backoff?: StandardRetryBackoffStrategy;
+  /** Longest wait for an answer's headers, and longest silence in its body, ms; default 60 s (tests shorten it). */
+  readonly answerTimeoutMs?: number;
   /** The local clock (ms), for signing dates; tests set it off to see the skew correction. */
   readonly now?: () => number;
   /** The proxy variables (contract/proxy-env.ts); default those of the process. */
@@ -85,6 +78,8 @@ interface Resolved {
   readonly crc32: boolean;
   readonly maxAttempts: number;
   readonly region: string;
+  /** The SDK's retry strategy of this client: its token bucket is shared by every PUT and GET of the client. */
+  readonly strategy: StandardRetryStrategy;
 }
 
 /** An answer of S3: its status, and its body for a GET that succeeded or S3's error fields otherwise. */
@@ -95,6 +90,8 @@ interface Answer {
   readonly serverTime?: string;
   readonly date?: string;
   readonly aged?: boolean;
+  /** `retry-after` and `x-amz-retry-after`, when an error answer had them (the SDK's strategy honours them). */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly body?: Buffer;
 }
 
@@ -120,7 +117,6 @@ export const PUT_USER_AGENT = `catalog-sync/${VERSION} (lean-put) node/${process
 export class S3PutClient {
   private readonly agent: Dispatcher;
   private readonly signer: S3PutSigner;
-  private readonly quota: RetryQuota;
   private resolved: Promise<Resolved> | undefined;
   private readonly targets = new Map<string, Promise<PutTarget | SdkOnly>>();
 
@@ -129,12 +125,11 @@ export class S3PutClient {
     private readonly options: S3PutOptions,
   ) {
     this.agent = leanDispatcher(
-      { connections: Math.max(1, options.connections), pipelining: 1, keepAliveTimeout: 10_000, connect: { timeout: 10_000 }, headersTimeout: 60_000, bodyTimeout: 60_000 },
+      { connections: Math.max(1, options.connections), pipelining: 1, keepAliveTimeout: 10_000, connect: { timeout: 10_000 }, headersTimeout: options.answerTimeoutMs ?? 60_000, bodyTimeout: options.answerTimeoutMs ?? 60_000 },
       options.proxies ?? readProxyEnv(process.env),
     );
     const config = client.config;
     this.signer = new S3PutSigner({ credentials: () => config.credentials(), region: () => config.region(), sha256: config.sha256 });
-    this.quota = options.quota ?? new RetryQuota();
   }
 
   /**
@@ -145,9 +140,9 @@ export class S3PutClient {
     return this.client.config.systemClockOffset ?? 0;
   }
 
-  /** Retry tokens left in this client's quota. */
-  get retryTokens(): number {
-    return this.quota.available;
+  /** Retry tokens left in the token bucket of this client's SDK retry strategy (full before its first request). */
+  async retryTokens(): Promise<number> {
+    return (await (this.resolved ??= this.resolve())).strategy.getCapacity();
   }
 
   /**
@@ -170,7 +165,7 @@ export class S3PutClient {
       headers['x-amz-sdk-checksum-algorithm'] = 'CRC32';
     }
     if (request.metadata) for (const name in request.metadata) headers[`x-amz-meta-${name.toLowerCase()}`] = request.metadata[name]!;
-    await this.withRetries(request, resolved.maxAttempts, call, (date) => this.attempt('PUT', target, path, headers, request.body, date, call.signal));
+    await this.withRetries(request, resolved, call, (date) => this.attempt('PUT', target, path, headers, request.body, date, call.signal));
   }
 
   /**
@@ -184,52 +179,62 @@ export class S3PutClient {
     const path = target.prefix + encodeKey(key);
     const headers = { ...target.headers, 'x-amz-content-sha256': EMPTY_SHA256 };
     const request: RequestTarget = { bucket, key, method: 'GET' };
-    const outcome = await this.withRetries(request, resolved.maxAttempts, call, (date) => this.attempt('GET', target, path, headers, undefined, date, call.signal));
+    const outcome = await this.withRetries(request, resolved, call, (date) => this.attempt('GET', target, path, headers, undefined, date, call.signal));
     return outcome.status === 404 ? undefined : outcome.body;
   }
 
-  /** Runs attempts until one succeeds (a GET's `NoSuchKey` is an answer too), is not worth retrying, or is stopped. */
-  private async withRetries(request: RequestTarget, maxAttempts: number, call: PutCallOptions, attemptAt: (signingDate: Date) => Promise<Attempt>): Promise<Answer> {
+  /**
+   * Runs attempts inside the SDK's retry middleware with this client's SDK retry strategy (s3-put-retry.ts) until one
+   * succeeds (a GET's `NoSuchKey` is an answer too), is not worth retrying, is refused by the strategy (attempts or
+   * its token bucket spent), or is stopped by `call.signal`.
+   */
+  private async withRetries(request: RequestTarget, resolved: Resolved, call: PutCallOptions, attemptAt: (signingDate: Date) => Promise<Attempt>): Promise<Answer> {
     const { signal } = call;
     const now = this.options.now ?? Date.now;
-    const delays = this.options.delays ?? SDK_RETRY_DELAYS;
-    let taken: number | undefined;
-    for (let attempt = 1; ; attempt++) {
-      if (signal?.aborted) throw aborted(request, attempt === 1 ? 'before it was sent' : `before attempt ${attempt}`, signal);
-      const sentLocal = now();
-      const signedAt = sentLocal + this.clockOffsetMs;
-      const outcome = await attemptAt(new Date(signedAt));
-      if ('status' in outcome && ((outcome.status >= 200 && outcome.status < 300) || (request.method === 'GET' && outcome.status === 404 && outcome.code === 'NoSuchKey'))) {
-        this.quota.release(taken);
-        return outcome;
-      }
-      if (signal?.aborted) throw aborted(request, 'in flight', signal);
-      let retry: boolean;
-      let throttled = false;
-      let why: string;
-      if ('status' in outcome) {
-        throttled = isThrottling(outcome.status, outcome.code);
-        if (throttled) this.options.onSlowDown?.();
-        retry = isRetryableAnswer(outcome.status, outcome.code);
-        why = outcome.code ?? `HTTP ${outcome.status}`;
-        if (!retry && outcome.code !== undefined && CLOCK_SKEW_CODES.has(outcome.code)) {
+    const url = `s3://${request.bucket}/${request.key}`;
+    if (signal?.aborted) throw aborted(request, 'before it was sent', signal);
+    // What the last failed attempt was, for the retry's event and the final error.
+    let last: { outcome: Attempt; why: string; failedAt: number } | undefined;
+    let attempts = 0;
+    // When the run's signal stopped it, in words, when an attempt saw it (else it stopped the wait before a retry).
+    let abortedWhen: string | undefined;
+    try {
+      return await withSdkRetries(resolved.strategy, resolved.maxAttempts, signal, async (n) => {
+        attempts = n;
+        if (last !== undefined) call.onRetry?.({ url, attempt: n - 1, delayMs: Math.round(performance.now() - last.failedAt), why: last.why, ...('status' in last.outcome ? { status: last.outcome.status } : {}) });
+        if (signal?.aborted) throw aborted(request, (abortedWhen = `before attempt ${n}`), signal);
+        const sentLocal = now();
+        const signedAt = sentLocal + this.clockOffsetMs;
+        const outcome = await attemptAt(new Date(signedAt));
+        if ('status' in outcome && ((outcome.status >= 200 && outcome.status < 300) || (request.method === 'GET' && outcome.status === 404 && outcome.code === 'NoSuchKey'))) return outcome;
+        if (signal?.aborted) throw aborted(request, (abortedWhen = 'in flight'), signal);
+        if (!('status' in outcome)) {
+          last = { outcome, why: transportCode(outcome.error), failedAt: performance.now() };
+          throw sdkTransportError(outcome.error);
+        }
+        call.onAnswer?.(outcome.status);
+        let corrected = false;
+        let why = outcome.code ?? `HTTP ${outcome.status}`;
+        if (isTimeRefusal(outcome.code)) {
           const offset = skewCorrection({ date: outcome.date, serverTime: outcome.serverTime, aged: outcome.aged === true, signedAt, sentLocal, answeredLocal: now() });
           if (offset !== undefined) {
             this.client.config.systemClockOffset = offset;
-            retry = true;
+            corrected = true;
             why = `${outcome.code} (clock skew corrected by ${Math.round((offset - (signedAt - sentLocal)) / 1000)} s)`;
           }
         }
-      } else {
-        retry = isRetryableTransportError(outcome.error);
-        why = transportCode(outcome.error);
-      }
-      if (!retry || attempt >= maxAttempts) throw failure(request, outcome, attempt, false);
-      taken = this.quota.acquire('error' in outcome && isTimeoutError(outcome.error));
-      if (taken === undefined) throw failure(request, outcome, attempt, true);
-      const wait = backoffDelay(attempt, throttled, delays);
-      call.onRetry?.({ url: `s3://${request.bucket}/${request.key}`, attempt, delayMs: wait, why, ...('status' in outcome ? { status: outcome.status } : {}) });
-      if (wait > 0) await abortableWait(wait, signal);
+        const error = new SdkAnswerError(outcome, corrected);
+        if (isSlowDown(error)) this.options.onSlowDown?.();
+        last = { outcome, why, failedAt: performance.now() };
+        throw error;
+      });
+    } catch (error) {
+      // The SDK's middleware ends the wait before a retry with its own AbortError: named here as ours.
+      if (signal?.aborted) throw aborted(request, abortedWhen ?? `before attempt ${attempts + 1}`, signal);
+      if (last === undefined) throw error;
+      // Worth a retry and attempts left, yet refused: the strategy's token bucket was spent.
+      const quotaSpent = attempts < resolved.maxAttempts && error instanceof Error && isRetryable(error);
+      throw failure(request, last.outcome, attempts, quotaSpent);
     }
   }
 
@@ -281,15 +286,18 @@ export class S3PutClient {
       ...optional('serverTime', xmlField(text, 'ServerTime')),
       ...optional('date', typeof date === 'string' ? date : undefined),
       ...(response.headers.age === undefined ? {} : { aged: true }),
+      ...(retryHeaders(response.headers) ?? {}),
     };
   }
 
   private async resolve(): Promise<Resolved> {
     const config = this.client.config;
+    const maxAttempts = this.options.maxAttempts ?? (await config.maxAttempts());
     return {
       crc32: (await config.requestChecksumCalculation()) !== 'WHEN_REQUIRED',
-      maxAttempts: this.options.maxAttempts ?? (await config.maxAttempts()),
+      maxAttempts,
       region: await config.region(),
+      strategy: sdkRetryStrategy(maxAttempts, this.options.backoff),
     };
   }
 
@@ -354,6 +362,16 @@ function failure(request: RequestTarget, outcome: Attempt, attempts: number, quo
 
 function aborted(request: RequestTarget, when: string, signal: AbortSignal): S3PutAbortedError {
   return new S3PutAbortedError(request.bucket, request.key, when, { cause: signal.reason });
+}
+
+/** The headers of an error answer that ask for a wait before the retry, as `{ headers }` when it has any. */
+function retryHeaders(headers: Dispatcher.ResponseData['headers']): { headers: Record<string, string> } | undefined {
+  let found: Record<string, string> | undefined;
+  for (const name of ['retry-after', 'x-amz-retry-after']) {
+    const value = headers[name];
+    if (typeof value === 'string') (found ??= {})[name] = value;
+  }
+  return found === undefined ? undefined : { headers: found };
 }
 
 /** The code of a transport error (its own or its cause's), for the retry's `why`. */

@@ -12,7 +12,7 @@ export interface S3PutFailure {
   readonly s3Message?: string;
   /** Attempts made, the failed last one included. */
   readonly attempts: number;
-  /** The answer was worth a retry, but the client's retry quota (s3-put-quota.ts) was spent. */
+  /** The answer was worth a retry, but the token bucket of the client's SDK retry strategy (s3-put-retry.ts) was spent. */
   readonly quotaSpent?: boolean;
   /** The request: `PUT` (a leaf or manifest) unless said; `GET` for a consumer's lean read. */
   readonly method?: 'PUT' | 'GET';

@@ -1,90 +1,115 @@
 /**
- * The lean S3 PUT's retry rules, as the AWS SDK's `standard` retry mode has them: which answers and transport
- * errors are retried, how long to wait (exponential backoff with full jitter: a uniform delay between 0 and
- * `min(maxDelayMs, base × 2^(attempt-1))`, the base larger for throttling), and the server's clock from a
- * RequestTimeTooSkewed answer. The retry quota (the SDK's token bucket across requests) is s3-put-quota.ts; the
- * backfill's SlowDownGauge also lowers its own load on throttling.
+ * The lean S3 PUT's retries are the AWS SDK's own (issue 30, item 5): each request runs inside the SDK's retry
+ * middleware (`retryMiddleware` of `@smithy/core/retry`, the code that retries every SDK command) with the SDK's
+ * `StandardRetryStrategy`, so which answers are retried and at what cost to the retry token bucket, the backoff
+ * (its bases, jitter and cap), `Retry-After` and the bucket's refill are the installed SDK's, and follow it when it
+ * changes. What is ours is only the translation of an attempt's outcome into the error the SDK's S3 client would
+ * have raised for it (its `name`, `$metadata` and `$response`): the S3 error code of the answer's body, its status
+ * and headers, and undici's transport errors as the SDK's Node.js handler reports the same failures. And the
+ * server's clock from a time refusal (the SDK's S3 client corrects its clock in its signing middleware, which the
+ * lean PUT does not run): {@link skewCorrection}.
  */
+import type { StandardRetryBackoffStrategy } from '@smithy/types';
+import { SMITHY_CONTEXT_KEY } from '@smithy/types';
+import { isClockSkewError, isThrottlingError, isTransientError, retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
 
-/** How the lean PUT waits between attempts. */
-export interface PutRetryDelays {
-  /** Base of the exponential backoff for errors other than throttling (the SDK's 100 ms). */
-  readonly baseDelayMs: number;
-  /** Base for throttling answers (SlowDown, 429, ...; the SDK's 500 ms). */
-  readonly throttleBaseDelayMs: number;
-  /** Cap of any one wait (the SDK's 20 s). */
-  readonly maxDelayMs: number;
+/** An S3 answer as the SDK's error would carry it. */
+export interface AnswerFacts {
+  readonly status: number;
+  /** S3's error `Code`. */
+  readonly code?: string;
+  readonly message?: string;
+  /** The answer's `retry-after` and `x-amz-retry-after` headers, when it had them. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** The SDK's own delays. */
-export const SDK_RETRY_DELAYS: PutRetryDelays = { baseDelayMs: 100, throttleBaseDelayMs: 500, maxDelayMs: 20_000 };
+/** The error the SDK's S3 client raises for an answer: named by S3's Code (`NotFound` for a bare 404, else `Unknown`). */
+export class SdkAnswerError extends Error {
+  readonly $metadata: { httpStatusCode: number; clockSkewCorrected?: true };
+  readonly $response: { statusCode: number; headers: Record<string, string> };
 
-/** S3 and AWS error codes that mean "slow down". */
-const THROTTLING_CODES = new Set([
-  'SlowDown',
-  'Throttling',
-  'ThrottlingException',
-  'ThrottledException',
-  'RequestThrottled',
-  'RequestThrottledException',
-  'TooManyRequestsException',
-  'RequestLimitExceeded',
-  'BandwidthLimitExceeded',
-  'ProvisionedThroughputExceededException',
-  'PriorRequestNotComplete',
-]);
-/** Codes of transient failures on S3's side. */
-const TRANSIENT_CODES = new Set(['RequestTimeout', 'RequestTimeoutException', 'InternalError', 'ServiceUnavailable', 'TimeoutError']);
-/** Codes that can mean "your clock is off": retried only when the server's Date shows it is. */
-export const CLOCK_SKEW_CODES = new Set(['RequestTimeTooSkewed', 'RequestExpired', 'RequestInTheFuture', 'InvalidSignatureException', 'SignatureDoesNotMatch', 'AuthFailure']);
-/** Statuses retried whatever the code. */
-const TRANSIENT_STATUSES = new Set([500, 502, 503, 504]);
-/** Transport errors retried: resets, refusals, broken pipes, timeouts (Node's and undici's codes). */
-const NETWORK_CODES = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EAI_AGAIN',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CLOSED',
-]);
-
-/** Whether an S3 answer is throttling (so the backoff base is larger, and a backfill's gauge hears of it). */
-export function isThrottling(status: number, code: string | undefined): boolean {
-  return status === 429 || status === 503 || (code !== undefined && THROTTLING_CODES.has(code));
-}
-
-/** Whether an S3 error answer is worth another attempt (throttling, 5xx, S3's transient codes). 4xx otherwise are not. */
-export function isRetryableAnswer(status: number, code: string | undefined): boolean {
-  return isThrottling(status, code) || TRANSIENT_STATUSES.has(status) || (code !== undefined && TRANSIENT_CODES.has(code));
-}
-
-/** Whether a transport error (no answer) is worth another attempt. */
-export function isRetryableTransportError(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+  constructor(
+    readonly answer: AnswerFacts,
+    /** The clock was corrected from this answer: the SDK retries such a refusal. */
+    clockSkewCorrected = false,
+  ) {
+    super(answer.message ?? `HTTP ${answer.status}`);
+    this.name = answer.code ?? (answer.status === 404 ? 'NotFound' : 'Unknown');
+    this.$metadata = { httpStatusCode: answer.status, ...(clockSkewCorrected ? { clockSkewCorrected: true } : {}) };
+    this.$response = { statusCode: answer.status, headers: { ...answer.headers } };
   }
-  return false;
 }
 
-/** The wait before attempt `attempt + 1` (attempt counts from 1): full jitter over the capped exponential. */
-export function backoffDelay(attempt: number, throttled: boolean, delays: PutRetryDelays, random: () => number = Math.random): number {
-  const base = throttled ? delays.throttleBaseDelayMs : delays.baseDelayMs;
-  return Math.floor(random() * Math.min(delays.maxDelayMs, base * 2 ** (attempt - 1)));
+/** undici's codes for a connection that was cut, which Node's http client (the SDK's handler) reports as ECONNRESET. */
+const CUT_CODES = new Set(['UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+/** undici's timeouts, which the SDK's handler reports as a `TimeoutError`. */
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/**
+ * The error the SDK's Node.js handler raises for a transport failure (no answer): undici's timeouts become a
+ * `TimeoutError` and a cut connection an `ECONNRESET`, as the SDK's handler names them; Node's own errors
+ * (ECONNREFUSED, EPIPE, a DNS failure) pass as they are. `cause` is undici's error.
+ */
+export function sdkTransportError(error: unknown): Error {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const message = (error as Error | undefined)?.message ?? String(error);
+  if (typeof code === 'string' && TIMEOUT_CODES.has(code)) return Object.assign(new Error(message, { cause: error }), { name: 'TimeoutError' });
+  if (typeof code === 'string' && CUT_CODES.has(code)) return Object.assign(new Error(message, { cause: error }), { code: 'ECONNRESET' });
+  return error instanceof Error ? error : new Error(message);
 }
 
-/** Whether a transport error is a timeout (a retry after one costs the quota more, as in the SDK). */
-export function isTimeoutError(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return true;
+/** Whether the SDK's strategy would retry `error` at all (throttling or transient), whatever its bucket holds. */
+export function isRetryable(error: Error): boolean {
+  return isThrottlingError(error as never) || isTransientError(error as never);
+}
+
+/** Whether an answer is throttling as the SDK tells it (429, SlowDown, ...), or a 503 (which S3 means as SlowDown). */
+export function isSlowDown(error: SdkAnswerError): boolean {
+  return isThrottlingError(error as never) || error.answer.status === 503;
+}
+
+/** Whether S3's code is one the SDK reads as a refusal for time (RequestTimeTooSkewed, SignatureDoesNotMatch, ...). */
+export function isTimeRefusal(code: string | undefined): boolean {
+  return code !== undefined && isClockSkewError({ name: code } as never);
+}
+
+/** The SDK's standard retry strategy for `maxAttempts` attempts: one per client, its token bucket shared by its requests. */
+export function sdkRetryStrategy(maxAttempts: number, backoff?: StandardRetryBackoffStrategy): StandardRetryStrategy {
+  return new StandardRetryStrategy({ maxAttempts, ...(backoff === undefined ? {} : { backoff }) });
+}
+
+/**
+ * Runs `attempt` (1, 2, ...) as the SDK's retry middleware runs a command's attempts, with `strategy`: an attempt
+ * resolves with its result, or throws the SDK-shaped error of its failure ({@link SdkAnswerError},
+ * {@link sdkTransportError}); the strategy decides whether and when to try again. `signal` ends the wait before a
+ * retry as the SDK does (an `AbortError`). Resolves with the first success; rejects with the last failure, or the
+ * abort.
+ *
+ * A first attempt that succeeds (nearly every PUT) only gives the strategy its success, as the middleware would,
+ * without entering the middleware: its token is asked for after the attempt rather than before, which changes nothing
+ * for the standard strategy (its first token is a new object, its bucket untouched); a first attempt that fails
+ * enters the middleware, which sees that failure as its own first attempt's and goes on from there.
+ */
+export async function withSdkRetries<T>(strategy: StandardRetryStrategy, maxAttempts: number, signal: AbortSignal | undefined, attempt: (n: number) => Promise<T>): Promise<T> {
+  let first: { error: unknown } | undefined;
+  try {
+    const value = await attempt(1);
+    strategy.recordSuccess(await strategy.acquireInitialRetryToken(''));
+    return value;
+  } catch (error) {
+    first = { error };
   }
-  return false;
+  let n = 0;
+  const handler = retryMiddleware({ maxAttempts: async () => maxAttempts, retryStrategy: async () => strategy })(
+    async () => {
+      n++;
+      if (n === 1) throw first.error;
+      return { response: undefined, output: { $metadata: {}, value: await attempt(n) } };
+    },
+    { [SMITHY_CONTEXT_KEY]: signal === undefined ? {} : { abortSignal: signal } },
+  );
+  const { output } = await handler({ input: {}, request: undefined });
+  return (output as unknown as { value: T }).value;
 }
 
 /** Four minutes, the SDK's threshold: a request signed further than this from the server's clock was refused for time. */

@@ -88,7 +88,7 @@ export interface SnapshotStore {
   readonly maxKeySegmentBytes?: number;
 }
 
-/** A retry of a snapshot write (an S3 PUT) about to be made: which object, the attempt that failed, why, the wait. */
+/** A retry of a snapshot write (an S3 PUT) as it is sent: which object, the attempt that failed, why, the wait before it. */
 export interface PutRetryEvent {
   /** `s3://{bucket}/{key}`. */
   readonly url: string;
@@ -104,8 +104,13 @@ export interface PutRetryEvent {
 export interface WriteOptions {
   /** Ends the write in flight and any wait before its retry (S3: with `S3PutAbortedError`). */
   readonly signal?: AbortSignal;
-  /** Told of each retry before its wait. */
+  /** Told of each retry as it is sent, with the wait before it. */
   readonly onRetry?: (event: PutRetryEvent) => void;
+  /**
+   * Told of each error answer of the store (its HTTP status) as it arrives, before any wait for a retry: the write is
+   * not slow but refused or throttled (the engine does not hedge it, hedge.ts).
+   */
+  readonly onAnswer?: (status: number) => void;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import type { CatalogClient } from '../catalog/catalog-client.js';
 import type { Ticks } from '../contract/time.js';
+import type { LeafMemory } from './leaf-memory.js';
 import type { BackfillStore, CursorStore, PutRetryEvent, RunLogStore, SnapshotStore } from '../stores/types.js';
 
 /** Structured logging, as Powertools Logger offers it. */
@@ -70,6 +71,11 @@ export interface EngineDeps {
   readonly onIndex?: (head: Ticks) => void;
   /** Told of each snapshot write's retry (the engine counts them in the run summary's `putRetries`). */
   readonly onPutRetry?: (event: PutRetryEvent) => void;
+  /**
+   * The process's budget for leaf bodies in flight (leaf-memory.ts), shared by its runs; the faces make it from
+   * contract/leaf-memory.ts's rule. Absent: one of `DEFAULT_LEAF_MEMORY_BYTES` for the run.
+   */
+  readonly leafMemory?: LeafMemory;
   /** Told each stored leaf's timing (`performance.now()` ms: fetch start, fetched, PUT done); for the benchmark. */
   readonly onLeaf?: (startMs: number, fetchedMs: number, storedMs: number) => void;
 }

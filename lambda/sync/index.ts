@@ -5,6 +5,7 @@
 export { lagSeconds, runSlice, SyncError } from './engine.js';
 export type { EngineDeps, EngineLogger, Progress } from './engine-deps.js';
 export { commitsAfter, pagesAfter } from './commit-stream.js';
+export { LeafMemory } from './leaf-memory.js';
 export { leafKeyOf, manifestOf, metadataOf, type ManifestEntry } from './layout.js';
 export { auditMirror, type AuditDeps, type AuditFinding, type AuditOptions, type AuditSummary } from './audit.js';
 export { repairCommits, type RepairOutcome } from './audit-repair.js';

@@ -15,6 +15,8 @@ import type { SyncSettings } from '../contract/settings.js';
 import type { WriteOptions } from '../stores/types.js';
 import { afterGrace, isRunStop, MANIFEST_GRACE_MS } from './run-budget.js';
 import { filterCommit } from './id-filter-hook.js';
+import { fetchWithin, LeafMemory, type MemoryLease } from './leaf-memory.js';
+import { DEFAULT_LEAF_MEMORY_BYTES } from '../contract/leaf-memory.js';
 
 /** A commit being worked on. */
 class CommitWork {
@@ -45,6 +47,9 @@ class CommitWork {
  * hundred ms), so a healthy run hardly ever sees one (and pays for the rare second PUT).
  */
 export const STRAGGLER_MS = 1_000;
+
+/** The leaf memory budget of a caller that gives none (`EngineDeps.leafMemory`): the default function's. */
+const DEFAULT_BUDGET = { bytes: DEFAULT_LEAF_MEMORY_BYTES, from: "the engine's default, a quarter of 512 MB" };
 
 /** What a slice has completed: whole commits and what they hold. */
 export interface RunTotals {
@@ -101,6 +106,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   const { settings, deps, logger, checkpointer, cursor, upper, index } = context;
   const totals: RunTotals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
   const { catalog, snapshots, deadline, signal } = deps;
+  const memory = deps.leafMemory ?? new LeafMemory(DEFAULT_BUDGET);
   const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(signal === undefined ? {} : { signal }) };
   const writes = { ...(signal === undefined ? {} : { signal }), ...(deps.onPutRetry === undefined ? {} : { onRetry: deps.onPutRetry }) };
   // A completed commit's manifest may land up to MANIFEST_GRACE_MS past the stop.
@@ -115,7 +121,8 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   const waiters: (() => void)[] = [];
   const slotFreed = (): Promise<void> => new Promise((resolve) => waiters.push(resolve));
   // Leaves in flight for over STRAGGLER_MS: they no longer hold a slot, up to `concurrency` of them (so at most
-  // twice `concurrency` leaves are ever in flight, and memory stays bounded).
+  // twice `concurrency` leaves are ever in flight). What they hold is bounded by bytes, not by their count: the leaf
+  // memory budget (leaf-memory.ts) counts a straggler's body until its PUT ends.
   const stragglers = new Set<Promise<void>>();
   const slotsTaken = (): number => inFlight.size - stragglers.size;
   const findStragglers = (): void => {
@@ -189,18 +196,23 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   };
 
   const processLeaf = async (commit: CommitWork, item: PageItem, { key, problem }: LeafPlacement): Promise<void> => {
+    // The leaf's bytes under the process's leaf memory budget, from its response's headers to its PUT's end.
+    let lease: MemoryLease | undefined;
     try {
       // A leaf no store can hold is never fetched nor written: it fails here, alone, like a bad leaf.
       if (problem !== undefined) throw problem;
       const startMs = deps.onLeaf ? performance.now() : 0;
-      const fetched = await catalog.getLeaf(item, bounds);
+      const fetched = await fetchWithin(catalog, memory, item, bounds);
+      const { body } = fetched;
+      lease = fetched.lease;
       const fetchedMs = deps.onLeaf ? performance.now() : 0;
       const metadata = metadataOf(item);
-      await hedged((answered) => snapshots.putLeaf(key, fetched.body, metadata, untilAnswered(writes, answered)), STRAGGLER_MS);
+      // Each write of the body (a hedge's too) holds it until it ends.
+      await hedged((answered) => fetched.lease.during(snapshots.putLeaf(key, body, metadata, untilAnswered(writes, answered))), STRAGGLER_MS);
       deps.onLeaf?.(startMs, fetchedMs, performance.now());
       commit.entries.push({ key, id: item.id, version: item.version, type: item.type });
       commit.leaves++;
-      commit.bytes += fetched.body.length;
+      commit.bytes += body.length;
       if (item.type === 'PackageDelete') commit.deletes++;
     } catch (error) {
       if (isRunStop(error)) {
@@ -228,6 +240,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       commit.failed = true;
       fail(error);
     } finally {
+      lease?.release();
       commit.remaining--;
       if (commit.remaining === 0 && !commit.failed && !commit.aborted) writeManifest(commit);
     }
@@ -304,14 +317,14 @@ function planKeys(prefix: string, commit: PlannedCommit, maxSegmentBytes?: numbe
   return { commitKey: key, manifest: manifestKey(prefix, key), leaves };
 }
 
-/** `options` that also call `answered` on a retry after an answer of the store (hedge.ts: such a write is not hedged). */
+/** `options` that also call `answered` on an error answer of the store (hedge.ts: such a write is not hedged). */
 function untilAnswered(options: WriteOptions, answered: () => void): WriteOptions {
-  const { onRetry } = options;
+  const { onAnswer } = options;
   return {
     ...options,
-    onRetry: (event) => {
-      if (event.status !== undefined) answered();
-      onRetry?.(event);
+    onAnswer: (status) => {
+      answered();
+      onAnswer?.(status);
     },
   };
 }

@@ -22,6 +22,7 @@ import { CatalogReplica } from '../../testkit/catalog-replica.js';
 import { startCli, waitFor } from '../../testkit/cli-process.js';
 import { createBucket } from '../../testkit/emulators.js';
 import { testServices, uniqueName } from '../../testkit/env.js';
+import { fixedBackoff } from '../../testkit/fast-backoff.js';
 import { S3FaultFront, type SeenRequest } from '../../testkit/s3-fault-front.js';
 import { commitTicks, RecordingCursorStore, SyncHarness } from '../../testkit/sync-harness.js';
 
@@ -125,11 +126,11 @@ describe('the run\'s stop ends its S3 PUTs', () => {
     front.fault({ match: (seen) => seen.url.startsWith(`/${bucket}/`), fault: { kind: 'answer', status: 503, code: 'SlowDown' } });
     const client = s3();
     // Waits of up to a minute: only the abort ends this one.
-    const put = new S3PutClient(client, { connections: 1, delays: { baseDelayMs: 60_000, throttleBaseDelayMs: 60_000, maxDelayMs: 60_000 } });
+    const put = new S3PutClient(client, { connections: 1, backoff: fixedBackoff(60_000) });
     const stop = new AbortController();
     try {
       const error = await put
-        .put({ bucket, key: 'wait.json', body: Buffer.from('{}'), contentType: 'application/json' }, { signal: stop.signal, onRetry: () => stop.abort() })
+        .put({ bucket, key: 'wait.json', body: Buffer.from('{}'), contentType: 'application/json' }, { signal: stop.signal, onAnswer: () => stop.abort() })
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(S3PutAbortedError);
       expect((error as Error).message).toBe(`S3 PUT s3://${bucket}/wait.json: aborted before attempt 2: the run was stopped (time budget reached or interrupted)`);

@@ -1,6 +1,6 @@
 /**
  * The lean S3 PUT's retries, against s3rver behind a fault-injecting front (testkit/s3-fault-front.ts): what
- * the SDK's standard mode retries (503 SlowDown, 500, a reset connection) is retried until it succeeds; what it
+ * the SDK's retry strategy retries (503 SlowDown, 500, a reset connection) is retried until it succeeds; what it
  * does not (403) fails at once; a PUT that keeps failing names its key, status, code and attempts; and every
  * throttled attempt reaches the backfill's SlowDownGauge.
  */
@@ -12,13 +12,13 @@ import { BACKPRESSURE_MAX_ATTEMPTS, backpressureS3Client, SlowDownGauge } from '
 import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
 import { createBucket } from '../../testkit/emulators.js';
 import { testServices, uniqueName } from '../../testkit/env.js';
+import { FAST_BACKOFF } from '../../testkit/fast-backoff.js';
 import { S3FaultFront, type S3Fault, type SeenRequest } from '../../testkit/s3-fault-front.js';
 import { generateCatalog } from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
 import { SyncHarness } from '../../testkit/sync-harness.js';
 import { SyncError } from '../../lambda/sync/engine.js';
 
-const FAST = { baseDelayMs: 1, throttleBaseDelayMs: 1, maxDelayMs: 5 };
 const SLOW_DOWN: S3Fault = { kind: 'answer', status: 503, code: 'SlowDown', message: 'Please reduce your request rate.' };
 
 describe('the lean S3 PUT under faults', () => {
@@ -40,7 +40,7 @@ describe('the lean S3 PUT under faults', () => {
     await createBucket(testServices().s3Endpoint, bucket);
     front = await S3FaultFront.start(testServices().s3Endpoint);
     client = new S3Client({ endpoint: front.url, region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, forcePathStyle: true, maxAttempts: 5 });
-    put = new S3PutClient(client, { connections: 4, delays: FAST, onSlowDown: () => slowDowns++ });
+    put = new S3PutClient(client, { connections: 4, backoff: FAST_BACKOFF, onSlowDown: () => slowDowns++ });
   });
   afterEach(() => {
     front.reset();
@@ -148,6 +148,22 @@ describe('the lean S3 PUT under faults', () => {
       Object.assign(process.env, saved);
     }
   }, 120_000);
+
+  it('does not hedge a leaf PUT that S3 throttles while it waits past the hedge delay to retry (x-amz-retry-after: 1300 ms)', async () => {
+    const catalog = generateCatalog({ commits: 1, seed: 6, leavesPerCommit: [1, 1], deleteRatio: 0 });
+    const replica = await CatalogReplica.start({ catalog });
+    const harness = await SyncHarness.create();
+    try {
+      const leafPut = (seen: SeenRequest): boolean => seen.method === 'PUT' && seen.url.startsWith(`/${harness.bucket}/leaves/`);
+      front.fault({ match: leafPut, fault: { ...SLOW_DOWN, headers: { 'x-amz-retry-after': '1300' } }, times: 1 });
+      const summary = await harness.run(replica.serviceIndexUrl, {}, { snapshots: new S3SnapshotStore(harness.bucket, client, put) });
+      expect(summary).toMatchObject({ stoppedBy: 'caught-up', leaves: 1, putRetries: 1 });
+      // The refused PUT and its retry 1.3 s later; no second PUT sent a second after the first (a hedge).
+      expect(front.seen.filter(leafPut)).toHaveLength(2);
+    } finally {
+      await replica.stop();
+    }
+  });
 
   it('stops a run whose leaf PUT S3 refuses: the run summary and run log carry CS_ERR_S3_PUT and the key', async () => {
     const catalog = generateCatalog({ commits: 3, seed: 5, leavesPerCommit: [1, 2] });

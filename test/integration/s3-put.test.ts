@@ -15,12 +15,12 @@ import { S3PutError } from '../../lambda/stores/s3-put-error.js';
 import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
 import { createBucket } from '../../testkit/emulators.js';
 import { testServices, uniqueName } from '../../testkit/env.js';
+import { FAST_BACKOFF } from '../../testkit/fast-backoff.js';
 import { S3FaultFront } from '../../testkit/s3-fault-front.js';
 import { VERSION } from '../../lambda/contract/version.js';
 
 const REGION = 'us-east-1';
 const GOOD = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
-const FAST = { baseDelayMs: 1, throttleBaseDelayMs: 1, maxDelayMs: 5 };
 
 function s3(endpoint: string, credentials: AwsCredentialIdentity | (() => Promise<AwsCredentialIdentity>) = GOOD, extra: object = {}): S3Client {
   return new S3Client({ endpoint, region: REGION, credentials, forcePathStyle: true, maxAttempts: 5, ...extra });
@@ -43,7 +43,7 @@ describe('the lean S3 PUT', () => {
   let client: S3Client;
   const opened: S3PutClient[] = [];
   const lean = (c: S3Client, options: Partial<ConstructorParameters<typeof S3PutClient>[1]> = {}): S3PutClient => {
-    const put = new S3PutClient(c, { connections: 4, delays: FAST, ...options });
+    const put = new S3PutClient(c, { connections: 4, backoff: FAST_BACKOFF, ...options });
     opened.push(put);
     return put;
   };

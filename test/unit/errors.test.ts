@@ -8,7 +8,7 @@ import { SettingsError } from '../../lambda/contract/settings.js';
 import { KuuidError } from '../../lambda/ids/kuuid.js';
 import { InvalidDocumentError } from '../../lambda/catalog/errors.js';
 import { UnsafeCatalogUrlError } from '../../lambda/catalog/catalog-url-safety.js';
-import { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from '../../lambda/catalog/http-errors.js';
+import { BodyDeferredError, BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError, LeafMemoryError } from '../../lambda/catalog/http-errors.js';
 import { CursorItemError } from '../../lambda/stores/dynamo-store.js';
 import { LocalStateError } from '../../lambda/stores/local-state-error.js';
 import { FileNameError } from '../../lambda/stores/local-paths.js';
@@ -35,6 +35,8 @@ const errors: readonly [CatalogSyncError, ErrorCode][] = [
   [new FetchError('https://x/', 'bad', false, { cause }), ErrorCode.fetch],
   [new ForbiddenOriginError('https://x/', []), ErrorCode.forbiddenOrigin],
   [new BodyTooLargeError('https://x/', 1, 'body'), ErrorCode.bodyTooLarge],
+  [new LeafMemoryError('https://x/', 2, { bytes: 1, from: 'a test' }), ErrorCode.leafMemory],
+  [new BodyDeferredError('https://x/', 1), ErrorCode.bodyDeferred],
   [new FetchAbortedError('https://x/', 'in flight', { cause }), ErrorCode.fetchAborted],
   [new CursorItemError('t', 'c', 'bad', { cause }), ErrorCode.cursorItem],
   [new LocalStateError('bad', { cause }), ErrorCode.localState],
@@ -61,7 +63,7 @@ describe('CatalogSyncError', () => {
     expect(error).toBeInstanceOf(Error);
     expect(error.code).toBe(code);
     expect(hasErrorCode(error, code)).toBe(true);
-    if (!(error instanceof ForbiddenOriginError || error instanceof BodyTooLargeError || error instanceof BackfillIncompleteError)) expect(error.cause).toBe(cause);
+    if (!(error instanceof ForbiddenOriginError || error instanceof BodyTooLargeError || error instanceof LeafMemoryError || error instanceof BodyDeferredError || error instanceof BackfillIncompleteError)) expect(error.cause).toBe(cause);
     // The code is the class's, on its prototype: an error's own fields stay those of its class.
     expect(Object.keys(error)).not.toContain('code');
   });
