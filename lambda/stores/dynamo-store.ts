@@ -54,7 +54,7 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
     return Item ? this.toState(name, Item) : undefined;
   }
 
-  async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget): Promise<CompareAndSetResult> {
+  async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget, options?: ReadOptions): Promise<CompareAndSetResult> {
     const values: Record<string, unknown> = {
       ':cursor': formatTimestamp(next.value),
       ':commitId': next.commitId,
@@ -73,24 +73,26 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
           ExpressionAttributeValues: values,
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
+        sdkSendOptions(options),
       );
       return { outcome: 'written' };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const old = error.Item ? unmarshallOld(error.Item) : undefined;
-      const current = old ? this.toState(name, old) : await this.read(name);
+      const current = old ? this.toState(name, old) : await this.read(name, options);
       // A retry of our own write that had been applied (its answer lost to a timeout): written, not a lost race.
       if (isOwnWrite(current, { stored: values[':cursor'] as string, runId: next.runId })) return { outcome: 'written' };
       return { outcome: 'conflict', current };
     }
   }
 
-  async appendRun(summary: RunSummary, expiresAt: number): Promise<void> {
+  async appendRun(summary: RunSummary, expiresAt: number, options?: ReadOptions): Promise<void> {
     await this.documents.send(
       new PutCommand({
         TableName: this.table,
         Item: { ...summary, pk: summary.cursorName, sk: RUN_SK_PREFIX + summary.runId, expiresAt },
       }),
+      sdkSendOptions(options),
     );
   }
 

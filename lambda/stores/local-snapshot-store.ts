@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { MAX_FILE_NAME_BYTES } from '../contract/identity.js';
@@ -5,7 +6,7 @@ import { resolveFileNameMode } from './file-name-mode.js';
 import { type LocalFolder, readTextIfExists, STATE_DIR } from './local-folder.js';
 import { fileNamesOf, unescapeName, type FileNameMode } from './local-paths.js';
 import { LocalStateError } from './local-state-error.js';
-import type { SnapshotReader, SnapshotStore } from './types.js';
+import type { SnapshotReader, SnapshotStore, TaggedBytes } from './types.js';
 
 /** For tests only: `caseInsensitive` takes the file system as case-insensitive whatever the probe finds. */
 export interface LocalSnapshotStoreOptions {
@@ -58,6 +59,21 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     }
+  }
+
+  async getTagged(key: string): Promise<TaggedBytes | undefined> {
+    const bytes = await this.getBytes(key);
+    return bytes === undefined ? undefined : { bytes, tag: contentTag(bytes) };
+  }
+
+  /** Read, compare and write under the folder's state lock (the cursors' lock); renamed into place only while it is still held. */
+  putJsonIf(key: string, value: unknown, expected: string | undefined): Promise<boolean> {
+    return this.folder.lock.hold(async (held) => {
+      const current = await this.getBytes(key);
+      if ((current === undefined ? undefined : contentTag(current)) !== expected) return false;
+      await this.folder.writer.write(this.pathOf(key, await this.fileNameMode()), Buffer.from(JSON.stringify(value)), held.whileHeld);
+      return true;
+    });
   }
 
   async deleteKey(key: string): Promise<void> {
@@ -137,4 +153,9 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
     if (this.fileNames === undefined && !(await stat(this.root).then(() => true, () => false))) return undefined;
     return this.fileNameMode();
   }
+}
+
+/** A folder's tag of an object: the SHA-256 of its bytes (hex). */
+export function contentTag(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
 }
