@@ -76,6 +76,17 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
     });
   }
 
+  /** One `stat` a key: listing `commits/` would read the whole folder, millions of files on a full mirror. */
+  async storedKeys(keys: readonly string[]): Promise<ReadonlySet<string>> {
+    const mode = await this.fileNameModeToRead();
+    const stored = new Set<string>();
+    if (mode === undefined) return stored;
+    for (const key of keys) {
+      if (await stat(this.pathOf(key, mode)).then((found) => found.isFile(), () => false)) stored.add(key);
+    }
+    return stored;
+  }
+
   async deleteKey(key: string): Promise<void> {
     const mode = await this.fileNameModeToRead();
     if (mode !== undefined) await rm(this.pathOf(key, mode), { force: true });

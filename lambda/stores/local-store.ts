@@ -81,6 +81,10 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, Snap
     return this.stores.snapshots.getBytes(key);
   }
 
+  storedKeys(keys: readonly string[]): Promise<ReadonlySet<string>> {
+    return this.stores.snapshots.storedKeys(keys);
+  }
+
   getTagged(key: string): Promise<TaggedBytes | undefined> {
     return this.stores.snapshots.getTagged(key);
   }

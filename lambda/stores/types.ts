@@ -89,6 +89,11 @@ export interface SnapshotStore {
   deleteKey(key: string): Promise<void>;
   /** Keys under `prefix`, in byte order, after `startAfter`. */
   listKeys(prefix: string, startAfter?: string): AsyncIterable<string>;
+  /**
+   * Which of `keys` are stored, where asking each is cheaper than listing (a folder: one `stat` a key, where a listing
+   * reads a whole folder). Absent (S3): the caller lists the keys' span.
+   */
+  storedKeys?(keys: readonly string[], options?: ReadOptions): Promise<ReadonlySet<string>>;
   /** A stored object's exact bytes, or `undefined` when there is none (`verify --deep` compares leaves with it). */
   getBytes?(key: string): Promise<Buffer | undefined>;
   /**

@@ -11,6 +11,9 @@ import { runErrorOf, StoppedBy, type RunSummary } from '../contract/run-summary.
 import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../contract/settings.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 import { startOpeningReads } from './opening-reads.js';
+import { futureBound, type CommitBehind } from './commit-stream.js';
+import { commitsAppendedBehind } from './behind-cursor.js';
+import { redactUrl } from '../contract/redact.js';
 import type { CursorState, PutRetryEvent } from '../stores/types.js';
 
 /** A run that stopped on an error: carries the summary of what it completed before the error. */
@@ -67,6 +70,9 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const closingWrites = closing.writes === undefined ? {} : { signal: closing.writes };
   const watermark = new WatermarkWriter(deps.snapshots, settings.prefix, logger, deps.watermarkIntervalMs, Date.now, { onRetry: onPutRetry, ...closingWrites });
   const checkpointer = new Checkpointer(deps.cursors, settings.cursorName, stored, runId, (state) => watermark.cursorStored(state), closingWrites);
+  // A commit from the future is refused; those at or before the cursor are checked against the mirror at the end.
+  const behind: CommitBehind[] = [];
+  const watch = { notAfter: () => futureBound(Date.now()), onBehindCursor: (commit: CommitBehind) => behind.push(commit) };
   let totals: RunTotals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
   let failure: unknown;
   let pipeline: PipelineOutcome | undefined;
@@ -103,7 +109,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       }
       // Already at the bound: no page needs reading.
       if (upper > cursorBefore) {
-        pipeline = await runPipeline({ settings, deps: { ...deps, ...bounds, onPutRetry }, logger, checkpointer, cursor: cursorBefore, upper, index });
+        pipeline = await runPipeline({ settings, deps: { ...deps, ...bounds, onPutRetry }, logger, checkpointer, cursor: cursorBefore, upper, index, watch });
         totals = pipeline.totals;
         failure = pipeline.failure;
       }
@@ -132,6 +138,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       watermarkFailure = error;
     }
   }
+  const behindCursor = await appendedBehind(behind, settings, deps, logger, cursorBefore, closingWrites);
   const facts = {
     ...(pipeline === undefined ? {} : { pipeline }),
     staleIndex,
@@ -164,6 +171,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     stoppedBy,
     durationMs: Date.now() - started,
     putRetries,
+    ...(behindCursor > 0 ? { behindCursor } : {}),
     ...(failure === undefined ? {} : { error: runErrorOf(failure) }),
   };
   if (deps.runLog) {
@@ -181,6 +189,26 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   }
   logger.info('run finished', { summary, lagSeconds: lagSeconds(upper, cursorAfter) });
   return summary;
+}
+
+/** How many of the commits found behind the cursor the mirror lacks (the catalog appended them behind it), each logged. */
+async function appendedBehind(seen: readonly CommitBehind[], settings: SyncSettings, deps: EngineDeps, logger: EngineLogger, cursor: Ticks, options: { signal?: AbortSignal }): Promise<number> {
+  if (seen.length === 0) return 0;
+  try {
+    const appended = await commitsAppendedBehind(deps.snapshots, settings.prefix, seen, settings.startCursor, options);
+    for (const commit of appended) {
+      logger.warn('a commit appeared behind the cursor: the catalog\'s times went back, and the follower does not take it (verify --repair stores it)', {
+        commitTimeStamp: formatTimestamp(commit.ticks),
+        commitId: commit.commitId,
+        page: redactUrl(commit.pageUrl),
+        cursor: formatTimestamp(cursor),
+      });
+    }
+    return appended.length;
+  } catch (error) {
+    logger.warn('could not check the commits behind the cursor against the mirror', { error: (error as Error)?.message ?? String(error) });
+    return 0;
+  }
 }
 
 /** Seconds between a commit time and the cursor. */
