@@ -53,57 +53,47 @@ afterAll(async () => {
   await replica.stop();
 });
 
+/**
+ * Runs `act` with a DynamoStore whose client goes through the front, the next UpdateItem on `sk` losing its answer,
+ * and checks that exactly that one answer was dropped.
+ */
+async function withLostAnswer(sk: string, act: (store: DynamoStore, harness: SyncHarness) => Promise<void>): Promise<void> {
+  const harness = await SyncHarness.create();
+  const client = droppingClient();
+  const dropped = front.dropped;
+  try {
+    front.dropNext(updateOf(sk));
+    await act(new DynamoStore(harness.table, client), harness);
+    expect(front.dropped).toBe(dropped + 1);
+  } finally {
+    client.destroy();
+  }
+}
+
 describe('DynamoDB: the answer of an applied cursor write is lost, the SDK retries', () => {
-  it('the follower takes its own write as written: caught up, not lost-race, and its watermark written', async () => {
-    const harness = await SyncHarness.create();
-    const client = droppingClient();
-    const dropped = front.dropped;
-    try {
-      const cursors = new DynamoStore(harness.table, client);
-      front.dropNext(updateOf('cursor'));
+  it('the follower takes its own write as written: caught up, not lost-race, and its watermark written', () =>
+    withLostAnswer('cursor', async (cursors, harness) => {
       const summary = await harness.run(replica.serviceIndexUrl, {}, { cursors, runLog: cursors, watermarkIntervalMs: 60_000 });
-      expect(front.dropped).toBe(dropped + 1);
       const head = formatTimestamp(commitTicks(catalog, 2));
       expect(summary).toMatchObject({ stoppedBy: 'caught-up', caughtUp: true, cursorAfter: head });
       expect(await harness.cursor()).toBe(head);
       expect(((await harness.snapshots.getJson(watermarkKeyOf(''))) as { cursor: string }).cursor).toBe(head);
-    } finally {
-      client.destroy();
-    }
-  });
+    }));
 
-  it('a backfill range\'s progress write is written', async () => {
-    const harness = await SyncHarness.create();
-    const client = droppingClient();
-    try {
-      const store = new DynamoStore(harness.table, client);
-      front.dropNext(updateOf('backfill#b1#range#0'));
+  it('a backfill range\'s progress write is written', () =>
+    withLostAnswer('backfill#b1#range#0', async (store, harness) => {
       const progress = { progress: formatTimestamp(commitTicks(catalog, 0)), progressCommitId: 'c0', totals: ZERO, runId: 'run-a' };
-      const dropped = front.dropped;
       expect(await store.advanceRange('c', 'b1', 0, undefined, progress)).toEqual({ outcome: 'written' });
-      expect(front.dropped).toBe(dropped + 1);
       // Another run's write of the same progress is still a conflict.
       expect(await harness.store.advanceRange('c', 'b1', 0, undefined, { ...progress, runId: 'run-b' })).toMatchObject({ outcome: 'conflict' });
-    } finally {
-      client.destroy();
-    }
-  });
+    }));
 
-  it('a named consumer\'s checkpoint is written, not lost-race', async () => {
-    const harness = await SyncHarness.create();
-    const client = droppingClient();
-    try {
-      const store = new DynamoStore(harness.table, client);
-      front.dropNext(updateOf('cursor'));
+  it('a named consumer\'s checkpoint is written, not lost-race', () =>
+    withLostAnswer('cursor', async (store, harness) => {
       const target = { value: commitTicks(catalog, 1), commitId: 'c1', runId: 'consumer-run' };
-      const dropped = front.dropped;
       expect(await checkpoint(store, 'my-consumer', undefined, target)).toMatchObject({ outcome: 'written' });
-      expect(front.dropped).toBe(dropped + 1);
       expect((await harness.store.read('my-consumer'))?.runId).toBe('consumer-run');
-    } finally {
-      client.destroy();
-    }
-  });
+    }));
 });
 
 describe('the folder: a write repeated after it was stored', () => {
