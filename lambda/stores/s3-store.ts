@@ -59,6 +59,11 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
       tellRetries(`s3://${this.bucket}/${key}`, metadata, options);
       // 412: the condition failed; 409 ConditionalRequestConflict: another conditional write of the key was under way.
       if (metadata?.httpStatusCode === 412 || metadata?.httpStatusCode === 409) return false;
+      // An S3-compatible server without conditional writes: the unconditional write (read, compare, write) of before.
+      if (metadata?.httpStatusCode === 501) {
+        await this.putJson(key, value, options);
+        return true;
+      }
       throw error;
     }
   }

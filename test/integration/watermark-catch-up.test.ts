@@ -99,12 +99,27 @@ describe.each(subjects.map((subject, n) => [subject.name, subject, n] as const))
   });
 });
 
-describe('S3 goes silent after some PUTs', () => {
+describe('S3 through the fault front', () => {
   let front: S3FaultFront;
   beforeAll(async () => {
     front = await S3FaultFront.start(testServices().s3Endpoint);
   });
   afterAll(() => front.stop());
+  const frontClient = (): S3Client =>
+    new S3Client({ endpoint: front.url, region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, forcePathStyle: true, maxAttempts: 5 });
+
+  it('a server without conditional writes (501 NotImplemented to If-None-Match) still gets the watermark, written without the condition', async () => {
+    const harness = await SyncHarness.create();
+    front.fault({ match: (seen) => seen.method === 'PUT' && seen.headers['if-none-match'] !== undefined, fault: { kind: 'answer', status: 501, code: 'NotImplemented' } });
+    const client = frontClient();
+    try {
+      expect(await writeWatermarkForward(new S3SnapshotStore(harness.bucket, client), KEY, { value: commitTicks(catalog, 3) })).toBe(true);
+      expect(await watermarkCursor(harness.snapshots)).toBe(formatTimestamp(commitTicks(catalog, 3)));
+    } finally {
+      front.reset();
+      client.destroy();
+    }
+  });
 
   it('with a 2 s budget the run ends time-budget, not error: the watermark\'s read and write are aborted within the closing window', { timeout: 30_000 }, async () => {
     const harness = await SyncHarness.create();
@@ -119,7 +134,7 @@ describe('S3 goes silent after some PUTs', () => {
       },
       fault: { kind: 'hang' },
     });
-    const client = new S3Client({ endpoint: front.url, region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, forcePathStyle: true, maxAttempts: 5 });
+    const client = frontClient();
     try {
       // The closing writes end 5 s past the deadline (CLOSING_MS; the Lambda passes its own end).
       const summary = await harness.run(replica.serviceIndexUrl, {}, { snapshots: new S3SnapshotStore(harness.bucket, client), deadline: Date.now() + 2_000 });
