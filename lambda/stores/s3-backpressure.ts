@@ -156,7 +156,7 @@ export class BackpressureSnapshotStore implements SnapshotStore {
     return this.inner.deleteKey(key);
   }
 
-  listKeys(prefix: string, startAfter?: string): AsyncIterable<string> {
-    return this.inner.listKeys(prefix, startAfter);
+  listKeys(prefix: string, startAfter?: string, options?: ReadOptions): AsyncIterable<string> {
+    return this.inner.listKeys(prefix, startAfter, options);
   }
 }

@@ -72,7 +72,7 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
-  async *listKeys(prefix: string, startAfter?: string): AsyncIterable<string> {
+  async *listKeys(prefix: string, startAfter?: string, options?: ReadOptions): AsyncIterable<string> {
     let token: string | undefined;
     do {
       const page = await this.client.send(
@@ -81,6 +81,7 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
           Prefix: prefix,
           ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
         }),
+        sdkSendOptions(options),
       );
       for (const object of page.Contents ?? []) if (object.Key) yield object.Key;
       token = page.IsTruncated ? page.NextContinuationToken : undefined;

@@ -87,8 +87,8 @@ export interface SnapshotStore {
   putJsonIf(key: string, value: unknown, expected: string | undefined, options?: WriteOptions): Promise<boolean>;
   /** Deletes a key (quarantine records that were retried successfully); absent keys are fine. */
   deleteKey(key: string): Promise<void>;
-  /** Keys under `prefix`, in byte order, after `startAfter`. */
-  listKeys(prefix: string, startAfter?: string): AsyncIterable<string>;
+  /** Keys under `prefix`, in byte order, after `startAfter`; `options.signal` ends a listing request in flight (S3). */
+  listKeys(prefix: string, startAfter?: string, options?: ReadOptions): AsyncIterable<string>;
   /**
    * Which of `keys` are stored, where asking each is cheaper than listing (a folder: one `stat` a key, where a listing
    * reads a whole folder). Absent (S3): the caller lists the keys' span.

@@ -37,8 +37,7 @@ async function storedByListing(snapshots: SnapshotStore, keys: readonly string[]
   const last = keys[keys.length - 1]!;
   const folder = first.slice(0, first.lastIndexOf('/') + 1);
   const stored = new Set<string>();
-  for await (const key of snapshots.listKeys(folder, first.replace(/\.json$/, ''))) {
-    if (options.signal?.aborted) throw options.signal.reason;
+  for await (const key of snapshots.listKeys(folder, first.replace(/\.json$/, ''), options)) {
     if (key > last) break;
     if (wanted.has(key)) stored.add(key);
   }

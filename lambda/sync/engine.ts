@@ -131,6 +131,8 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   // After the cursor, never before it: the watermark may lag the stored cursor, never lead it. Every run, moved or
   // not, brings a watermark left behind up to the cursor stored now.
   let watermarkFailure: unknown;
+  // Beside it, the commits found behind the cursor are checked against the mirror (a read; it never fails the run).
+  const checkingBehind = appendedBehind(behind, settings, deps, logger, cursorBefore, closingWrites);
   if (checkpointer.current !== undefined) {
     try {
       await watermark.finish(checkpointer.current);
@@ -138,7 +140,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       watermarkFailure = error;
     }
   }
-  const behindCursor = await appendedBehind(behind, settings, deps, logger, cursorBefore, closingWrites);
+  const behindCursor = await checkingBehind;
   const facts = {
     ...(pipeline === undefined ? {} : { pipeline }),
     staleIndex,

@@ -121,30 +121,35 @@ describe('S3 through the fault front', () => {
     }
   });
 
-  it('with a 2 s budget the run ends time-budget, not error: the watermark\'s read and write are aborted within the closing window', { timeout: 30_000 }, async () => {
+  it('with a 2 s budget the run ends time-budget, not error: the watermark\'s read and write, and the listing of the commits behind the cursor, are aborted within the closing window', { timeout: 30_000 }, async () => {
     const harness = await SyncHarness.create();
-    // Once the first commit's manifest is stored, no request gets an answer: leaves, manifests, the watermark's GET and PUT.
-    const firstManifest = `/${harness.bucket}/${manifestKey('', commitKey(commitTicks(catalog, 0)))}`;
-    let silent = false;
-    front.fault({
-      match: (seen) => {
-        if (silent) return true;
-        if (seen.method === 'PUT' && seen.url.startsWith(firstManifest)) silent = true;
-        return false;
-      },
-      fault: { kind: 'hang' },
-    });
     const client = frontClient();
+    const snapshots = new S3SnapshotStore(harness.bucket, client);
     try {
+      // A first run stores two commits: the second one's page spans its cursor, so the next run lists commits/ behind it.
+      expect(await harness.run(replica.serviceIndexUrl, { MAX_COMMITS: '2' }, { snapshots })).toMatchObject({ commits: 2 });
+      // Once the third commit's manifest is stored, no request gets an answer: leaves, manifests, the watermark's GET
+      // and PUT, the listing of commits/.
+      const thirdManifest = `/${harness.bucket}/${manifestKey('', commitKey(commitTicks(catalog, 2)))}`;
+      let silent = false;
+      front.fault({
+        match: (seen) => {
+          if (silent) return true;
+          if (seen.method === 'PUT' && seen.url.startsWith(thirdManifest)) silent = true;
+          return false;
+        },
+        fault: { kind: 'hang' },
+      });
       // The closing writes end 5 s past the deadline (CLOSING_MS; the Lambda passes its own end).
-      const summary = await harness.run(replica.serviceIndexUrl, {}, { snapshots: new S3SnapshotStore(harness.bucket, client), deadline: Date.now() + 2_000 });
-      expect(summary).toMatchObject({ stoppedBy: 'time-budget', cursorAfter: formatTimestamp(commitTicks(catalog, 0)) });
+      const summary = await harness.run(replica.serviceIndexUrl, {}, { snapshots, deadline: Date.now() + 2_000 });
+      expect(summary).toMatchObject({ stoppedBy: 'time-budget', cursorAfter: formatTimestamp(commitTicks(catalog, 2)) });
       expect(summary.error).toBeUndefined();
       // The watermark lags (by contract), never leads: the next run catches it up.
       const watermark = await watermarkCursor(harness.snapshots);
       expect(watermark === undefined || watermark <= summary.cursorAfter).toBe(true);
-      const watermarkRequests = front.seen.filter((seen) => seen.url.startsWith(`/${harness.bucket}/watermark.json`));
-      expect(watermarkRequests.length).toBeGreaterThan(0);
+      const held = (path: string) => front.seen.filter((seen) => seen.url.startsWith(`/${harness.bucket}${path}`)).length;
+      expect(held('/watermark.json')).toBeGreaterThan(0);
+      expect(held('/?list-type=2')).toBeGreaterThan(0);
       await front.whenAbandoned(front.hangs.held);
     } finally {
       front.reset();
