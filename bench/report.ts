@@ -14,6 +14,7 @@ import { nugetRatioLine, nugetRatios, nugetTargets, type NugetRows } from './nug
 import type { Options } from './options.js';
 import type { PlanningResult } from './planning.js';
 import { costInputsFrom, lambdaCostReport } from './lambda-cost.js';
+import { catchUpInputsFrom, catchUpReport } from './catch-up.js';
 import { formatProfile, type ProfileSummary } from './profile-summary.js';
 import type { Row } from './row.js';
 import type { ScenarioResult } from './scenario-types.js';
@@ -199,6 +200,9 @@ export function report(results: BenchResults): { text: string; json: unknown } {
   const lambdaCost = lambdaCostReport(costInputs);
   for (const line of lambdaCost.split('\n')) p(line);
   p();
+  const catchUp = catchUpReport(catchUpInputsFrom({ scenarios: shown }), nuget?.engine.leavesPerSec);
+  for (const line of catchUp.split('\n')) p(line);
+  p();
   p('targets:');
   for (const t of targets) p(`  ${t.ok ? 'met   ' : 'MISSED'} ${t.target}: ${t.value}`);
   if (profiled?.profile) {
@@ -243,6 +247,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     latestView: results.view ?? null,
     largeLeaves: results.largeLeaves ?? null,
     lambdaCost: { inputs: costInputs, text: lambdaCost },
+    catchUp: { text: catchUp },
     targets,
     durationMs: Math.round(performance.now() - started),
     table: text,

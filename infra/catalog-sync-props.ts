@@ -75,14 +75,14 @@ export interface CatalogSyncProps {
   readonly startCursor?: string;
 
   /**
-   * Most commits in one run (`MAX_COMMITS`).
-   * @default 5000 (the engine's default)
+   * Most commits in one run (`MAX_COMMITS`). The function's time bounds a run; this is a guard.
+   * @default 1000000 (the engine's default)
    */
   readonly maxCommits?: number;
 
   /**
-   * Most leaves in one run (`MAX_LEAVES`).
-   * @default 20000 (the engine's default)
+   * Most leaves in one run (`MAX_LEAVES`): a guard on memory; the function's time bounds a run.
+   * @default 1000000 (the engine's default)
    */
   readonly maxLeaves?: number;
 

@@ -93,11 +93,15 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<{ ready: Warm; admission?
   return { ready, admission };
 }
 
+/** Kept back from the function's end after its closing writes: the metrics are flushed and the result returned. */
+export const CLOSE_BEFORE_END_MS = 1_000;
+
 /**
  * The time kept back from the Lambda's limit: at the deadline the engine aborts the requests in flight (catalog
  * GETs, S3 PUTs of leaves and their retry waits, DynamoDB reads), and within this margin it writes the
- * manifests of completed commits (aborted 2 s past the deadline if S3 has not answered), checkpoints the cursor
- * and stores the run.
+ * manifests of completed commits (aborted 2 s past the deadline if S3 has not answered), checkpoints the cursor,
+ * writes the watermark and stores the run: the checkpoints and the watermark aborted 2 s before the function's end,
+ * the run-log record {@link CLOSE_BEFORE_END_MS} before it, so no write outlives the invocation.
  * A fifth of the remaining time, at least 5 s and at most 30 s.
  */
 export function safetyMarginMs(remainingMs: number): number {
@@ -136,6 +140,8 @@ export const handler = async (_event: unknown, context: Pick<Context, 'getRemain
       },
       // The engine turns it into the signal that aborts every request in flight when it passes.
       deadline: Date.now() + remaining - safetyMarginMs(remaining),
+      // And the writes after the stop (checkpoints, watermark, run log) end before the function does.
+      closeBy: Date.now() + remaining - CLOSE_BEFORE_END_MS,
       onIndex: (ticks) => {
         head = ticks;
       },

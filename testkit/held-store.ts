@@ -56,7 +56,15 @@ export function holdKey(inner: SnapshotStore, key: string, options: HoldOptions 
       await inner.putJson(k, value);
       storedNow(k);
     },
+    putJsonIf: async (k, value, expected, writeOptions) => {
+      await hold(k);
+      await options.beforeJson?.(k, value);
+      const written = await inner.putJsonIf(k, value, expected, writeOptions);
+      if (written) storedNow(k);
+      return written;
+    },
     getJson: (k) => inner.getJson(k),
+    getTagged: (k, readOptions) => inner.getTagged(k, readOptions),
     deleteKey: (k) => inner.deleteKey(k),
     listKeys: (prefix, startAfter) => inner.listKeys(prefix, startAfter),
     ...(inner.maxKeySegmentBytes === undefined ? {} : { maxKeySegmentBytes: inner.maxKeySegmentBytes }),

@@ -33,8 +33,8 @@ export class RecordingCursorStore implements CursorStore {
   read(name: string, options?: ReadOptions): Promise<CursorState | undefined> {
     return this.inner.read(name, options);
   }
-  async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget): Promise<CompareAndSetResult> {
-    const result = await this.inner.compareAndSet(name, expected, next);
+  async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget, options?: ReadOptions): Promise<CompareAndSetResult> {
+    const result = await this.inner.compareAndSet(name, expected, next, options);
     if (result.outcome === 'written') {
       this.written.push(next.value);
       await this.onWrite?.(next.value);

@@ -32,7 +32,7 @@ export function printSummary(summary: RunSummary, json: boolean, head: Ticks | u
 
 /** A slice of `run --follow` that found nothing new and did not fail: not printed, not logged as a run. */
 export function isEmptyPoll(summary: RunSummary): boolean {
-  return summary.commits === 0 && summary.error === undefined && (summary.caughtUp || isPollingStop(summary));
+  return summary.commits === 0 && summary.error === undefined && summary.behindCursor === undefined && (summary.caughtUp || isPollingStop(summary));
 }
 
 /**
@@ -56,10 +56,17 @@ export function printFollowLine(summary: RunSummary, json: boolean, head: Ticks 
   );
 }
 
-/** `, N S3 PUT retries` when there were any (a run-log record from before the count has none). */
+/**
+ * `, N S3 PUT retries` when there were any (a run-log record from before the count has none), and `, N commits
+ * behind the cursor (not taken)` when the catalog appended some there.
+ */
 function retriesOf(summary: RunSummary): string {
   const retries = summary.putRetries ?? 0;
-  return retries === 0 ? '' : `, ${retries} S3 PUT ${retries === 1 ? 'retry' : 'retries'}`;
+  const behind = summary.behindCursor ?? 0;
+  return (
+    (retries === 0 ? '' : `, ${retries} S3 PUT ${retries === 1 ? 'retry' : 'retries'}`) +
+    (behind === 0 ? '' : `, ${behind} ${behind === 1 ? 'commit' : 'commits'} behind the cursor (not taken: verify --repair stores ${behind === 1 ? 'it' : 'them'})`)
+  );
 }
 
 /** One line per run, for `status` and `runs`. */

@@ -182,7 +182,7 @@ function interruptedPoll(summary: RunSummary, signal: AbortSignal): boolean {
 /** The run log, less the empty polls of `run --follow` (and a poll Ctrl-C cut short before it found anything). */
 function skippingEmptyPolls(runLog: RunLogStore, signal: AbortSignal): RunLogStore {
   return {
-    appendRun: (summary, expiresAt) => (isEmptyPoll(summary) || interruptedPoll(summary, signal) ? Promise.resolve() : runLog.appendRun(summary, expiresAt)),
+    appendRun: (summary, expiresAt, options) => (isEmptyPoll(summary) || interruptedPoll(summary, signal) ? Promise.resolve() : runLog.appendRun(summary, expiresAt, options)),
     listRuns: (cursorName, query) => runLog.listRuns(cursorName, query),
   };
 }

@@ -66,9 +66,9 @@ export function verboseHooks(enabled: boolean | undefined, http: HttpClient, log
 function loggingCursors(cursors: CursorStore, logger: Logger): CursorStore {
   return {
     read: (name, options) => cursors.read(name, options),
-    compareAndSet: async (name, expected, next) => {
+    compareAndSet: async (name, expected, next, options) => {
       const started = performance.now();
-      const result = await cursors.compareAndSet(name, expected, next);
+      const result = await cursors.compareAndSet(name, expected, next, options);
       const ms = Math.round(performance.now() - started);
       logger.info('checkpoint', { cursorName: name, cursor: formatTimestamp(next.value), commitId: next.commitId, outcome: result.outcome, ms });
       return result;

@@ -53,6 +53,12 @@ export interface RunSummary {
    * first, whatever their outcome. 0 for a local folder. Throttling (SlowDown) shows here first.
    */
   readonly putRetries: number;
+  /**
+   * Commits the run found behind the cursor that the mirror does not hold: appended to the catalog after the cursor
+   * passed their time (the catalog's times went back). Never taken by the follower (`verify --repair` stores
+   * them); each is logged. Absent when there was none, and in records written before the field existed.
+   */
+  readonly behindCursor?: number;
   /** Only on a failed run (`stoppedBy: "error"`): what the error was. */
   readonly error?: RunError;
 }

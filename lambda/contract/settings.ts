@@ -9,12 +9,18 @@ export const DEFAULT_SOURCE = 'https://api.nuget.org/v3/index.json';
 /** The cursor name when none is set. */
 export const DEFAULT_CURSOR_NAME = 'catalog-to-s3';
 /**
- * Most commits in one run. nuget.org commits hold 1 to 550 leaves; 5,000 commits is a few minutes of work
- * for a backfill and far more than a 5-minute tick of a warm follower ever sees.
+ * Most commits in one run: the most the setting takes, so the time budget bounds a run (the Lambda's remaining time
+ * less its margin, `--time-budget`), not this. Before, 5,000 commits (15,000 leaves at nuget.org's 3 a commit) held
+ * a follower catching up after an outage to about 50 leaves/s over a 5-minute schedule, where the engine makes
+ * 300-600 (docs/performance.md, "Catching up after an outage").
  */
-export const DEFAULT_MAX_COMMITS = 5_000;
-/** Most leaves in one run: bounds the slice held in memory (page items only, never bodies). */
-export const DEFAULT_MAX_LEAVES = 20_000;
+export const DEFAULT_MAX_COMMITS = 1_000_000;
+/**
+ * Most leaves in one run: a guard on memory only, far past what a run takes in its time (a 15-minute Lambda at 600
+ * leaves/s takes about 520,000). A run's memory does not grow with its leaves (finalized commits are dropped, pages
+ * read one ahead); what does, one slot per commit taken, stays under 10 MB at this bound.
+ */
+export const DEFAULT_MAX_LEAVES = 1_000_000;
 /** Leaves in flight at once (fetch + PUT). See the README's figures. */
 export const DEFAULT_CONCURRENCY = 32;
 

@@ -2,6 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BACKFILL_ACTIVE_SK, BACKFILL_SK_PREFIX, backfillSortKey, BackfillStatus, rangeSortKey, type BackfillPlan, type BackfillTotals, type RangeState } from '../contract/backfill.js';
 import type { RunSummary } from '../contract/run-summary.js';
+import { isOwnWrite } from './own-write.js';
 import { sdkSendOptions, type ActivePlanClaim, type BackfillStore, type RangeFinal, type RangeProgress, type RangeWriteResult, type ReadOptions } from './types.js';
 
 /** Every attribute a backfill expression names, aliased (several are DynamoDB reserved words). */
@@ -120,7 +121,13 @@ export class DynamoBackfillStore implements BackfillStore {
         },
       ),
     );
-    return written ? { outcome: 'written' } : { outcome: 'conflict', current: await this.readRange(cursorName, backfillId, n) };
+    if (written) return { outcome: 'written' };
+    const item = await this.get(cursorName, rangeSortKey(backfillId, n));
+    // A retry of our own write that had been applied (its answer lost to a timeout): written, not a lost race.
+    if (item !== undefined && item.done !== true && isOwnWrite({ stored: item.progress as string | undefined, runId: item.runId as string | undefined }, { stored: next.progress, runId: next.runId })) {
+      return { outcome: 'written' };
+    }
+    return { outcome: 'conflict', current: item === undefined ? undefined : toRange(item) };
   }
 
   async markRangeDone(

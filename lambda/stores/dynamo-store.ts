@@ -7,6 +7,7 @@ import type { BackfillPlan, BackfillTotals, RangeState } from '../contract/backf
 import { DynamoBackfillStore } from './dynamo-backfill.js';
 import { compareRunsNewestFirst, runSecond } from './run-order.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
+import { isOwnWrite } from './own-write.js';
 
 /** Sort key of a cursor item. */
 export const CURSOR_SK = 'cursor';
@@ -30,7 +31,8 @@ export class CursorItemError extends CatalogSyncError {
  * Cursors and the run log in one DynamoDB table (`pk`, `sk`), exactly as the contract lays out.
  * Cursor writes are conditional on the value the run read; a failed condition hands back the stored
  * item (DynamoDB returns it with `ReturnValuesOnConditionCheckFailure`; where an emulator does not, it is
- * read again).
+ * read again). When that item is the very write asked for (same cursor, same run id: an SDK retry of a write
+ * whose answer was lost), the write is reported written (own-write.ts).
  */
 export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
   private readonly documents: DynamoDBDocumentClient;
@@ -52,7 +54,7 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
     return Item ? this.toState(name, Item) : undefined;
   }
 
-  async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget): Promise<CompareAndSetResult> {
+  async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget, options?: ReadOptions): Promise<CompareAndSetResult> {
     const values: Record<string, unknown> = {
       ':cursor': formatTimestamp(next.value),
       ':commitId': next.commitId,
@@ -71,21 +73,26 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
           ExpressionAttributeValues: values,
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
+        sdkSendOptions(options),
       );
       return { outcome: 'written' };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const old = error.Item ? unmarshallOld(error.Item) : undefined;
-      return { outcome: 'conflict', current: old ? this.toState(name, old) : await this.read(name) };
+      const current = old ? this.toState(name, old) : await this.read(name, options);
+      // A retry of our own write that had been applied (its answer lost to a timeout): written, not a lost race.
+      if (isOwnWrite(current, { stored: values[':cursor'] as string, runId: next.runId })) return { outcome: 'written' };
+      return { outcome: 'conflict', current };
     }
   }
 
-  async appendRun(summary: RunSummary, expiresAt: number): Promise<void> {
+  async appendRun(summary: RunSummary, expiresAt: number, options?: ReadOptions): Promise<void> {
     await this.documents.send(
       new PutCommand({
         TableName: this.table,
         Item: { ...summary, pk: summary.cursorName, sk: RUN_SK_PREFIX + summary.runId, expiresAt },
       }),
+      sdkSendOptions(options),
     );
   }
 

@@ -6,6 +6,7 @@ import type { RenameGuard } from './atomic-file.js';
 import type { LocalLock } from './local-lock.js';
 import { isPlainObject, type LocalFolder, readTextIfExists } from './local-folder.js';
 import { LocalStateError } from './local-state-error.js';
+import { isOwnWrite } from './own-write.js';
 import type { ActivePlanClaim, BackfillStore, RangeFinal, RangeProgress, RangeWriteResult } from './types.js';
 
 /** Backfills of the folder, in its state folder: `backfill/<cursor>/<id>/plan.json` and `range-<n>.json`. */
@@ -77,7 +78,12 @@ export class LocalBackfillStore implements BackfillStore {
       const path = this.rangePath(cursorName, backfillId, n);
       const current = await this.readJson<RangeState>(path, 'n');
       // A done range's totals never change again.
-      if (current?.progress !== expected || current?.done) return { outcome: 'conflict', current };
+      if (current?.progress !== expected || current?.done) {
+        // A repeat of a write already stored (a caller retrying after an error past the rename): written.
+        const mark = current === undefined || current.done ? undefined : { stored: current.progress, runId: (current as { runId?: string }).runId };
+        if (isOwnWrite(mark, { stored: next.progress, runId: next.runId })) return { outcome: 'written' };
+        return { outcome: 'conflict', current };
+      }
       const state: RangeState & { runId: string } = {
         n,
         done: false,

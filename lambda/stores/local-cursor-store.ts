@@ -2,6 +2,7 @@ import { formatTimestamp, parseTimestamp } from '../contract/time.js';
 import type { RenameGuard } from './atomic-file.js';
 import { isPlainObject, type LocalFolder, readTextIfExists } from './local-folder.js';
 import { LocalStateError } from './local-state-error.js';
+import { isOwnWrite } from './own-write.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget } from './types.js';
 
 interface StateFile {
@@ -27,7 +28,11 @@ export class LocalCursorStore implements CursorStore {
       const state = await this.readState();
       const current = state.cursors[name];
       const matches = expected === undefined ? current === undefined : current?.cursor === expected.stored;
-      if (!matches) return { outcome: 'conflict', current: toCursorState(name, current, this.folder.statePath) };
+      if (!matches) {
+        // A repeat of a write already stored (a caller retrying after an error past the rename): written.
+        if (isOwnWrite(current === undefined ? undefined : { stored: current.cursor, runId: current.runId }, { stored: formatTimestamp(next.value), runId: next.runId })) return { outcome: 'written' };
+        return { outcome: 'conflict', current: toCursorState(name, current, this.folder.statePath) };
+      }
       state.cursors[name] = {
         cursor: formatTimestamp(next.value),
         commitId: next.commitId,

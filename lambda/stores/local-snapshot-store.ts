@@ -1,11 +1,12 @@
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { MAX_FILE_NAME_BYTES } from '../contract/identity.js';
 import { readFileNameMode, resolveFileNameMode } from './file-name-mode.js';
 import { type LocalFolder, readTextIfExists, STATE_DIR } from './local-folder.js';
 import { fileNamesOf, segmentOfFileName, type FileNameMode } from './local-paths.js';
 import { LocalStateError } from './local-state-error.js';
-import type { SnapshotReader, SnapshotStore } from './types.js';
+import type { SnapshotReader, SnapshotStore, TaggedBytes } from './types.js';
 
 /** For tests only: `caseInsensitive` takes the file system as case-insensitive whatever the probe finds. */
 export interface LocalSnapshotStoreOptions {
@@ -61,6 +62,32 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     }
+  }
+
+  async getTagged(key: string): Promise<TaggedBytes | undefined> {
+    const bytes = await this.getBytes(key);
+    return bytes === undefined ? undefined : { bytes, tag: contentTag(bytes) };
+  }
+
+  /** Read, compare and write under the folder's state lock (the cursors' lock); renamed into place only while it is still held. */
+  putJsonIf(key: string, value: unknown, expected: string | undefined): Promise<boolean> {
+    return this.folder.lock.hold(async (held) => {
+      const current = await this.getBytes(key);
+      if ((current === undefined ? undefined : contentTag(current)) !== expected) return false;
+      await this.folder.writer.write(this.pathOf(key, await this.fileNameMode()), Buffer.from(JSON.stringify(value)), held.whileHeld);
+      return true;
+    });
+  }
+
+  /** One `stat` a key: listing `commits/` would read the whole folder, millions of files on a full mirror. */
+  async storedKeys(keys: readonly string[]): Promise<ReadonlySet<string>> {
+    const mode = await this.fileNameModeToRead();
+    const stored = new Set<string>();
+    if (mode === undefined) return stored;
+    for (const key of keys) {
+      if (await stat(this.pathOf(key, mode)).then((found) => found.isFile(), () => false)) stored.add(key);
+    }
+    return stored;
   }
 
   async deleteKey(key: string): Promise<void> {
@@ -147,4 +174,9 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
     if (found?.settled) this.settledToRead = found.mode;
     return found?.mode;
   }
+}
+
+/** A folder's tag of an object: the SHA-256 of its bytes (hex). */
+export function contentTag(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
 }

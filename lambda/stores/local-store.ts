@@ -5,7 +5,7 @@ import { LocalCursorStore } from './local-cursor-store.js';
 import { LocalFolder, type LocalFolderOptions } from './local-folder.js';
 import { LocalRunLog, type LocalRunLogOptions } from './local-run-log.js';
 import { LocalSnapshotStore, type LocalSnapshotStoreOptions } from './local-snapshot-store.js';
-import type { ActivePlanClaim, BackfillStore, CompareAndSetResult, CursorState, CursorStore, CursorTarget, RangeProgress, RangeWriteResult, RunLogStore, RunQuery, SnapshotReader, SnapshotStore } from './types.js';
+import type { ActivePlanClaim, BackfillStore, CompareAndSetResult, CursorState, CursorStore, CursorTarget, RangeProgress, RangeWriteResult, RunLogStore, RunQuery, SnapshotReader, SnapshotStore, TaggedBytes } from './types.js';
 
 /** Every setting of a folder's stores: the folder's own, run-log compaction and file names (all for tests). */
 export type LocalStoreOptions = LocalFolderOptions & LocalRunLogOptions & LocalSnapshotStoreOptions;
@@ -79,6 +79,18 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, Snap
 
   getBytes(key: string): Promise<Buffer | undefined> {
     return this.stores.snapshots.getBytes(key);
+  }
+
+  storedKeys(keys: readonly string[]): Promise<ReadonlySet<string>> {
+    return this.stores.snapshots.storedKeys(keys);
+  }
+
+  getTagged(key: string): Promise<TaggedBytes | undefined> {
+    return this.stores.snapshots.getTagged(key);
+  }
+
+  putJsonIf(key: string, value: unknown, expected: string | undefined): Promise<boolean> {
+    return this.stores.snapshots.putJsonIf(key, value, expected);
   }
 
   deleteKey(key: string): Promise<void> {

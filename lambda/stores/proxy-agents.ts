@@ -66,7 +66,7 @@ export interface SdkHandlerOptions {
   readonly sockets?: number;
   /** ms to open a connection (the tunnel included). */
   readonly connectionTimeout: number;
-  /** ms of silence on a request before it fails. */
+  /** ms from sending a request to its answer's headers before it fails (a TimeoutError, which the SDK retries). */
   readonly requestTimeout: number;
 }
 
@@ -77,7 +77,9 @@ export interface SdkHandlerOptions {
 export function sdkRequestHandler(env: Readonly<Record<string, string | undefined>>, options: SdkHandlerOptions) {
   const proxies = readProxyEnv(env);
   const agent: AgentOptions = { keepAlive: true, maxSockets: options.sockets ?? 50 };
-  const timeouts = { connectionTimeout: options.connectionTimeout, requestTimeout: options.requestTimeout };
+  // Without throwOnRequestTimeout, @smithy/node-http-handler 4 only logs a warning when requestTimeout passes, and a
+  // server that never answers holds the request for ever.
+  const timeouts = { connectionTimeout: options.connectionTimeout, requestTimeout: options.requestTimeout, throwOnRequestTimeout: true };
   if (!anyProxy(proxies)) return { httpAgent: new HttpAgent(agent), httpsAgent: new HttpsAgent(agent), ...timeouts };
   return {
     httpAgent: proxies.http ? routedAgent('http:', proxies, proxies.http, agent) : new HttpAgent(agent),

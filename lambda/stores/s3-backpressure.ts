@@ -11,7 +11,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { readProxyEnv } from '../contract/index.js';
 import { sdkRequestHandler } from './proxy-agents.js';
 import { withLeanPut } from './s3-put-wiring.js';
-import type { SnapshotStore, WriteOptions } from './types.js';
+import type { ReadOptions, SnapshotStore, TaggedBytes, WriteOptions } from './types.js';
 
 /** Attempts of one S3 request in the backfill's client (the follower's has 5). */
 export const BACKPRESSURE_MAX_ATTEMPTS = 10;
@@ -144,11 +144,19 @@ export class BackpressureSnapshotStore implements SnapshotStore {
     return this.inner.getJson(key);
   }
 
+  getTagged(key: string, options?: ReadOptions): Promise<TaggedBytes | undefined> {
+    return this.inner.getTagged(key, options);
+  }
+
+  putJsonIf(key: string, value: unknown, expected: string | undefined, options?: WriteOptions): Promise<boolean> {
+    return this.inner.putJsonIf(key, value, expected, options);
+  }
+
   deleteKey(key: string): Promise<void> {
     return this.inner.deleteKey(key);
   }
 
-  listKeys(prefix: string, startAfter?: string): AsyncIterable<string> {
-    return this.inner.listKeys(prefix, startAfter);
+  listKeys(prefix: string, startAfter?: string, options?: ReadOptions): AsyncIterable<string> {
+    return this.inner.listKeys(prefix, startAfter, options);
   }
 }

@@ -1,7 +1,7 @@
-import { DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { S3PutClient } from './s3-put-client.js';
 import { leanPutFor } from './s3-put-wiring.js';
-import type { SnapshotReader, SnapshotStore, WriteOptions } from './types.js';
+import { sdkSendOptions, type ReadOptions, type SnapshotReader, type SnapshotStore, type TaggedBytes, type WriteOptions } from './types.js';
 
 /**
  * Snapshots in an S3 bucket. Every write is a whole-object PUT of a buffer already in memory, so a
@@ -10,7 +10,8 @@ import type { SnapshotReader, SnapshotStore, WriteOptions } from './types.js';
  * Leaves and manifests are PUT, and objects read, by the lean client of `client` (s3-put-client.ts: SigV4 with the
  * client's own credentials and region, retries as the SDK's, undici); deletes and listings go through the SDK.
  * A failed PUT throws `S3PutError` (`CS_ERR_S3_PUT`), naming the bucket, key, status, S3's code and the attempts;
- * one stopped by the caller's signal throws `S3PutAbortedError`.
+ * one stopped by the caller's signal throws `S3PutAbortedError`. The conditional writes (`watermark.json`: one a
+ * second at most) go through the SDK's GetObject and PutObject, which carry the ETag and `If-Match`.
  */
 export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
   constructor(
@@ -37,11 +38,41 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
     return this.puts.get(this.bucket, key);
   }
 
+  async getTagged(key: string, options?: ReadOptions): Promise<TaggedBytes | undefined> {
+    try {
+      const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), sdkSendOptions(options));
+      return { bytes: Buffer.from(await object.Body!.transformToByteArray()), tag: object.ETag ?? '' };
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
+      throw error;
+    }
+  }
+
+  async putJsonIf(key: string, value: unknown, expected: string | undefined, options?: WriteOptions): Promise<boolean> {
+    const condition = expected === undefined ? { IfNoneMatch: '*' } : { IfMatch: expected };
+    const put = new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: Buffer.from(JSON.stringify(value)), ContentType: 'application/json', ...condition });
+    try {
+      tellRetries(`s3://${this.bucket}/${key}`, (await this.client.send(put, sdkSendOptions(options))).$metadata, options);
+      return true;
+    } catch (error) {
+      const metadata = (error as { $metadata?: SdkAttempts }).$metadata;
+      tellRetries(`s3://${this.bucket}/${key}`, metadata, options);
+      // 412: the condition failed; 409 ConditionalRequestConflict: another conditional write of the key was under way.
+      if (metadata?.httpStatusCode === 412 || metadata?.httpStatusCode === 409) return false;
+      // An S3-compatible server without conditional writes: the unconditional write (read, compare, write) of before.
+      if (metadata?.httpStatusCode === 501) {
+        await this.putJson(key, value, options);
+        return true;
+      }
+      throw error;
+    }
+  }
+
   async deleteKey(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
-  async *listKeys(prefix: string, startAfter?: string): AsyncIterable<string> {
+  async *listKeys(prefix: string, startAfter?: string, options?: ReadOptions): AsyncIterable<string> {
     let token: string | undefined;
     do {
       const page = await this.client.send(
@@ -50,9 +81,25 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
           Prefix: prefix,
           ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
         }),
+        sdkSendOptions(options),
       );
       for (const object of page.Contents ?? []) if (object.Key) yield object.Key;
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
+  }
+}
+
+/** What the SDK says of a request's attempts. */
+interface SdkAttempts {
+  readonly httpStatusCode?: number;
+  readonly attempts?: number;
+  readonly totalRetryDelay?: number;
+}
+
+/** Tells `options.onRetry` of the retries the SDK made (after the fact: the SDK has no hook before each), so the run counts them. */
+function tellRetries(url: string, metadata: SdkAttempts | undefined, options: WriteOptions | undefined): void {
+  const retries = (metadata?.attempts ?? 1) - 1;
+  for (let attempt = 1; attempt <= retries; attempt++) {
+    options?.onRetry?.({ url, attempt, delayMs: Math.round((metadata?.totalRetryDelay ?? 0) / retries), why: 'retried by the AWS SDK' });
   }
 }

@@ -47,9 +47,10 @@ export interface CursorStore {
   read(name: string, options?: ReadOptions): Promise<CursorState | undefined>;
   /**
    * Writes `next` only if the stored cursor is still `expected` (`undefined`: no cursor stored yet).
-   * Callers never pass a `next` at or before `expected`.
+   * Callers never pass a `next` at or before `expected`. `options.signal` ends a DynamoDB write in flight (the
+   * run's closing deadline); a folder's write ignores it (its lock waits at most a minute).
    */
-  compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget): Promise<CompareAndSetResult>;
+  compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget, options?: ReadOptions): Promise<CompareAndSetResult>;
 }
 
 /** Bounds of a run-log query, as run-log sort-key bounds. */
@@ -63,7 +64,8 @@ export interface RunQuery {
 
 /** The log of runs: one record per run, newest first on query. */
 export interface RunLogStore {
-  appendRun(summary: RunSummary, expiresAt: number): Promise<void>;
+  /** Stores a run's record; `options.signal` ends a DynamoDB write in flight (the run's closing deadline). */
+  appendRun(summary: RunSummary, expiresAt: number, options?: ReadOptions): Promise<void>;
   listRuns(cursorName: string, query: RunQuery): Promise<RunSummary[]>;
 }
 
@@ -75,10 +77,23 @@ export interface SnapshotStore {
   putJson(key: string, value: unknown, options?: WriteOptions): Promise<void>;
   /** Reads a JSON document, or `undefined` when there is none. */
   getJson(key: string): Promise<unknown>;
+  /** A stored object's bytes with its tag, or `undefined` when there is none: what {@link putJsonIf} compares with. */
+  getTagged(key: string, options?: ReadOptions): Promise<TaggedBytes | undefined>;
+  /**
+   * Writes a JSON document only if the stored object is still the one tagged `expected` (`undefined`: only if there
+   * is none): S3's `If-Match` / `If-None-Match: *`, a folder's state lock. False, and nothing written, when another
+   * writer got there first. `watermark.json` is written this way, so it only moves forward.
+   */
+  putJsonIf(key: string, value: unknown, expected: string | undefined, options?: WriteOptions): Promise<boolean>;
   /** Deletes a key (quarantine records that were retried successfully); absent keys are fine. */
   deleteKey(key: string): Promise<void>;
-  /** Keys under `prefix`, in byte order, after `startAfter`. */
-  listKeys(prefix: string, startAfter?: string): AsyncIterable<string>;
+  /** Keys under `prefix`, in byte order, after `startAfter`; `options.signal` ends a listing request in flight (S3). */
+  listKeys(prefix: string, startAfter?: string, options?: ReadOptions): AsyncIterable<string>;
+  /**
+   * Which of `keys` are stored, where asking each is cheaper than listing (a folder: one `stat` a key, where a listing
+   * reads a whole folder). Absent (S3): the caller lists the keys' span.
+   */
+  storedKeys?(keys: readonly string[], options?: ReadOptions): Promise<ReadonlySet<string>>;
   /** A stored object's exact bytes, or `undefined` when there is none (`verify --deep` compares leaves with it). */
   getBytes?(key: string): Promise<Buffer | undefined>;
   /**
@@ -86,6 +101,12 @@ export interface SnapshotStore {
    * name's 255). A leaf whose segment is longer is an item error, set aside by quarantine like a bad leaf.
    */
   readonly maxKeySegmentBytes?: number;
+}
+
+/** A stored object's bytes and its tag (S3: its ETag; a folder: the SHA-256 of its bytes). */
+export interface TaggedBytes {
+  readonly bytes: Buffer;
+  readonly tag: string;
 }
 
 /** A retry of a snapshot write (an S3 PUT) as it is sent: which object, the attempt that failed, why, the wait before it. */

@@ -41,6 +41,8 @@ function withoutWatermark(snapshots: SnapshotStore, prefix: string): SnapshotSto
     putLeaf: (key, body, metadata) => snapshots.putLeaf(key, body, metadata),
     putJson: (key, value) => (key === watermark ? Promise.resolve() : snapshots.putJson(key, value)),
     getJson: (key) => (key === watermark ? Promise.resolve(undefined) : snapshots.getJson(key)),
+    getTagged: (key, options) => (key === watermark ? Promise.resolve(undefined) : snapshots.getTagged(key, options)),
+    putJsonIf: (key, value, expected, options) => (key === watermark ? Promise.resolve(true) : snapshots.putJsonIf(key, value, expected, options)),
     deleteKey: (key) => snapshots.deleteKey(key),
     listKeys: (under, startAfter) => snapshots.listKeys(under, startAfter),
     ...(snapshots.getBytes === undefined ? {} : { getBytes: (key: string) => snapshots.getBytes!(key) }),

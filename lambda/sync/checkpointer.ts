@@ -1,6 +1,6 @@
 import { formatTimestamp, type Ticks } from '../contract/time.js';
 import type { BackfillTotals } from '../contract/backfill.js';
-import type { CursorState, CursorStore } from '../stores/types.js';
+import type { CursorState, CursorStore, ReadOptions } from '../stores/types.js';
 
 /**
  * Moves one cursor forward with conditional writes, as commits complete.
@@ -29,6 +29,8 @@ export class Checkpointer {
     private readonly runId: string,
     /** Told each cursor this run stored, just after the write succeeded (the follower writes `watermark.json` from it). */
     private readonly onStored?: (state: CursorState) => void,
+    /** Passed to every write: `signal` ends one in flight (the run's closing deadline); it then fails the flush. */
+    private readonly writeOptions: ReadOptions = {},
   ) {
     this.expected = expected;
   }
@@ -71,7 +73,7 @@ export class Checkpointer {
   private async write(value: Ticks, commitId: string, totals: BackfillTotals | undefined): Promise<void> {
     for (;;) {
       const next = { value, commitId, runId: this.runId, ...(totals === undefined ? {} : { totals }) };
-      const result = await this.store.compareAndSet(this.name, this.expected, next);
+      const result = await this.store.compareAndSet(this.name, this.expected, next, this.writeOptions);
       if (result.outcome === 'written') {
         this.writes++;
         this.expected = { value, stored: formatTimestamp(value), commitId, runId: this.runId };

@@ -2,7 +2,7 @@ import type { CatalogClient } from '../catalog/catalog-client.js';
 import type { RequestBounds } from '../catalog/http-client.js';
 import { InvalidDocumentError } from '../catalog/errors.js';
 import type { CatalogIndex, CatalogIndexEntry, CatalogPage, PageItem } from '../catalog/index.js';
-import { compareTicks, formatTimestamp, type Ticks } from '../contract/time.js';
+import { compareTicks, formatTimestamp, ticksFromEpochMs, ticksToEpochMs, type Ticks } from '../contract/time.js';
 
 /** One catalog commit: every leaf that shares a commit timestamp. */
 export interface PlannedCommit {
@@ -12,6 +12,42 @@ export interface PlannedCommit {
   readonly items: readonly PageItem[];
   /** With an id filter: how many of the commit's page items it left out (they are not in `items`). */
   readonly filtered?: number;
+}
+
+/**
+ * How far past this machine's clock a commit's time may be. A catalog's commits are timed by its writer when it
+ * commits, before the page and the index that list them are published, so a commit from the future is a clock that
+ * is wrong (the feed writer's or ours). Taken, it would move the cursor past every genuine commit appended after it
+ * with an earlier time: the follower refuses it instead, naming it, and takes it once the clock has caught up. 15
+ * minutes is the skew S3 and SigV4 allow a client's clock.
+ */
+export const FUTURE_COMMIT_TOLERANCE_MS = 15 * 60_000;
+
+/** The newest commit time taken at `nowMs` (epoch ms): the clock plus {@link FUTURE_COMMIT_TOLERANCE_MS}. */
+export function futureBound(nowMs: number): Ticks {
+  return ticksFromEpochMs(nowMs + FUTURE_COMMIT_TOLERANCE_MS);
+}
+
+/** A commit found at or before the cursor on a page read after it. */
+export interface CommitBehind {
+  readonly ticks: Ticks;
+  readonly commitId: string;
+  readonly pageUrl: string;
+}
+
+/** What the follower watches the commit stream for, beside the commits it yields. */
+export interface CommitWatch {
+  /**
+   * The newest commit time that may be yielded, asked as each commit is about to be (default: no bound). A commit
+   * later than it is an {@link InvalidDocumentError} naming its page, thrown once every earlier commit is yielded.
+   */
+  readonly notAfter?: () => Ticks;
+  /**
+   * Told once of each commit at or before the cursor on the pages read. Most are commits taken before (a page spans
+   * the cursor); one the catalog appended behind the cursor since is never taken, and only the mirror can tell
+   * the two apart (behind-cursor.ts).
+   */
+  readonly onBehindCursor?: (commit: CommitBehind) => void;
 }
 
 /**
@@ -41,9 +77,11 @@ export async function* commitsAfter(
   cursor: Ticks,
   upper: Ticks,
   bounds: RequestBounds = {},
+  watch: CommitWatch = {},
 ): AsyncGenerator<PlannedCommit> {
   const entries = pagesAfter(index, cursor);
   const pending = new Map<Ticks, { commitId: string; items: PageItem[]; pageUrl: string }>();
+  const behind = new Set<Ticks>();
   const fetchPage = (entry: CatalogIndexEntry): Promise<CatalogPage> => {
     const promise = client.getPage(entry, bounds);
     // The prefetch may be abandoned when the slice ends; its failure is observed only if awaited.
@@ -56,6 +94,10 @@ export async function* commitsAfter(
     const page = await prefetched!;
     prefetched = i + 1 < entries.length ? fetchPage(entries[i + 1]!) : undefined;
     for (const item of page.items) {
+      if (item.commitTicks <= cursor && watch.onBehindCursor !== undefined && !behind.has(item.commitTicks)) {
+        behind.add(item.commitTicks);
+        watch.onBehindCursor({ ticks: item.commitTicks, commitId: item.commitId, pageUrl: entry.url });
+      }
       if (item.commitTicks <= cursor || item.commitTicks > upper) continue;
       const commit = pending.get(item.commitTicks);
       if (!commit) {
@@ -74,20 +116,33 @@ export async function* commitsAfter(
     const next = entries[i + 1];
     if (next !== undefined && next.commitTicks === entry.commitTicks) continue;
     const pageNewest = page.commitTicks > entry.commitTicks ? page.commitTicks : entry.commitTicks;
-    yield* release(pending, (ticks) => ticks < pageNewest);
+    yield* release(pending, (ticks) => ticks < pageNewest, watch.notAfter);
     if (pageNewest > upper) break;
   }
-  yield* release(pending, () => true);
+  yield* release(pending, () => true, watch.notAfter);
 }
 
 function* release(
-  pending: Map<Ticks, { commitId: string; items: PageItem[] }>,
+  pending: Map<Ticks, { commitId: string; items: PageItem[]; pageUrl: string }>,
   closed: (ticks: Ticks) => boolean,
+  notAfter: (() => Ticks) | undefined,
 ): Generator<PlannedCommit> {
   const ready = [...pending.keys()].filter(closed).sort(compareTicks);
   for (const ticks of ready) {
-    const { commitId, items } = pending.get(ticks)!;
+    const { commitId, items, pageUrl } = pending.get(ticks)!;
+    const bound = notAfter?.();
+    if (bound !== undefined && ticks > bound) throw futureCommit(pageUrl, ticks, commitId, bound);
     pending.delete(ticks);
     yield { ticks, commitId, items };
   }
+}
+
+/** The error of a commit dated past the clock's tolerance: it names the commit, its page and both clocks. */
+function futureCommit(pageUrl: string, ticks: Ticks, commitId: string, bound: Ticks): InvalidDocumentError {
+  const clock = new Date(ticksToEpochMs(bound) - FUTURE_COMMIT_TOLERANCE_MS).toISOString();
+  return new InvalidDocumentError(
+    pageUrl,
+    `commit ${formatTimestamp(ticks)} (${commitId}) is dated more than ${FUTURE_COMMIT_TOLERANCE_MS / 60_000} minutes after this machine's clock (${clock}): ` +
+      `the feed's clock or this machine's is wrong. Taking it would move the cursor past every commit written later with an earlier time, so the run stops before it; it is taken once the clock is within ${FUTURE_COMMIT_TOLERANCE_MS / 60_000} minutes of it`,
+  );
 }

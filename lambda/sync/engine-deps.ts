@@ -45,6 +45,13 @@ export interface EngineDeps {
    */
   readonly deadline?: number;
   /**
+   * Epoch ms by which every write after the run stops taking work has ended (the last checkpoints and
+   * `watermark.json` a second before it, the run-log record at it), each aborted then. The Lambda passes its own end
+   * less a second; absent, the deadline plus `CLOSING_MS` (run-budget.ts, 5 s). A stop by `signal` brings it to
+   * at most `CLOSING_MS` after the stop.
+   */
+  readonly closeBy?: number;
+  /**
    * The newest commit time the run may take (`run --until`, `--delay`): a bound like a dependency cursor's, but
    * reaching it below the catalog head is `until` with `caughtUp` false (at or past the head, `caught-up`).
    */

@@ -6,11 +6,14 @@ import { Checkpointer } from './checkpointer.js';
 import { WatermarkWriter } from './watermark.js';
 import { runPipeline, type PipelineOutcome, type RunTotals } from './leaf-pipeline.js';
 import { decideStop } from './stop-reason.js';
-import { startRunBudget } from './run-budget.js';
-import { runErrorOf, type RunSummary } from '../contract/run-summary.js';
+import { startClosingWindow, startRunBudget } from './run-budget.js';
+import { runErrorOf, StoppedBy, type RunSummary } from '../contract/run-summary.js';
 import { DEFAULT_RUN_LOG_DAYS, type SyncSettings } from '../contract/settings.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 import { startOpeningReads } from './opening-reads.js';
+import { futureBound, type CommitBehind } from './commit-stream.js';
+import { commitsAppendedBehind } from './behind-cursor.js';
+import { redactUrl } from '../contract/redact.js';
 import type { CursorState, PutRetryEvent } from '../stores/types.js';
 
 /** A run that stopped on an error: carries the summary of what it completed before the error. */
@@ -41,6 +44,8 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const logger = deps.logger ?? NOOP_LOGGER;
   const deadline = deps.deadline;
   const budget = startRunBudget(deadline, deps.signal);
+  // The writes after the stop (the last checkpoints, the watermark, the run-log record) end within the margin.
+  const closing = startClosingWindow(deadline, deps.closeBy, deps.signal);
   const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(budget.signal === undefined ? {} : { signal: budget.signal }) };
   // The cursor, the lease, the dependencies and the index at once; each awaited below where it is needed.
   const reads = startOpeningReads(settings.cursorName, settings.dependsOn, deps, budget.signal, bounds);
@@ -52,6 +57,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   } catch (error) {
     reads.cancel();
     budget.release();
+    closing.release();
     throw error;
   }
   const cursorBefore = stored?.value ?? settings.startCursor;
@@ -61,8 +67,12 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     logger.debug?.('retry', { ...event });
     deps.onPutRetry?.(event);
   };
-  const watermark = new WatermarkWriter(deps.snapshots, settings.prefix, logger, deps.watermarkIntervalMs, Date.now, { onRetry: onPutRetry });
-  const checkpointer = new Checkpointer(deps.cursors, settings.cursorName, stored, runId, (state) => watermark.cursorStored(state));
+  const closingWrites = closing.writes === undefined ? {} : { signal: closing.writes };
+  const watermark = new WatermarkWriter(deps.snapshots, settings.prefix, logger, deps.watermarkIntervalMs, Date.now, { onRetry: onPutRetry, ...closingWrites });
+  const checkpointer = new Checkpointer(deps.cursors, settings.cursorName, stored, runId, (state) => watermark.cursorStored(state), closingWrites);
+  // A commit from the future is refused; those at or before the cursor are checked against the mirror at the end.
+  const behind: CommitBehind[] = [];
+  const watch = { notAfter: () => futureBound(Date.now()), onBehindCursor: (commit: CommitBehind) => behind.push(commit) };
   let totals: RunTotals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
   let failure: unknown;
   let pipeline: PipelineOutcome | undefined;
@@ -99,7 +109,7 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       }
       // Already at the bound: no page needs reading.
       if (upper > cursorBefore) {
-        pipeline = await runPipeline({ settings, deps: { ...deps, ...bounds, onPutRetry }, logger, checkpointer, cursor: cursorBefore, upper, index });
+        pipeline = await runPipeline({ settings, deps: { ...deps, ...bounds, onPutRetry }, logger, checkpointer, cursor: cursorBefore, upper, index, watch });
         totals = pipeline.totals;
         failure = pipeline.failure;
       }
@@ -118,16 +128,20 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   } catch (error) {
     failure ??= error;
   }
-  // After the cursor, never before it: the watermark may lag the stored cursor, never lead it.
-  const moved = checkpointer.current;
-  if (checkpointer.writes > 0 && moved !== undefined) {
+  // After the cursor, never before it: the watermark may lag the stored cursor, never lead it. Every run, moved or
+  // not, brings a watermark left behind up to the cursor stored now.
+  let watermarkFailure: unknown;
+  // Beside it, the commits found behind the cursor are checked against the mirror (a read; it never fails the run).
+  const checkingBehind = appendedBehind(behind, settings, deps, logger, cursorBefore, closingWrites);
+  if (checkpointer.current !== undefined) {
     try {
-      await watermark.finish(moved);
+      await watermark.finish(checkpointer.current);
     } catch (error) {
-      failure ??= error;
+      watermarkFailure = error;
     }
   }
-  const { stoppedBy, caughtUp } = decideStop({
+  const behindCursor = await checkingBehind;
+  const facts = {
     ...(pipeline === undefined ? {} : { pipeline }),
     staleIndex,
     boundByDependency,
@@ -135,9 +149,19 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     aborted,
     interrupted: budget.interrupted(),
     lostRace: checkpointer.lostRace,
-    failed: failure !== undefined,
     backfillActive,
-  });
+  };
+  let { stoppedBy, caughtUp } = decideStop({ ...facts, failed: failure !== undefined });
+  if (watermarkFailure !== undefined) {
+    // A stopped run, or one whose closing writes ran out of time, reports its stop: the watermark may lag (by
+    // contract) and the next run catches it up. Otherwise the store's failure is the run's.
+    if (stoppedBy === StoppedBy.timeBudget || stoppedBy === StoppedBy.interrupted || closing.writes?.aborted === true) {
+      logger.warn('could not write watermark.json: it lags the cursor until the next run', { error: (watermarkFailure as Error)?.message ?? String(watermarkFailure) });
+    } else {
+      failure ??= watermarkFailure;
+      ({ stoppedBy, caughtUp } = decideStop({ ...facts, failed: true }));
+    }
+  }
   const cursorAfter = checkpointer.current?.value ?? cursorBefore;
   const summary: RunSummary = {
     runId,
@@ -149,22 +173,44 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     stoppedBy,
     durationMs: Date.now() - started,
     putRetries,
+    ...(behindCursor > 0 ? { behindCursor } : {}),
     ...(failure === undefined ? {} : { error: runErrorOf(failure) }),
   };
   if (deps.runLog) {
     const days = deps.runLogDays ?? DEFAULT_RUN_LOG_DAYS;
     try {
-      await deps.runLog.appendRun(summary, Math.floor(Date.now() / 1000) + days * 86_400);
+      await deps.runLog.appendRun(summary, Math.floor(Date.now() / 1000) + days * 86_400, closing.runLog === undefined ? undefined : { signal: closing.runLog });
     } catch (error) {
       logger.warn('could not store the run in the run log', { error: (error as Error).message });
     }
   }
+  closing.release();
   if (failure !== undefined) {
     logger.error('run stopped on an error', { summary, error: (failure as Error)?.message ?? String(failure) });
     throw new SyncError(summary, failure);
   }
   logger.info('run finished', { summary, lagSeconds: lagSeconds(upper, cursorAfter) });
   return summary;
+}
+
+/** How many of the commits found behind the cursor the mirror lacks (the catalog appended them behind it), each logged. */
+async function appendedBehind(seen: readonly CommitBehind[], settings: SyncSettings, deps: EngineDeps, logger: EngineLogger, cursor: Ticks, options: { signal?: AbortSignal }): Promise<number> {
+  if (seen.length === 0) return 0;
+  try {
+    const appended = await commitsAppendedBehind(deps.snapshots, settings.prefix, seen, settings.startCursor, options);
+    for (const commit of appended) {
+      logger.warn('a commit appeared behind the cursor: the catalog\'s times went back, and the follower does not take it (verify --repair stores it)', {
+        commitTimeStamp: formatTimestamp(commit.ticks),
+        commitId: commit.commitId,
+        page: redactUrl(commit.pageUrl),
+        cursor: formatTimestamp(cursor),
+      });
+    }
+    return appended.length;
+  } catch (error) {
+    logger.warn('could not check the commits behind the cursor against the mirror', { error: (error as Error)?.message ?? String(error) });
+    return 0;
+  }
 }
 
 /** Seconds between a commit time and the cursor. */

@@ -5,7 +5,7 @@ import type { CatalogIndex, PageItem } from '../catalog/index.js';
 import { formatTimestamp, type Ticks } from '../contract/time.js';
 import { commitKey } from '../contract/keys.js';
 import type { Checkpointer } from './checkpointer.js';
-import { commitsAfter, type PlannedCommit } from './commit-stream.js';
+import { commitsAfter, type CommitWatch, type PlannedCommit } from './commit-stream.js';
 import type { EngineDeps, EngineLogger } from './engine-deps.js';
 import { manifestKey, quarantineKeyFor } from '../contract/keys.js';
 import { manifestOf, metadataOf, placeLeaf, quarantineRecordOf, type LeafPlacement, type ManifestEntry } from './layout.js';
@@ -79,6 +79,8 @@ export interface PipelineContext {
    * finalized commits are dropped), and each checkpoint carries the totals so far. Off for the follower.
    */
   readonly unlimited?: boolean;
+  /** What the follower watches the commit stream for: commits from the future, commits behind the cursor. */
+  readonly watch?: CommitWatch;
 }
 
 /** How the pipeline ended: facts for `decideStop` (stop-reason.ts), which alone decides the run's stop reason. */
@@ -254,7 +256,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   };
 
   try {
-    commits: for await (const listed of commitsAfter(catalog, index, cursor, upper, bounds)) {
+    commits: for await (const listed of commitsAfter(catalog, index, cursor, upper, bounds, context.watch)) {
       const commit = filterCommit(listed, settings.idFilter);
       if (shouldStop()) break;
       if (!context.unlimited && work.length >= settings.maxCommits) {

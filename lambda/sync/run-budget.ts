@@ -99,3 +99,58 @@ function listenedByEveryRequest(signal: AbortSignal | undefined): AbortSignal | 
   if (signal !== undefined) setMaxListeners(0, signal);
   return signal;
 }
+
+/**
+ * How long past the run's stop (its deadline, or the caller's signal) its closing writes may take when the caller
+ * sets no end of its own (`EngineDeps.closeBy`): the cursor's last checkpoint, `watermark.json` and the run-log
+ * record. The Lambda's margin is at least 5 s, and it passes its own end.
+ */
+export const CLOSING_MS = 5_000;
+/** Kept back from the end of the closing writes for the run-log record, which is written last. */
+export const RUN_LOG_RESERVE_MS = 1_000;
+
+/** What ends the writes a run makes after it stopped taking work. */
+export interface ClosingWindow {
+  /** Ends the cursor's and the watermark's writes in flight: {@link RUN_LOG_RESERVE_MS} before the end. */
+  readonly writes: AbortSignal | undefined;
+  /** Ends the run-log write in flight: at the end. */
+  readonly runLog: AbortSignal | undefined;
+  /** Clears the timers (a run whose writes all ended). */
+  release(): void;
+}
+
+/**
+ * The end of a run's closing writes: `closeBy` when the caller gives one (the Lambda: its time less a second),
+ * else {@link CLOSING_MS} after the deadline; and at most {@link CLOSING_MS} after the caller's `stop` fires. No
+ * deadline, no `closeBy` and no stop: no end (a CLI run without a budget waits for its clients' own timeouts).
+ */
+export function startClosingWindow(deadline: number | undefined, closeBy: number | undefined, stop: AbortSignal | undefined): ClosingWindow {
+  const writes = new AbortController();
+  const runLog = new AbortController();
+  const timers: NodeJS.Timeout[] = [];
+  let end = closeBy ?? (deadline === undefined ? undefined : deadline + CLOSING_MS);
+  const arm = (at: number): void => {
+    for (const timer of timers.splice(0)) clearTimeout(timer);
+    end = at;
+    const reason = new TimeBudgetReached(at);
+    const after = (ms: number): number => Math.min(Math.max(0, ms), MAX_TIMER_MS);
+    timers.push(setTimeout(() => writes.abort(reason), after(at - RUN_LOG_RESERVE_MS - Date.now())));
+    timers.push(setTimeout(() => runLog.abort(reason), after(at - Date.now())));
+  };
+  if (end !== undefined) arm(end);
+  const stopped = (): void => {
+    const at = Date.now() + CLOSING_MS;
+    if (end === undefined || at < end) arm(at);
+  };
+  if (stop?.aborted) stopped();
+  else stop?.addEventListener('abort', stopped, { once: true });
+  const bounded = end !== undefined || stop !== undefined;
+  return {
+    writes: bounded ? writes.signal : undefined,
+    runLog: bounded ? runLog.signal : undefined,
+    release: () => {
+      for (const timer of timers.splice(0)) clearTimeout(timer);
+      stop?.removeEventListener('abort', stopped);
+    },
+  };
+}

@@ -14,9 +14,11 @@ export const WATERMARK_INTERVAL_MS = 1_000;
 
 /**
  * Writes `watermark.json` after the cursor moves: while the run goes on, at most once per interval, with the
- * cursor the checkpointer has just stored; at the end of the run, once more with the cursor it finished on (unless
- * that one is written already). It only ever writes a cursor it was told is stored, so it may lag the stored
- * cursor, never lead it; and one write at a time, so an older watermark never lands after a newer one.
+ * cursor the checkpointer has just stored; at the end of every run, moved or not, once more with the cursor stored
+ * then (unless that one is written already), so a watermark left behind (a run killed between its last checkpoint
+ * and its closing write, a failed closing write) catches up at the next run, even one with nothing to take. It only
+ * ever writes a cursor it was told is stored, so it may lag the stored cursor, never lead it; one write at a time;
+ * and each write is conditional on the watermark it read ({@link writeWatermarkForward}), so it only moves forward.
  */
 export class WatermarkWriter {
   private readonly key: string;
@@ -32,7 +34,7 @@ export class WatermarkWriter {
     private readonly logger: EngineLogger,
     private readonly intervalMs: number = WATERMARK_INTERVAL_MS,
     private readonly now: () => number = Date.now,
-    /** Passed to every watermark PUT (the run's retry count and log). */
+    /** Passed to every watermark read and write: the run's retry count and log, and the end of its closing writes. */
     private readonly writeOptions: WriteOptions = {},
   ) {
     this.key = watermarkKeyOf(prefix);
@@ -51,7 +53,7 @@ export class WatermarkWriter {
       });
   }
 
-  /** At the end of a run that moved the cursor: waits for a write in flight, then writes `state` unless it is written already. Throws when the store fails. */
+  /** At the end of a run, with the cursor stored then: waits for a write in flight, then writes `state` unless it is written already. Throws when the store fails. */
   async finish(state: CursorState): Promise<void> {
     while (this.writing !== undefined) await this.writing;
     if (this.lastWritten === state.value) return;
@@ -89,24 +91,36 @@ function storedCursor(value: unknown): Ticks | undefined {
   }
 }
 
+/** Rounds of read-and-conditional-write one watermark write makes before it leaves the watermark to the writers that keep winning. */
+const MAX_WATERMARK_ROUNDS = 10;
+
 /**
  * Writes the watermark `key` (`{prefix}watermark.json`) for `state` unless the stored one is at or past it, and says
  * whether it wrote: the watermark only ever moves forward, whatever cursor writes it. A refill backfill (its own
  * cursor, `--until` the follower's cursor at a `--refilter`) and its finish would otherwise put back an older one
  * while the follower had moved on, and a consumer bounded by it would wait (or re-read) for nothing.
- * Read, then write: a writer of another cursor landing between the two could still be overwritten by an older
- * value; a backfill of the follower's own cursor holds it off by its lease, so only concurrent writers of different
- * cursors on one prefix, the newer one within one GET of the older, meet that.
+ * The write is conditional on what was read (S3: `If-Match` on its ETag, `If-None-Match: *` when there is none; a
+ * folder: under its state lock): when another writer changed it in between, it is read again and compared again,
+ * so two writers of the same prefix never put an older value back (run A reads 5, run B writes 20, A's 10 is
+ * refused and A finds 20). After {@link MAX_WATERMARK_ROUNDS} lost rounds it gives up (false): others are writing it.
+ * `options.signal` ends the read and the write in flight.
  */
 export async function writeWatermarkForward(snapshots: SnapshotStore, key: string, state: { readonly value: Ticks; readonly commitId?: string }, options: WriteOptions = {}): Promise<boolean> {
-  let stored: Ticks | undefined;
-  try {
-    stored = storedCursor(await snapshots.getJson(key));
-  } catch (error) {
-    // A watermark that is not JSON is replaced; a store that does not answer fails the write as it would.
-    if (!(error instanceof SyntaxError)) throw error;
+  const reads = options.signal === undefined ? {} : { signal: options.signal };
+  for (let round = 0; round < MAX_WATERMARK_ROUNDS; round++) {
+    const stored = await snapshots.getTagged(key, reads);
+    const cursor = stored === undefined ? undefined : storedCursor(parsedOrUndefined(stored.bytes));
+    if (cursor !== undefined && cursor >= state.value) return false;
+    if (await snapshots.putJsonIf(key, watermarkOf(state.value, state.commitId), stored?.tag, options)) return true;
   }
-  if (stored !== undefined && stored >= state.value) return false;
-  await snapshots.putJson(key, watermarkOf(state.value, state.commitId), options);
-  return true;
+  return false;
+}
+
+/** A stored document's JSON, or undefined when it is not JSON (a watermark that is not JSON is replaced). */
+function parsedOrUndefined(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { STATE_DIR } from '../stores/local-folder.js';
 import { LocalLock } from '../stores/local-lock.js';
+import { contentTag } from '../stores/local-snapshot-store.js';
 import type { SnapshotReader, SnapshotStore } from '../stores/types.js';
 import type { StoredDocument, ViewDocuments } from './view-documents.js';
 
@@ -25,19 +25,15 @@ export class LocalViewDocuments implements ViewDocuments {
 
   async read(key: string): Promise<StoredDocument | undefined> {
     const bytes = await this.snapshots.getBytes(key);
-    return bytes === undefined ? undefined : { bytes, tag: digest(bytes) };
+    return bytes === undefined ? undefined : { bytes, tag: contentTag(bytes) };
   }
 
   writeIf(key: string, bytes: Buffer, expected: string | undefined): Promise<boolean> {
     return this.lock.hold(async (held) => {
       const current = await this.snapshots.getBytes(key);
-      if ((current === undefined ? undefined : digest(current)) !== expected) return false;
+      if ((current === undefined ? undefined : contentTag(current)) !== expected) return false;
       await held.whileHeld(() => this.snapshots.putLeaf(key, bytes, {}));
       return true;
     });
   }
-}
-
-function digest(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }

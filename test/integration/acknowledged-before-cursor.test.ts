@@ -51,6 +51,8 @@ class ObservedRun implements CursorStore {
         acknowledged.add(key);
       },
       getJson: (key) => inner.getJson(key),
+      getTagged: (key, options) => inner.getTagged(key, options),
+      putJsonIf: (key, value, expected, options) => inner.putJsonIf(key, value, expected, options),
       deleteKey: (key) => inner.deleteKey(key),
       listKeys: (prefix, startAfter) => inner.listKeys(prefix, startAfter),
     };

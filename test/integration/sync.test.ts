@@ -143,7 +143,7 @@ describe('bounded slices', () => {
     const summary = await harness.run(replica.serviceIndexUrl, {}, { deadline: Date.now() - 1 });
     expect(summary).toMatchObject({ commits: 0, stoppedBy: 'time-budget', caughtUp: false });
     expect(await harness.count('commits/')).toBe(0);
-    // A run that did not move the cursor writes no watermark.
+    // A run with no cursor stored writes no watermark.
     expect(await harness.keys('watermark.json')).toEqual([]);
   });
 
@@ -153,9 +153,9 @@ describe('bounded slices', () => {
     const harness = await SyncHarness.create();
     const seen: { watermark: string; storedCursor: string | undefined }[] = [];
     const snapshots = Object.create(harness.snapshots) as typeof harness.snapshots;
-    snapshots.putJson = async (key: string, value: unknown): Promise<void> => {
+    snapshots.putJsonIf = async (key: string, value: unknown, expected: string | undefined): Promise<boolean> => {
       if (key === 'watermark.json') seen.push({ watermark: (value as { cursor: string }).cursor, storedCursor: await harness.cursor() });
-      await harness.snapshots.putJson(key, value);
+      return harness.snapshots.putJsonIf(key, value, expected);
     };
     // Only the closing watermark of each run (a run longer than the interval also writes some during it: see
     // manifests-as-completed.test.ts).

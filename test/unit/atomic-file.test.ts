@@ -66,9 +66,9 @@ describe('durable local writes', () => {
     const store = new LocalStore(root);
     const key = 'leaves/001e9fzMHc3F/newtonsoft.json/13.0.1.json';
     const target = join(root, key);
-    // The folder's file-name mode is probed and recorded on first use (its own durable write): done first,
-    // so the syncs watched are the leaf's alone.
-    for await (const _ of store.listKeys('leaves/')) void _;
+    // The folder's file-name mode is probed and recorded by the first write (its own durable write; a read writes
+    // nothing): a write outside leaves/ is done first, so the syncs watched are the leaf's alone.
+    await store.putJson('commits/001e9fzMHc3E.json', {});
     watchSyncs(target);
     await store.putLeaf(key, Buffer.from('{"a leaf":1}'));
     expect(syncsOf(target)).toEqual([{ ino: statSync(target).ino, directory: false, targetThere: false }]);

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CatalogClient } from '../../lambda/catalog/catalog-client.js';
 import type { CatalogIndex, CatalogIndexEntry, CatalogPage, PageItem } from '../../lambda/catalog/index.js';
+import { InvalidDocumentError } from '../../lambda/catalog/errors.js';
 import { commitsAfter } from '../../lambda/sync/commit-stream.js';
 
 interface FakeCommit {
@@ -81,5 +82,38 @@ describe('commitsAfter', () => {
       ),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('commitsAfter: what the follower watches for (issue 30, item 6)', () => {
+  const url = (n: number) => `https://x/page${n}.json`;
+  const commits = [
+    { ticks: 10n, leaves: 2 },
+    { ticks: 20n, leaves: 3 },
+    { ticks: 30n, leaves: 1 },
+  ];
+
+  it('a commit later than notAfter is an error naming it and its page, after every earlier commit', async () => {
+    const { index, client } = fakeCatalog(commits, 10, url);
+    const yielded: bigint[] = [];
+    const error = await (async () => {
+      for await (const commit of commitsAfter(client, index, 0n, index.commitTicks, {}, { notAfter: () => 25n })) yielded.push(commit.ticks);
+    })().catch((e: unknown) => e);
+    expect(yielded).toEqual([10n, 20n]);
+    expect(error).toBeInstanceOf(InvalidDocumentError);
+    expect((error as InvalidDocumentError).url).toBe('https://x/page0.json');
+    expect((error as Error).message).toContain('(commit-2) is dated more than 15 minutes after this machine\'s clock');
+  });
+
+  it('tells each commit at or before the cursor once, with its page; takes only those after it', async () => {
+    const { index, client } = fakeCatalog(commits, 10, url);
+    const behind: { ticks: bigint; commitId: string; pageUrl: string }[] = [];
+    const yielded: bigint[] = [];
+    for await (const commit of commitsAfter(client, index, 20n, index.commitTicks, {}, { onBehindCursor: (c) => behind.push(c) })) yielded.push(commit.ticks);
+    expect(yielded).toEqual([30n]);
+    expect(behind.sort((a, b) => Number(a.ticks - b.ticks))).toEqual([
+      { ticks: 10n, commitId: 'commit-0', pageUrl: 'https://x/page0.json' },
+      { ticks: 20n, commitId: 'commit-1', pageUrl: 'https://x/page0.json' },
+    ]);
   });
 });

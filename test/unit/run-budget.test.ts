@@ -2,8 +2,8 @@
  * The run's stop signal joins the deadline and the caller's signal (Ctrl-C, SIGTERM); `interrupted()` tells which
  * stopped the run, so the summary says `interrupted` for a signal and `time-budget` for the deadline.
  */
-import { describe, expect, it } from 'vitest';
-import { startRunBudget, TimeBudgetReached } from '../../lambda/sync/run-budget.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CLOSING_MS, RUN_LOG_RESERVE_MS, startClosingWindow, startRunBudget, TimeBudgetReached } from '../../lambda/sync/run-budget.js';
 
 describe('startRunBudget: which stop came first', () => {
   it('no deadline: the caller\'s signal is the stop, and interrupted once it fired', () => {
@@ -41,5 +41,49 @@ describe('startRunBudget: which stop came first', () => {
     const budget = startRunBudget(Date.now() - 1, undefined);
     expect(budget.signal?.aborted).toBe(true);
     expect(budget.interrupted()).toBe(false);
+  });
+});
+
+describe('startClosingWindow: when the writes after the stop end', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('no deadline, no end, no signal: unbounded', () => {
+    const window = startClosingWindow(undefined, undefined, undefined);
+    expect(window.writes).toBeUndefined();
+    expect(window.runLog).toBeUndefined();
+  });
+
+  it('a deadline: the checkpoints and the watermark end CLOSING_MS less a second after it, the run log CLOSING_MS after it', () => {
+    vi.useFakeTimers({ now: 0 });
+    const window = startClosingWindow(1_000, undefined, undefined);
+    vi.advanceTimersByTime(1_000 + CLOSING_MS - RUN_LOG_RESERVE_MS - 1);
+    expect(window.writes?.aborted).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(window.writes?.aborted).toBe(true);
+    expect(window.runLog?.aborted).toBe(false);
+    vi.advanceTimersByTime(RUN_LOG_RESERVE_MS);
+    expect(window.runLog?.aborted).toBe(true);
+  });
+
+  it('the caller\'s end (the Lambda\'s) rules over the deadline\'s; a signal brings it nearer, never further', () => {
+    vi.useFakeTimers({ now: 0 });
+    const stop = new AbortController();
+    const window = startClosingWindow(1_000, 30_000, stop.signal);
+    vi.advanceTimersByTime(2_000);
+    // Ctrl-C at 2 s: the writes end at 2 s + CLOSING_MS less the reserve, not at 29 s.
+    stop.abort();
+    vi.advanceTimersByTime(CLOSING_MS - RUN_LOG_RESERVE_MS);
+    expect(window.writes?.aborted).toBe(true);
+    expect(window.runLog?.aborted).toBe(false);
+    window.release();
+    // A signal whose CLOSING_MS reaches past the caller's end leaves that end.
+    const late = new AbortController();
+    const near = startClosingWindow(undefined, Date.now() + 2_000, late.signal);
+    late.abort();
+    vi.advanceTimersByTime(2_000);
+    expect(near.runLog?.aborted).toBe(true);
+    near.release();
   });
 });

@@ -45,6 +45,8 @@ describe('SlowDownGauge', () => {
         }),
       putJson: async () => {},
       getJson: async () => undefined,
+      getTagged: async () => undefined,
+      putJsonIf: async () => true,
       deleteKey: async () => {},
       listKeys: async function* () {},
     };

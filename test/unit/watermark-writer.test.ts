@@ -14,13 +14,13 @@ function stateAt(second: number): CursorState {
   return { value: parseTimestamp(stored), stored, commitId: `commit-${second}` };
 }
 
-/** Records each PUT; a PUT completes only when the test says so. `stored` is the watermark a GET finds. */
+/** Records each conditional PUT; a PUT completes (written) only when the test says so. `stored` is the watermark a GET finds. */
 function recordingStore(stored: { cursor: string } | undefined = undefined) {
   const puts: { key: string; cursor: string; done: () => void; fail: (error: Error) => void }[] = [];
   const store = {
-    getJson: async () => stored,
-    putJson: (key: string, value: unknown) =>
-      new Promise<void>((resolve, reject) => puts.push({ key, cursor: (value as { cursor: string }).cursor, done: resolve, fail: reject })),
+    getTagged: async () => (stored === undefined ? undefined : { bytes: Buffer.from(JSON.stringify(stored)), tag: 'stored' }),
+    putJsonIf: (key: string, value: unknown) =>
+      new Promise<boolean>((resolve, reject) => puts.push({ key, cursor: (value as { cursor: string }).cursor, done: () => resolve(true), fail: reject })),
   } as unknown as SnapshotStore;
   return { store, puts };
 }
