@@ -68,7 +68,15 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
   const stores = await openStores(options, settings.concurrency);
   if (startGiven) noteIgnoredStart(settings, await stores.cursors.read(settings.cursorName));
   await checkIdFilterFlags(stores, settings, options);
-  if (options.cursorTable === undefined) await rememberSource(options.dataDir, settings.cursorName, settings.source);
+  // The folder remembers a source once a run has read its catalog, not before: a run that failed to reach a mistyped
+  // source leaves the folder's memory as it was (its cursor never moved).
+  let catalogRead = false;
+  let sourceRemembered = options.cursorTable !== undefined;
+  const rememberReadSource = async (): Promise<void> => {
+    if (sourceRemembered || !catalogRead) return;
+    sourceRemembered = true;
+    await rememberSource(options.dataDir, settings.cursorName, settings.source);
+  };
   const http = new HttpClient({ connections: settings.concurrency });
   const verbose = verboseHooks(options.verbose, http);
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
@@ -112,12 +120,14 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
           ...(bound === undefined ? {} : { ceiling: bound }),
           onIndex: (ticks) => {
             head = ticks;
+            catalogRead = true;
             progress.start(ticks);
           },
           onProgress: (p) => progress.update(p),
         });
       } catch (error) {
         progress.finish();
+        await rememberReadSource();
         if (!(error instanceof SyncError)) throw error;
         const retry = options.follow === true && !stop.signal.aborted && followCanRetry(error.cause, { setupProven }) && (deadline === undefined || Date.now() < deadline);
         if (!retry) {
@@ -134,6 +144,7 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
         continue;
       }
       progress.finish();
+      await rememberReadSource();
       setupProven = true;
       if (backoff.outageFailures > 0) {
         process.stderr.write(`catalog-sync: recovered after ${backoff.outageFailures} failed slice${backoff.outageFailures === 1 ? '' : 's'} (${Math.round(backoff.outageMs() / 1000)} s); following again\n`);
