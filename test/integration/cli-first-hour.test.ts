@@ -1,6 +1,7 @@
 /**
  * A newcomer's first hour (issue 34), from the CLI as a child process: a step that fails does not change what the
- * folder remembers (a run or backfill that never read its catalog leaves `.catalog-sync/sources.json` as it was).
+ * folder remembers (a run or backfill that never read its catalog leaves `.catalog-sync/sources.json` as it was), and
+ * `retry-quarantine` with nothing quarantined is an answer, not a network error.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -46,5 +47,13 @@ describe('a step that fails does not change what the folder remembers', () => {
     const next = await runCli(['run', '--data-dir', dir, '--json']);
     expect(next).toMatchObject({ code: 0, stderr: '' });
     expect(jsonLines(next.stdout)[0]).toMatchObject({ stoppedBy: 'caught-up' });
+  }, MANY_PROCESSES);
+});
+
+describe('retry-quarantine', () => {
+  it('with nothing quarantined contacts no source: "nothing to retry", exit 0, even with the source down', async () => {
+    const dir = newDir('nothing-quarantined');
+    const retry = await runCli(['retry-quarantine', '--source', DEAD, '--data-dir', dir]);
+    expect(retry).toMatchObject({ code: 0, stdout: 'nothing quarantined: nothing to retry\n', stderr: '' });
   }, MANY_PROCESSES);
 });
