@@ -58,9 +58,11 @@ describe('npm run demo', () => {
       expect(keys).toMatchObject({ code: 0, stderr: '' });
       expect(keys.stdout).toMatch(/^leaves\/[0-9A-Za-z]{8}\n$/);
 
-      // Caught up: following prints nothing and logs no run; a time budget ends it.
+      // Caught up: following says so once and logs no run; a time budget ends it, with the whole follow added up.
       const follow = shell(`${named('run --follow')} --time-budget 1`);
-      expect(follow).toMatchObject({ code: 0, stdout: '', stderr: '' });
+      expect(follow.code).toBe(0);
+      expect(follow.stderr).toMatch(/^catalog-sync: caught up at \S+; waiting for new commits; checking every 5 s, one line per slice that finds new commits \(Ctrl-C to stop\)\n$/);
+      expect(follow.stdout).toMatch(/^time-budget after following [\d.]+ s: 0 slices moved, 0 commits, 0 leaves/);
       expect(jsonLines(shell(`${named('runs')} --json`).stdout)).toHaveLength(1);
 
       // The README's pipeline: `changes --follow --json` into examples/print-changes.mjs prints every commit, in order.
