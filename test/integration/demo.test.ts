@@ -36,6 +36,9 @@ describe('npm run demo', () => {
       const origin = /The replica stays up at (\S+) and the mirror in (.+)\. Try/.exec(stdout);
       expect(origin).not.toBeNull();
       dataDir = origin![2]!;
+      // It points at watermark.json, the bound a reader trusts, not at the newest manifest (issue 34).
+      expect(stdout).toContain('\nwatermark.json (everything at or before its cursor is stored, manifests included: read up to it):\n{\n  "cursor": ');
+      expect(stdout).not.toContain('the newest manifest: everything before it is stored');
       const commands = stdout.split('\n').filter((line) => line.startsWith('  $ ')).map((line) => line.slice(4));
       const named = (name: string) => commands.find((line) => line.includes(` ${name}`))!;
       expect(commands).toHaveLength(5);
