@@ -1,0 +1,37 @@
+/**
+ * Usage a newcomer meets in the first hour (issue 34), through the CLI's `main` in this process (each case fails
+ * before any request): an unknown command is an error whatever flags follow it; an empty id pattern is refused; a
+ * `--data-dir` whose folder cannot be created (under /proc) is an error at once, not a hang; `latest --help` states
+ * the order `latest` prints in. The child-process path is the same `main` (test/integration/cli-local-usage.test.ts).
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { main } from '../../lambda/cli.js';
+
+/** Nothing listens on port 1: a case that reached the network would fail with ECONNREFUSED, not the error expected. */
+const DEAD = 'http://127.0.0.1:1/v3/index.json';
+
+async function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
+  try {
+    return { code: await main(['node', 'catalog-sync', ...args]), stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+describe('flags a newcomer gets wrong', () => {
+  it('latest --help states the order latest prints in, the order of its --json (index.json)', async () => {
+    const help = await cli(['latest', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('lowest version first by SemVer precedence, as in its index.json');
+    expect(help.stdout).not.toContain('newest first');
+  });
+});
