@@ -28,6 +28,25 @@ async function cli(args: readonly string[]): Promise<{ code: number; stdout: str
 }
 
 describe('flags a newcomer gets wrong', () => {
+  it('an empty --include or --exclude (an unset shell variable) is refused naming the flag, before the folder is made', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'catalog-sync-first-hour-'));
+    try {
+      const dir = join(root, 'mirror');
+      for (const [args, message] of [
+        [['run', '--include', ''], '--include: "" is an empty pattern, which filters nothing (every package would be kept)'],
+        [['run', '--exclude', ' '], '--exclude: " " is an empty pattern'],
+        [['backfill', '--include', 'Newtonsoft.*,'], '--include: "Newtonsoft.*," has an empty pattern between its commas'],
+      ] as const) {
+        const result = await cli([...args, '--source', DEAD, '--data-dir', dir]);
+        expect(result, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
+        expect(result.stderr, args.join(' ')).toContain(`catalog-sync: ${message}`);
+      }
+      expect(await readdir(root)).toEqual([]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
   it('latest --help states the order latest prints in, the order of its --json (index.json)', async () => {
     const help = await cli(['latest', '--help']);
     expect(help.code).toBe(0);
