@@ -47,6 +47,15 @@ describe('flags a newcomer gets wrong', () => {
     }
   });
 
+  // Node's recursive mkdir loops for ever on procfs, which answers ENOENT for a new folder: this hung at 100 % CPU.
+  it('a --data-dir whose folder cannot be created (under /proc) is refused at once, naming it (exit 2)', { timeout: 10_000 }, async () => {
+    const where = existsSync('/proc/self') ? '/proc' : undefined;
+    if (where === undefined) return expect(existsSync('/proc')).toBe(false); // no procfs here (macOS, Windows)
+    const result = await cli(['run', '--source', DEAD, '--data-dir', `${where}/catalog-sync-test/mirror`]);
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(result.stderr).toBe(`catalog-sync: --data-dir: "${where}/catalog-sync-test/mirror" cannot be created: "${where}" takes no new folder (ENOENT)\n`);
+  });
+
   it('latest --help states the order latest prints in, the order of its --json (index.json)', async () => {
     const help = await cli(['latest', '--help']);
     expect(help.code).toBe(0);
