@@ -27,6 +27,21 @@ async function cli(args: readonly string[]): Promise<{ code: number; stdout: str
   }
 }
 
+describe('an unknown command', () => {
+  it('is an error (exit 2) whatever flags follow it, with "Did you mean" when a command is close', async () => {
+    for (const args of [['serve', '--help'], ['serve', '--json', '-h'], ['consumers'], ['help', 'serve']]) {
+      const result = await cli(args);
+      expect(result, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
+      expect(result.stderr, args.join(' ')).toContain(`error: unknown command '${args[args[0] === 'help' ? 1 : 0]}'`);
+    }
+    const near = await cli(['sttus', '--help']);
+    expect(near).toMatchObject({ code: 2, stdout: '' });
+    expect(near.stderr).toContain("error: unknown command 'sttus'\n(Did you mean status?)");
+    // A known command's help is still help.
+    expect(await cli(['help', 'status'])).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: catalog-sync status') });
+  });
+});
+
 describe('flags a newcomer gets wrong', () => {
   it('an empty --include or --exclude (an unset shell variable) is refused naming the flag, before the folder is made', async () => {
     const root = await mkdtemp(join(tmpdir(), 'catalog-sync-first-hour-'));
