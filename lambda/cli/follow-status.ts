@@ -1,6 +1,5 @@
-import { parseTimestamp, StoppedBy, type RunSummary, type Ticks } from '../contract/index.js';
-import { lagSeconds } from '../sync/index.js';
-import { formatBytes, formatDuration, stopLabel, type StopCause } from './format.js';
+import { StoppedBy, type RunSummary } from '../contract/index.js';
+import type { StopCause } from './format.js';
 
 /**
  * What `run --follow` tells a person between slices (text only: `--json` keeps stdout and stderr to its lines), so
@@ -56,46 +55,37 @@ function clock(epochMs: number): string {
   return new Date(epochMs).toTimeString().slice(0, 8);
 }
 
-/** The slices of one `run --follow`, added up: what it printed on its way out. */
+/** The slices of one `run --follow` added up into one run summary: what it prints on its way out. */
 export class FollowTotals {
-  private first: RunSummary | undefined;
-  private last: RunSummary | undefined;
-  private slices = 0;
-  private commits = 0;
-  private leaves = 0;
-  private deletes = 0;
-  private quarantined = 0;
-  private bytes = 0;
-  private putRetries = 0;
+  private total: RunSummary | undefined;
   private readonly startedAt = Date.now();
 
   /** A slice ended (a failed one too: what it completed is stored). */
   add(summary: RunSummary): void {
-    this.first ??= summary;
-    this.last = summary;
-    if (summary.commits > 0) this.slices++;
-    this.commits += summary.commits;
-    this.leaves += summary.leaves;
-    this.deletes += summary.deletes;
-    this.quarantined += summary.quarantined;
-    this.bytes += summary.bytes;
-    this.putRetries += summary.putRetries ?? 0;
+    const { error: _error, ...slice } = summary;
+    const sum = this.total;
+    this.total =
+      sum === undefined
+        ? slice
+        : {
+            ...slice,
+            cursorBefore: sum.cursorBefore,
+            commits: sum.commits + slice.commits,
+            leaves: sum.leaves + slice.leaves,
+            deletes: sum.deletes + slice.deletes,
+            quarantined: sum.quarantined + slice.quarantined,
+            bytes: sum.bytes + slice.bytes,
+            putRetries: (sum.putRetries ?? 0) + (slice.putRetries ?? 0),
+          };
   }
 
   /**
-   * The whole follow in two lines, as a run's summary reads: why it stopped (`stoppedBy` when the follower knows
-   * better than its last slice: a signal while it waited), what it took, the cursor from its first slice to its
-   * last; nothing when no slice ended.
+   * The whole follow as one run's summary (undefined before any slice ended): the cursor from its first slice to its
+   * last, what they took, how long it followed, and why it stopped (`stoppedBy`, when the follower knows better than
+   * its last slice: a signal or the time budget while it waited).
    */
-  print(stream: NodeJS.WritableStream, stoppedBy: StoppedBy | undefined, head: Ticks | undefined, cause: StopCause): void {
-    if (this.first === undefined || this.last === undefined) return;
-    const label = stoppedBy === undefined ? stopLabel(this.last, cause) : stopLabel({ ...this.last, stoppedBy }, cause);
-    const retries = this.putRetries === 0 ? '' : `, ${this.putRetries} S3 PUT ${this.putRetries === 1 ? 'retry' : 'retries'}`;
-    const lag = head === undefined ? '' : `, lag ${formatDuration(lagSeconds(head, parseTimestamp(this.last.cursorAfter)))}`;
-    stream.write(
-      `${label} after following ${formatDuration((Date.now() - this.startedAt) / 1000)}: ${this.slices} slice${this.slices === 1 ? '' : 's'} moved, ` +
-        `${this.commits} commits, ${this.leaves} leaves (${this.deletes} deletes, ${this.quarantined} quarantined), ${formatBytes(this.bytes)}${retries}\n` +
-        `cursor ${this.last.cursorName}: ${this.first.cursorBefore} -> ${this.last.cursorAfter}${lag}\n`,
-    );
+  summary(stoppedBy?: StoppedBy): RunSummary | undefined {
+    if (this.total === undefined) return undefined;
+    return { ...this.total, durationMs: Date.now() - this.startedAt, ...(stoppedBy === undefined ? {} : { stoppedBy }) };
   }
 }

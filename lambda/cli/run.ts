@@ -201,8 +201,8 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
   } finally {
     notice.done();
     if (options.follow && !options.json && !failed) {
-      const stoppedBy = stop.signal.aborted ? StoppedBy.interrupted : deadline !== undefined && Date.now() >= deadline ? StoppedBy.timeBudget : undefined;
-      totals.print(process.stdout, stoppedBy, lastHead, cause);
+      const total = totals.summary(stop.signal.aborted ? StoppedBy.interrupted : deadline !== undefined && Date.now() >= deadline ? StoppedBy.timeBudget : undefined);
+      if (total !== undefined) printSummary(total, false, lastHead, cause);
     }
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -65,7 +65,7 @@ describe('npm run demo', () => {
       const follow = shell(`${named('run --follow')} --time-budget 1`);
       expect(follow.code).toBe(0);
       expect(follow.stderr).toMatch(/^catalog-sync: caught up at \S+; waiting for new commits; checking every 5 s, one line per slice that finds new commits \(Ctrl-C to stop\)\n$/);
-      expect(follow.stdout).toMatch(/^time-budget after following [\d.]+ s: 0 slices moved, 0 commits, 0 leaves/);
+      expect(follow.stdout).toMatch(/^time-budget: 0 commits, 0 leaves \(0 deletes, 0 quarantined\), 0 B in [\d.]+ s\ncursor catalog-to-s3: (\S+) -> \1, lag 0\.0 s\n$/);
       expect(jsonLines(shell(`${named('runs')} --json`).stdout)).toHaveLength(1);
 
       // The README's pipeline: `changes --follow --json` into examples/print-changes.mjs prints every commit, in order.

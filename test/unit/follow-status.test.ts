@@ -61,17 +61,17 @@ describe('FollowWaitNotice', () => {
 });
 
 describe('FollowTotals', () => {
-  it('adds up the slices, failed ones too: why it stopped, what it took, the cursor from the first slice to the last', () => {
+  it('adds up the slices, failed ones too, into one run summary: the cursor from the first slice to the last, why it stopped', () => {
     const totals = new FollowTotals();
-    const out = stream(false);
-    totals.print(out, undefined, undefined, {});
-    expect(out.written).toEqual([]);
+    expect(totals.summary()).toBeUndefined();
     totals.add(slice({ cursorBefore: '2024-01-01T00:00:00.0000000Z', cursorAfter: '2024-01-01T00:00:01.0000000Z', commits: 2, leaves: 5, deletes: 1, bytes: 2048, putRetries: 1 }));
     totals.add(slice({ cursorBefore: '2024-01-01T00:00:01.0000000Z', cursorAfter: '2024-01-01T00:00:01.0000000Z' }));
-    totals.add(slice({ cursorBefore: '2024-01-01T00:00:01.0000000Z', cursorAfter: '2024-01-01T00:00:02.0000000Z', commits: 1, leaves: 1, quarantined: 1, bytes: 1024, stoppedBy: 'error', caughtUp: false }));
-    totals.print(out, 'interrupted', undefined, {});
-    expect(out.written.join('')).toMatch(
-      /^interrupted after following [\d.]+ s: 2 slices moved, 3 commits, 6 leaves \(1 deletes, 1 quarantined\), 3\.0 KiB, 1 S3 PUT retry\ncursor catalog-to-s3: 2024-01-01T00:00:00\.0000000Z -> 2024-01-01T00:00:02\.0000000Z\n$/,
-    );
+    const error = { message: 'HTTP 503', code: 'CS_ERR_HTTP_STATUS' } as RunSummary['error'];
+    totals.add(slice({ cursorBefore: '2024-01-01T00:00:01.0000000Z', cursorAfter: '2024-01-01T00:00:02.0000000Z', commits: 1, leaves: 1, quarantined: 1, bytes: 1024, stoppedBy: 'error', caughtUp: false, error }));
+    const { durationMs, ...total } = totals.summary('interrupted')!;
+    expect(total).toEqual({ ...slice(), cursorBefore: '2024-01-01T00:00:00.0000000Z', cursorAfter: '2024-01-01T00:00:02.0000000Z', commits: 3, leaves: 6, deletes: 1, quarantined: 1, bytes: 3072, putRetries: 1, stoppedBy: 'interrupted', caughtUp: false, durationMs: undefined });
+    expect(durationMs).toBeGreaterThanOrEqual(0);
+    // Without a better reason, the last slice's.
+    expect(totals.summary()).toMatchObject({ stoppedBy: 'error' });
   });
 });
