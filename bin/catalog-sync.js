@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// The compiled CLI (npm ci builds it through the prepare script). CommonJS (bin/package.json), as the bundle is:
-// a command that needs no ES module never starts Node's ES module loader.
+// The compiled CLI (`npm run build`, which npm test, npm start, npm run demo and npm pack run first). CommonJS
+// (bin/package.json), as the bundle is: a command that needs no ES module never starts Node's ES module loader.
 'use strict';
-const { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } = require('node:fs');
+const { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } = require('node:fs');
 const { createRequire } = require('node:module');
 const { tmpdir } = require('node:os');
 const { dirname, join } = require('node:path');
@@ -36,8 +36,14 @@ if (!requestless.has(process.argv[2]) && !process.execArgv.some((arg) => /^--was
   require('node:v8').setFlagsFromString('--wasm-tiering-budget=100000000');
 }
 
-// The bundle of the CLI (scripts/bundle-cli.mjs): one CommonJS file.
-const cli = loadWithCodeCache(join(__dirname, '..', 'dist', 'cli', 'cli.js'));
+// The bundle of the CLI (scripts/bundle-cli.mjs): one CommonJS file. A checkout has it only once built (an installed
+// package always has it).
+const bundle = join(__dirname, '..', 'dist', 'cli', 'cli.js');
+if (!existsSync(bundle)) {
+  process.stderr.write(`catalog-sync: ${bundle} is missing: in a checkout, run \`npm run build\` first\n`);
+  process.exit(2);
+}
+const cli = loadWithCodeCache(bundle);
 cli.exports.main(process.argv).then((code) => {
   cli.saveCodeCache();
   process.exit(code);

@@ -55,13 +55,26 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
   return root;
 }
 
+/**
+ * `argv`, or only its command word when that names no command of `root` (nor `help <it>`): commander then reports the
+ * unknown command (exit 2, "Did you mean …?" when one is close) whatever flags followed it, where a `--help` after it
+ * would print the top-level help and exit 0. Commands are `root`'s own, so a command added later is known here too.
+ */
+function unknownCommandAlone(root: Command, argv: readonly string[]): string[] {
+  const [node = '', script = '', ...args] = argv;
+  const known = (name: string): boolean => root.commands.some((command) => command.name() === name || command.aliases().includes(name));
+  const word = args[0] === 'help' ? args[1] : args[0];
+  if (word === undefined || word.startsWith('-') || known(word)) return [...argv];
+  return [node, script, word];
+}
+
 /** Runs the CLI with `argv` (as `process.argv`); resolves to the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const root = program();
   root.exitOverride();
   for (const command of root.commands) command.exitOverride();
   try {
-    await root.parseAsync([...argv]);
+    await root.parseAsync(unknownCommandAlone(root, argv));
     return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.done;
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -3,11 +3,11 @@
 /**
  * `npm run demo`: catalog-sync end to end, offline. Starts a catalog replica on 127.0.0.1 serving a generated
  * catalog (with a little latency, so the progress bar has something to show), syncs it into a temporary folder
- * with the built CLI exactly as a user runs it, prints `status`, a few stored keys and one manifest, then the
- * next commands to try (`status`, `runs`, `keys`, `run --follow`) with the exact --source and --data-dir, and
- * keeps the replica running for them until Ctrl-C (then it stops the replica and exits 0). The mirror folder
- * stays afterwards (its path is printed) unless `--clean`. Needs only `npm ci` (which builds dist/ through the
- * prepare script).
+ * with the built CLI exactly as a user runs it, prints `status`, a few stored keys, watermark.json and one
+ * manifest, then the next commands to try (`status`, `runs`, `keys`, `run --follow`) with the exact --source and
+ * --data-dir, and keeps the replica running for them until Ctrl-C (then it stops the replica and exits 0). The
+ * mirror folder stays afterwards (its path is printed) unless `--clean`. Needs only `npm ci` (`npm run demo`
+ * builds dist/ first: predemo).
  *
  *   npm run demo                 # 500 commits, 20 ms per request
  *   npm run demo -- --clean      # remove the mirror folder on Ctrl-C
@@ -47,7 +47,7 @@ if (!Number.isInteger(commits) || commits < 1 || !Number.isFinite(latencyMs) || 
   process.exit(2);
 }
 if (!existsSync(join(repo, 'dist', 'lambda', 'cli.js')) || !existsSync(join(support, 'catalog-replica.js'))) {
-  process.stderr.write('demo: dist/ is missing: run `npm ci` (or `npm run build`) first\n');
+  process.stderr.write('demo: dist/ is missing: run `npm run build` first (`npm run demo` does)\n');
   process.exit(2);
 }
 
@@ -113,10 +113,16 @@ try {
     const leafKeys = keys.filter((key) => key.startsWith('leaves/'));
     process.stdout.write(`\nstored: ${manifests.length} manifests under commits/, ${leafKeys.length} leaves under leaves/\n`);
     for (const key of [...manifests.slice(0, 3), '...', ...leafKeys.slice(0, 5), '...', ...leafKeys.slice(-2)]) process.stdout.write(`  ${key}\n`);
+    // watermark.json is the bound a reader trusts (docs/contract.md), never the newest manifest: manifests of
+    // different commits may be written in any order.
+    const watermark = await readFile(join(dataDir, 'watermark.json'), 'utf8').catch(() => undefined);
+    if (watermark !== undefined) {
+      process.stdout.write(`\nwatermark.json (everything at or before its cursor is stored, manifests included: read up to it):\n${JSON.stringify(JSON.parse(watermark), null, 2)}\n`);
+    }
     const newest = manifests.at(-1);
     if (newest !== undefined) {
       const manifest = JSON.parse(await readFile(join(dataDir, ...newest.split('/')), 'utf8'));
-      process.stdout.write(`\n${newest} (the newest manifest: everything before it is stored):\n${JSON.stringify(manifest, null, 2)}\n`);
+      process.stdout.write(`\n${newest} (one commit's manifest: its leaves, each under leaves/):\n${JSON.stringify(manifest, null, 2)}\n`);
     }
     // Keys sort by commit time: `keys` gives the ListObjectsV2 StartAfter of a date, here a plain comparison.
     since = `${catalog.commits[Math.floor(commits / 2)].timestamp.slice(0, 19)}Z`;
@@ -136,7 +142,8 @@ try {
         command(['runs', ...source]) +
         command(['keys', '--since', since.slice(0, 10)]) +
         command(['run', '--follow', '--poll-interval', '5', ...source]) +
-        `(run --follow prints one line per slice that moved: the replica is caught up, so it waits quietly; Ctrl-C stops it.)\n` +
+        `(run --follow prints one line per slice that moved: the replica is caught up, so it says so once and waits; Ctrl-C stops it\n` +
+        ` and prints what the whole follow did.)\n` +
         `  $ ${[process.execPath, cli, 'changes', '--follow', '--json', '--consumer', 'printer', ...source].map(shellWord).join(' ')} | ${[process.execPath, join(repo, 'examples', 'print-changes.mjs')].map(shellWord).join(' ')}\n` +
         `(every commit of the mirror in order, as JSON lines into a small script; then it follows the watermark. Stopped and started again, the\n` +
         ` consumer "printer" goes on after its last checkpoint.)\n` +

@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 
 /** The CLI entry point. */
 export const CLI = fileURLToPath(new URL('../bin/catalog-sync.js', import.meta.url));
+/** The built CLI that entry point loads (`npm run build`). */
+export const CLI_BUNDLE = fileURLToPath(new URL('../dist/cli/cli.js', import.meta.url));
 
 /** What a finished CLI run printed and returned. */
 export interface CliResult {

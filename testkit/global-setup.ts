@@ -4,7 +4,9 @@
  * Tests reach them through `testServices()` (env.ts) and create their own uniquely named tables
  * and buckets, so test files can run in parallel against them.
  */
+import { existsSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
+import { CLI_BUNDLE } from './cli-process.js';
 import { startDynamo, startS3, type DynamoEmulator, type S3Emulator } from './emulator-processes.js';
 
 /**
@@ -14,6 +16,8 @@ import { startDynamo, startS3, type DynamoEmulator, type S3Emulator } from './em
  * when the last project tears down.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The integration tests run the built CLI: `npm ci` no longer builds it (the package has no install script).
+  if (!existsSync(CLI_BUNDLE)) throw new Error(`${CLI_BUNDLE} is missing: run \`npm run build\` first (npm test and npm run test:integration build it)`);
   const shared = globalThis as { [SHARED]?: SharedEmulators };
   shared[SHARED] ??= { users: 0, services: startEmulators() };
   const emulators = shared[SHARED];

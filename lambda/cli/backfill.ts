@@ -124,7 +124,8 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const stores = await openStores(options, settings.concurrency);
   await checkIdFilterFlags(stores, settings, options);
-  if (options.cursorTable === undefined) await rememberSource(options.dataDir, settings.cursorName, settings.source);
+  // Remembered once the catalog was read (a new plan) or the cursor moved (finished), not before: see run.ts.
+  const remember = (): Promise<void> => (options.cursorTable === undefined ? rememberSource(options.dataDir, settings.cursorName, settings.source) : Promise.resolve());
   const http = new HttpClient({ connections: 4 });
   verboseHooks(options.verbose, http);
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
@@ -163,6 +164,7 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
       throw error;
     });
     held = plan.backfillId;
+    if (!resumed) await remember();
     const states = await stores.backfills.listRanges(settings.cursorName, plan.backfillId);
     const done = new Set(states.filter((state) => state.done).map((state) => state.n));
     const progress = new BackfillProgress(process.stderr, !options.json && options.progress !== false, plan);
@@ -205,6 +207,7 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
     const head = plan.until === undefined ? undefined : await catalogHeadOrUnknown(catalog);
     const summary = await finishBackfill(settings, deps, plan.backfillId, head === undefined ? {} : { head });
     held = undefined;
+    await remember();
     printSummary(summary, options.json === true, head ?? parseTimestamp(plan.bound), plan.until === undefined ? {} : { ceiling: `--until ${options.until ?? plan.until}` });
   } finally {
     if (lease) clearInterval(lease);

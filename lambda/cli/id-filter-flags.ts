@@ -13,9 +13,23 @@ import type { OpenStores } from './open-stores.js';
 /** Adds the id filter's flags to `command`. */
 export function idFilterOptions(command: Command): Command {
   return command
-    .option('--include <glob>', 'store only packages whose id matches (case-insensitive; * and ?; repeatable)', collect)
-    .option('--exclude <glob>', 'never store packages whose id matches (case-insensitive; * and ?; repeatable)', collect)
+    .option('--include <glob>', 'store only packages whose id matches (case-insensitive; * and ?; repeatable)', patternFlag('--include'))
+    .option('--exclude <glob>', 'never store packages whose id matches (case-insensitive; * and ?; repeatable)', patternFlag('--exclude'))
     .option('--refilter', 'accept an id filter other than the one this mirror was synced with (from the next commit on)', false);
+}
+
+/**
+ * Collects a repeatable id-pattern flag, refusing an empty pattern: the settings drop empty list items (a blank
+ * `INCLUDE_IDS` is no filter), so `--include "$UNSET"` would otherwise quietly mirror every package.
+ */
+function patternFlag(flag: string): (value: string, previous: string[] | undefined) => string[] {
+  return (value, previous) => {
+    if (value.trim() === '') {
+      throw new SettingsError(flag, `${JSON.stringify(value)} is an empty pattern, which filters nothing (every package would be kept): give a pattern such as Newtonsoft.*, or leave ${flag} out`);
+    }
+    if (value.split(',').some((part) => part.trim() === '')) throw new SettingsError(flag, `${JSON.stringify(value)} has an empty pattern between its commas`);
+    return collect(value, previous);
+  };
 }
 
 /** The store flags of `options`, to repeat in a command the user is told to run. */

@@ -91,7 +91,9 @@ export async function checkDataDir(dir: string, access: DataDirAccess): Promise<
   const problem = (what: string, cause?: unknown): SettingsError =>
     new SettingsError('--data-dir', `${JSON.stringify(dir)} ${what}`, cause === undefined ? undefined : { cause });
   // The path itself, or the nearest of its parents that exists, must be a folder.
+  let existing = dir;
   for (let path = dir; ; path = dirname(path)) {
+    existing = path;
     const found = await stat(path).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return undefined;
       if (error.code === 'ENOTDIR') return 'under-file' as const;
@@ -105,12 +107,31 @@ export async function checkDataDir(dir: string, access: DataDirAccess): Promise<
     if (dirname(path) === path) break;
   }
   if (access === 'read') return;
+  await createFolders(existing, dir, problem);
   const probe = join(dir, `.catalog-sync-write-probe-${process.pid}`);
   try {
-    await mkdir(dir, { recursive: true });
     await writeFile(probe, '');
     await unlink(probe);
   } catch (error) {
     throw problem(`cannot be written: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, error);
+  }
+}
+
+/**
+ * Creates the folders from `existing` (the nearest parent that exists) down to `dir`, one level at a time: Node's
+ * recursive mkdir loops for ever, at full CPU, where a folder refuses a new one with ENOENT (procfs: `/proc/foo`).
+ * A level another process created meanwhile is fine.
+ */
+async function createFolders(existing: string, dir: string, problem: (what: string, cause?: unknown) => SettingsError): Promise<void> {
+  const levels: string[] = [];
+  for (let path = dir; path !== existing && dirname(path) !== path; path = dirname(path)) levels.unshift(path);
+  for (const level of levels) {
+    try {
+      await mkdir(level);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      throw problem(`cannot be created: ${JSON.stringify(dirname(level))} takes no new folder (${code ?? (error as Error).message})`, error);
+    }
   }
 }

@@ -66,7 +66,8 @@ async function retryQuarantineCommand(given: StoreOptions & { allowOrigin?: stri
       );
     }
     const failing = outcomes.filter((outcome) => outcome.outcome === 'still-failing').length;
-    if (!options.json) process.stdout.write(`${outcomes.length - failing} stored, ${failing} still failing\n`);
+    // Nothing quarantined: an answer, given without contacting the source.
+    if (!options.json) process.stdout.write(outcomes.length === 0 ? 'nothing quarantined: nothing to retry\n' : `${outcomes.length - failing} stored, ${failing} still failing\n`);
     if (failing > 0) process.exitCode = ExitCode.runFailed;
   } finally {
     stores.close();

@@ -8,6 +8,7 @@ import { FollowBackoff, followCanRetry } from './follow-retry.js';
 import { noteIgnoredStart, printFailure, printOutage } from './run-messages.js';
 import { parseSecondsFlag, parseTimeFlag, runCeiling } from './time-flags.js';
 import { isEmptyPoll, isPollingStop, printFollowLine, printSummary, type StopCause } from './format.js';
+import { FollowTotals, FollowWaitNotice } from './follow-status.js';
 import { heldOffLine } from './held-off.js';
 import { openStores } from './open-stores.js';
 import { checkIdFilterFlags, idFilterOptions } from './id-filter-flags.js';
@@ -68,7 +69,15 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
   const stores = await openStores(options, settings.concurrency);
   if (startGiven) noteIgnoredStart(settings, await stores.cursors.read(settings.cursorName));
   await checkIdFilterFlags(stores, settings, options);
-  if (options.cursorTable === undefined) await rememberSource(options.dataDir, settings.cursorName, settings.source);
+  // The folder remembers a source once a run has read its catalog, not before: a run that failed to reach a mistyped
+  // source leaves the folder's memory as it was (its cursor never moved).
+  let catalogRead = false;
+  let sourceRemembered = options.cursorTable !== undefined;
+  const rememberReadSource = async (): Promise<void> => {
+    if (sourceRemembered || !catalogRead) return;
+    sourceRemembered = true;
+    await rememberSource(options.dataDir, settings.cursorName, settings.source);
+  };
   const http = new HttpClient({ connections: settings.concurrency });
   const verbose = verboseHooks(options.verbose, http);
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
@@ -79,10 +88,12 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
   // to 5 min, or the poll interval when longer) and says so once per outage.
   let setupProven = false;
   const backoff = new FollowBackoff(Math.min(1, pollSeconds) * 1000, Math.max(300, pollSeconds) * 1000);
+  // Waiting between polls of --follow: no request is in flight, so stopping is only stopping.
+  let polling = false;
   const onSignal = (): void => {
     if (stop.signal.aborted) process.exit(130);
     stop.abort();
-    if (!options.json) process.stderr.write('\nstopping: aborting requests in flight and checkpointing the last complete commit (Ctrl-C again to quit now)\n');
+    if (!options.json) process.stderr.write(polling ? '\nstopping\n' : '\nstopping: aborting requests in flight and checkpointing the last complete commit (Ctrl-C again to quit now)\n');
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -94,6 +105,12 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
     maxLeaves: settings.maxLeaves,
     ...(deadline === undefined ? {} : { deadline }),
   });
+  // Following, for a person: said once caught up and waiting (so quiet is not taken for stuck); the whole follow
+  // added up when it ends (a Ctrl-C too).
+  const notice = new FollowWaitNotice(process.stderr, { enabled: options.follow === true && !options.json, inPlace: process.stderr.isTTY === true && options.progress !== false, pollSeconds });
+  const totals = new FollowTotals();
+  let lastHead: Ticks | undefined;
+  let failed = false;
   try {
     for (;;) {
       let head: Ticks | undefined;
@@ -115,15 +132,24 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
           ...(bound === undefined ? {} : { ceiling: bound }),
           onIndex: (ticks) => {
             head = ticks;
+            lastHead = ticks;
+            catalogRead = true;
             progress.start(ticks);
           },
-          onProgress: (p) => progress.update(p),
+          onProgress: (p) => {
+            notice.done();
+            progress.update(p);
+          },
         });
       } catch (error) {
         progress.finish();
+        notice.done();
+        await rememberReadSource();
         if (!(error instanceof SyncError)) throw error;
+        totals.add(error.summary);
         const retry = options.follow === true && !stop.signal.aborted && followCanRetry(error.cause, { setupProven }) && (deadline === undefined || Date.now() < deadline);
         if (!retry) {
+          failed = true;
           process.exitCode = printFailure(error, options, head, cause);
           return;
         }
@@ -137,6 +163,9 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
         continue;
       }
       progress.finish();
+      await rememberReadSource();
+      totals.add(summary);
+      if (!isEmptyPoll(summary)) notice.done();
       setupProven = true;
       if (backoff.outageFailures > 0) {
         process.stderr.write(`catalog-sync: recovered after ${backoff.outageFailures} failed slice${backoff.outageFailures === 1 ? '' : 's'} (${Math.round(backoff.outageMs() / 1000)} s); following again\n`);
@@ -161,12 +190,23 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
       if (summary.caughtUp || isPollingStop(summary)) {
         // A time budget bounds the wait too: the last poll is not waited out past it.
         const wait = deadline === undefined ? pollSeconds * 1000 : Math.min(pollSeconds * 1000, Math.max(0, deadline - Date.now()));
+        notice.waiting(summary, cause, Date.now() + wait);
+        polling = true;
         await abortableDelay(wait, stop.signal);
+        polling = false;
         if (stop.signal.aborted) return;
         if (deadline !== undefined && Date.now() >= deadline) return;
       }
     }
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
+    notice.done();
+    if (options.follow && !options.json && !failed) {
+      const total = totals.summary(stop.signal.aborted ? StoppedBy.interrupted : deadline !== undefined && Date.now() >= deadline ? StoppedBy.timeBudget : undefined);
+      if (total !== undefined) printSummary(total, false, lastHead, cause);
+    }
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     stores.close();

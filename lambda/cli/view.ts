@@ -52,8 +52,8 @@ Examples:
 /** `catalog-sync latest <id>`: a package's current versions, from the view. */
 export function addLatestCommand(program: Command): void {
   storeOptions(program.command('latest <id>'))
-    .description('print a package\'s current versions from the latest view (newest first; deleted versions marked)')
-    .option('--json', 'print the stored index.json', false)
+    .description('print a package\'s current versions from the latest view (lowest version first by SemVer precedence, as in its index.json; deleted versions marked)')
+    .option('--json', 'print the stored index.json (its versions in the same order)', false)
     .action(latestCommand);
 }
 
@@ -151,7 +151,9 @@ async function latestCommand(id: string, options: StoreOptions & { json?: boolea
     const index = parseIndex(stored.bytes, `${stores.documents.where} ${key}`);
     const lines = [`${index.id} (as of commit ${index.commitTimeStamp})`];
     const width = Math.max(...index.versions.map((entry) => entry.version.length));
-    for (const entry of [...index.versions].reverse()) {
+    // The document's order (SemVer precedence, lowest first), so the text and --json agree; the highest version is last,
+    // next to the prompt.
+    for (const entry of index.versions) {
       const marks = entry.type === 'delete' ? ['deleted'] : entry.quarantined ? ['quarantined'] : [entry.listed ? 'listed' : 'unlisted'];
       if (entry.deprecation) marks.push(`deprecated${Array.isArray(entry.deprecation['reasons']) ? ` (${(entry.deprecation['reasons'] as unknown[]).join(', ')})` : ''}`);
       if (entry.vulnerabilities) marks.push(`vulnerabilities: ${entry.vulnerabilities.length}`);

@@ -80,11 +80,15 @@ async function pageItemOf(item: unknown, key: string): Promise<PageItem> {
  * A stored leaf wins over a quarantine record: when overlapping runs quarantined a leaf and stored it (the
  * last manifest written may carry a stale `"quarantined": true`, or a stale record may remain), the leaf
  * found at its key is kept as is, not fetched again, and the flag and the record are cleared all the same.
+ *
+ * With no record, the source is not contacted: nothing to retry is an answer (none), not a network error offline.
  */
 export async function retryQuarantine(catalog: CatalogClient, snapshots: SnapshotStore, prefix: string, options: RetryOptions = {}): Promise<RetryOutcome[]> {
+  const records = await listQuarantine(snapshots, prefix);
+  if (records.length === 0) return [];
   await catalog.resolveIndexUrl();
   const outcomes: RetryOutcome[] = [];
-  for (const record of await listQuarantine(snapshots, prefix)) {
+  for (const record of records) {
     try {
       const { key: leafKey, problem } = placeLeaf(prefix, record.commitKey, record.item, snapshots.maxKeySegmentBytes);
       if (problem !== undefined) throw problem;

@@ -94,7 +94,7 @@ describe('--data-dir problems are usage errors found before any fetch', () => {
     try {
       await refused(['run', ...at(dir)], 'cannot be written');
       await refused(['backfill', ...at(dir), '--workers', '1'], 'cannot be written');
-      await refused(['run', ...at(join(dir, 'mirror'))], 'cannot be written');
+      await refused(['run', ...at(join(dir, 'mirror'))], `cannot be created: ${JSON.stringify(dir)} takes no new folder`);
       const status = await runCli(['status', ...at(dir)]);
       expect(status.code).toBe(0);
       expect(status.stdout).toContain('no cursor yet');

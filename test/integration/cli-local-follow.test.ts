@@ -60,7 +60,7 @@ describe('catalog-sync run --follow is quiet', () => {
     }
   }, MANY_PROCESSES);
 
-  it('as text: one line per slice that moved, nothing while it polls a caught-up catalog', async () => {
+  it('as text: one line per slice that moved, said once that it waits while it polls a caught-up catalog, the whole follow on Ctrl-C', async () => {
     const dir = newDir('quiet-text');
     const headTimestamp = formatTimestamp(commitTicks(catalog, -1));
     const result = await follow(replica, dir, ['--no-progress'], async (printed, polls) => {
@@ -69,8 +69,16 @@ describe('catalog-sync run --follow is quiet', () => {
     });
     expect(result).toMatchObject({ code: 0, signal: null });
     const lines = result.stdout.split('\n').filter((line) => line !== '');
-    expect(lines).toHaveLength(1);
+    expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(new RegExp(`^${headTimestamp} caught-up: ${catalog.commits.length} commits, \\d+ leaves`));
+    // Ctrl-C: the whole follow, added up (issue 34: it used to end on "stopping: …" alone).
+    expect(lines[1]).toMatch(new RegExp(`^interrupted: ${catalog.commits.length} commits, \\d+ leaves \\(\\d+ deletes, 0 quarantined\\), [\\d.]+ KiB in [\\d.]+ s$`));
+    expect(lines[2]).toBe(`cursor catalog-to-s3: 0001-01-01T00:00:00.0000000Z -> ${headTimestamp}, lag 0.0 s`);
+    // Caught up: said once, with how often it checks (not a terminal: no line redrawn), however many polls followed.
+    // (Ctrl-C between polls is only a stop; during a poll, its requests in flight are aborted.)
+    const [said, ...rest] = result.stderr.split('\n');
+    expect(said).toBe(`catalog-sync: caught up at ${headTimestamp}; waiting for new commits; checking every 0.05 s, one line per slice that finds new commits (Ctrl-C to stop)`);
+    expect(rest.join('\n')).toMatch(/^\nstopping(: aborting requests in flight and checkpointing the last complete commit \(Ctrl-C again to quit now\))?\n$/);
     const runs = jsonLines((await runCli(['runs', '--data-dir', dir, '--json'])).stdout);
     expect(runs).toHaveLength(1);
   }, MANY_PROCESSES);

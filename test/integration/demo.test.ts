@@ -36,6 +36,9 @@ describe('npm run demo', () => {
       const origin = /The replica stays up at (\S+) and the mirror in (.+)\. Try/.exec(stdout);
       expect(origin).not.toBeNull();
       dataDir = origin![2]!;
+      // It points at watermark.json, the bound a reader trusts, not at the newest manifest (issue 34).
+      expect(stdout).toContain('\nwatermark.json (everything at or before its cursor is stored, manifests included: read up to it):\n{\n  "cursor": ');
+      expect(stdout).not.toContain('the newest manifest: everything before it is stored');
       const commands = stdout.split('\n').filter((line) => line.startsWith('  $ ')).map((line) => line.slice(4));
       const named = (name: string) => commands.find((line) => line.includes(` ${name}`))!;
       expect(commands).toHaveLength(5);
@@ -58,9 +61,11 @@ describe('npm run demo', () => {
       expect(keys).toMatchObject({ code: 0, stderr: '' });
       expect(keys.stdout).toMatch(/^leaves\/[0-9A-Za-z]{8}\n$/);
 
-      // Caught up: following prints nothing and logs no run; a time budget ends it.
+      // Caught up: following says so once and logs no run; a time budget ends it, with the whole follow added up.
       const follow = shell(`${named('run --follow')} --time-budget 1`);
-      expect(follow).toMatchObject({ code: 0, stdout: '', stderr: '' });
+      expect(follow.code).toBe(0);
+      expect(follow.stderr).toMatch(/^catalog-sync: caught up at \S+; waiting for new commits; checking every 5 s, one line per slice that finds new commits \(Ctrl-C to stop\)\n$/);
+      expect(follow.stdout).toMatch(/^time-budget: 0 commits, 0 leaves \(0 deletes, 0 quarantined\), 0 B in [\d.]+ s\ncursor catalog-to-s3: (\S+) -> \1, lag 0\.0 s\n$/);
       expect(jsonLines(shell(`${named('runs')} --json`).stdout)).toHaveLength(1);
 
       // The README's pipeline: `changes --follow --json` into examples/print-changes.mjs prints every commit, in order.

@@ -57,6 +57,8 @@ let prefix: string;
 /** A folder beside the installed package: a script there imports `catalog-sync` as any app would. */
 let app: string;
 let bin: string;
+/** What `npm install -g` of the tarball printed. */
+let installed: Done;
 
 beforeAll(async () => {
   expect(existsSync(join(REPO, 'dist', 'lambda', 'cli.js')), 'dist/ is built (npm test builds it first)').toBe(true);
@@ -66,7 +68,7 @@ beforeAll(async () => {
   const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   files = info!.files.map((file) => file.path).sort();
   prefix = join(root, 'prefix');
-  await ok('npm', ['install', '--global', join(root, info!.filename), '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: root });
+  installed = await ok('npm', ['install', '--global', join(root, info!.filename), '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: root });
   bin = join(prefix, 'bin', 'catalog-sync');
   app = join(prefix, 'lib');
 }, INSTALL_TIMEOUT);
@@ -80,11 +82,25 @@ describe('the tarball', () => {
     expect(files.length).toBeGreaterThan(50);
     for (const path of files) {
       // bin/ and dist/cli/ are CommonJS: each has a package.json saying so.
-      expect(path, path).toMatch(/^(bin\/(catalog-sync\.js|package\.json)|dist\/(lambda|infra)\/.+\.(js|d\.ts|js\.map)|dist\/cli\/([\w-]+\.js|package\.json)|package\.json|README\.md|LICENSE)$/);
+      expect(path, path).toMatch(/^(bin\/(catalog-sync\.js|package\.json)|dist\/(lambda|infra)\/.+\.(js|d\.ts)|dist\/cli\/([\w-]+\.js|package\.json)|package\.json|README\.md|LICENSE)$/);
       expect(path, path).not.toMatch(/^(test|bench|chaos|\.ci|testkit|scripts|docs|dist\/testkit|dist\/bench)\//);
     }
     // The CDK app of this repository needs cdk-nag, a devDependency: it is not part of the package.
     expect(files.filter((path) => path.startsWith('dist/infra/app.'))).toEqual([]);
+    // No source maps: they would point at TypeScript sources the package does not hold (issue 34).
+    expect(files.filter((path) => path.endsWith('.map'))).toEqual([]);
+  });
+
+  it('has no script to run when installed, and its install prints no warning about one', async () => {
+    const pkg = JSON.parse(await readFile(join(app, 'node_modules', 'catalog-sync', 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    const lifecycle = ['preinstall', 'install', 'postinstall', 'preprepare', 'prepare', 'postprepare'];
+    expect(Object.keys(pkg.scripts ?? {}).filter((name) => lifecycle.includes(name))).toEqual([]);
+    expect(installed.stdout + installed.stderr).not.toMatch(/install-scripts|allow-?scripts/i);
+    // Nor does a shipped file name a source map it lacks.
+    const shipped = files.filter((path) => path.endsWith('.js')).map((path) => join(app, 'node_modules', 'catalog-sync', path));
+    const mapped: string[] = [];
+    for (const path of shipped) if ((await readFile(path, 'utf8')).includes('//# sourceMappingURL=')) mapped.push(path);
+    expect(mapped).toEqual([]);
   });
 
   it('holds both entries with their types, and the compiled handlers the constructs bundle', () => {
@@ -249,5 +265,11 @@ app.synth();
     const code = await readFile(join(out, bundles[0]!, 'index.mjs'), 'utf8');
     expect(code).toContain('catalog-sync');
     expect(code.length).toBeGreaterThan(100_000);
+    // Its source map (the construct's own, made as the app bundles) names the installed package's JavaScript: files
+    // the app holds, not TypeScript sources the package does not ship.
+    const map = JSON.parse(await readFile(join(out, bundles[0]!, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+    const ours = map.sources.filter((source) => /node_modules\/catalog-sync\/(?!node_modules\/)/.test(source));
+    expect(ours.length).toBeGreaterThan(10);
+    expect(ours.filter((source) => !/node_modules\/catalog-sync\/dist\/lambda\/.+\.js$/.test(source))).toEqual([]);
   }, INSTALL_TIMEOUT);
 });

@@ -61,14 +61,14 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
     }
     expect([...decorations.keys()].length).toBeGreaterThan(3);
 
-    // latest: the stored document, and a text listing newest first.
+    // latest: the stored document, and a text listing in its order (lowest version first), as --help says.
     const some = [...expected.values()].find((index) => (index as { versions: unknown[] }).versions.length > 1) as { id: string; versions: { version: string }[] };
     const json = await cli(['latest', some.id.toUpperCase(), '--json']);
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(some);
     const text = await cli(['latest', some.id]);
     expect(text.stdout.split('\n')[0]).toContain(some.id);
-    expect(text.stdout.split('\n').slice(1, -1).map((line) => line.split(/\s+/)[0])).toEqual(some.versions.map((v) => v.version).reverse());
+    expect(text.stdout.split('\n').slice(1, -1).map((line) => line.split(/\s+/)[0])).toEqual(some.versions.map((v) => v.version));
     const missing = await cli(['latest', 'No.Such.Package']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('No.Such.Package: no index at');
