@@ -43,6 +43,8 @@ export const ErrorCode = {
   /** The latest view (`packages/{id}/index.json`): a stored index that is not one, or a write that kept losing its race. */
   view: 'CS_ERR_VIEW',
   idFilterChanged: 'CS_ERR_ID_FILTER_CHANGED',
+  /** An S3 listing (ListObjectsV2) that failed: names the bucket, the prefix and where it started. */
+  s3List: 'CS_ERR_S3_LIST',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

@@ -1,4 +1,7 @@
 import { DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { SettingsError } from '../contract/settings.js';
+import { AWS_SERVICE, awsSetupErrorOf } from './aws-setup-error.js';
+import { S3ListError } from './s3-list-error.js';
 import type { S3PutClient } from './s3-put-client.js';
 import { leanPutFor } from './s3-put-wiring.js';
 import type { SnapshotReader, SnapshotStore, WriteOptions } from './types.js';
@@ -13,11 +16,16 @@ import type { SnapshotReader, SnapshotStore, WriteOptions } from './types.js';
  * one stopped by the caller's signal throws `S3PutAbortedError`.
  */
 export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
+  /** `s3://{bucket}`: a named consumer's cursor is keyed by it (and the prefix). */
+  readonly location: string;
+
   constructor(
     readonly bucket: string,
     private readonly client: S3Client = new S3Client({}),
     private readonly puts: S3PutClient = leanPutFor(client),
-  ) {}
+  ) {
+    this.location = `s3://${bucket}`;
+  }
 
   async putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>, options?: WriteOptions): Promise<void> {
     await this.puts.put({ bucket: this.bucket, key, body, contentType: 'application/json', metadata }, options);
@@ -34,7 +42,10 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
 
   /** A lean GET (s3-put-client.ts), as the PUTs: the consumer reads thousands of manifests a second this way. */
   getBytes(key: string): Promise<Buffer | undefined> {
-    return this.puts.get(this.bucket, key);
+    // No region, no credentials: a settings error that names what to set, as the SDK's own calls give.
+    return this.puts.get(this.bucket, key).catch((error: unknown) => {
+      throw awsSetupErrorOf(error, AWS_SERVICE.s3) ?? error;
+    });
   }
 
   async deleteKey(key: string): Promise<void> {
@@ -43,14 +54,21 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
 
   async *listKeys(prefix: string, startAfter?: string): AsyncIterable<string> {
     let token: string | undefined;
+    let after = startAfter;
     do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({
-          Bucket: this.bucket,
-          Prefix: prefix,
-          ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
-        }),
-      );
+      const page = await this.client
+        .send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: prefix,
+            ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
+          }),
+        )
+        .catch((error: unknown) => {
+          // A settings error (no region, no credentials) says what to set; any other names the bucket and prefix.
+          throw error instanceof SettingsError ? error : new S3ListError(this.bucket, prefix, after, { cause: error });
+        });
+      after = page.Contents?.at(-1)?.Key ?? after;
       for (const object of page.Contents ?? []) if (object.Key) yield object.Key;
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
