@@ -35,7 +35,7 @@ export function consume(name: string, handler: CommitHandler, options: ConsumeOp
  * delivered again whole (`ConsumerHandlerError` names its first commit). For handlers whose cost is per round trip,
  * not per commit (the latest view writes each package once per batch).
  */
-export function consumeBatches(name: string, handler: BatchHandler, options: ConsumeOptions & { readonly batchSize: number }): Promise<ConsumeResult> {
+export async function consumeBatches(name: string, handler: BatchHandler, options: ConsumeOptions & { readonly batchSize: number }): Promise<ConsumeResult> {
   checkName(name, options);
   return consumeAs(name, handler, options);
 }

@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consumerKey } from '../../lambda/consumer/consumer-cursors.js';
 import { readWatermark } from '../../lambda/consumer/mirror.js';
 import { commitKeyOf } from '../../lambda/contract/keys.js';
 import { openLocalStores } from '../../lambda/stores/local-store.js';
@@ -73,14 +74,14 @@ describe.each(Object.keys(SETUPS))('changes --consumer killed with SIGKILL: %s',
     const random = mulberry32(4242);
     const runs: { before: string | undefined; lines: string[]; after: string | undefined }[] = [];
     const keyOf = async (): Promise<string | undefined> => {
-      const state = await cursors.read('killed');
+      const state = await cursors.read(consumerKey({ store: target.stores.snapshots, prefix: '', where: kind }, 'killed'));
       return state === undefined ? undefined : commitKeyOf(state.stored);
     };
     for (;;) {
       const before = await keyOf();
       if (followerDone && before === all.at(-1)) break;
       const killAfter = random.int(1, 12);
-      const { child, done } = startCli(['changes', ...flags, '--follow', '--poll-interval', '0.05', '--consumer', 'killed', '--json'], env);
+      const { child, done } = startCli(['changes', ...flags, '--follow', '--poll-interval', '0.05', '--consumer', 'killed', '--json', '--checkpoint-on-write'], env);
       let seen = '';
       let sawHead = false;
       child.stdout!.on('data', (chunk: Buffer) => {
