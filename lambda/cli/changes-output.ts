@@ -43,6 +43,9 @@ export function writeOut(stream: NodeJS.WritableStream, text: string): Promise<v
   });
 }
 
+/** How long a command ended by SIGINT or SIGTERM waits for this process's own signal (ms). */
+const INTERRUPT_GRACE_MS = 100;
+
 /** `--exec`'s command was ended by the signal that stops `changes` (Ctrl-C reaches the whole process group). */
 export class ExecInterrupted extends Error {
   override readonly name = 'ExecInterrupted';
@@ -67,9 +70,15 @@ export async function execFor(command: string, commit: MirrorCommit, stopped?: A
     child.stdin.on('error', () => undefined);
     child.stdin.end(`${JSON.stringify(commit)}\n`);
     child.on('close', (code, signal) => {
-      if (code === 0) resolve();
-      else if (signal !== null && stopped?.aborted) reject(new ExecInterrupted(`--exec ${JSON.stringify(command)} was stopped by ${signal} on commit ${commit.commitKey}`));
-      else reject(new Error(`--exec ${JSON.stringify(command)} ${signal ? `was killed by ${signal}` : `exited with ${code}`} on commit ${commit.commitKey}`));
+      if (code === 0) return resolve();
+      const failed = (): void => {
+        if (signal !== null && stopped?.aborted) reject(new ExecInterrupted(`--exec ${JSON.stringify(command)} was stopped by ${signal} on commit ${commit.commitKey}`));
+        else reject(new Error(`--exec ${JSON.stringify(command)} ${signal ? `was killed by ${signal}` : `exited with ${code}`} on commit ${commit.commitKey}`));
+      };
+      // Ctrl-C reaches the command and this process at once, and the command's end may be seen first: a moment for
+      // this process's own signal handler before the command is judged failed.
+      if (signal === 'SIGINT' || signal === 'SIGTERM') setTimeout(failed, INTERRUPT_GRACE_MS);
+      else failed();
     });
   });
 }

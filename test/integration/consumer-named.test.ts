@@ -5,7 +5,7 @@
  * takes over, and checkpoints only of acknowledged commits.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Acknowledgements, consume, consumerKey, ConsumeStop, type LeaseRecord, type Mirror } from '../../lambda/consumer/index.js';
+import { Acknowledgements, consume, consumerKey, ConsumeStop, describeConsumers, type LeaseRecord, type Mirror } from '../../lambda/consumer/index.js';
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 import type { ConsumerStateStore } from '../../lambda/stores/types.js';
 import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
@@ -132,6 +132,29 @@ describe.each(VIEW_KINDS)('named consumers: %s', (kind) => {
     expect(await second).toMatchObject({ stoppedBy: ConsumeStop.aborted, commits: 8 });
     expect(handled.filter(([who]) => who === 'A').map(([, key]) => key)).toEqual(keys);
     expect(handled.filter(([who]) => who === 'B').map(([, key]) => key)).toEqual(keysOf(more.commits));
+  });
+
+  it('lists a mirror\'s consumers alone, with their lag behind the watermark in commits and time and the instance holding one', async () => {
+    const e: Mirror = { ...target.mirror, prefix: 'e/' };
+    const f: Mirror = { ...target.mirror, prefix: 'f/' };
+    await Promise.all([writeManifests(target.store, 'e/', catalog.commits), writeManifests(target.store, 'f/', catalog.commits)]);
+    // Seeks back, and its handler fails on the first commit after: the cursor stays 10 commits behind.
+    const failing = consume('behind', () => Promise.reject(new Error('not now')), { mirror: e, cursors: target.cursors, seek: { after: keys[19]! } });
+    await expect(failing).rejects.toMatchObject({ code: 'CS_ERR_CONSUMER_HANDLER' });
+    await consume('elsewhere', () => undefined, { mirror: f, cursors: target.cursors });
+    const stop = new AbortController();
+    const running = consume('running', () => undefined, { mirror: e, cursors: target.cursors, follow: true, signal: stop.signal, poll: { minMs: 10, maxMs: 20 } });
+    await waitFor(async () => (await cursorOf(target.cursors, e, 'running')) === stamp(-1), 'the running consumer to catch up');
+    const view = await describeConsumers(e, target.cursors);
+    stop.abort();
+    await running;
+    expect(view.watermark).toEqual({ cursor: stamp(-1), commitKey: keys.at(-1) });
+    expect(view.consumers.map((consumer) => consumer.name)).toEqual(['behind', 'running']);
+    expect(view.consumers[0]).toMatchObject({ commitKey: keys[19], lagCommits: 10, lagCommitsAtLeast: false, heldBy: null });
+    expect(view.consumers[0]!.lagSeconds).toBeCloseTo(Number((parseTimestamp(catalog.commits.at(-1)!.timestamp) - parseTimestamp(catalog.commits[19]!.timestamp)) / 10_000n) / 1000, 3);
+    expect(view.consumers[1]).toMatchObject({ commitKey: keys.at(-1), lagCommits: 0, lagSeconds: 0, heldBy: expect.stringMatching(/^\d+@/) });
+    // One named directly: its cursor read, not listed.
+    expect((await describeConsumers(e, target.cursors, ['behind', 'never'])).consumers.map((consumer) => [consumer.name, consumer.lagCommits])).toEqual([['behind', 10], ['never', 30]]);
   });
 
   it('with acknowledgements, checkpoints only what was acknowledged, and refuses an acknowledgement of nothing delivered', async () => {
