@@ -2,6 +2,13 @@
  * When a named consumer's cursor moves (issue 29): after `every` handled commits or `intervalMs` after the first one
  * not yet checkpointed, whichever comes first, and whenever asked (the read caught up, the consumer stops), one
  * conditional write at a time. At least once holds: a checkpoint only ever names a handled commit.
+ *
+ * A checkpoint the policy calls for is written beside the handling, not in its way: the next commits are handled
+ * while it is in flight (one write at a time; what they add goes in the next one), until {@link CHECKPOINT_BACKLOG}
+ * × `every` handled commits are not yet checkpointed; then handling waits for the write. So a crash redelivers fewer
+ * than `every` commits (or `intervalMs` of them) while the store keeps up, and never more than that backlog. With
+ * `every` 1 each checkpoint is written before the next commit is handled (a crash redelivers the commit in hand at
+ * most). The checkpoints asked for (caught up, stopping, a failed handler) are awaited.
  */
 import { parseTimestamp, type Ticks } from '../contract/time.js';
 import type { CursorState, CursorStore } from '../stores/types.js';
@@ -11,6 +18,12 @@ import { checkpoint } from './checkpoint.js';
 export const DEFAULT_CHECKPOINT_EVERY = 64;
 /** The longest a handled commit waits for its checkpoint, by default (ms). */
 export const DEFAULT_CHECKPOINT_INTERVAL_MS = 1_000;
+
+/**
+ * Checkpoints' worth of handled commits (`every` each) that may be not yet checkpointed, the write in flight's
+ * included, before handling waits for that write: what a crash redelivers at most.
+ */
+export const CHECKPOINT_BACKLOG = 4;
 
 /** When a consumer checkpoints: after this many handled commits, or this long after the first not yet checkpointed. */
 export interface CheckpointPolicy {
@@ -41,6 +54,10 @@ export class CursorKeeper {
   private firstPendingAt: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
+  /** A checkpoint the policy called for is being written. */
+  private writing: Promise<void> | undefined;
+  /** Handled commits the write in flight covers. */
+  private inFlight = 0;
 
   constructor(
     private readonly cursors: CursorStore,
@@ -56,13 +73,33 @@ export class CursorKeeper {
     if (this.lostRace) return;
     this.pending = { value: parseTimestamp(commit.commitTimeStamp), commitId: commit.commitId };
     this.count += n;
-    const now = Date.now();
     if (this.firstPendingAt === undefined) {
-      this.firstPendingAt = now;
-      this.timer = setTimeout(() => void this.flush().catch((error: unknown) => this.fail(error)), this.policy.intervalMs);
+      this.firstPendingAt = Date.now();
+      this.timer = setTimeout(() => this.background(), this.policy.intervalMs);
       this.timer.unref();
     }
-    if (this.count >= this.policy.every || now - this.firstPendingAt >= this.policy.intervalMs) await this.flush();
+    if (!this.due()) return;
+    // A checkpoint after every commit is asked for the fewest redeliveries: each is written before the next commit.
+    if (this.policy.every === 1) return this.flush();
+    // Handling goes on while a checkpoint is in flight, up to a backlog; then it waits for it.
+    if (this.writing !== undefined && this.count + this.inFlight >= this.policy.every * CHECKPOINT_BACKLOG) await this.writing;
+    this.background();
+  }
+
+  /** True when the policy calls for a checkpoint of what is handled. */
+  private due(): boolean {
+    return this.pending !== undefined && (this.count >= this.policy.every || (this.firstPendingAt !== undefined && Date.now() - this.firstPendingAt >= this.policy.intervalMs));
+  }
+
+  /** Writes a checkpoint beside the handling, unless one is in flight (then the next one, once it is done). */
+  private background(): void {
+    if (this.writing !== undefined) return;
+    this.writing = this.flush()
+      .catch((error: unknown) => this.fail(error))
+      .finally(() => {
+        this.writing = undefined;
+        if (this.due() && this.failure === undefined) this.background();
+      });
   }
 
   /** Checkpoints every handled commit now (after any checkpoint in flight). */
@@ -80,6 +117,7 @@ export class CursorKeeper {
   /** Waits for the writes in flight; throws the error of one that failed off the read's path. */
   async settle(): Promise<void> {
     this.clear();
+    await this.writing;
     await this.chain;
     if (this.failure !== undefined) throw this.failure.error;
   }
@@ -87,9 +125,10 @@ export class CursorKeeper {
   private async write(): Promise<void> {
     const target = this.pending;
     if (target === undefined || this.lostRace || !this.hooks.mayWrite()) return;
+    this.inFlight = this.count;
     this.clear();
     this.pending = undefined;
-    const outcome = await checkpoint(this.cursors, this.key, this.state, { ...target, runId: this.runId });
+    const outcome = await checkpoint(this.cursors, this.key, this.state, { ...target, runId: this.runId }).finally(() => (this.inFlight = 0));
     this.state = outcome.state;
     if (outcome.outcome === 'written') this.checkpoints++;
     else if (!this.hooks.leased) {
