@@ -33,6 +33,7 @@ const HELP = `npm run bench -- [options]
   --range-leaves N          target leaves per range in the backfill rows           (default 1000)
   --reader-commits N        manifests the consumer reader reads (at 20 ms a GET); 0: skip (default 50000)
   --reader-read-ahead N     the reader's manifests in flight                       (default: DEFAULT_READ_AHEAD)
+  --consumer-commits N      commits a consumer at its defaults reads, against the reader alone (folder, s3rver + DynamoDB); 0: skip (default 4000)
   --view-commits N          commits the latest view keeps and rebuilds (20-50 ms a request); 0: skip (default 2000)
   --dynamo auto|on|off      also run the engine against DynamoDB Local             (default auto)
   --no-warm                 skip the warm-Lambda checks
@@ -68,6 +69,7 @@ export interface Options {
   rangeLeaves: number;
   readerCommits: number;
   readerReadAhead: number;
+  consumerCommits: number;
   viewCommits: number;
   dynamo: 'auto' | 'on' | 'off';
   warm: boolean;
@@ -104,6 +106,7 @@ export function options(): Options {
       'range-leaves': { type: 'string', default: '1000' },
       'reader-commits': { type: 'string', default: '50000' },
       'reader-read-ahead': { type: 'string', default: '64' },
+      'consumer-commits': { type: 'string', default: '4000' },
       'view-commits': { type: 'string', default: '2000' },
       dynamo: { type: 'string', default: 'auto' },
       'no-warm': { type: 'boolean', default: false },
@@ -152,6 +155,7 @@ export function options(): Options {
     rangeLeaves: int('range-leaves', values['range-leaves'], 1),
     readerCommits: int('reader-commits', values['reader-commits']),
     readerReadAhead: int('reader-read-ahead', values['reader-read-ahead'], 1),
+    consumerCommits: int('consumer-commits', values['consumer-commits']),
     viewCommits: int('view-commits', values['view-commits']),
     dynamo,
     warm: !values['no-warm'],
