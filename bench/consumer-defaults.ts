@@ -15,7 +15,7 @@ import { consume, readCommits, type Mirror } from '../lambda/consumer/index.js';
 import { commitKey, formatTimestamp } from '../lambda/contract/index.js';
 import { awsClients, DynamoStore, LocalStore, S3SnapshotStore, type CursorStore, type SnapshotStore } from '../lambda/stores/index.js';
 import { createBucket, createCursorTable, mulberry32, startS3, uniqueName } from '../testkit/index.js';
-import { round } from './stats.js';
+import { round, timed } from './stats.js';
 
 /** argv[2] of this process. */
 export interface ConsumerDefaultsConfig {
@@ -74,15 +74,6 @@ async function fill(store: SnapshotStore, commits: number, seed: number): Promis
   await Promise.all(Array.from({ length: 64 }, () => put()));
   await store.putJson('watermark.json', watermark);
   return { leaves, keys };
-}
-
-/** Runs `action` and returns its wall and CPU time. */
-async function timed<T>(action: () => Promise<T>): Promise<{ result: T; wallMs: number; cpuMs: number }> {
-  const cpu0 = process.cpuUsage();
-  const started = performance.now();
-  const result = await action();
-  const cpu = process.cpuUsage(cpu0);
-  return { result, wallMs: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 /** What every handler does with a commit: its JSON line, as `changes --json` writes it (to nowhere). */
