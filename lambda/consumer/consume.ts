@@ -85,7 +85,8 @@ export async function consumeAs(name: string, handler: BatchHandler, options: Co
     cursorAfter = pass.cursorAfter;
     totals.commits += pass.commits;
     totals.checkpoints += pass.checkpoints;
-    if (pass.stoppedBy === ConsumeStop.lostLease && standby && !options.signal?.aborted) continue;
+    // Standing by again after a lost lease: not with acknowledgements, whose reader has seen this pass's commits.
+    if (pass.stoppedBy === ConsumeStop.lostLease && standby && options.acknowledgements === undefined && !options.signal?.aborted) continue;
     return done(pass.stoppedBy);
   }
 }
