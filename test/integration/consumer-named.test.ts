@@ -142,6 +142,20 @@ describe.each(VIEW_KINDS)('named consumers: %s', (kind) => {
     expect(handled.filter(([who]) => who === 'B').map(([, key]) => key)).toEqual(keysOf(more.commits));
   });
 
+  it('stops once another instance has taken its lease (found at the renewal), and leaves the lease to it', async () => {
+    const state = target.cursors as unknown as ConsumerStateStore;
+    const key = consumerKey(a, 'robbed');
+    const stop = new AbortController();
+    const running = consume('robbed', () => undefined, { mirror: a, cursors: target.cursors, follow: true, signal: stop.signal, poll: { minMs: 10, maxMs: 20 }, lease: { durationMs: 300, standby: false } });
+    await waitFor(async () => (await cursorOf(target.cursors, a, 'robbed')) === stamp(-1), 'the consumer to catch up');
+    // Taken as another instance would take it: by a compare-and-set on the lease read (again when a renewal came first).
+    await waitFor(async () => state.swapLease(key, (await state.readLease(key))!, { holder: 'another-instance', until: Date.now() + 60_000 }), 'the lease taken', 100, 0);
+    const result = await Promise.race([running, new Promise((resolve) => setTimeout(resolve, 10_000, 'still running'))]);
+    stop.abort();
+    expect(result).toMatchObject({ stoppedBy: ConsumeStop.lostLease, commits: 30 });
+    expect((await state.readLease(key))?.holder).toBe('another-instance');
+  });
+
   it('lists a mirror\'s consumers alone, with their lag behind the watermark in commits and time and the instance holding one', async () => {
     const e: Mirror = { ...target.mirror, prefix: 'e/' };
     const f: Mirror = { ...target.mirror, prefix: 'f/' };
