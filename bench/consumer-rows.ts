@@ -1,8 +1,9 @@
 /**
- * The consumer reader's row of `npm run bench`: a fake S3 of its own (its latency is the reader's target
- * condition, 20 ms a GET, whatever `--s3-latency` the engine rows use) and the reader child against it; its
- * target line and its text for the report.
+ * The consumer's rows of `npm run bench`: the reader (a fake S3 of its own, its latency the reader's target condition,
+ * 20 ms a GET, whatever `--s3-latency` the engine rows use) and a named consumer at its defaults against the reader
+ * alone (consumer-defaults.ts); their target lines and their text for the report.
  */
+import type { ConsumerDefaultsConfig, ConsumerDefaultsResult } from './consumer-defaults.js';
 import type { ConsumerReaderConfig, ConsumerReaderResult } from './consumer-reader.js';
 import { runChild, startServers } from './children.js';
 
@@ -49,4 +50,40 @@ export function readerText(reader: ConsumerReaderResult | undefined): string {
     `consumer reader: ${reader.commits} manifests (${reader.leaves} leaves) in ${reader.wallMs} ms at ${reader.s3LatencyMs} ms a request, read-ahead ${reader.readAhead}: ` +
     `${reader.commitsPerSec} commits/s, ${reader.leavesPerSec} leaves/s, ${reader.cpuMs} ms CPU; live heap by tenths ${reader.heapMB.join(' ')} MB, RSS ${reader.rssMB.join(' ')} MB\n`
   );
+}
+
+/** The target of a consumer at its defaults (issue 29): at least this share of the reader alone on the same mirror. */
+export const DEFAULTS_TARGET_RATIO = 0.5;
+
+/** Runs the consumer-at-its-defaults child over `commits` commits (the folder; and S3 + DynamoDB when `dynamoEndpoint`). */
+export async function runConsumerDefaultsRow(options: { commits: number; seed: number; dynamoEndpoint: string | undefined; env: NodeJS.ProcessEnv; log: (text: string) => void }): Promise<ConsumerDefaultsResult> {
+  options.log(`consumer at its defaults against the reader alone: ${options.commits} commits, a local folder${options.dynamoEndpoint === undefined ? '' : ' and s3rver + DynamoDB'}`);
+  const config: ConsumerDefaultsConfig = { commits: options.commits, rounds: 3, everyOneCommits: 300, seed: options.seed, ...(options.dynamoEndpoint === undefined ? {} : { dynamoEndpoint: options.dynamoEndpoint }) };
+  const result = await runChild<ConsumerDefaultsResult>('consumer-defaults.js', config, options.env);
+  for (const store of result.stores) {
+    options.log(`  ${store.store}: reader ${store.reader.commitsPerSec} commits/s, consumer at its defaults ${store.defaults.commitsPerSec} commits/s (${store.ratio} of it), a checkpoint a commit ${store.everyOne.commitsPerSec} commits/s`);
+  }
+  return result;
+}
+
+/** The consumer's target lines: one per store. */
+export function consumerDefaultsTargets(result: ConsumerDefaultsResult | undefined): { target: string; value: string; ok: boolean }[] {
+  return (result?.stores ?? []).map((store) => ({
+    target: `consumer at its defaults >= ${DEFAULTS_TARGET_RATIO} of the reader alone (${store.store}, ${store.commits.toLocaleString('en-US')} commits of about 3 leaves)`,
+    value: `${store.ratio} (${store.defaults.commitsPerSec.toLocaleString('en-US')} against ${store.reader.commitsPerSec.toLocaleString('en-US')} commits/s)`,
+    ok: store.ratio >= DEFAULTS_TARGET_RATIO,
+  }));
+}
+
+/** The consumer's lines in the report's text. */
+export function consumerDefaultsText(result: ConsumerDefaultsResult | undefined): string {
+  if (result === undefined) return '';
+  return result.stores
+    .map(
+      (store) =>
+        `consumer at its defaults, ${store.store}: ${store.commits} commits (${store.leaves} leaves); reader alone ${store.reader.commitsPerSec} commits/s (rounds ${store.reader.rounds.join(' ')}; ` +
+        `${store.reader.cpuMsPer1000} ms CPU per 1,000), consumer ${store.defaults.commitsPerSec} commits/s (rounds ${store.defaults.rounds.join(' ')}; ${store.defaults.cpuMsPer1000} ms CPU per 1,000, ` +
+        `${store.defaults.checkpoints} checkpoints) = ${store.ratio} of the reader; a checkpoint after every commit: ${store.everyOne.commitsPerSec} commits/s (${store.everyOne.cpuMsPer1000} ms CPU per 1,000)\n`,
+    )
+    .join('');
 }

@@ -33,6 +33,7 @@ const HELP = `npm run bench -- [options]
   --range-leaves N          target leaves per range in the backfill rows           (default 1000)
   --reader-commits N        manifests the consumer reader reads (at 20 ms a GET); 0: skip (default 50000)
   --reader-read-ahead N     the reader's manifests in flight                       (default: DEFAULT_READ_AHEAD)
+  --consumer-commits N      commits a consumer at its defaults reads, against the reader alone (folder, s3rver + DynamoDB); 0: skip (default 4000)
   --view-commits N          commits the latest view keeps and rebuilds (20-50 ms a request); 0: skip (default 2000)
   --large-leaves N          leaves of the large-leaf row: one commit, 512 MB Lambda's memory; 0: skip (default 48)
   --large-leaf-mib N        MiB of each of its leaves                              (default 24)
@@ -70,6 +71,7 @@ export interface Options {
   rangeLeaves: number;
   readerCommits: number;
   readerReadAhead: number;
+  consumerCommits: number;
   viewCommits: number;
   largeLeaves: number;
   largeLeafMib: number;
@@ -108,6 +110,7 @@ export function options(): Options {
       'range-leaves': { type: 'string', default: '1000' },
       'reader-commits': { type: 'string', default: '50000' },
       'reader-read-ahead': { type: 'string', default: '64' },
+      'consumer-commits': { type: 'string', default: '4000' },
       'view-commits': { type: 'string', default: '2000' },
       'large-leaves': { type: 'string', default: '48' },
       'large-leaf-mib': { type: 'string', default: '24' },
@@ -158,6 +161,7 @@ export function options(): Options {
     rangeLeaves: int('range-leaves', values['range-leaves'], 1),
     readerCommits: int('reader-commits', values['reader-commits']),
     readerReadAhead: int('reader-read-ahead', values['reader-read-ahead'], 1),
+    consumerCommits: int('consumer-commits', values['consumer-commits']),
     viewCommits: int('view-commits', values['view-commits']),
     largeLeaves: int('large-leaves', values['large-leaves']),
     largeLeafMib: int('large-leaf-mib', values['large-leaf-mib'], 1),

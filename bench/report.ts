@@ -6,7 +6,8 @@ import { cpus, totalmem } from 'node:os';
 import { relative } from 'node:path';
 import { backfillReport, backfillTargets, type BackfillRows } from './backfill-rows.js';
 import type { ConsumerReaderResult } from './consumer-reader.js';
-import { readerTargets, readerText } from './consumer-rows.js';
+import { consumerDefaultsTargets, consumerDefaultsText, readerTargets, readerText } from './consumer-rows.js';
+import type { ConsumerDefaultsResult } from './consumer-defaults.js';
 import { viewText, type ViewRowResult } from './view-upkeep.js';
 import { largeLeafTargets, largeLeafText, type LargeLeafRow } from './large-leaf-row.js';
 import type { Servers } from './children.js';
@@ -62,6 +63,8 @@ export interface BenchResults {
   warm: WarmResult | undefined;
   backfill: BackfillRows | undefined;
   reader: ConsumerReaderResult | undefined;
+  /** A named consumer at its defaults against the reader alone (issue 29). */
+  consumerDefaults: ConsumerDefaultsResult | undefined;
   view: ViewRowResult | undefined;
   /** One commit of large leaves at a 512 MB Lambda's memory (large-leaf-row.ts). */
   largeLeaves: LargeLeafRow | undefined;
@@ -106,6 +109,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     ...backfillTargets(backfill),
     ...readerTargets(results.reader),
     ...largeLeafTargets(results.largeLeaves),
+    ...consumerDefaultsTargets(results.consumerDefaults),
     ...(warm
       ? [{ target: 'warm Lambda: index by conditional GET, closed pages never refetched', value: `${warm.checks.filter((c) => c.ok).length}/${warm.checks.length} checks`, ok: warm.checks.every((c) => c.ok) }]
       : []),
@@ -193,6 +197,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
   }
   if (backfill) for (const line of backfillReport(backfill)) p(line);
   if (results.reader) p(readerText(results.reader).trimEnd());
+  if (results.consumerDefaults) p(consumerDefaultsText(results.consumerDefaults).trimEnd());
   if (results.view) p(viewText(results.view).trimEnd());
   if (results.largeLeaves) p(largeLeafText(results.largeLeaves).trimEnd());
   p();
@@ -244,6 +249,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     warm: warm ?? null,
     backfill: backfill ?? null,
     consumerReader: results.reader ?? null,
+    consumerDefaults: results.consumerDefaults ?? null,
     latestView: results.view ?? null,
     largeLeaves: results.largeLeaves ?? null,
     lambdaCost: { inputs: costInputs, text: lambdaCost },

@@ -11,7 +11,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBackfillRows, type BackfillRows } from './backfill-rows.js';
 import type { ConsumerReaderResult } from './consumer-reader.js';
-import { runReaderRow } from './consumer-rows.js';
+import { runConsumerDefaultsRow, runReaderRow } from './consumer-rows.js';
+import type { ConsumerDefaultsResult } from './consumer-defaults.js';
 import { runViewRow, type ViewRowResult } from './view-upkeep.js';
 import { runLargeLeafRow, type LargeLeafRow } from './large-leaf-row.js';
 import type { BackfillScenarioConfig, BackfillScenarioResult } from './backfill-scenario.js';
@@ -241,6 +242,11 @@ async function main(): Promise<void> {
     await waitIdle();
     reader = await runReaderRow({ commits: opts.readerCommits, readAhead: opts.readerReadAhead, latencyMs: 20, seed: opts.seed, env, log });
   }
+  let consumerDefaults: ConsumerDefaultsResult | undefined;
+  if (opts.consumerCommits > 0) {
+    await waitIdle();
+    consumerDefaults = await runConsumerDefaultsRow({ commits: opts.consumerCommits, seed: opts.seed, dynamoEndpoint: dynamo?.endpoint, env, log });
+  }
   let view: ViewRowResult | undefined;
   if (opts.viewCommits > 0) {
     await waitIdle();
@@ -290,6 +296,7 @@ async function main(): Promise<void> {
     warm,
     backfill,
     reader,
+    consumerDefaults,
     view,
     largeLeaves,
   });

@@ -44,3 +44,12 @@ export function machineCpuMs(): number {
     return Number.NaN;
   }
 }
+
+/** Runs `action` and returns its result with its wall time and this process's CPU time (user + system), ms. */
+export async function timed<T>(action: () => Promise<T>): Promise<{ result: T; wallMs: number; cpuMs: number }> {
+  const cpu0 = process.cpuUsage();
+  const started = performance.now();
+  const result = await action();
+  const cpu = process.cpuUsage(cpu0);
+  return { result, wallMs: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000 };
+}

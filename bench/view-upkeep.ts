@@ -10,7 +10,7 @@ import { keepView, rebuildView, type StoredDocument, type ViewDocuments } from '
 import type { SnapshotReader } from '../lambda/consumer/index.js';
 import { mulberry32, type Prng } from '../testkit/index.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
-import { round } from './stats.js';
+import { round, timed } from './stats.js';
 
 /** What the view row measured. */
 export interface ViewRowResult {
@@ -105,14 +105,6 @@ function fill(bucket: SlowBucket, commits: number, random: Prng): number {
   }
   if (last) bucket.put('watermark.json', Buffer.from(JSON.stringify({ cursor: formatTimestamp(last.ticks), commitId: null, commitKey: last.key, updatedAt: new Date().toISOString() })));
   return leaves;
-}
-
-async function timed<T>(action: () => Promise<T>): Promise<{ result: T; wallMs: number; cpuMs: number }> {
-  const cpu0 = process.cpuUsage();
-  const started = performance.now();
-  const result = await action();
-  const cpu = process.cpuUsage(cpu0);
-  return { result, wallMs: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 /**

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { CatalogSyncError, ErrorCode, hasErrorCode, SettingsError, VERSION } from './contract/index.js';
 import { addBackfillCommand } from './cli/backfill.js';
 import { addChangesCommand } from './cli/changes.js';
+import { addConsumersCommand } from './cli/consumers.js';
 import { addLatestCommand, addViewCommand } from './cli/view.js';
 import { ExitCode } from './cli/exit-code.js';
 import { addKeysCommand } from './cli/keys.js';
@@ -35,11 +36,12 @@ Examples:
   catalog-sync run --follow                         keep following nuget.org, Ctrl-C to stop
   catalog-sync backfill --workers 4                 the whole catalog fast, in 4 worker processes
   catalog-sync status                               cursor, catalog head and lag
-  catalog-sync changes --follow --json --consumer ix  the mirror's commits in order, resumable, as JSON lines
+  catalog-sync changes --follow --consumer ix --exec ./index.sh   the mirror's commits in order, resumable
+  catalog-sync consumers                            the mirror's named consumers and their lag (offline)
   catalog-sync verify --deep --sample 1000          audit the mirror against the catalog
   catalog-sync run --cursor-table cursors --bucket my-mirror --max-commits 100
 
-Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
+Exit codes: 0 done, 1 a run failed, 2 bad usage or settings, 130 a handler stopped by Ctrl-C.`,
     );
 
   addRunCommand(root);
@@ -48,6 +50,7 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings.`,
   addRunsCommand(root);
   addKeysCommand(root);
   addChangesCommand(root);
+  addConsumersCommand(root);
   addViewCommand(root);
   addLatestCommand(root);
   addQuarantineCommands(root);

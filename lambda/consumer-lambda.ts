@@ -14,10 +14,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { consumeBatches, type BatchHandler, type CommitHandler, type ConsumeResult } from './consumer/consume.js';
+import { consumeAs, consumeBatches, type BatchHandler, type CommitHandler, type ConsumeResult } from './consumer/consume.js';
 import { id as newId } from './ids/kuuid.js';
 import { ConsumerHandlerError } from './consumer/errors.js';
 import { consumerLag } from './consumer/lag.js';
+import { readConsumerCursor } from './consumer/consumer-cursors.js';
 import { DEFAULT_CURSOR_NAME, DEFAULT_METRICS_NAMESPACE, SettingsError } from './contract/index.js';
 import { awsClients, DynamoStore, S3SnapshotStore } from './stores/index.js';
 import { deferWasmTierUp } from './contract/wasm-tiering.js';
@@ -99,7 +100,10 @@ export function batchConsumerHandler(
   handleBatch: BatchHandler,
   batchSize: number,
   env: NodeJS.ProcessEnv = process.env,
+  /** @internal catalog-sync's own consumers (the latest view) run under a built-in name. */
+  internal: { readonly builtIn?: boolean } = {},
 ): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ConsumerRun> {
+  const consumeUnder = internal.builtIn === true ? consumeAs : consumeBatches;
   // A Lambda's process: its first invocation should not pay for compiling undici's HTTP parser twice.
   deferWasmTierUp();
   let warm: { settings: ConsumerLambdaSettings; cursors: DynamoStore; snapshots: S3SnapshotStore; metrics: Metrics; logger: Logger } | undefined;
@@ -124,9 +128,9 @@ export function batchConsumerHandler(
     const timer = setTimeout(() => stop.abort(), Math.max(0, remaining - marginMs(remaining)));
     let commits = 0;
     const runId = newId();
-    const before = (await cursors.read(settings.consumerName))?.stored ?? null;
+    const before = (await readConsumerCursor(cursors, mirror, settings.consumerName))?.stored ?? null;
     try {
-      const result = await consumeBatches(
+      const result = await consumeUnder(
         settings.consumerName,
         async (batch, consumeContext) => {
           await handleBatch(batch, consumeContext);
@@ -143,6 +147,8 @@ export function batchConsumerHandler(
           runId,
           // Deployed with its sync, on the sync's own bucket and prefix: before the follower's first run, nothing to read yet.
           awaitMirror: true,
+          // One invocation at a time (a reserved concurrency of 1): no lease to keep, renew or give back.
+          lease: false,
         },
       );
       const { lagSeconds } = await consumerLag(mirror, cursors, settings.consumerName);

@@ -19,7 +19,7 @@ export function viewHandler(env: NodeJS.ProcessEnv = process.env): (event: unkno
       target = { documents: new S3ViewDocuments(settings.bucket, awsClients(env, DEFAULT_VIEW_CONCURRENCY).s3), prefix: settings.prefix };
     }
     await applyBatchToView(target, commits);
-  }, DEFAULT_VIEW_BATCH, env);
+  }, DEFAULT_VIEW_BATCH, env, { builtIn: true });
 }
 
 /** The deployed handler. */

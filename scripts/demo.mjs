@@ -4,10 +4,10 @@
  * `npm run demo`: catalog-sync end to end, offline. Starts a catalog replica on 127.0.0.1 serving a generated
  * catalog (with a little latency, so the progress bar has something to show), syncs it into a temporary folder
  * with the built CLI exactly as a user runs it, prints `status`, a few stored keys, watermark.json and one
- * manifest, then the next commands to try (`status`, `runs`, `keys`, `run --follow`) with the exact --source and
- * --data-dir, and keeps the replica running for them until Ctrl-C (then it stops the replica and exits 0). The
- * mirror folder stays afterwards (its path is printed) unless `--clean`. Needs only `npm ci` (`npm run demo`
- * builds dist/ first: predemo).
+ * manifest, then the next commands to try (`status`, `runs`, `keys`, `run --follow`, a named consumer's pipeline
+ * and `consumers`) with the exact --source and --data-dir, and keeps the replica running for them until Ctrl-C
+ * (then it stops the replica and exits 0). The mirror folder stays afterwards (its path is printed) unless
+ * `--clean`. Needs only `npm ci` (`npm run demo` builds dist/ first: predemo).
  *
  *   npm run demo                 # 500 commits, 20 ms per request
  *   npm run demo -- --clean      # remove the mirror folder on Ctrl-C
@@ -97,6 +97,8 @@ const catalog = generateCatalog({ commits, seed: 2017, leavesPerCommit: [1, 4], 
 const leaves = catalog.commits.reduce((n, commit) => n + commit.leaves.length, 0);
 const replica = await CatalogReplica.start({ catalog, pageSize: 100, latencyMs });
 const dataDir = await mkdtemp(join(tmpdir(), 'catalog-sync-demo-'));
+// The named pipe the pipeline's reader acknowledges commits on: beside the mirror, not in it.
+const acks = `${dataDir}.acks`;
 const source = ['--source', replica.serviceIndexUrl, '--data-dir', dataDir];
 let exitCode = 0;
 let since = '';
@@ -144,15 +146,22 @@ try {
         command(['run', '--follow', '--poll-interval', '5', ...source]) +
         `(run --follow prints one line per slice that moved: the replica is caught up, so it says so once and waits; Ctrl-C stops it\n` +
         ` and prints what the whole follow did.)\n` +
-        `  $ ${[process.execPath, cli, 'changes', '--follow', '--json', '--consumer', 'printer', ...source].map(shellWord).join(' ')} | ${[process.execPath, join(repo, 'examples', 'print-changes.mjs')].map(shellWord).join(' ')}\n` +
-        `(every commit of the mirror in order, as JSON lines into a small script; then it follows the watermark. Stopped and started again, the\n` +
-        ` consumer "printer" goes on after its last checkpoint.)\n` +
+        `  $ [ -p ${shellWord(acks)} ] || mkfifo ${shellWord(acks)}; ` +
+        `${[process.execPath, cli, 'changes', '--follow', '--json', '--consumer', 'printer', '--ack-from', acks, '--data-dir', dataDir].map(shellWord).join(' ')} | ` +
+        `${[process.execPath, join(repo, 'examples', 'print-changes.mjs'), '--ack', acks].map(shellWord).join(' ')}\n` +
+        `(every commit of the mirror in order, as JSON lines into a small script that acknowledges each one on a named pipe; then it follows\n` +
+        ` the watermark. The named consumer "printer" is checkpointed only as far as the script acknowledged: stopped and started again, it\n` +
+        ` goes on after its last checkpoint.)\n` +
+        command(['consumers', '--data-dir', dataDir]) +
+        `(the mirror's named consumers: each one's cursor, how many commits and how much commit time it is behind watermark.json, and\n` +
+        ` whether an instance runs it; read from the folder alone.)\n` +
         `Ctrl-C here stops the replica.\n`,
     );
     await stopRequested;
   }
 } finally {
   await replica.stop();
+  await rm(acks, { force: true });
   if (values.clean) await rm(dataDir, { recursive: true, force: true });
   else process.stdout.write(`\nreplica stopped; the mirror stays in ${dataDir} (rm -rf ${shellWord(dataDir)} to remove it)\n`);
 }

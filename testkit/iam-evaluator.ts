@@ -84,7 +84,7 @@ export function allows(statements: readonly Json[], permission: RequiredPermissi
     if (statement.Effect !== 'Allow') return false;
     if (!list(statement.Action).some((action) => globMatch(String(action).toLowerCase(), permission.action.toLowerCase()))) return false;
     if (!list(statement.Resource).some((resource) => globMatch(resolve(resource, names), permission.resource))) return false;
-    return conditionHolds(statement.Condition as Json | undefined, permission.context);
+    return conditionHolds(statement.Condition as Json | undefined, permission.context, names);
   });
 }
 
@@ -102,7 +102,7 @@ export function uncovered(statements: readonly Json[], calls: readonly RecordedC
 const SINGLE_VALUED = { StringEquals: (pattern: string, value: string) => pattern === value, StringLike: globMatch } as const;
 const KNOWN_KEYS = new Set(['s3:prefix', 'dynamodb:LeadingKeys']);
 
-function conditionHolds(condition: Json | undefined, context: Readonly<Record<string, readonly string[]>>): boolean {
+function conditionHolds(condition: Json | undefined, context: Readonly<Record<string, readonly string[]>>, names: TemplateNames): boolean {
   if (condition === undefined) return true;
   return Object.entries(condition).every(([operator, block]) => {
     const forAll = operator.startsWith('ForAllValues:');
@@ -111,7 +111,8 @@ function conditionHolds(condition: Json | undefined, context: Readonly<Record<st
     if (test === undefined) throw new Error(`condition operator ${operator} is not modelled`);
     return Object.entries(block as Json).every(([key, expected]) => {
       if (!KNOWN_KEYS.has(key)) throw new Error(`condition key ${key} is not modelled`);
-      const patterns = list(expected).map(String);
+      // A value may be an intrinsic (a consumer's key names its bucket): as deployed.
+      const patterns = list(expected).map((value) => resolve(value, names));
       const values = context[key];
       const matches = (value: string) => patterns.some((pattern) => test(pattern, value));
       if (forAll) return (values ?? []).every(matches);

@@ -34,7 +34,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { CURSOR_NAME_PATTERN, DEFAULT_METRICS_NAMESPACE } from '../../lambda/contract/index.js';
+import { consumerCursorKey, CURSOR_NAME_PATTERN, DEFAULT_METRICS_NAMESPACE, mirrorKeyOf } from '../../lambda/contract/index.js';
 import type { ConsumableSync } from './consumable-sync.js';
 import { CatalogSyncPropsError } from '../catalog-sync-props.js';
 import { nagResource } from './nag.js';
@@ -229,12 +229,16 @@ export class CatalogConsumer extends Construct {
   private grant(props: CatalogConsumerProps, dependsOn: readonly string[]): void {
     const { sync, consumerName } = props;
     const fn = this.function;
+    // A consumer's cursor is keyed by its mirror and name; the item under the name alone is an earlier version's,
+    // read (its own and its dependencies') and marked adopted (its own) once.
+    const mirror = mirrorKeyOf(`s3://${sync.bucket.bucketName}`, sync.prefix);
+    const keyed = (name: string): string => consumerCursorKey(mirror, name);
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         sid: 'ReadCursors',
         actions: ['dynamodb:GetItem'],
         resources: [sync.table.tableArn],
-        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [consumerName, ...dependsOn] } },
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [keyed(consumerName), ...dependsOn.map(keyed), consumerName, ...dependsOn] } },
       }),
     );
     fn.addToRolePolicy(
@@ -242,7 +246,7 @@ export class CatalogConsumer extends Construct {
         sid: 'MoveOwnCursor',
         actions: ['dynamodb:UpdateItem'],
         resources: [sync.table.tableArn],
-        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [consumerName] } },
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [keyed(consumerName), consumerName] } },
       }),
     );
     // ListBucket on the bucket, without a condition: it lists the manifests under `commits/`, and it reads keys that

@@ -1,4 +1,4 @@
-import { availableParallelism, hostname } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { Command, Option } from 'commander';
 import { CatalogClient, HttpClient } from '../catalog/index.js';
 import {
@@ -19,6 +19,7 @@ import type { WorkerOptions } from './backfill-messages.js';
 import { rememberSource, withFolderSource } from './folder-source.js';
 import type { WorkerPool } from './backfill-pool.js';
 import { BackfillProgress } from './backfill-progress.js';
+import { holderGone, processHolder } from '../stores/lease-holder.js';
 import { ExitCode } from './exit-code.js';
 import { printSummary } from './format.js';
 import { openStores } from './open-stores.js';
@@ -150,7 +151,7 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
       const abandoned = await abandonBackfill(settings, deps);
       process.stderr.write(abandoned === undefined ? 'no unfinished backfill to abandon\n' : `abandoned backfill ${abandoned.backfillId} (planned ${abandoned.createdAt}, B ${abandoned.bound}); planning anew\n`);
     }
-    const holder = `${process.pid}@${hostname()}`;
+    const holder = processHolder();
     const { plan, ranges, resumed } = await planBackfill(settings, deps, {
       ...(checked.until === undefined ? {} : { until: checked.until }),
       ...(checked.rangeLeaves === undefined ? {} : { rangeLeaves: checked.rangeLeaves }),
@@ -217,18 +218,6 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
     process.off('SIGTERM', onSignal);
     stores.close();
     await http.close();
-  }
-}
-
-/** A lease holder `<pid>@<host>` of this host whose process no longer exists (a killed backfill). */
-function holderGone(holder: string): boolean {
-  const match = /^(\d+)@(.+)$/.exec(holder);
-  if (match === null || match[2] !== hostname()) return false;
-  try {
-    process.kill(Number(match[1]), 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 

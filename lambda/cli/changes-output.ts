@@ -43,12 +43,20 @@ export function writeOut(stream: NodeJS.WritableStream, text: string): Promise<v
   });
 }
 
+/** How long a command ended by SIGINT or SIGTERM waits for this process's own signal (ms). */
+const INTERRUPT_GRACE_MS = 100;
+
+/** `--exec`'s command was ended by the signal that stops `changes` (Ctrl-C reaches the whole process group). */
+export class ExecInterrupted extends Error {
+  override readonly name = 'ExecInterrupted';
+}
+
 /**
  * Runs `command` in the shell with the commit's JSON on stdin and `CATALOG_SYNC_COMMIT_KEY` (its idempotency key)
  * in the environment; its output is the terminal's. Resolves when it exits 0; rejects naming the command and
- * the commit otherwise.
+ * the commit otherwise, with {@link ExecInterrupted} when it died of a signal after `stopped` aborted (Ctrl-C).
  */
-export async function execFor(command: string, commit: MirrorCommit): Promise<void> {
+export async function execFor(command: string, commit: MirrorCommit, stopped?: AbortSignal): Promise<void> {
   // Loaded on the first --exec, not with the CLI: child_process is a few ms of every command's start-up.
   const { spawn } = await import('node:child_process');
   return new Promise((resolve, reject) => {
@@ -62,8 +70,15 @@ export async function execFor(command: string, commit: MirrorCommit): Promise<vo
     child.stdin.on('error', () => undefined);
     child.stdin.end(`${JSON.stringify(commit)}\n`);
     child.on('close', (code, signal) => {
-      if (code === 0) resolve();
-      else reject(new Error(`--exec ${JSON.stringify(command)} ${signal ? `was killed by ${signal}` : `exited with ${code}`} on commit ${commit.commitKey}`));
+      if (code === 0) return resolve();
+      const failed = (): void => {
+        if (signal !== null && stopped?.aborted) reject(new ExecInterrupted(`--exec ${JSON.stringify(command)} was stopped by ${signal} on commit ${commit.commitKey}`));
+        else reject(new Error(`--exec ${JSON.stringify(command)} ${signal ? `was killed by ${signal}` : `exited with ${code}`} on commit ${commit.commitKey}`));
+      };
+      // Ctrl-C reaches the command and this process at once, and the command's end may be seen first: a moment for
+      // this process's own signal handler before the command is judged failed.
+      if (signal === 'SIGINT' || signal === 'SIGTERM') setTimeout(failed, INTERRUPT_GRACE_MS);
+      else failed();
     });
   });
 }

@@ -1,27 +1,27 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { consume, ConsumeStop } from '../consumer/consume.js';
+import type { Acknowledgements } from '../consumer/acknowledgements.js';
+import { consume } from '../consumer/consume.js';
 import { ConsumerError, ConsumerHandlerError } from '../consumer/errors.js';
 import type { MirrorCommit } from '../consumer/mirror.js';
 import { DEFAULT_READ_AHEAD, readCommits, startAfterOf, type ReadOptions } from '../consumer/reader.js';
-import { DEFAULT_CURSOR_NAME, expandDateOnly, SettingsError } from '../contract/index.js';
-import { execFor, linesOf, OutputClosed, writeOut, type OutputOptions } from './changes-output.js';
+import { expandDateOnly, SettingsError } from '../contract/index.js';
+import { readAcknowledgements } from './changes-acks.js';
+import { checkConsumerFlags, checkStartAgainstCursor, leaseOf, reportStop, seekOf, type ConsumerFlags } from './changes-consumer.js';
+import { ExecInterrupted, execFor, linesOf, OutputClosed, writeOut, type OutputOptions } from './changes-output.js';
 import { ExitCode } from './exit-code.js';
 import { stopOnSignal } from './stop-on-signal.js';
 import { checkDataDir, openStores } from './open-stores.js';
 import { mirrorOf, requireMirror } from './mirror-place.js';
 import { collect, type StoreOptions } from './options.js';
-import { storeOptions } from './store-options.js';
+import { mirrorOptions } from './store-options.js';
 import { filteredLeaves, readerIdFilter } from './id-filter-flags.js';
 
 /** Options of `catalog-sync changes`. */
-interface ChangesOptions extends StoreOptions, OutputOptions {
-  since?: string;
-  after?: string;
+interface ChangesOptions extends StoreOptions, OutputOptions, ConsumerFlags {
   follow?: boolean;
   pollInterval?: string;
-  consumer?: string;
-  checkpointEvery?: string;
+  heartbeat?: string;
   include?: string[];
   exclude?: string[];
 }
@@ -30,15 +30,21 @@ const DEFAULT_MAX_POLL_SECONDS = 30;
 
 /** `catalog-sync changes`: the mirror's commits in commit order up to its watermark, optionally as a named consumer. */
 export function addChangesCommand(program: Command): void {
-  storeOptions(program.command('changes'))
+  mirrorOptions(program.command('changes'))
     .description('print the mirror\'s commits in commit order up to its watermark (and on, with --follow); with --consumer, resume where that name left off')
-    .option('--since <time>', 'start at this commit time, inclusive (a date alone: midnight UTC)')
-    .option('--after <commitKey>', 'start after this commit key, exclusive')
+    .option('--since <time>', 'start at this commit time, inclusive (a date alone: midnight UTC); with --consumer, only a new one')
+    .option('--after <commitKey>', 'start after this commit key, exclusive; with --consumer, only a new one')
     .option('--follow', 'keep going: wait for the watermark to move (Ctrl-C to stop)', false)
     .option('--poll-interval <seconds>', `longest wait between two reads of watermark.json with --follow (from 1 s, doubling; default ${DEFAULT_MAX_POLL_SECONDS})`)
-    .option('--consumer <name>', 'a named consumer: resume after its cursor, and checkpoint it as commits are written (or --exec exits 0)')
-    .option('--depends-on <cursor>', 'with --consumer: a cursor it must never pass (repeatable)', collect)
-    .option('--checkpoint-every <n>', 'with --consumer: commits between two checkpoints (default 1; always on catching up)')
+    .option('--heartbeat <seconds>', 'with --follow --json: a {"heartbeat":…} line when nothing was written for this long and watermark.json was just read')
+    .option('--consumer <name>', 'a named consumer of this mirror: resume after its cursor, checkpoint it as commits are handled; one instance at a time')
+    .option('--depends-on <name>', 'with --consumer: a consumer of this mirror it must never pass (repeatable)', collect)
+    .option('--checkpoint-every <n>', 'with --consumer: commits between two checkpoints (default 64; also every --checkpoint-interval, on catching up and on a clean stop)')
+    .option('--checkpoint-interval <seconds>', 'with --consumer: the longest a handled commit waits for its checkpoint (default 1)')
+    .option('--seek <where>', 'with --consumer: move its cursor first, to "now" (the watermark), "beginning", a commit key (after it) or a time (the commit at it comes next)')
+    .option('--ack-from <path>', 'with --consumer, stdout a pipe: checkpoint only commits the reader acknowledged, one commit key a line, on PATH (a named pipe; - for stdin)')
+    .option('--checkpoint-on-write', 'with --consumer, stdout a pipe: checkpoint a commit once written into the pipe, read or not (a reader\'s crash loses up to a pipe buffer)')
+    .option('--lease <seconds>', 'with --consumer: how long a dead instance holds the name from another host (default 30; on this host it is taken over at once)')
     .option('--include <glob>', 'only leaves whose package id matches (case-insensitive; * and ?; repeatable)', collect)
     .option('--exclude <glob>', 'no leaves whose package id matches (case-insensitive; * and ?; repeatable)', collect)
     .option('--json', 'one JSON line per commit (per leaf with --leaves)', false)
@@ -49,13 +55,16 @@ export function addChangesCommand(program: Command): void {
       `
 Examples:
   catalog-sync changes --since 2024-01-01 --json
-  catalog-sync changes --follow --json --consumer indexer | node my-indexer.mjs
   catalog-sync changes --follow --consumer scanner --exec './scan.sh'
-  catalog-sync changes --bucket my-mirror --cursor-table cursors --consumer search --json
+  mkfifo acks; catalog-sync changes --follow --json --consumer indexer --ack-from acks | node indexer.mjs > acks
+  catalog-sync changes --consumer search --seek now                   # a new consumer that starts at the watermark
+  catalog-sync changes --bucket my-mirror --cursor-table cursors --consumer search --json > search.jsonl
 
 Every commit at or before the mirror's watermark.json is delivered, in commit order, never one past it. With
---consumer, delivery is at least once: a commit is checkpointed after its line is written (or --exec exits 0),
-so after a crash the commits since the last checkpoint come again, with the same commitKey.`,
+--consumer, delivery is at least once: a commit is checkpointed after --exec exits 0 for it, after its line is
+written to a file or terminal, or, into a pipe, once the reader acknowledged it (--ack-from); after a crash the
+commits since the last checkpoint come again, with the same commitKey. One instance of a name runs at a time:
+with --follow others stand by and take over when it stops or dies. \`catalog-sync consumers\` lists them.`,
     )
     .action(changesCommand);
 }
@@ -63,11 +72,10 @@ so after a crash the commits since the last checkpoint come again, with the same
 async function changesCommand(options: ChangesOptions): Promise<void> {
   const maxPollMs = pollIntervalMs(options.pollInterval);
   const checkpointEvery = wholeNumber('--checkpoint-every', options.checkpointEvery);
-  if (options.consumer === undefined) {
-    for (const flag of ['dependsOn', 'checkpointEvery'] as const) {
-      if (options[flag] !== undefined) throw new SettingsError(flag === 'dependsOn' ? '--depends-on' : '--checkpoint-every', 'needs --consumer');
-    }
-  }
+  const intervalMs = secondsFlag('--checkpoint-interval', options.checkpointInterval);
+  const heartbeatMs = secondsFlag('--heartbeat', options.heartbeat);
+  if (heartbeatMs !== undefined && !(options.follow && options.json && options.exec === undefined)) throw new SettingsError('--heartbeat', 'needs --follow and --json (and no --exec)');
+  checkConsumerFlags(options);
   if (options.after !== undefined && options.since !== undefined) throw new SettingsError('--after', 'give --after or --since, not both');
   const start = { ...(options.after === undefined ? {} : { after: options.after }), ...(options.since === undefined ? {} : { since: expandDateOnly(options.since) }) };
   try {
@@ -75,6 +83,8 @@ async function changesCommand(options: ChangesOptions): Promise<void> {
   } catch (error) {
     throw new SettingsError(options.after === undefined ? '--since' : '--after', (error as Error).message, { cause: error });
   }
+  const seek = options.seek === undefined ? undefined : seekOf(options.seek);
+  const lease = options.consumer === undefined ? undefined : leaseOf(options.consumer, options.lease, options.follow === true);
   const idFilter = readerIdFilter(options.include, options.exclude);
   // Opened to read: the place is checked before anything is written, and only a named consumer writes (its cursor).
   const stores = await openStores(options, DEFAULT_READ_AHEAD, process.env, 'read');
@@ -82,30 +92,70 @@ async function changesCommand(options: ChangesOptions): Promise<void> {
   await requireMirror(mirror, options.follow === true);
   if (options.consumer !== undefined && options.bucket === undefined) await checkDataDir(resolve(options.dataDir), 'write');
   const stop = stopOnSignal();
-  const read: ReadOptions = { follow: options.follow === true, signal: stop.signal, poll: { minMs: Math.min(1_000, maxPollMs), maxMs: maxPollMs } };
-  const deliver = (commit: MirrorCommit): Promise<void> =>
-    options.exec !== undefined ? execFor(options.exec, commit) : writeOut(process.stdout, linesOf(commit, options).map((line) => `${line}\n`).join(''));
+  // Ctrl-C, or the end of the reader's acknowledgements.
+  const ended = new AbortController();
+  const pollMax = heartbeatMs === undefined ? maxPollMs : Math.min(maxPollMs, heartbeatMs);
+  const read: ReadOptions = { follow: options.follow === true, signal: AbortSignal.any([stop.signal, ended.signal]), poll: { minMs: Math.min(1_000, pollMax), maxMs: pollMax } };
+  let lastWrite = Date.now();
+  let lastKey: string | null = null;
+  const write = (text: string): Promise<void> => {
+    lastWrite = Date.now();
+    return writeOut(process.stdout, text);
+  };
+  const deliver = (commit: MirrorCommit): Promise<void> => {
+    lastKey = commit.commitKey;
+    return options.exec !== undefined ? execFor(options.exec, commit, stop.signal) : write(linesOf(commit, options).map((line) => `${line}\n`).join(''));
+  };
   const handle = (commit: MirrorCommit): Promise<void> => deliver(filteredLeaves(commit, idFilter));
+  const onIdle = async (): Promise<void> => {
+    if (heartbeatMs !== undefined && Date.now() - lastWrite >= heartbeatMs) await write(`${JSON.stringify({ heartbeat: new Date().toISOString(), after: lastKey })}\n`);
+  };
+  let ackEnd: Error | undefined;
+  let acks: Acknowledgements | undefined;
   try {
     if (options.consumer === undefined) {
-      for await (const commit of readCommits(mirror, { ...read, ...start })) await handle(commit);
+      for await (const commit of readCommits(mirror, { ...read, ...start }, { onIdle })) await handle(commit);
       return;
+    }
+    await checkStartAgainstCursor(stores.cursors, mirror, options.consumer, seek === undefined ? start : {});
+    if (options.ackFrom !== undefined) {
+      acks = readAcknowledgements(
+        options.ackFrom,
+        (error) => {
+          ackEnd = error;
+          ended.abort();
+        },
+        () => process.stdout.end(),
+      );
     }
     const result = await consume(options.consumer, handle, {
       ...read,
       mirror,
       cursors: stores.cursors,
       start,
-      followerCursor: options.cursorName ?? DEFAULT_CURSOR_NAME,
+      onIdle,
+      lease: lease!,
+      ...(options.cursorName === undefined ? {} : { followerCursor: options.cursorName }),
+      ...(seek === undefined ? {} : { seek }),
+      ...(acks === undefined ? {} : { acknowledgements: acks }),
       ...(options.dependsOn === undefined ? {} : { dependsOn: options.dependsOn }),
       ...(checkpointEvery === undefined ? {} : { checkpointEvery }),
+      ...(intervalMs === undefined ? {} : { checkpointIntervalMs: intervalMs }),
     });
-    if (result.stoppedBy === ConsumeStop.lostRace) {
-      process.stderr.write(`catalog-sync: consumer ${options.consumer}: another instance moved its cursor to ${result.cursorAfter}, past this one's: stopped\n`);
-      process.exitCode = ExitCode.runFailed;
+    reportStop(options.consumer, result);
+    if (ackEnd !== undefined) throw ackEnd;
+    if (acks !== undefined && acks.closed !== undefined && acks.waiting > 0) {
+      process.stderr.write(`catalog-sync: consumer ${options.consumer}: ${acks.closed} with ${acks.waiting} commits not acknowledged: they come again next time\n`);
     }
   } catch (error) {
-    if (error instanceof OutputClosed || (error instanceof ConsumerHandlerError && error.cause instanceof OutputClosed)) return;
+    const cause = error instanceof ConsumerHandlerError ? error.cause : error;
+    if (cause instanceof OutputClosed) return;
+    if (cause instanceof ExecInterrupted) {
+      const commitKey = error instanceof ConsumerHandlerError ? error.commitKey : lastKey;
+      process.stderr.write(`catalog-sync: stopped while --exec handled commit ${commitKey}${options.consumer === undefined ? '' : ': it was not checkpointed, and comes first next time'}\n`);
+      process.exitCode = ExitCode.interrupted;
+      return;
+    }
     if (error instanceof ConsumerError) throw new SettingsError('--consumer', error.message, { cause: error });
     throw error;
   } finally {
@@ -117,7 +167,13 @@ async function changesCommand(options: ChangesOptions): Promise<void> {
 /** `--poll-interval` in ms (default 30 s). */
 export function pollIntervalMs(text: string | undefined): number {
   if (text === undefined) return DEFAULT_MAX_POLL_SECONDS * 1000;
-  if (!/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0) throw new SettingsError('--poll-interval', `${JSON.stringify(text)} must be a positive number of seconds`);
+  return secondsFlag('--poll-interval', text)!;
+}
+
+/** A flag that is a positive number of seconds, in ms; undefined when not given. */
+function secondsFlag(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0) throw new SettingsError(flag, `${JSON.stringify(text)} must be a positive number of seconds`);
   return Number(text) * 1000;
 }
 

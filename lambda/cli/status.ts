@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { CatalogClient, DEFAULT_HTTP_OPTIONS, HttpClient, type CatalogIndex } from '../catalog/index.js';
-import { BackfillStatus, formatTimestamp, parseSettings, redactUrl, type Ticks } from '../contract/index.js';
+import { BackfillStatus, formatTimestamp, parseSettings, redactUrl, SettingsError, type Ticks } from '../contract/index.js';
 import type { BackfillStore } from '../stores/types.js';
 import { commitsAfter, lagSeconds, pagesAfter } from '../sync/index.js';
+import { printConsumers } from './consumers.js';
 import { ExitCode } from './exit-code.js';
 import { describeRun, formatDuration } from './format.js';
 import { withFolderSource } from './folder-source.js';
@@ -17,7 +18,8 @@ export function addStatusCommand(program: Command): void {
     .description('print the cursor and the last runs, and the catalog head and the lag when the source answers')
     .option('--json', 'print one JSON line', false)
     .option('--require-source', 'exit 1 when the source does not answer (by default status still prints the stored state and exits 0)', false)
-    .addHelpText('after', '\nExamples:\n  catalog-sync status\n  catalog-sync status --cursor-name search --json\n  catalog-sync status --require-source   # for a health check: exit 1 when the catalog cannot be read')
+    .option('--consumer <name>', 'a named consumer of the mirror instead: its cursor, lag behind watermark.json and holder, offline (as `consumers`)')
+    .addHelpText('after', '\nExamples:\n  catalog-sync status\n  catalog-sync status --cursor-name search --json\n  catalog-sync status --require-source   # for a health check: exit 1 when the catalog cannot be read\n  catalog-sync status --consumer indexer  # a consumer\'s lag behind the mirror, no catalog request')
     .action(statusCommand);
 }
 
@@ -41,7 +43,11 @@ async function readSource(catalog: CatalogClient, cursor: Ticks): Promise<Source
   }
 }
 
-async function statusCommand(options: StoreOptions & { json?: boolean; requireSource?: boolean }, command: Command): Promise<void> {
+async function statusCommand(options: StoreOptions & { json?: boolean; requireSource?: boolean; consumer?: string }, command: Command): Promise<void> {
+  if (options.consumer !== undefined) {
+    if (options.requireSource) throw new SettingsError('--require-source', 'not with --consumer (a consumer\'s status reads no catalog)');
+    return printConsumers(options, [options.consumer], options.json === true);
+  }
   // A folder remembers its source: without --source, status compares the folder with it, not with nuget.org.
   options = await withFolderSource(options, command);
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);

@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { ConsumeStop } from '../consumer/consume.js';
 import { ConsumerError } from '../consumer/errors.js';
 import { DEFAULT_READ_AHEAD } from '../consumer/reader.js';
 import { DEFAULT_CURSOR_NAME, SettingsError } from '../contract/index.js';
@@ -9,6 +8,7 @@ import { keepView } from '../view/view-consumer.js';
 import { rebuildView } from '../view/rebuild.js';
 import { VIEW_CONSUMER } from '../view/view-keys.js';
 import { pollIntervalMs, wholeNumber } from './changes.js';
+import { leaseOf, reportStop } from './changes-consumer.js';
 import { ExitCode } from './exit-code.js';
 import { stopOnSignal } from './stop-on-signal.js';
 import { checkDataDir, type DataDirAccess } from './open-stores.js';
@@ -111,12 +111,10 @@ async function viewCommand(options: ViewOptions): Promise<void> {
       signal: stop.signal,
       readAhead: DEFAULT_READ_AHEAD,
       poll: { minMs: Math.min(1_000, maxPollMs), maxMs: maxPollMs },
+      lease: leaseOf(options.consumer, undefined, options.follow === true),
     });
     process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `view ${result.consumer}: ${result.commits} commits, ${result.written} indexes written, ${result.current} already current; cursor ${result.cursorAfter ?? '(none)'} (${result.stoppedBy})\n`);
-    if (result.stoppedBy === ConsumeStop.lostRace) {
-      process.stderr.write(`catalog-sync: view ${options.consumer}: another instance moved its cursor past this one's: stopped\n`);
-      process.exitCode = ExitCode.runFailed;
-    }
+    reportStop(options.consumer, result);
   } catch (error) {
     if (error instanceof ConsumerError) throw new SettingsError('--consumer', error.message, { cause: error });
     throw error;

@@ -72,6 +72,14 @@ export class ConsumerError extends CatalogSyncError {
   }
 }
 
+/** An acknowledgement (the pipe form's reader) that names no commit delivered and not yet acknowledged. */
+export class AcknowledgementError extends CatalogSyncError {
+  override readonly name = 'AcknowledgementError';
+  override get code(): ErrorCode {
+    return ErrorCode.consumer;
+  }
+}
+
 /**
  * A consumer's handler failed on a commit. The cursor stays at the last checkpoint before it (every commit the
  * handler finished before this one was checkpointed first), so the next run delivers this commit again.

@@ -1,5 +1,6 @@
 import { TICKS_PER_SECOND, type Ticks } from '../contract/time.js';
 import type { CursorStore } from '../stores/types.js';
+import { readConsumerCursor } from './consumer-cursors.js';
 import { readWatermark, type Mirror } from './mirror.js';
 
 /** How far a named consumer is behind the mirror's watermark. */
@@ -17,11 +18,12 @@ export interface ConsumerLag {
 
 /** The watermark minus the consumer's cursor, in seconds of commit time. */
 export async function consumerLag(mirror: Mirror, cursors: CursorStore, name: string): Promise<ConsumerLag> {
-  const [watermark, cursor] = await Promise.all([readWatermark(mirror), cursors.read(name)]);
+  const [watermark, cursor] = await Promise.all([readWatermark(mirror), readConsumerCursor(cursors, mirror, name)]);
   const lag = watermark && cursor ? secondsBetween(cursor.value, watermark.ticks) : null;
   return { watermark: watermark?.cursor ?? null, cursor: cursor?.stored ?? null, lagSeconds: lag };
 }
 
-function secondsBetween(from: Ticks, to: Ticks): number {
+/** Seconds of commit time from `from` to `to` (0 when `to` is not later). */
+export function secondsBetween(from: Ticks, to: Ticks): number {
   return to <= from ? 0 : Number((to - from) / (TICKS_PER_SECOND / 1000n)) / 1000;
 }

@@ -151,7 +151,8 @@ export function startAfterOf(prefix: string, start: { readonly after?: string; r
   return `${prefix}commits/${commitKeyOfTicks(ticks)}`;
 }
 
-function ticksOfTime(since: Date | string): Ticks {
+/** A start time as ticks: a `Date`, a timestamp with a zone, or a date alone (midnight UTC). */
+export function ticksOfTime(since: Date | string): Ticks {
   try {
     if (since instanceof Date) {
       if (Number.isNaN(since.getTime())) throw new Error('invalid Date');

@@ -51,6 +51,8 @@ export const ErrorCode = {
   storedLeaf: 'CS_ERR_STORED_LEAF',
   /** A place to read (a folder, a bucket, a prefix) that holds no mirror: no watermark.json, no manifests, no leaves. */
   noMirror: 'CS_ERR_NO_MIRROR',
+  /** An S3 listing (ListObjectsV2) that failed: names the bucket, the prefix and where it started. */
+  s3List: 'CS_ERR_S3_LIST',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

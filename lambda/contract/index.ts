@@ -6,6 +6,7 @@ export { compareTicks, expandDateOnly, formatTimestamp, MIN_TICKS, MIN_TIMESTAMP
 export { comparableVersion, identityKeyProblem, KeySegmentError, MAX_PREFIX_BYTES, normalizeVersion } from './identity.js';
 export { compareVersions } from './version-order.js';
 export { VIEW_CONSUMER, VIEW_KEYS } from './view.js';
+export { BUILT_IN_CONSUMERS, CONSUMER_KEY_PREFIX, consumerCursorKey, consumerNameOf, LEASE_SK, mirrorKeyOf } from './consumer-keys.js';
 export { commitKey, commitKeyOf, CommitKeyError, decodeCommitKey, filterKeyOf, leafKey, manifestKey, quarantineKey, SNAPSHOT_FOLDERS, watermarkKeyOf } from './keys.js';
 export { DEFAULT_CONCURRENCY, DEFAULT_CURSOR_NAME, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, DEFAULT_METRICS_NAMESPACE, DEFAULT_RUN_LOG_DAYS } from './settings.js';
 export { DEFAULT_SOURCE, parseSettings, SettingsError, SOURCE_SECRET_ENV, type RawSettings, type SyncSettings } from './settings.js';

@@ -26,7 +26,8 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNR
  */
 export function awsSetupErrorOf(error: unknown, service: AwsService, env: NodeJS.ProcessEnv = process.env): SettingsError | undefined {
   if (!(error instanceof Error) || error instanceof SettingsError) return undefined;
-  if (error.message === 'Region is missing') {
+  // An empty AWS_REGION is as good as none; the SDK says so in other words.
+  if (error.message === 'Region is missing' || error.message.startsWith('Region not accepted: region=""')) {
     return new SettingsError(
       'AWS_REGION',
       `is not set, and ${service.name} needs a region: set AWS_REGION (e.g. us-east-1), or a profile with a region (AWS_PROFILE and ~/.aws/config)`,

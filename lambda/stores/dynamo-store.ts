@@ -1,31 +1,22 @@
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { formatTimestamp, parseTimestamp } from '../contract/time.js';
+import { formatTimestamp } from '../contract/time.js';
 import type { RunSummary } from '../contract/run-summary.js';
-import { sdkSendOptions, type ActivePlanClaim, type BackfillStore, type CompareAndSetResult, type CursorState, type CursorStore, type CursorTarget, type RangeProgress, type RangeWriteResult, type ReadOptions, type RunLogStore, type RunQuery } from './types.js';
+import { sdkSendOptions, type ActivePlanClaim, type BackfillStore, type CompareAndSetResult, type ConsumerStateStore, type CursorState, type CursorStore, type CursorTarget, type LeaseRecord, type LegacyCursor, type StoredConsumer, type RangeProgress, type RangeWriteResult, type ReadOptions, type RunLogStore, type RunQuery } from './types.js';
 import type { BackfillPlan, BackfillTotals, RangeState } from '../contract/backfill.js';
 import { DynamoBackfillStore } from './dynamo-backfill.js';
 import { compareRunsNewestFirst, runSecond } from './run-order.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 import { isOwnWrite } from './own-write.js';
+import { CURSOR_SK, cursorStateOf } from './dynamo-cursor-item.js';
+import { DynamoConsumerState } from './dynamo-consumer-state.js';
 
-/** Sort key of a cursor item. */
-export const CURSOR_SK = 'cursor';
+export { CURSOR_SK, CursorItemError } from './dynamo-cursor-item.js';
+
 /** Prefix of run-log sort keys: `run#` + kuuid id. */
 export const RUN_SK_PREFIX = 'run#';
 /** Runs read past the limit of `runs`, to see the whole second of the last run listed. */
 const SAME_SECOND_SLACK = 10;
-
-/** A cursor item that cannot be read back as a cursor. */
-export class CursorItemError extends CatalogSyncError {
-  override readonly name = 'CursorItemError';
-  override get code(): ErrorCode {
-    return ErrorCode.cursorItem;
-  }
-  constructor(table: string, name: string, reason: string, options?: { cause?: unknown }) {
-    super(`DynamoDB table ${table}, cursor ${JSON.stringify(name)}: ${reason}`, options);
-  }
-}
 
 /**
  * Cursors and the run log in one DynamoDB table (`pk`, `sk`), exactly as the contract lays out.
@@ -34,9 +25,10 @@ export class CursorItemError extends CatalogSyncError {
  * read again). When that item is the very write asked for (same cursor, same run id: an SDK retry of a write
  * whose answer was lost), the write is reported written (own-write.ts).
  */
-export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
+export class DynamoStore implements CursorStore, RunLogStore, BackfillStore, ConsumerStateStore {
   private readonly documents: DynamoDBDocumentClient;
   private readonly backfills: DynamoBackfillStore;
+  private readonly consumers: DynamoConsumerState;
 
   constructor(
     readonly table: string,
@@ -44,6 +36,7 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
   ) {
     this.documents = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
     this.backfills = new DynamoBackfillStore(this.documents, table);
+    this.consumers = new DynamoConsumerState(this.documents, table);
   }
 
   async read(name: string, options?: ReadOptions): Promise<CursorState | undefined> {
@@ -182,20 +175,28 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore {
     return this.backfills.abandonPlan(cursorName, backfillId, abandonedAt);
   }
 
+  readLease(key: string, options?: ReadOptions): Promise<LeaseRecord | undefined> {
+    return this.consumers.readLease(key, options);
+  }
+
+  swapLease(key: string, expected: LeaseRecord | undefined, next: LeaseRecord): Promise<boolean> {
+    return this.consumers.swapLease(key, expected, next);
+  }
+
+  listConsumers(keyPrefix: string): Promise<StoredConsumer[]> {
+    return this.consumers.listConsumers(keyPrefix);
+  }
+
+  readLegacy(name: string): Promise<LegacyCursor | undefined> {
+    return this.consumers.readLegacy(name);
+  }
+
+  adoptLegacy(name: string, by: string): Promise<boolean> {
+    return this.consumers.adoptLegacy(name, by);
+  }
+
   private toState(name: string, item: Record<string, unknown>): CursorState {
-    const stored = item.cursor;
-    if (typeof stored !== 'string') throw new CursorItemError(this.table, name, 'attribute "cursor" is missing or not a string');
-    try {
-      return {
-        value: parseTimestamp(stored),
-        stored,
-        ...(typeof item.commitId === 'string' ? { commitId: item.commitId } : {}),
-        ...(typeof item.runId === 'string' ? { runId: item.runId } : {}),
-        ...(typeof item.updatedAt === 'string' ? { updatedAt: item.updatedAt } : {}),
-      };
-    } catch (cause) {
-      throw new CursorItemError(this.table, name, `attribute "cursor" is not a timestamp: ${(cause as Error).message}`, { cause });
-    }
+    return cursorStateOf(this.table, name, item);
   }
 }
 

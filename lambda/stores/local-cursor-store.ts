@@ -3,10 +3,11 @@ import type { RenameGuard } from './atomic-file.js';
 import { isPlainObject, type LocalFolder, readTextIfExists } from './local-folder.js';
 import { LocalStateError } from './local-state-error.js';
 import { isOwnWrite } from './own-write.js';
-import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget } from './types.js';
+import { LocalLeases } from './local-leases.js';
+import type { CompareAndSetResult, ConsumerStateStore, CursorState, CursorStore, CursorTarget, LeaseRecord, LegacyCursor, StoredConsumer } from './types.js';
 
 interface StateFile {
-  cursors: Record<string, { cursor: string; commitId?: string; runId?: string; updatedAt?: string }>;
+  cursors: Record<string, { cursor: string; commitId?: string; runId?: string; updatedAt?: string; adoptedBy?: string }>;
 }
 
 /**
@@ -15,8 +16,12 @@ interface StateFile {
  * renamed into place only while the lock is still this run's: two local runs at once, on one host or on
  * hosts sharing the folder, are as safe as two Lambdas on DynamoDB.
  */
-export class LocalCursorStore implements CursorStore {
-  constructor(private readonly folder: LocalFolder) {}
+export class LocalCursorStore implements CursorStore, ConsumerStateStore {
+  private readonly leases: LocalLeases;
+
+  constructor(private readonly folder: LocalFolder) {
+    this.leases = new LocalLeases(folder);
+  }
 
   async read(name: string): Promise<CursorState | undefined> {
     const state = await this.readState();
@@ -41,6 +46,42 @@ export class LocalCursorStore implements CursorStore {
       };
       await this.writeState(state, held.whileHeld);
       return { outcome: 'written' };
+    });
+  }
+
+  readLease(key: string): Promise<LeaseRecord | undefined> {
+    return this.leases.read(key);
+  }
+
+  swapLease(key: string, expected: LeaseRecord | undefined, next: LeaseRecord): Promise<boolean> {
+    return this.leases.swap(key, expected, next);
+  }
+
+  async listConsumers(keyPrefix: string): Promise<StoredConsumer[]> {
+    const [{ cursors }, leases] = await Promise.all([this.readState(), this.leases.all()]);
+    const keys = new Set([...Object.keys(cursors), ...leases.keys()].filter((key) => key.startsWith(keyPrefix)));
+    return [...keys].sort().map((key) => {
+      const cursor = toCursorState(key, cursors[key], this.folder.statePath);
+      const lease = leases.get(key);
+      return { key, ...(cursor === undefined ? {} : { cursor }), ...(lease === undefined ? {} : { lease }) };
+    });
+  }
+
+  async readLegacy(name: string): Promise<LegacyCursor | undefined> {
+    const item = (await this.readState()).cursors[name];
+    const state = toCursorState(name, item, this.folder.statePath);
+    return state === undefined ? undefined : { state, ...(typeof item?.adoptedBy === 'string' ? { adoptedBy: item.adoptedBy } : {}) };
+  }
+
+  async adoptLegacy(name: string, by: string): Promise<boolean> {
+    return this.folder.lock.hold(async (held) => {
+      const state = await this.readState();
+      const item = state.cursors[name];
+      if (item === undefined || (item.adoptedBy !== undefined && item.adoptedBy !== by)) return false;
+      if (item.adoptedBy === by) return true;
+      state.cursors[name] = { ...item, adoptedBy: by };
+      await this.writeState(state, held.whileHeld);
+      return true;
     });
   }
 

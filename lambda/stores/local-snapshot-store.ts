@@ -24,6 +24,8 @@ export interface LocalSnapshotStoreOptions {
 export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
   /** Each key segment is a file or folder name. */
   readonly maxKeySegmentBytes = MAX_FILE_NAME_BYTES;
+  /** The folder itself: its named consumers' cursors are kept in it. */
+  readonly location = '.';
   private readonly root: string;
   private readonly forceCaseInsensitive: boolean;
   private fileNames: Promise<FileNameMode> | undefined;

@@ -5,7 +5,7 @@ import { LocalCursorStore } from './local-cursor-store.js';
 import { LocalFolder, type LocalFolderOptions } from './local-folder.js';
 import { LocalRunLog, type LocalRunLogOptions } from './local-run-log.js';
 import { LocalSnapshotStore, type LocalSnapshotStoreOptions } from './local-snapshot-store.js';
-import type { ActivePlanClaim, BackfillStore, CompareAndSetResult, CursorState, CursorStore, CursorTarget, RangeProgress, RangeWriteResult, RunLogStore, RunQuery, SnapshotReader, SnapshotStore, TaggedBytes } from './types.js';
+import type { ActivePlanClaim, BackfillStore, CompareAndSetResult, ConsumerStateStore, CursorState, CursorStore, CursorTarget, LeaseRecord, LegacyCursor, RangeProgress, RangeWriteResult, RunLogStore, RunQuery, SnapshotReader, SnapshotStore, StoredConsumer, TaggedBytes } from './types.js';
 
 /** Every setting of a folder's stores: the folder's own, run-log compaction and file names (all for tests). */
 export type LocalStoreOptions = LocalFolderOptions & LocalRunLogOptions & LocalSnapshotStoreOptions;
@@ -37,8 +37,9 @@ export function openLocalStores(root: string, options: LocalStoreOptions = {}): 
  * (tests, the benchmark and the chaos suite). Each method is the one of {@link LocalCursorStore},
  * {@link LocalRunLog}, {@link LocalSnapshotStore} or {@link LocalBackfillStore}.
  */
-export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, SnapshotReader, BackfillStore {
+export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, SnapshotReader, BackfillStore, ConsumerStateStore {
   readonly maxKeySegmentBytes: number;
+  readonly location = '.';
   private readonly stores: LocalStores;
 
   constructor(
@@ -55,6 +56,26 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, Snap
 
   compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget): Promise<CompareAndSetResult> {
     return this.stores.cursors.compareAndSet(name, expected, next);
+  }
+
+  readLease(key: string): Promise<LeaseRecord | undefined> {
+    return this.stores.cursors.readLease(key);
+  }
+
+  swapLease(key: string, expected: LeaseRecord | undefined, next: LeaseRecord): Promise<boolean> {
+    return this.stores.cursors.swapLease(key, expected, next);
+  }
+
+  listConsumers(keyPrefix: string): Promise<StoredConsumer[]> {
+    return this.stores.cursors.listConsumers(keyPrefix);
+  }
+
+  readLegacy(name: string): Promise<LegacyCursor | undefined> {
+    return this.stores.cursors.readLegacy(name);
+  }
+
+  adoptLegacy(name: string, by: string): Promise<boolean> {
+    return this.stores.cursors.adoptLegacy(name, by);
   }
 
   appendRun(summary: RunSummary, expiresAt: number): Promise<void> {

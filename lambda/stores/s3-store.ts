@@ -1,4 +1,7 @@
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { SettingsError } from '../contract/settings.js';
+import { AWS_SERVICE, awsSetupErrorOf } from './aws-setup-error.js';
+import { S3ListError } from './s3-list-error.js';
 import type { S3PutClient } from './s3-put-client.js';
 import { leanPutFor } from './s3-put-wiring.js';
 import { sdkSendOptions, type ReadOptions, type SnapshotReader, type SnapshotStore, type TaggedBytes, type WriteOptions } from './types.js';
@@ -14,11 +17,16 @@ import { sdkSendOptions, type ReadOptions, type SnapshotReader, type SnapshotSto
  * second at most) go through the SDK's GetObject and PutObject, which carry the ETag and `If-Match`.
  */
 export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
+  /** `s3://{bucket}`: a named consumer's cursor is keyed by it (and the prefix). */
+  readonly location: string;
+
   constructor(
     readonly bucket: string,
     private readonly client: S3Client = new S3Client({}),
     private readonly puts: S3PutClient = leanPutFor(client),
-  ) {}
+  ) {
+    this.location = `s3://${bucket}`;
+  }
 
   async putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>, options?: WriteOptions): Promise<void> {
     await this.puts.put({ bucket: this.bucket, key, body, contentType: 'application/json', metadata }, options);
@@ -35,7 +43,10 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
 
   /** A lean GET (s3-put-client.ts), as the PUTs: the consumer reads thousands of manifests a second this way. */
   getBytes(key: string): Promise<Buffer | undefined> {
-    return this.puts.get(this.bucket, key);
+    // No region, no credentials: a settings error that names what to set, as the SDK's own calls give.
+    return this.puts.get(this.bucket, key).catch((error: unknown) => {
+      throw awsSetupErrorOf(error, AWS_SERVICE.s3) ?? error;
+    });
   }
 
   async getTagged(key: string, options?: ReadOptions): Promise<TaggedBytes | undefined> {
@@ -74,15 +85,22 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
 
   async *listKeys(prefix: string, startAfter?: string, options?: ReadOptions): AsyncIterable<string> {
     let token: string | undefined;
+    let after = startAfter;
     do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({
-          Bucket: this.bucket,
-          Prefix: prefix,
-          ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
-        }),
-        sdkSendOptions(options),
-      );
+      const page = await this.client
+        .send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: prefix,
+            ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
+          }),
+          sdkSendOptions(options),
+        )
+        .catch((error: unknown) => {
+          // A settings error (no region, no credentials) says what to set; any other names the bucket and prefix.
+          throw error instanceof SettingsError ? error : new S3ListError(this.bucket, prefix, after, { cause: error });
+        });
+      after = page.Contents?.at(-1)?.Key ?? after;
       for (const object of page.Contents ?? []) if (object.Key) yield object.Key;
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);

@@ -53,6 +53,48 @@ export interface CursorStore {
   compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget, options?: ReadOptions): Promise<CompareAndSetResult>;
 }
 
+/** A named consumer's lease, as stored (contract.md, "One active instance"): who holds it, until when. */
+export interface LeaseRecord {
+  readonly holder: string;
+  /** Epoch ms. */
+  readonly until: number;
+}
+
+/** A cursor stored before consumers were keyed by their mirror (`pk` = the name alone), and who adopted it since. */
+export interface LegacyCursor {
+  readonly state: CursorState;
+  /** The key of the consumer cursor that took it over, once one did. */
+  readonly adoptedBy?: string;
+}
+
+/** A consumer of a mirror as stored: its key, and its cursor and lease where it has them. */
+export interface StoredConsumer {
+  readonly key: string;
+  readonly cursor?: CursorState;
+  readonly lease?: LeaseRecord;
+}
+
+/**
+ * What a cursor store keeps for named consumers besides their cursors (which are cursors like any other, under a
+ * key of their mirror and name): a lease per consumer, the listing of a mirror's consumers, and the adoption of a
+ * cursor stored before consumers were keyed by mirror. DynamoStore and the local folder's stores implement it.
+ */
+export interface ConsumerStateStore {
+  /** The lease stored under a consumer's key, or undefined. */
+  readLease(key: string, options?: ReadOptions): Promise<LeaseRecord | undefined>;
+  /** Stores `next` only if the stored lease is still `expected` (undefined: none stored); false when it is not. */
+  swapLease(key: string, expected: LeaseRecord | undefined, next: LeaseRecord): Promise<boolean>;
+  /** Every consumer whose key starts with `keyPrefix` (DynamoDB: one Scan of the table; a folder: its files). */
+  listConsumers(keyPrefix: string): Promise<StoredConsumer[]>;
+  /** The cursor stored under `name` alone (before consumers were keyed by mirror), or undefined. */
+  readLegacy(name: string): Promise<LegacyCursor | undefined>;
+  /**
+   * Marks the cursor stored under `name` alone as adopted by the consumer key `by`, unless another key adopted it
+   * first: true when it is `by`'s (now or already), false when another's or when there is none.
+   */
+  adoptLegacy(name: string, by: string): Promise<boolean>;
+}
+
 /** Bounds of a run-log query, as run-log sort-key bounds. */
 export interface RunQuery {
   /** Inclusive lower bound of the kuuid id: a `prefix()` of a date. */
@@ -139,6 +181,11 @@ export interface WriteOptions {
  * (S3 and the local folder) implement it; a consumer needs nothing else of the mirror.
  */
 export interface SnapshotReader {
+  /**
+   * Where the store is, as a named consumer's key names it: `s3://{bucket}` for a bucket, `.` for a local folder
+   * (whose consumers' cursors live in the folder itself). Absent: `.`.
+   */
+  readonly location?: string;
   /** Keys under `prefix`, in byte order, after `startAfter`. */
   listKeys(prefix: string, startAfter?: string): AsyncIterable<string>;
   /** An object's bytes exactly as stored, or `undefined` when there is none. */

@@ -1,3 +1,4 @@
+import { consumerKey } from '../consumer/consumer-cursors.js';
 import { MirrorLeaf, type Mirror } from '../consumer/mirror.js';
 import { readCommits } from '../consumer/reader.js';
 import { comparableVersion } from '../contract/identity.js';
@@ -88,7 +89,7 @@ export async function rebuildView(target: ViewTarget, mirror: Mirror, cursors: C
       totals.bodiesRead += bodies;
     });
     if (signal?.aborted) return { ...counts, commits, ...totals, commitKey: last?.commitKey ?? null, cursorMoved: false, complete: false };
-    const cursorMoved = last === undefined ? false : await moveCursorUp(cursors, name, last);
+    const cursorMoved = last === undefined ? false : await moveCursorUp(cursors, consumerKey(mirror, name), last);
     return { ...counts, commits, ...totals, commitKey: last?.commitKey ?? null, cursorMoved, complete: true };
   } finally {
     await spill.remove();
@@ -149,12 +150,12 @@ async function writePackage(target: ViewTarget, mirror: Mirror, folded: FoldedPa
   return records.filter((record) => record.type === 'PackageDetails' && !record.quarantined).length;
 }
 
-/** Moves the consumer's cursor up to `last` if it is behind it; true when it moved. */
-async function moveCursorUp(cursors: CursorStore, name: string, last: { commitId: string; commitTimeStamp: string }): Promise<boolean> {
+/** Moves the consumer's cursor (stored under `key`) up to `last` if it is behind it; true when it moved. */
+async function moveCursorUp(cursors: CursorStore, key: string, last: { commitId: string; commitTimeStamp: string }): Promise<boolean> {
   const value = parseTimestamp(last.commitTimeStamp);
   const runId = kuuidId();
-  for (let state = await cursors.read(name); state === undefined || state.value < value; ) {
-    const outcome = await cursors.compareAndSet(name, state, { value, commitId: last.commitId, runId });
+  for (let state = await cursors.read(key); state === undefined || state.value < value; ) {
+    const outcome = await cursors.compareAndSet(key, state, { value, commitId: last.commitId, runId });
     if (outcome.outcome === 'written') return true;
     state = outcome.current;
   }

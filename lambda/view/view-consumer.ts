@@ -1,4 +1,4 @@
-import { consumeBatches, type ConsumeOptions, type ConsumeResult } from '../consumer/consume.js';
+import { consumeAs, type ConsumeOptions, type ConsumeResult } from '../consumer/consume.js';
 import type { MirrorCommit, MirrorLeaf } from '../consumer/mirror.js';
 import { forEachBounded, packagesOf } from './commit-leaves.js';
 import { writeGuarded, type GuardedWriteOptions } from './guarded-write.js';
@@ -89,6 +89,6 @@ export interface ViewRunResult extends ConsumeResult, ViewCounts {}
  */
 export async function keepView(target: ViewTarget, options: ConsumeOptions & { readonly name?: string; readonly batchSize?: number }): Promise<ViewRunResult> {
   const counts: ViewCounts = { written: 0, current: 0 };
-  const result = await consumeBatches(options.name ?? VIEW_CONSUMER, (commits) => applyBatchToView(target, commits, counts), { ...options, batchSize: options.batchSize ?? DEFAULT_VIEW_BATCH });
+  const result = await consumeAs(options.name ?? VIEW_CONSUMER, (commits) => applyBatchToView(target, commits, counts), { ...options, batchSize: options.batchSize ?? DEFAULT_VIEW_BATCH });
   return { ...result, ...counts };
 }

@@ -75,9 +75,12 @@ describe('CatalogConsumer', () => {
     const wakeId = stack.getLogicalId(built.consumer.wakeQueue.node.defaultChild as never);
     const dlqId = stack.getLogicalId(built.consumer.deadLetterQueue.node.defaultChild as never);
     const got = roleStatements(resources, roleId).map(normalized);
+    const keyed = (name: string): unknown => ({ 'Fn::Join': ['', ['consumer#s3://', { Ref: bucket }, `/nuget/#${name}`]] });
     const expected = [
-      { Effect: 'Allow', Action: ['dynamodb:GetItem'], Resource: { 'Fn::GetAtt': [table, 'Arn'] }, Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['search-indexer', 'vulnerability-scan'] } } },
-      { Effect: 'Allow', Action: ['dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [table, 'Arn'] }, Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['search-indexer'] } } },
+      // Its cursor and its dependency's, keyed by the mirror (`consumer#s3://{bucket}/{prefix}#{name}`), and the items under
+      // their names alone (an earlier version's cursors: read, and its own marked adopted).
+      { Effect: 'Allow', Action: ['dynamodb:GetItem'], Resource: { 'Fn::GetAtt': [table, 'Arn'] }, Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [keyed('search-indexer'), keyed('vulnerability-scan'), 'search-indexer', 'vulnerability-scan'] } } },
+      { Effect: 'Allow', Action: ['dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [table, 'Arn'] }, Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [keyed('search-indexer'), 'search-indexer'] } } },
       // Unconditioned: it lists commits/ and GETs keys that may be missing (the watermark before the first run), and S3
       // answers such a GET 404 only to a role that may list the bucket, 403 otherwise (a GetObject has no s3:prefix).
       { Effect: 'Allow', Action: ['s3:ListBucket'], Resource: { 'Fn::GetAtt': [bucket, 'Arn'] } },

@@ -59,13 +59,14 @@ describe('catalog-sync changes', () => {
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain(`exited with 3 on commit ${all[5]}`);
     expect((await readFile(log, 'utf8')).trim().split('\n')).toEqual(all.slice(0, 5));
-    const status = jsonLines<{ cursor: string }>((await runCli(['status', ...at(dir), '--cursor-name', 'exec', '--json'])).stdout)[0]!;
-    expect(commitKeyOf(status.cursor)).toBe(all[4]);
+    const status = jsonLines<{ consumers: { cursor: string }[] }>((await runCli(['status', ...at(dir), '--consumer', 'exec', '--json'])).stdout)[0]!;
+    expect(commitKeyOf(status.consumers[0]!.cursor)).toBe(all[4]);
 
-    const first = await runCli(['changes', ...at(dir), '--consumer', 'indexer', '--json', '--checkpoint-every', '7']);
+    // stdout is this test's pipe: checkpointing what is written into it is asked for by name.
+    const first = await runCli(['changes', ...at(dir), '--consumer', 'indexer', '--json', '--checkpoint-every', '7', '--checkpoint-on-write']);
     expect(first.code).toBe(0);
     expect(jsonLines<CommitLine>(first.stdout).map((c) => c.commitKey)).toEqual(all);
-    const again = await runCli(['changes', ...at(dir), '--consumer', 'indexer', '--json']);
+    const again = await runCli(['changes', ...at(dir), '--consumer', 'indexer', '--json', '--checkpoint-on-write']);
     expect(again).toMatchObject({ code: 0, stdout: '' });
   });
 

@@ -55,7 +55,7 @@ describe('reading commands on a wrong place', () => {
       runCli(['changes', '--data-dir', at('missing'), '--json']),
       runCli(['view', '--data-dir', at('empty')]),
       runCli(['latest', 'Some.Package', '--data-dir', join(at('mirror'), 'commits')]),
-      runCli(['changes', '--data-dir', at('mirror'), '--prefix', 'nuget/', '--consumer', 'indexer']),
+      runCli(['changes', '--data-dir', at('mirror'), '--prefix', 'nuget/', '--consumer', 'indexer', '--checkpoint-on-write']),
       runCli(['changes', ...s3, '--json'], harness.env()),
       runCli(['changes', '--data-dir', at('mirror'), '--json']),
     ]);

@@ -1,6 +1,7 @@
 /**
- * `catalog-sync changes --follow --consumer NAME --json`, killed with SIGKILL at random points while the follower
- * runs, then started again, on S3 + DynamoDB and on the local folder: every run delivers a contiguous, in-order
+ * `catalog-sync changes --follow --consumer NAME --json --checkpoint-every 1`, killed with SIGKILL at random points
+ * while the follower runs (each run within a few lines: at the defaults a run killed before its first checkpoint
+ * would move nothing, and the test would never end), then started again, on S3 + DynamoDB and on the local folder: every run delivers a contiguous, in-order
  * run of commits starting right after the cursor it found (so redelivery is only of commits after the last
  * checkpoint), the cursor never covers a commit whose line was not written, and together the runs deliver every
  * commit to the head.
@@ -9,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consumerKey } from '../../lambda/consumer/consumer-cursors.js';
 import { readWatermark } from '../../lambda/consumer/mirror.js';
 import { commitKeyOf } from '../../lambda/contract/keys.js';
 import { openLocalStores } from '../../lambda/stores/local-store.js';
@@ -73,14 +75,14 @@ describe.each(Object.keys(SETUPS))('changes --consumer killed with SIGKILL: %s',
     const random = mulberry32(4242);
     const runs: { before: string | undefined; lines: string[]; after: string | undefined }[] = [];
     const keyOf = async (): Promise<string | undefined> => {
-      const state = await cursors.read('killed');
+      const state = await cursors.read(consumerKey({ store: target.stores.snapshots, prefix: '', where: kind }, 'killed'));
       return state === undefined ? undefined : commitKeyOf(state.stored);
     };
     for (;;) {
       const before = await keyOf();
       if (followerDone && before === all.at(-1)) break;
       const killAfter = random.int(1, 12);
-      const { child, done } = startCli(['changes', ...flags, '--follow', '--poll-interval', '0.05', '--consumer', 'killed', '--json'], env);
+      const { child, done } = startCli(['changes', ...flags, '--follow', '--poll-interval', '0.05', '--consumer', 'killed', '--json', '--checkpoint-on-write', '--checkpoint-every', '1'], env);
       let seen = '';
       let sawHead = false;
       child.stdout!.on('data', (chunk: Buffer) => {

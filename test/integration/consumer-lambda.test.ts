@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consumerHandler } from '../../lambda/consumer-lambda.js';
-import { awsConsumerStores, consume, readCommits } from '../../lambda/consumer/index.js';
+import { awsConsumerStores, consume, consumerKey, readCommits } from '../../lambda/consumer/index.js';
+import { consumerCursorKey, mirrorKeyOf } from '../../lambda/contract/consumer-keys.js';
 import { commitKeyOf } from '../../lambda/contract/keys.js';
 import { formatTimestamp } from '../../lambda/contract/time.js';
 import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
@@ -79,7 +80,7 @@ describe('consumerHandler', () => {
     const scheduled = await capture(() => handler(scheduleEvent, context));
     expect(scheduled.error).toMatchObject({ code: 'CS_ERR_CONSUMER_HANDLER', commitKey: failOn, message: expect.stringContaining('search index is down') });
     expect(scheduled.emf[0]).toMatchObject({ ConsumerFailures: 1, ConsumerCommits: 0 });
-    expect(await harness.cursor('lambda-stuck')).toBe(formatTimestamp(commitTicks(catalog, 11)));
+    expect(await harness.cursor(consumerCursorKey(mirrorKeyOf(`s3://${harness.bucket}`, ''), 'lambda-stuck'))).toBe(formatTimestamp(commitTicks(catalog, 11)));
   });
 
   it('awsConsumerStores reads the same mirror from the environment\'s endpoint; without a cursor table, consume says what is missing', async () => {
@@ -89,7 +90,7 @@ describe('consumerHandler', () => {
       const keys: string[] = [];
       for await (const commit of readCommits(stores.mirror)) keys.push(commit.commitKey);
       expect(keys).toEqual(catalog.commits.map((commit) => commitKeyOf(commit.timestamp)));
-      expect((await stores.cursors.read('lambda-indexer'))?.stored).toBe(formatTimestamp(commitTicks(catalog, -1)));
+      expect((await stores.cursors.read(consumerKey(stores.mirror, 'lambda-indexer')))?.stored).toBe(formatTimestamp(commitTicks(catalog, -1)));
       await expect(consume('nowhere', () => undefined, plain)).rejects.toMatchObject({ code: 'CS_ERR_CONSUMER', message: expect.stringContaining('no cursorTable') });
     } finally {
       stores.close();

@@ -10,6 +10,7 @@ import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../testkit/cli-process.js';
+import type { ConsumersView, ConsumerStatus } from '../../lambda/consumer/consumers.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
 import { jsonLines, MANY_PROCESSES } from './cli-local-kit.js';
 
@@ -41,9 +42,10 @@ describe('npm run demo', () => {
       expect(stdout).not.toContain('the newest manifest: everything before it is stored');
       const commands = stdout.split('\n').filter((line) => line.startsWith('  $ ')).map((line) => line.slice(4));
       const named = (name: string) => commands.find((line) => line.includes(` ${name}`))!;
-      expect(commands).toHaveLength(5);
+      expect(commands).toHaveLength(6);
       for (const command of commands.filter((line) => !line.includes(' keys '))) {
-        expect(command).toContain(`--source ${origin![1]}/`);
+        // Reading the mirror back needs no catalog: `changes` and `consumers` take the folder alone.
+        if (!/ (changes|consumers) /.test(command)) expect(command).toContain(`--source ${origin![1]}/`);
         expect(command).toContain(`--data-dir ${dataDir}`);
       }
 
@@ -68,15 +70,20 @@ describe('npm run demo', () => {
       expect(follow.stdout).toMatch(/^time-budget: 0 commits, 0 leaves \(0 deletes, 0 quarantined\), 0 B in [\d.]+ s\ncursor catalog-to-s3: (\S+) -> \1, lag 0\.0 s\n$/);
       expect(jsonLines(shell(`${named('runs')} --json`).stdout)).toHaveLength(1);
 
-      // The README's pipeline: `changes --follow --json` into examples/print-changes.mjs prints every commit, in order.
+      // The README's pipeline: `changes --follow --json --consumer printer` into examples/print-changes.mjs prints every
+      // commit, in order, and the consumer is checkpointed as far as the script acknowledged on its named pipe.
       const pipeline = spawn('sh', ['-c', named('changes')], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       let printed = '';
       pipeline.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+      const printer = async (): Promise<ConsumerStatus> => jsonLines<ConsumersView>(shell(`${named('consumers')} --json`).stdout)[0]!.consumers[0]!;
       try {
         await waitFor(() => printed.split('\n').length > 60 || pipeline.exitCode !== null, 'the pipeline to print 60 commits');
+        await waitFor(async () => (await printer()).lagCommits === 0, 'the consumer to checkpoint what the script acknowledged');
+        expect(await printer()).toMatchObject({ name: 'printer', lagSeconds: 0, heldBy: expect.stringMatching(/^\d+@/) });
       } finally {
         process.kill(-pipeline.pid!, 'SIGTERM');
       }
+      await waitFor(async () => (await printer()).heldBy === null, 'the stopped consumer to give its lease back');
       const lines = printed.trim().split('\n');
       expect(lines).toHaveLength(60);
       expect(lines.every((line) => /^\d{4}-\d\d-\d\dT[\d:.]+Z [0-9A-Za-z]{12}( [+-]\S+@\S+)+$/.test(line))).toBe(true);

@@ -7,7 +7,7 @@
  * catalog's view.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readWatermark } from '../../lambda/consumer/index.js';
+import { consumerKey, readWatermark } from '../../lambda/consumer/index.js';
 import { commitKeyOf } from '../../lambda/contract/keys.js';
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 import type { BackfillStore, CursorStore, RunLogStore, SnapshotReader, SnapshotStore } from '../../lambda/stores/types.js';
@@ -56,7 +56,7 @@ describe.each(VIEW_KINDS)('the latest view over an out-of-order backfill: %s', (
 
     /** After a view run: its cursor is at or before the watermark, and the view is the catalog's up to the cursor. */
     async function observe(): Promise<number> {
-      const cursor = (await target.cursors.read(VIEW_CONSUMER))?.value;
+      const cursor = (await target.cursors.read(consumerKey(target.mirror, VIEW_CONSUMER)))?.value;
       const watermark = await readWatermark(target.mirror);
       if (cursor === undefined) return 0;
       expect(watermark).toBeDefined();

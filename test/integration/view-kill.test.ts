@@ -5,7 +5,7 @@
  * whole document no newer than the watermark; at the end the view is exactly the catalog's.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { readWatermark } from '../../lambda/consumer/index.js';
+import { consumerKey, readWatermark } from '../../lambda/consumer/index.js';
 import { commitKeyOf } from '../../lambda/contract/keys.js';
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 import { packageIndexKey, parseIndex } from '../../lambda/view/index.js';
@@ -25,7 +25,7 @@ describe.each(VIEW_KINDS)('view --follow under SIGKILL: %s', (kind) => {
     const catalog = generateCatalog({ commits: 48, seed: 4848, leavesPerCommit: [1, 4], deleteRatio: 0.25, semver2Ratio: 0.3 });
     const decorations = decorate(catalog.commits, mulberry32(48), 0.3);
     const random = mulberry32(kind.length);
-    const cursor = async (): Promise<string | undefined> => (await target.cursors.read('view-latest'))?.stored;
+    const cursor = async (): Promise<string | undefined> => (await target.cursors.read(consumerKey(target.mirror, 'view-latest')))?.stored;
     for (let from = 0; from < catalog.commits.length; from += 8) {
       const chunk = catalog.commits.slice(from, from + 8);
       await writeMirror(target.store, '', chunk);

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StoredLeafError } from '../../lambda/consumer/index.js';
+import { consumerKey, StoredLeafError } from '../../lambda/consumer/index.js';
 import { commitKeyOf, leafKey } from '../../lambda/contract/keys.js';
 import { LocalStore } from '../../lambda/stores/local-store.js';
 import { LocalViewDocuments, rebuildView, ViewError } from '../../lambda/view/index.js';
@@ -48,7 +48,7 @@ describe('view rebuild: its shard files', () => {
       await expect(failing).rejects.toBeInstanceOf(StoredLeafError);
       await expect(failing).rejects.toThrow(`${key} (commit ${commitKeyOf(last.timestamp)}): listed in its commit's manifest but not stored`);
       expect(readdirSync(spills)).toEqual([]);
-      expect(await store.read('view-failing')).toBeUndefined();
+      expect(await store.read(consumerKey(mirror(), 'view-failing'))).toBeUndefined();
     } finally {
       await store.putLeaf(key, bytes);
     }
@@ -62,7 +62,7 @@ describe('view rebuild: its shard files', () => {
     const result = await rebuildView(target(), mirror(), store, { shards: 2, tempDir: spills, name: 'view-stopped', signal: stop.signal });
     expect(result).toMatchObject({ complete: false, cursorMoved: false, written: 0 });
     expect(readdirSync(spills)).toEqual([]);
-    expect(await store.read('view-stopped')).toBeUndefined();
+    expect(await store.read(consumerKey(mirror(), 'view-stopped'))).toBeUndefined();
     // And whole, with many shards and a one-record buffer, it writes every package and moves the cursor.
     writeFileSync(join(spills, 'unrelated'), '');
     const whole = await rebuildView(target(), mirror(), store, { shards: 5, buffer: 1, tempDir: spills, name: 'view-whole' });

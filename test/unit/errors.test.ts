@@ -18,7 +18,8 @@ import { SyncError } from '../../lambda/sync/engine.js';
 import { BackfillIncompleteError, BackfillPlanError, BackfillRangeError } from '../../lambda/sync/backfill/errors.js';
 import { S3PutError } from '../../lambda/stores/s3-put-error.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
-import { ConsumerError, ConsumerHandlerError, MirrorDocumentError, NoMirrorError, StoredLeafError } from '../../lambda/consumer/errors.js';
+import { AcknowledgementError, ConsumerError, ConsumerHandlerError, MirrorDocumentError, NoMirrorError, StoredLeafError } from '../../lambda/consumer/errors.js';
+import { S3ListError } from '../../lambda/stores/s3-list-error.js';
 import { ContextError } from '../../infra/config.js';
 import { CatalogSyncPropsError } from '../../infra/catalog-sync-props.js';
 
@@ -55,6 +56,8 @@ const errors: readonly [CatalogSyncError, ErrorCode][] = [
   [new ConsumerHandlerError('indexer', '001e9fzMHc3F', { cause }), ErrorCode.consumerHandler],
   [new StoredLeafError('s3://b/', 'leaves/001e9fzMHc3F/a/1.0.0.json', '001e9fzMHc3F', 'bad', { cause }), ErrorCode.storedLeaf],
   [new NoMirrorError('s3://b/', '', 'the bucket does not exist', { cause }), ErrorCode.noMirror],
+  [new AcknowledgementError('bad', { cause }), ErrorCode.consumer],
+  [new S3ListError('b', 'p/', undefined, { cause }), ErrorCode.s3List],
 ];
 
 describe('CatalogSyncError', () => {

@@ -1,5 +1,6 @@
 import { backfillRangesKey, BackfillStatus, MAX_RANGE_ITEM_BYTES, MAX_RANGE_LEAVES, type BackfillPlan, type BackfillRange } from '../../contract/backfill.js';
 import { DEFAULT_BACKFILL_LEASE_SECONDS, DEFAULT_RANGE_LEAVES, SettingsError, type SyncSettings } from '../../contract/settings.js';
+import { judgeLease } from '../../contract/lease.js';
 import { formatTimestamp, MIN_TICKS, type Ticks } from '../../contract/time.js';
 import { id as newId } from '../../ids/kuuid.js';
 import type { BackfillDeps } from '../engine-deps.js';
@@ -112,9 +113,7 @@ async function resume(settings: SyncSettings, deps: BackfillDeps, plan: Backfill
   if (differences.length > 0) throw new BackfillMismatchError(plan.backfillId, differences);
   const now = Date.now();
   // The lease's own holder takes it again (a retried planner of the same execution); a holder known to be gone too.
-  const mine = plan.leaseHolder !== undefined && plan.leaseHolder === options.holder;
-  const gone = plan.leaseHolder !== undefined && !mine && options.holderGone?.(plan.leaseHolder) === true;
-  if (plan.leaseUntil > now && !mine && !gone) throw new BackfillRunningError(plan.backfillId, settings.cursorName, plan.leaseUntil, plan.leaseHolder);
+  if (judgeLease(plan, options.holder, now, options.holderGone) === 'held') throw new BackfillRunningError(plan.backfillId, settings.cursorName, plan.leaseUntil, plan.leaseHolder);
   // Compare-and-set on the lease seen: of two planners taking it up at once, one wins; the other is refused.
   if (!(await backfills.setLease(settings.cursorName, plan.backfillId, now + leaseMs, plan.leaseUntil, options.holder))) {
     const current = await backfills.readPlan(settings.cursorName, plan.backfillId);
