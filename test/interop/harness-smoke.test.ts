@@ -1,7 +1,8 @@
 /**
- * The interop harness proves itself: a tiny hand-written static feed (a service index and a flat container holding the
- * test kit's generated `.nupkg` files), served from a folder on loopback, is restored by `dotnet restore` and read by
- * NuGet.Protocol (the probe). What the feed writer of issue 33 will produce is checked the same way.
+ * The interop harness proves itself: a tiny hand-written static feed (a service index, a flat container holding the
+ * test kit's generated `.nupkg` files, and vulnerability data), served from a folder on loopback, is restored by
+ * `dotnet restore` (audit included) and read by NuGet.Protocol (the probe). What the feed writer of issue 33 will
+ * produce is checked the same way.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,9 +25,21 @@ const sha512 = (bytes: Buffer): string => createHash('sha512').update(bytes).dig
 /** The flat container's spelling of a version of these packages: no build metadata, lowercased. */
 const flatVersion = (version: string): string => version.split('+')[0]!.toLowerCase();
 
+/** The one advisory of the feed: Smoke.Lib 1.0.0, high severity (2). */
+const ADVISORY = { url: 'https://example.com/advisories/SMOKE-0001', severity: 2, versions: '[1.0.0, 1.0.0]' };
+
 /** Writes the feed for `baseUrl` into `dir`: absolute URLs only, as NuGet requires. */
 function writeFeed(dir: string, baseUrl: string, packages: ReadonlyMap<NupkgSpec, Buffer>): void {
-  writeFileSync(join(dir, 'index.json'), JSON.stringify({ version: '3.0.0', resources: [{ '@id': `${baseUrl}flat/`, '@type': 'PackageBaseAddress/3.0.0' }] }));
+  writeFileSync(join(dir, 'index.json'), JSON.stringify({
+    version: '3.0.0',
+    resources: [
+      { '@id': `${baseUrl}flat/`, '@type': 'PackageBaseAddress/3.0.0' },
+      { '@id': `${baseUrl}vulnerabilities/index.json`, '@type': 'VulnerabilityInfo/6.7.0' },
+    ],
+  }));
+  mkdirSync(join(dir, 'vulnerabilities'));
+  writeFileSync(join(dir, 'vulnerabilities/index.json'), JSON.stringify([{ '@name': 'base', '@id': `${baseUrl}vulnerabilities/base.json`, '@updated': '2026-01-01T00:00:00Z' }]));
+  writeFileSync(join(dir, 'vulnerabilities/base.json'), JSON.stringify({ 'smoke.lib': [ADVISORY] }));
   const versions = new Map<string, string[]>();
   for (const [spec, bytes] of packages) {
     const id = spec.id.toLowerCase();
@@ -57,7 +70,7 @@ describe('the interop harness against a hand-written static feed', () => {
     rmSync(folder, { recursive: true, force: true });
   });
 
-  it('dotnet restore takes a package and its dependency from this feed alone, with fresh caches', async () => {
+  it('dotnet restore takes a package and its dependency from this feed alone, with fresh caches, and audits them', async () => {
     server.requests.length = 0;
     const restore = await restoreProject({ feedUrl, references: { 'Smoke.App': '1.0.0' } });
     expect(restore.exitCode, restore.output).toBe(0);
@@ -65,7 +78,7 @@ describe('the interop harness against a hand-written static feed', () => {
     expect(restore.sha512).toEqual({ 'Smoke.App/1.0.0': hashOf('Smoke.App', '1.0.0'), 'Smoke.Lib/1.0.0': hashOf('Smoke.Lib', '1.0.0') });
     expect(restore.packageFolders).toEqual([restore.packagesFolder]);
     expect(restore.sources).toEqual([feedUrl]);
-    expect(restore.logs.filter((log) => log.level === 'Error'), restore.output).toEqual([]);
+    expect(restore.logs.map((log) => [log.code, log.level, log.libraryId]), restore.output).toEqual([['NU1903', 'Warning', 'Smoke.Lib']]);
     for (const path of ['/flat/smoke.app/1.0.0/smoke.app.1.0.0.nupkg', '/flat/smoke.lib/1.0.0/smoke.lib.1.0.0.nupkg']) {
       expect(server.requests, path).toContainEqual({ method: 'GET', path, status: 200 });
     }
@@ -86,7 +99,13 @@ describe('the interop harness against a hand-written static feed', () => {
 
   it('NuGet.Protocol reads every version: the bytes served and the nuspec inside them', async () => {
     const reading = await probeFeed(feedUrl, ['Smoke.App', 'Smoke.Lib', 'Smoke.Missing']);
-    expect(reading.resources).toEqual({ findPackageById: 'HttpFileSystemBasedFindPackageByIdResource', packageMetadata: null, vulnerabilityInfo: null });
+    expect(reading.resources).toEqual({ findPackageById: 'HttpFileSystemBasedFindPackageByIdResource', packageMetadata: null, vulnerabilityInfo: 'VulnerabilityInfoResourceV3' });
+    expect(reading.vulnerabilityErrors).toEqual([]);
+    expect(reading.versions.map((v) => [v.id, v.version, v.audit])).toEqual([
+      ['Smoke.App', '1.0.0', null],
+      ['Smoke.Lib', '1.0.0', [ADVISORY]],
+      ['Smoke.Lib', '2.0.0-beta.1', []],
+    ]);
     expect(reading.ids).toEqual([
       { id: 'Smoke.App', flat: ['1.0.0'], registration: [] },
       { id: 'Smoke.Lib', flat: ['1.0.0', '2.0.0-beta.1'], registration: [] },

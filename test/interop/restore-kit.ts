@@ -46,8 +46,10 @@ export interface RestoreResult {
   /** `project.restore.sources`: the sources restore used. */
   readonly sources: readonly string[];
   readonly logs: readonly RestoreLog[];
-  /** The global packages folder given to this restore. */
+  /** The global packages folder given to this restore (removed after it). */
   readonly packagesFolder: string;
+  /** The whole `project.assets.json` (empty when restore wrote none), for what the fields above leave out. */
+  readonly assets: Readonly<Record<string, unknown>>;
 }
 
 const TARGET_FRAMEWORK = 'net10.0';
@@ -111,6 +113,7 @@ export async function restoreProject(options: RestoreOptions): Promise<RestoreRe
       sources: Object.keys(assets.project?.restore?.sources ?? {}),
       logs: assets.logs ?? [],
       packagesFolder,
+      assets: assets as Record<string, unknown>,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
