@@ -8,7 +8,7 @@
  * never share a key.
  */
 import { CatalogSyncError, ErrorCode } from './errors.js';
-import { normalizedNuGetVersion, parseNuGetVersion } from './nuget-version.js';
+import { normalizedNuGetVersion, parseNuGetVersion, type NuGetVersionParts } from './nuget-version.js';
 
 /** A package id or version that cannot become a key segment. */
 export class KeySegmentError extends CatalogSyncError {
@@ -58,9 +58,32 @@ export function normalizeVersion(version: string): string {
  * version rules; duplicate detection and key segments agree because both use it.
  */
 export function comparableVersion(version: string): string {
+  return versionIdentity(version).identity;
+}
+
+/** A version's identity ({@link comparableVersion}) and, when NuGet reads it, NuGet's parts of it (labels lowercased). */
+export interface VersionIdentity {
+  readonly identity: string;
+  readonly parsed: NuGetVersionParts | undefined;
+}
+
+/**
+ * Identities of recent versions: a sort compares each version some log2(n) times, and a package's versions are
+ * compared again at each of its commits. Cleared when full, as NuGet.Versioning's own parse cache is.
+ */
+const recentIdentities = new Map<string, VersionIdentity>();
+const RECENT_IDENTITIES = 4_096;
+
+/** {@link comparableVersion} with the parts NuGet reads in it, for an order that needs both without parsing twice. */
+export function versionIdentity(version: string): VersionIdentity {
+  const known = recentIdentities.get(version);
+  if (known) return known;
   const loose = looseIdentity(version);
   const parsed = parseNuGetVersion(loose);
-  return parsed ? normalizedNuGetVersion(parsed).toLowerCase() : loose;
+  const identity: VersionIdentity = { identity: parsed ? normalizedNuGetVersion(parsed).toLowerCase() : loose, parsed };
+  if (recentIdentities.size >= RECENT_IDENTITIES) recentIdentities.clear();
+  recentIdentities.set(version, identity);
+  return identity;
 }
 
 /** The loose rule of {@link normalizeVersion}: build metadata removed, 1–4 numbers normalized as text, lowercased. */

@@ -3,8 +3,8 @@
  * applies it, nuget-version.ts), over versions in their identity form ({@link comparableVersion} of identity.ts:
  * normalized and lowercased, so prerelease labels compare case-insensitively, as NuGet compares them).
  */
-import { comparableVersion } from './identity.js';
-import { compareNuGetVersions, parseNuGetVersion } from './nuget-version.js';
+import { versionIdentity } from './identity.js';
+import { compareNuGetVersions } from './nuget-version.js';
 
 const ordinal = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -21,10 +21,8 @@ const ordinal = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
  * metadata NuGet refuses) sorts as its identity (`1.0.0`).
  */
 export function compareVersions(left: string, right: string): number {
-  const a = comparableVersion(left);
-  const b = comparableVersion(right);
-  const pa = parseNuGetVersion(a);
-  const pb = parseNuGetVersion(b);
+  const { identity: a, parsed: pa } = versionIdentity(left);
+  const { identity: b, parsed: pb } = versionIdentity(right);
   if (pa === undefined || pb === undefined) {
     if (pa !== pb) return pa === undefined ? 1 : -1;
     return ordinal(a, b);
