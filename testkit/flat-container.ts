@@ -38,12 +38,11 @@ const identityOf = (id: string, version: string): string => `${id.toLowerCase()}
 /** The flat container of a catalog replica. See the module documentation. */
 export class FlatContainer {
   private state: State | undefined;
+  private readonly withheld = new Set<string>();
+  private readonly replaced = new Map<string, Buffer>();
 
   /** @param catalog the generated catalog served now (`undefined` while the replica serves fixtures: nothing here). */
   constructor(private readonly catalog: () => GeneratedCatalog | undefined) {}
-
-  private readonly withheld = new Set<string>();
-  private readonly replaced = new Map<string, Buffer>();
 
   /** The URL path of the `.nupkg` of `id` `version` (lowercased, normalized, without build metadata). */
   static packagePath(id: string, version: string): string {
