@@ -17,6 +17,7 @@ import { SERVICE_INDEX_PATH } from './catalog-documents.js';
 import type { GeneratedCatalog, GeneratedLeaf } from './catalog-generator.js';
 import { parseTicks } from './catalog-time.js';
 import { FixtureSource, type FixtureSelection } from './fixture-source.js';
+import { FlatContainer } from './flat-container.js';
 import { GeneratedSource } from './generated-source.js';
 import { matchesPath, type PathMatch } from './path-match.js';
 import { FaultList } from './replica-faults.js';
@@ -38,6 +39,11 @@ export class CatalogReplica {
   private readonly abandonWaiters: { match: PathMatch; count: number; resolve: () => void }[] = [];
   /** Told of each request as it arrives, before it is answered: a test steps in at an exact point. */
   onRequest: ((request: LoggedRequest) => void) | undefined;
+  /**
+   * The `PackageBaseAddress/3.0.0` resource of a generated catalog: the `.nupkg` of its details leaves that carry one
+   * (testkit/catalog-packages.ts), withheld or corrupted on demand (testkit/flat-container.ts).
+   */
+  readonly packages = new FlatContainer(() => (this.source instanceof GeneratedSource ? this.source.catalog : undefined));
 
   private source!: ReplicaSource;
   private latencyMs: number;
@@ -128,6 +134,7 @@ export class CatalogReplica {
       splitCommits: this.options.splitCommits ?? false,
       origin: this.options.publicOrigin ?? this.origin,
       leafOrigin: (this.options.leafOrigin ?? this.options.publicOrigin ?? this.origin).replace(/\/$/, ''),
+      packages: this.packages,
     });
   }
 

@@ -13,6 +13,7 @@ import {
 import type { GeneratedCatalog } from './catalog-generator.js';
 import { layoutPages, type LaidOutLeaf, type LaidOutPage } from './catalog-layout.js';
 import { parseTicks, ticksToDate } from './catalog-time.js';
+import { FLAT_CONTAINER_PATH, type FlatContainer } from './flat-container.js';
 import { renderLeafBody } from './leaf-body.js';
 import type { ReplicaSource, ServedDocument } from './replica-source.js';
 
@@ -26,6 +27,8 @@ export interface GeneratedSourceOptions {
   origin: string;
   /** Origin written into the leaf URLs of pages; default `origin`. */
   leafOrigin: string;
+  /** The flat container that answers under `/v3-flatcontainer/` (its state changes between requests: not cached). */
+  packages?: FlatContainer;
 }
 
 interface Rendered {
@@ -53,6 +56,7 @@ export class GeneratedSource implements ReplicaSource {
   }
 
   resolve(path: string): ServedDocument | undefined {
+    if (path.startsWith(FLAT_CONTAINER_PATH)) return this.options.packages?.resolve(path);
     const rendered = this.current();
     const cached = rendered.documents.get(path);
     if (cached) return cached;

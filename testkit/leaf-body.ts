@@ -9,6 +9,7 @@
  */
 import type { GeneratedCommit, GeneratedLeaf } from './generated-commit.js';
 import { formatTicks, parseTicks, TICKS_PER_SECOND } from './catalog-time.js';
+import { packageDigest } from './nupkg.js';
 import { hashSeed, mulberry32, type Prng } from './prng.js';
 
 const DETAILS_CONTEXT = {
@@ -122,10 +123,31 @@ function detailsDocument(prng: Prng, commit: GeneratedCommit, leaf: GeneratedLea
   if (prng.chance(0.3)) document.title = leaf.id.replace(/\./g, ' ');
   if (prng.chance(0.7)) document.dependencyGroups = dependencyGroups(prng, url);
   if (prng.chance(0.8)) document.tags = prng.shuffle(TAGS).slice(0, prng.int(1, 3));
+  if (leaf.package) withPackage(document, leaf, url);
+  if (leaf.deprecation) document.deprecation = { '@id': `${url}#deprecation`, ...leaf.deprecation };
+  if (leaf.vulnerabilities) {
+    document.vulnerabilities = leaf.vulnerabilities.map((v, i) => ({ '@id': `${url}#vulnerability/GitHub/${i + 1}`, '@type': 'Vulnerability', ...v }));
+  }
   // Not in any documented schema: a client must keep it anyway.
   document.futureProperty = { '@type': 'catalogSync:Unknown', weight: `${RAW}1.50`, flags: [] };
   document['@context'] = DETAILS_CONTEXT;
   return document;
+}
+
+/** The package file's truth in place of the drawn one: its hash, size and dependencies. */
+function withPackage(document: Record<string, unknown>, leaf: GeneratedLeaf, url: string): void {
+  const { bytes, dependencies, targetFramework } = leaf.package!;
+  Object.assign(document, packageDigest(bytes));
+  delete document.dependencyGroups;
+  if (dependencies.length > 0) {
+    const groupId = `${url}#dependencygroup/${targetFramework.toLowerCase()}`;
+    document.dependencyGroups = [{
+      '@id': groupId,
+      '@type': 'PackageDependencyGroup',
+      dependencies: dependencies.map((d) => ({ '@id': `${groupId}/${d.id.toLowerCase()}`, '@type': 'PackageDependency', id: d.id, range: d.range })),
+      targetFramework,
+    }];
+  }
 }
 
 function dependencyGroups(prng: Prng, url: string): object[] {

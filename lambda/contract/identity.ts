@@ -8,6 +8,7 @@
  * never share a key.
  */
 import { CatalogSyncError, ErrorCode } from './errors.js';
+import { normalizedNuGetVersion, parseNuGetVersion, type NuGetVersionParts } from './nuget-version.js';
 
 /** A package id or version that cannot become a key segment. */
 export class KeySegmentError extends CatalogSyncError {
@@ -25,17 +26,22 @@ export class KeySegmentError extends CatalogSyncError {
   }
 }
 
-/** `1` to `4` dot-separated numbers, then an optional prerelease label after the first `-` (version-order.ts parses with it too). */
-export const NUMERIC_VERSION = /^(\d+(?:\.\d+){0,3})(?:-(.*))?$/s;
+/** `1` to `4` dot-separated numbers, then an optional prerelease label after the first `-`: the loose form of a version NuGet refuses. */
+const NUMERIC_VERSION = /^(\d+(?:\.\d+){0,3})(?:-(.*))?$/s;
 
 /**
- * The NuGet identity form of a version, lowercased: `+build` metadata removed, each numeric part
- * without leading zeros, at least three parts, a zero fourth part dropped, the prerelease label kept
- * as is (`01.0` → `1.0.0`, `1.0.0.0` → `1.0.0`, `3.1.0-RC.1+sha.5` → `3.1.0-rc.1`).
+ * The NuGet identity form of a version, lowercased: NuGet.Versioning's `ToNormalizedString().ToLowerInvariant()`,
+ * so `+build` metadata removed, white space around the version and around its numbers trimmed, each numeric part
+ * without leading zeros, at least three parts, a zero fourth part dropped, the prerelease label kept as is
+ * (`01.0` → `1.0.0`, `1.0.0.0` → `1.0.0`, `3.1.0-RC.1+sha.5` → `3.1.0-rc.1`, ` 1.0 ` → `1.0.0`).
  *
- * A version whose release part is not 1–4 numbers is only stripped of build metadata and
- * lowercased. NuGet never publishes such a version, but a key must still be derived, and
- * deterministically, from whatever the page item says rather than make the whole commit fail.
+ * A version NuGet refuses gets the loose rule the project has always applied: everything from the first `+` removed;
+ * when what is left is 1–4 numbers (of any size) with an optional `-label`, the numbers normalized as above; then
+ * lowercased (`1.0.0-01` → `1.0.0-01`, `01.0-Be_ta` → `1.0.0-be_ta`, `2147483648.0` → `2147483648.0.0`). Should NuGet
+ * read that (a version refused only for its build metadata, `1.0.0+a+b`, or white space it trims, ` 1.0+é`), the
+ * result is NuGet's form of it, so that the identity of an identity is itself. nuget.org never publishes a version
+ * NuGet refuses, but a key must still be derived, and deterministically, from whatever the page item says rather
+ * than make the whole commit fail.
  *
  * @throws {@link KeySegmentError} when nothing is left (an empty version, or only `+build`).
  */
@@ -52,6 +58,36 @@ export function normalizeVersion(version: string): string {
  * version rules; duplicate detection and key segments agree because both use it.
  */
 export function comparableVersion(version: string): string {
+  return versionIdentity(version).identity;
+}
+
+/** A version's identity ({@link comparableVersion}) and, when NuGet reads it, NuGet's parts of it (labels lowercased). */
+export interface VersionIdentity {
+  readonly identity: string;
+  readonly parsed: NuGetVersionParts | undefined;
+}
+
+/**
+ * Identities of recent versions: a sort compares each version some log2(n) times, and a package's versions are
+ * compared again at each of its commits. Cleared when full, as NuGet.Versioning's own parse cache is.
+ */
+const recentIdentities = new Map<string, VersionIdentity>();
+const RECENT_IDENTITIES = 4_096;
+
+/** {@link comparableVersion} with the parts NuGet reads in it, for an order that needs both without parsing twice. */
+export function versionIdentity(version: string): VersionIdentity {
+  const known = recentIdentities.get(version);
+  if (known) return known;
+  const loose = looseIdentity(version);
+  const parsed = parseNuGetVersion(loose);
+  const identity: VersionIdentity = { identity: parsed ? normalizedNuGetVersion(parsed).toLowerCase() : loose, parsed };
+  if (recentIdentities.size >= RECENT_IDENTITIES) recentIdentities.clear();
+  recentIdentities.set(version, identity);
+  return identity;
+}
+
+/** The loose rule of {@link normalizeVersion}: build metadata removed, 1–4 numbers normalized as text, lowercased. */
+function looseIdentity(version: string): string {
   const plus = version.indexOf('+');
   const withoutBuild = plus < 0 ? version : version.slice(0, plus);
   const match = NUMERIC_VERSION.exec(withoutBuild);

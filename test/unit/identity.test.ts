@@ -48,8 +48,13 @@ describe('normalizeVersion', () => {
     expect(normalizeVersion('V1.0+X')).toBe('v1.0');
     expect(normalizeVersion('1.A.0')).toBe('1.a.0');
     expect(normalizeVersion('-Beta')).toBe('-beta');
-    expect(normalizeVersion(' 1.0')).toBe(' 1.0');
+    expect(normalizeVersion('\ufeff1.0')).toBe('\ufeff1.0');
     expect(normalizeVersion('1..0')).toBe('1..0');
+  });
+
+  it('trims white space as NuGet does, around the version and its numbers', () => {
+    expect(normalizeVersion(' 1.0')).toBe('1.0.0');
+    expect(normalizeVersion('1 . 0\t')).toBe('1.0.0');
   });
 
   it('uses locale-independent lowercasing', () => {
