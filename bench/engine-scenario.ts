@@ -31,7 +31,7 @@ export async function runEngine(config: ScenarioConfig): Promise<ScenarioResult>
     MAX_COMMITS: '1000000',
     CONCURRENCY: String(config.concurrency),
   });
-  // Wired as lambda/handler.ts does.
+  // Wired as lambda/sync/lambda.ts does.
   const { cursors, runLog, s3 } = cursorStores(config, settings.concurrency);
   const http = new HttpClient({ connections: settings.concurrency });
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);

@@ -130,7 +130,7 @@ async function bundleHandler(dir: string): Promise<{ file: string; bytes: number
   const options = nodeBundling(latestNodeRuntime());
   const outfile = join(dir, 'handler', 'index.mjs');
   await build({
-    entryPoints: [join(REPO, 'lambda', 'handler.ts')],
+    entryPoints: [join(REPO, 'lambda', 'sync', 'lambda.ts')],
     outfile,
     bundle: true,
     format: 'esm',

@@ -22,7 +22,7 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 
 // undici's HTTP parser is WebAssembly, which V8 compiles again with TurboFan once it has run a little: ~90 ms of
-// CPU a command pays and waits for at exit (lambda/contract/wasm-tiering.ts says more; the budget is its
+// CPU a command pays and waits for at exit (lambda/runtime/wasm-tiering.ts says more; the budget is its
 // WASM_TIERING_BUDGET). Set before the bundle is compiled: V8 refuses a code cache made under other flags.
 // Not for the commands that make no request (a flag set at run time costs Node's own modules their code cache, ~0.03
 // CPU-s), nor when the process was given its own budget.

@@ -1,18 +1,18 @@
 import { Command, CommanderError } from 'commander';
 import { CatalogSyncError, ErrorCode, hasErrorCode, SettingsError, VERSION } from './contract/index.js';
-import { addBackfillCommand } from './cli/backfill.js';
-import { addChangesCommand } from './cli/changes.js';
-import { addConsumersCommand } from './cli/consumers.js';
-import { addLatestCommand, addViewCommand } from './cli/view.js';
-import { ExitCode } from './cli/exit-code.js';
-import { addKeysCommand } from './cli/keys.js';
-import { addQuarantineCommands } from './cli/quarantine.js';
-import { addRunCommand } from './cli/run.js';
-import { addRunsCommand } from './cli/runs.js';
-import { addStatusCommand } from './cli/status.js';
-import { addVerifyCommand } from './cli/verify.js';
+import { addBackfillCommand } from './backfill/cli/backfill.js';
+import { addChangesCommand } from './consumer/cli/changes.js';
+import { addConsumersCommand } from './consumer/cli/consumers.js';
+import { addLatestCommand, addViewCommand } from './view/cli/view.js';
+import { ExitCode } from './runtime/cli/exit-code.js';
+import { addKeysCommand } from './consumer/cli/keys.js';
+import { addQuarantineCommands } from './sync/cli/quarantine.js';
+import { addRunCommand } from './sync/cli/run.js';
+import { addRunsCommand } from './sync/cli/runs.js';
+import { addStatusCommand } from './sync/cli/status.js';
+import { addVerifyCommand } from './verify/cli/verify.js';
 
-export { ExitCode } from './cli/exit-code.js';
+export { ExitCode } from './runtime/cli/exit-code.js';
 
 /** Raised for usage errors that commander does not catch itself. */
 class UsageError extends CatalogSyncError {

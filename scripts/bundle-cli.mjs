@@ -54,7 +54,7 @@ rmSync(new URL('../dist/cli', import.meta.url), { recursive: true, force: true }
 
 await build({
   absWorkingDir: repo,
-  entryPoints: { cli: 'dist/lambda/cli.js', 'backfill-child': 'dist/lambda/cli/backfill-child.js' },
+  entryPoints: { cli: 'dist/lambda/cli.js', 'backfill-child': 'dist/lambda/backfill/cli/backfill-child.js' },
   outdir: 'dist/cli',
   bundle: true,
   format: 'cjs',

@@ -1,28 +1,28 @@
 /** Which integration test files load a Lambda face, and so need a module graph of their own. */
 
 /**
- * The integration files that load a Lambda face (lambda/handler.ts, consumer-lambda.ts, view-lambda.ts, the
+ * The integration files that load a Lambda face (lambda/sync/lambda.ts, consumer-lambda.ts, view-lambda.ts, the
  * backfill's handlers): a face reads its environment once, when loaded (Powertools' service name and namespace,
  * the container's warm clients), as Lambda loads it once per container. Each of these files gets a fresh module
  * graph, as a fresh container would (vitest.config.ts: project `integration-lambda`); the others share their
  * workers' modules. test/unit/lambda-face-files.test.ts checks that the list is whole.
  */
 export const LAMBDA_FACE_FILES = [
-  'test/integration/backfill-definition-run.test.ts',
-  'test/integration/backfill-handlers.test.ts',
-  'test/integration/backfill-metrics.test.ts',
-  'test/integration/backfill-slowdown.test.ts',
-  'test/integration/backfill-start-execution.test.ts',
-  'test/integration/cli-aws.test.ts',
-  'test/integration/cli-id-filter.test.ts',
-  'test/integration/consumer-lambda.test.ts',
+  'test/integration/backfill/backfill-definition-run.test.ts',
+  'test/integration/backfill/backfill-handlers.test.ts',
+  'test/integration/backfill/backfill-metrics.test.ts',
+  'test/integration/backfill/backfill-slowdown.test.ts',
+  'test/integration/backfill/backfill-start-execution.test.ts',
+  'test/integration/cli/cli-aws.test.ts',
+  'test/integration/cli/cli-id-filter.test.ts',
+  'test/integration/consumer/consumer-lambda.test.ts',
   'test/integration/credentials.test.ts',
   'test/integration/iam-grants.test.ts',
   'test/integration/proxy-aws.test.ts',
-  'test/integration/s3-put-retries.test.ts',
+  'test/integration/s3-put/s3-put-retries.test.ts',
   'test/integration/source-secret.test.ts',
   'test/integration/sync.test.ts',
-  'test/integration/view-lambda.test.ts',
+  'test/integration/view/view-lambda.test.ts',
 ] as const;
 
 /**

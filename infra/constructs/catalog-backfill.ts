@@ -160,7 +160,7 @@ export class CatalogBackfill extends Construct {
       // Every function reads the feed (the finalizer its index: the head past a plan's `until`), and each reads the
       // secret it is given in SOURCE_SECRET_ARN when it starts.
       if (props.sourceSecret) grantSourceSecretRead(role, props.sourceSecret);
-      const code = handlerCode(`backfill/${entry}`);
+      const code = handlerCode(`backfill/lambda/${entry}`);
       const f = new NodejsFunction(this, name, {
         entry: code.entry,
         handler: 'handler',
@@ -232,7 +232,7 @@ export class CatalogBackfill extends Construct {
     for (const role of [planner.role, finalizer.role]) {
       role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PutFilterAndWatermark', actions: ['s3:PutObject'], resources: mirrorState }));
     }
-    // All three read filter.json (checkIdFilter, lambda/backfill/warm.ts) and the watermark (the filter check; before
+    // All three read filter.json (checkIdFilter, lambda/backfill/lambda/warm.ts) and the watermark (the filter check; before
     // each watermark write, which never moves it back): GetObject of those two keys, and ListBucket on the bucket so
     // that a missing one answers 404, not 403 (mirror-grants.ts says why).
     for (const role of [planner.role, worker.role, finalizer.role]) grantMirrorStateRead(role, props.bucket, this.prefix);

@@ -225,7 +225,7 @@ export class CatalogConsumer extends Construct {
     return fn;
   }
 
-  /** Exactly the calls `consumerHandler` makes (lambda/consumer-lambda.ts), on exactly its items and keys. */
+  /** Exactly the calls `consumerHandler` makes (lambda/consumer/lambda.ts), on exactly its items and keys. */
   private grant(props: CatalogConsumerProps, dependsOn: readonly string[]): void {
     const { sync, consumerName } = props;
     const fn = this.function;

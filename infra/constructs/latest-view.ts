@@ -1,6 +1,6 @@
 /**
  * The latest view on AWS (`CatalogSync`'s `view: true`): a {@link CatalogConsumer} named `view-latest` running the
- * view's handler (lambda/view-lambda.ts), which may also PUT the view's documents, `{prefix}packages/*` (conditional
+ * view's handler (lambda/view/lambda.ts), which may also PUT the view's documents, `{prefix}packages/*` (conditional
  * writes need nothing more than `s3:PutObject`). It reads each package's index before writing it, missing at first:
  * the consumer's unconditioned `s3:ListBucket` makes that GET answer 404 rather than 403.
  */
@@ -16,7 +16,7 @@ import { nagResource } from './nag.js';
 
 /** Adds the view consumer to `sync` (construct id `LatestView`). */
 export function addLatestView(sync: ConsumableSync, alarmTopic?: sns.ITopic): CatalogConsumer {
-  const view = new CatalogConsumer(sync, 'LatestView', { sync, consumerName: VIEW_CONSUMER, entry: handlerCode('view-lambda').entry, ...(alarmTopic ? { alarmTopic } : {}) });
+  const view = new CatalogConsumer(sync, 'LatestView', { sync, consumerName: VIEW_CONSUMER, entry: handlerCode('view/lambda').entry, ...(alarmTopic ? { alarmTopic } : {}) });
   const objects = sync.bucket.arnForObjects(`${sync.prefix}${VIEW_KEYS}`);
   view.function.addToRolePolicy(new iam.PolicyStatement({ sid: 'WriteView', actions: ['s3:PutObject'], resources: [objects] }));
   Validations.of(view.function.role ?? view.function).acknowledge({

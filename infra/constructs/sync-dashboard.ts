@@ -11,7 +11,7 @@
  * - a backfill's executions (started, succeeded, failed, timed out, aborted), once {@link addBackfill} is called.
  *
  * The metrics are the ones the alarms watch: namespace `CatalogSync`, dimension `service` for the handler's
- * EMF metrics (lambda/handler.ts), `AWS/Lambda`, `AWS/SQS` and `AWS/States` for the services'.
+ * EMF metrics (lambda/sync/lambda.ts), `AWS/Lambda`, `AWS/SQS` and `AWS/States` for the services'.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -186,7 +186,7 @@ export class SyncDashboard extends Construct {
       }),
     ];
     if (serviceName !== undefined) {
-      // The range workers' own EMF metrics (lambda/backfill/worker.ts): while a backfill runs the follower is held
+      // The range workers' own EMF metrics (lambda/backfill/lambda/worker.ts): while a backfill runs the follower is held
       // off, so its leaves/s graph reads zero and this one is where the work shows.
       const metric = (name: string, label: string) => syncMetric(serviceName, name, { period, statistic: cloudwatch.Stats.SUM, label });
       row.push(

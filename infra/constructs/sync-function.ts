@@ -116,7 +116,7 @@ export class SyncFunction {
       retentionPeriod: Duration.days(14),
     });
 
-    const code = handlerCode('handler');
+    const code = handlerCode('sync/lambda');
     this.function = new NodejsFunction(scope, 'Function', {
       entry: code.entry,
       handler: 'handler',

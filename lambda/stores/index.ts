@@ -4,7 +4,7 @@
  * over one {@link LocalFolder}: one lock, one atomic writer).
  *
  * Importing this face loads the AWS SDK. The CLI's local path must not pay that (most of a second), so
- * `lambda/cli/open-stores.ts` imports `local-store.ts` directly and the AWS stores lazily.
+ * `lambda/runtime/cli/open-stores.ts` imports `local-store.ts` directly and the AWS stores lazily.
  */
 export type { ActivePlanClaim, BackfillStore, RangeProgress, RangeWriteResult } from './types.js';
 export type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, PutRetryEvent, RunLogStore, RunQuery, SnapshotStore, WriteOptions } from './types.js';

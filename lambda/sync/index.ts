@@ -7,8 +7,8 @@ export type { EngineDeps, EngineLogger, Progress } from './engine-deps.js';
 export { commitsAfter, pagesAfter } from './commit-stream.js';
 export { LeafMemory } from './leaf-memory.js';
 export { leafKeyOf, manifestOf, metadataOf, type ManifestEntry } from './layout.js';
-export { auditMirror, type AuditDeps, type AuditFinding, type AuditOptions, type AuditSummary } from './audit.js';
-export { repairCommits, type RepairOutcome } from './audit-repair.js';
+export { auditMirror, type AuditDeps, type AuditFinding, type AuditOptions, type AuditSummary } from '../verify/audit.js';
+export { repairCommits, type RepairOutcome } from '../verify/audit-repair.js';
 export { checkIdFilter, IdFilterChangedError, readIdFilterRecord, shownIdFilter, type EarlierIdFilter, type FilterCheck, type IdFilterRecord } from './filter-record.js';
 export { listQuarantine, retryQuarantine, type QuarantineRecord, type RetryOptions, type RetryOutcome } from './quarantine.js';
 export type { BackfillDeps } from './engine-deps.js';
@@ -30,4 +30,4 @@ export {
   type PlannedBackfill,
   type RangeOptions,
   type RangeOutcome,
-} from './backfill/index.js';
+} from '../backfill/index.js';

@@ -91,7 +91,7 @@ describe('a source URL with credentials', () => {
     const spies = [vi.spyOn(process.stdout, 'write').mockImplementation(capture), vi.spyOn(process.stderr, 'write').mockImplementation(capture)];
     let error: unknown;
     try {
-      const { handler } = await import('../../lambda/handler.js');
+      const { handler } = await import('../../lambda/sync/lambda.js');
       error = await handler({}, { getRemainingTimeInMillis: () => 120_000 }).catch((e: unknown) => e);
     } finally {
       for (const spy of spies) spy.mockRestore();

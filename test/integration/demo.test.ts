@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../testkit/cli-process.js';
 import type { ConsumersView, ConsumerStatus } from '../../lambda/consumer/consumers.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
-import { jsonLines, MANY_PROCESSES } from './cli-local-kit.js';
+import { jsonLines, MANY_PROCESSES } from './cli/cli-local-kit.js';
 
 const DEMO = fileURLToPath(new URL('../../scripts/demo.mjs', import.meta.url));
 

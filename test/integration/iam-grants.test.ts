@@ -7,7 +7,7 @@
  * for the test (testkit/iam-evaluator.ts), which models S3's rule that a GET of a missing key answers 404 only to a
  * caller holding `s3:ListBucket` on the bucket.
  *
- * Faces: the follower (lambda/handler.ts) on a fresh mirror then a second run, without and with INCLUDE_IDS, with a
+ * Faces: the follower (lambda/sync/lambda.ts) on a fresh mirror then a second run, without and with INCLUDE_IDS, with a
  * quarantined leaf; the backfill planner, worker and finalizer as the Distributed Map calls them; a consumer's and
  * the latest view's Lambdas on that mirror.
  */
@@ -123,7 +123,7 @@ describe('the IAM grants cover every call the functions make', () => {
 
   it('the follower: a fresh mirror, then a second run; a quarantined leaf', async () => {
     const { harness, names } = await target(stack);
-    const { handler } = await import('../../lambda/handler.js');
+    const { handler } = await import('../../lambda/sync/lambda.js');
     const env = { ...environmentOf(stack.follower, harness, names), MAX_COMMITS: '7' };
     const bad = catalog.commits[3]!.leaves[0]!;
     replica.overrideBody(bad.path, '{"@type": "PackageDetails"}', { times: 1_000 });
@@ -143,7 +143,7 @@ describe('the IAM grants cover every call the functions make', () => {
 
   it('the follower with INCLUDE_IDS: a fresh mirror records its filter, a second run reads it', async () => {
     const { harness, names } = await target(filtered);
-    const { handler } = await import('../../lambda/handler.js');
+    const { handler } = await import('../../lambda/sync/lambda.js');
     const env: Record<string, string> = { ...environmentOf(filtered.follower, harness, names), MAX_COMMITS: '7' };
     expect(env.INCLUDE_IDS).toBe('A*,B*');
     const calls = await recording(env, async () => {
@@ -160,9 +160,9 @@ describe('the IAM grants cover every call the functions make', () => {
   ])('the backfill planner, worker and finalizer, as the Distributed Map calls them, on a fresh mirror %s', async (_, withFilter) => {
     const faces = withFilter ? filtered : stack;
     const { harness, names } = await target(faces);
-    const planner = (await import('../../lambda/backfill/planner.js')).handler;
-    const worker = (await import('../../lambda/backfill/worker.js')).handler;
-    const finalizer = (await import('../../lambda/backfill/finalizer.js')).handler;
+    const planner = (await import('../../lambda/backfill/lambda/planner.js')).handler;
+    const worker = (await import('../../lambda/backfill/lambda/worker.js')).handler;
+    const finalizer = (await import('../../lambda/backfill/lambda/finalizer.js')).handler;
     let planned: Awaited<ReturnType<typeof planner>> | undefined;
     const planning = await recording(environmentOf(faces.planner, harness, names), async () => {
       planned = await planner({ rangeLeaves: 8 });
@@ -191,9 +191,9 @@ describe('the IAM grants cover every call the functions make', () => {
 
   it('a consumer\'s Lambda and the latest view\'s: before the first run, then on a mirror with a quarantined leaf', async () => {
     const { harness, names } = await target(stack);
-    const { handler } = await import('../../lambda/handler.js');
-    const { consumerHandler } = await import('../../lambda/consumer-lambda.js');
-    const { viewHandler } = await import('../../lambda/view-lambda.js');
+    const { handler } = await import('../../lambda/sync/lambda.js');
+    const { consumerHandler } = await import('../../lambda/consumer/lambda.js');
+    const { viewHandler } = await import('../../lambda/view/lambda.js');
     const consumerEnv = environmentOf(stack.consumer, harness, names);
     const viewEnv = environmentOf(stack.view, harness, names);
     expect([consumerEnv.CONSUMER_NAME, viewEnv.CONSUMER_NAME]).toEqual([CONSUMER, 'view-latest']);

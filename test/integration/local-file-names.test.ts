@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leafKey, manifestKey, quarantineKey } from '../../lambda/contract/keys.js';
 import { commitKeyOf } from '../../lambda/contract/keys.js';
-import { FORCE_CASE_INSENSITIVE_ENV, openStores } from '../../lambda/cli/open-stores.js';
+import { FORCE_CASE_INSENSITIVE_ENV, openStores } from '../../lambda/runtime/cli/open-stores.js';
 import sanitize from 'sanitize-filename';
 import { FILE_NAMES_RECORD, FileNameModeError, resolveFileNameMode } from '../../lambda/stores/file-name-mode.js';
 import { fileNamesOf, keyOfFileNames } from '../../lambda/stores/local-paths.js';

@@ -110,18 +110,18 @@ describe('the tarball', () => {
       'dist/infra/index.js',
       'dist/infra/index.d.ts',
       'dist/lambda/cli.js',
-      'dist/lambda/handler.js',
-      'dist/lambda/backfill/planner.js',
-      'dist/lambda/backfill/worker.js',
-      'dist/lambda/backfill/finalizer.js',
+      'dist/lambda/sync/lambda.js',
+      'dist/lambda/backfill/lambda/planner.js',
+      'dist/lambda/backfill/lambda/worker.js',
+      'dist/lambda/backfill/lambda/finalizer.js',
       'dist/lambda/consumer/index.js',
       'dist/lambda/consumer/index.d.ts',
-      'dist/lambda/consumer-lambda.js',
-      'dist/lambda/consumer-lambda.d.ts',
+      'dist/lambda/consumer/lambda.js',
+      'dist/lambda/consumer/lambda.d.ts',
       'dist/lambda/view/index.js',
       'dist/lambda/view/index.d.ts',
-      'dist/lambda/view-lambda.js',
-      'dist/lambda/view-lambda.d.ts',
+      'dist/lambda/view/lambda.js',
+      'dist/lambda/view/lambda.d.ts',
     ]) {
       expect(files, path).toContain(path);
     }
@@ -132,9 +132,9 @@ describe('the tarball', () => {
     expect(pkg.exports['.']).toEqual({ types: './dist/lambda/index.d.ts', default: './dist/lambda/index.js' });
     expect(pkg.exports['./cdk']).toEqual({ types: './dist/infra/index.d.ts', default: './dist/infra/index.js' });
     expect(pkg.exports['./consumer']).toEqual({ types: './dist/lambda/consumer/index.d.ts', default: './dist/lambda/consumer/index.js' });
-    expect(pkg.exports['./consumer/lambda']).toEqual({ types: './dist/lambda/consumer-lambda.d.ts', default: './dist/lambda/consumer-lambda.js' });
+    expect(pkg.exports['./consumer/lambda']).toEqual({ types: './dist/lambda/consumer/lambda.d.ts', default: './dist/lambda/consumer/lambda.js' });
     expect(pkg.exports['./view']).toEqual({ types: './dist/lambda/view/index.d.ts', default: './dist/lambda/view/index.js' });
-    expect(pkg.exports['./view/lambda']).toEqual({ types: './dist/lambda/view-lambda.d.ts', default: './dist/lambda/view-lambda.js' });
+    expect(pkg.exports['./view/lambda']).toEqual({ types: './dist/lambda/view/lambda.d.ts', default: './dist/lambda/view/lambda.js' });
     expect(Object.keys(pkg.peerDependencies).sort()).toEqual(['aws-cdk-lib', 'constructs']);
     expect(pkg.peerDependenciesMeta).toEqual({ 'aws-cdk-lib': { optional: true }, constructs: { optional: true } });
     expect(pkg.dependencies['aws-cdk-lib']).toBeUndefined();

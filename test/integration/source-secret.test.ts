@@ -46,7 +46,7 @@ async function invoke(env: Record<string, string>): Promise<{ result: unknown; e
   };
   const spies = [vi.spyOn(process.stdout, 'write').mockImplementation(capture), vi.spyOn(process.stderr, 'write').mockImplementation(capture)];
   try {
-    const { handler } = await import('../../lambda/handler.js');
+    const { handler } = await import('../../lambda/sync/lambda.js');
     const result = await handler({}, { getRemainingTimeInMillis: () => 120_000 }).then(
       (summary) => ({ result: summary, error: undefined }),
       (error: unknown) => ({ result: undefined, error }),

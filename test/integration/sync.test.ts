@@ -197,7 +197,7 @@ describe('bounded slices', () => {
     // Powertools logs every run as JSON on stdout and stderr: kept out of the test output.
     const quiet = [vi.spyOn(process.stdout, 'write').mockImplementation(() => true), vi.spyOn(process.stderr, 'write').mockImplementation(() => true)];
     try {
-      const { handler } = await import('../../lambda/handler.js');
+      const { handler } = await import('../../lambda/sync/lambda.js');
       // 7 s left, less the 5 s margin: a 2 s budget.
       const summary = await handler({}, { getRemainingTimeInMillis: () => 7_000 });
       expect(summary).toMatchObject({ stoppedBy: 'time-budget', commits: 1, cursorAfter: formatTimestamp(commitTicks(catalog, 0)) });

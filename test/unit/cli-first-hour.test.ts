@@ -2,7 +2,7 @@
  * Usage a newcomer meets in the first hour (issue 34), through the CLI's `main` in this process (each case fails
  * before any request): an unknown command is an error whatever flags follow it; an empty id pattern is refused; a
  * `--data-dir` whose folder cannot be created (under /proc) is an error at once, not a hang; `latest --help` states
- * the order `latest` prints in. The child-process path is the same `main` (test/integration/cli-local-usage.test.ts).
+ * the order `latest` prints in. The child-process path is the same `main` (test/integration/cli/cli-local-usage.test.ts).
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';

@@ -12,7 +12,7 @@ import type { CatalogIndex, CatalogIndexEntry, CatalogPage, PageItem } from '../
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 import type { BackfillRange } from '../../lambda/contract/backfill.js';
 import { commitsAfter } from '../../lambda/sync/commit-stream.js';
-import { cutRanges } from '../../lambda/sync/backfill/cut-ranges.js';
+import { cutRanges } from '../../lambda/backfill/cut-ranges.js';
 
 /** 2025-01-01 in ticks, and one second: commit times are seconds after it. */
 const BASE = parseTimestamp('2025-01-01T00:00:00Z');

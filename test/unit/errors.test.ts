@@ -15,7 +15,7 @@ import { FileNameError } from '../../lambda/stores/local-paths.js';
 import { FileNameModeError } from '../../lambda/stores/file-name-mode.js';
 import { TimeBudgetReached } from '../../lambda/sync/run-budget.js';
 import { SyncError } from '../../lambda/sync/engine.js';
-import { BackfillIncompleteError, BackfillPlanError, BackfillRangeError } from '../../lambda/sync/backfill/errors.js';
+import { BackfillIncompleteError, BackfillPlanError, BackfillRangeError } from '../../lambda/backfill/errors.js';
 import { S3PutError } from '../../lambda/stores/s3-put-error.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
 import { AcknowledgementError, ConsumerError, ConsumerHandlerError, MirrorDocumentError, NoMirrorError, StoredLeafError } from '../../lambda/consumer/errors.js';

@@ -1,11 +1,11 @@
 /**
- * `run --follow` through an outage: which failures a later slice can get past (lambda/cli/follow-retry.ts), and
+ * `run --follow` through an outage: which failures a later slice can get past (lambda/sync/cli/follow-retry.ts), and
  * the waits between failed slices.
  */
 import { describe, expect, it } from 'vitest';
 import { FetchError } from '../../lambda/catalog/http-errors.js';
 import { InvalidDocumentError } from '../../lambda/catalog/errors.js';
-import { FollowBackoff, followCanRetry } from '../../lambda/cli/follow-retry.js';
+import { FollowBackoff, followCanRetry } from '../../lambda/sync/cli/follow-retry.js';
 import { SettingsError } from '../../lambda/contract/settings.js';
 import { S3PutError } from '../../lambda/stores/s3-put-error.js';
 

@@ -1,10 +1,10 @@
 /**
- * What `run --follow` tells a person between slices (lambda/cli/follow-status.ts, issue 34): once caught up, that it
+ * What `run --follow` tells a person between slices (lambda/sync/cli/follow-status.ts, issue 34): once caught up, that it
  * waits and how often it checks (once a follow); on a terminal, a line redrawn with the time of the next check and
- * erased when a slice moves. The CLI's own output is tested in test/integration/cli-local-follow.test.ts.
+ * erased when a slice moves. The CLI's own output is tested in test/integration/cli/cli-local-follow.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { FollowTotals, FollowWaitNotice } from '../../lambda/cli/follow-status.js';
+import { FollowTotals, FollowWaitNotice } from '../../lambda/sync/cli/follow-status.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
 
 function stream(tty: boolean, columns?: number): { written: string[] } & NodeJS.WriteStream {

@@ -21,11 +21,11 @@ describe('the integration files that load a Lambda face', () => {
   });
 
   it('are recognised by a static import, a dynamic import and a face helper, and not by a mention in text', () => {
-    expect(importsLambdaFace("import { handler } from '../../lambda/handler.js';")).toBe(true);
-    expect(importsLambdaFace("const { handler } = await import('../../lambda/backfill/worker.js');")).toBe(true);
-    expect(importsLambdaFace("import { SourceSecretReader } from '../../lambda/handler/source-secret.js';")).toBe(true);
-    expect(importsLambdaFace("import { batchConsumerHandler } from '../../lambda/consumer-lambda.js';")).toBe(true);
-    expect(importsLambdaFace("const files = ['dist/lambda/handler.js'];")).toBe(false);
+    expect(importsLambdaFace("import { handler } from '../../lambda/sync/lambda.js';")).toBe(true);
+    expect(importsLambdaFace("const { handler } = await import('../../lambda/backfill/lambda/worker.js');")).toBe(true);
+    expect(importsLambdaFace("import { SourceSecretReader } from '../../lambda/runtime/source-secret.js';")).toBe(true);
+    expect(importsLambdaFace("import { batchConsumerHandler } from '../../lambda/consumer/lambda.js';")).toBe(true);
+    expect(importsLambdaFace("const files = ['dist/lambda/sync/lambda.js'];")).toBe(false);
     expect(importsLambdaFace("import { runSlice } from '../../lambda/sync/index.js';")).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FLAG_NAMES } from '../../lambda/cli/options.js';
-import { lambdaSettings, safetyMarginMs } from '../../lambda/handler.js';
+import { FLAG_NAMES } from '../../lambda/runtime/cli/options.js';
+import { lambdaSettings, safetyMarginMs } from '../../lambda/sync/lambda.js';
 import { parseTimestamp } from '../../lambda/contract/time.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, parseSettings, SettingsError, type RawSettings } from '../../lambda/contract/settings.js';
 

@@ -3,7 +3,7 @@
  * never quote the value. Joining it to the source URL keeps every character of the password.
  */
 import { describe, expect, it } from 'vitest';
-import { parseSourceSecret, TOKEN_USER_NAME, withSourceCredentials } from '../../lambda/handler/source-secret.js';
+import { parseSourceSecret, TOKEN_USER_NAME, withSourceCredentials } from '../../lambda/runtime/source-secret.js';
 import { parseSettings } from '../../lambda/contract/settings.js';
 
 const ID = 'catalog-sync/feed';

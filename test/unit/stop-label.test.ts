@@ -1,7 +1,7 @@
 /** How the CLI words a run's stop: the summary's `stoppedBy`, with the user's own bound named for `until`. */
 import { describe, expect, it } from 'vitest';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
-import { describeRun, isEmptyPoll, stopLabel } from '../../lambda/cli/format.js';
+import { describeRun, isEmptyPoll, stopLabel } from '../../lambda/sync/cli/format.js';
 
 const run: RunSummary = {
   runId: '001xUuNa3ciOHY2y9RGq1Z1xOt0vroCd',

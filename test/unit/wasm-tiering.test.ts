@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { WASM_TIERING_BUDGET } from '../../lambda/contract/wasm-tiering.js';
+import { WASM_TIERING_BUDGET } from '../../lambda/runtime/wasm-tiering.js';
 
 const bin = readFileSync(fileURLToPath(new URL('../../bin/catalog-sync.js', import.meta.url)), 'utf8');
 

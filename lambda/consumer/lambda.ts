@@ -1,0 +1,178 @@
+/**
+ * A named consumer as a Lambda function (`import { consumerHandler } from 'catalog-sync/consumer/lambda'`), the
+ * function the `CatalogConsumer` construct deploys: each invocation, whatever woke it (a batch of `commits/`
+ * events from its SQS queue, the backstop schedule, a manual invoke), runs the consumer from its cursor to the
+ * watermark within the invocation's time, then returns. Events are a wake-up, never the data: the watermark and
+ * the manifests are read again each time.
+ *
+ * One invocation at a time (the construct reserves a concurrency of 1), and the cursor's conditional writes make
+ * even an overlap safe. A handler failure leaves the cursor on the commit before it and is counted in
+ * `ConsumerFailures`: a consumer stuck on one commit fails every invocation, which the construct's alarm watches.
+ * A scheduled invocation then throws (the failure lands in the dead-letter queue, naming the commit); an SQS
+ * wake-up does not (its messages are only a wake-up, and would otherwise pile into the queue's dead letters).
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
+import { consumeAs, consumeBatches, type BatchHandler, type CommitHandler, type ConsumeResult } from './consume.js';
+import { id as newId } from '../ids/kuuid.js';
+import { ConsumerHandlerError } from './errors.js';
+import { consumerLag } from './lag.js';
+import { readConsumerCursor } from './consumer-cursors.js';
+import { DEFAULT_CURSOR_NAME, DEFAULT_METRICS_NAMESPACE, SettingsError } from '../contract/index.js';
+import { awsClients, DynamoStore, S3SnapshotStore } from '../stores/index.js';
+import { deferWasmTierUp } from '../runtime/wasm-tiering.js';
+
+/** What woke an invocation. */
+export type Wake = 'sqs' | 'schedule' | 'direct';
+
+/** What one invocation did: the consume result (or the commit the handler failed on), its lag afterwards, and what woke it. */
+export interface ConsumerRun extends Omit<ConsumeResult, 'stoppedBy' | 'runId' | 'checkpoints'> {
+  /** Conditional writes that moved the cursor (not counted when the handler failed). */
+  readonly checkpoints?: number;
+  readonly wake: Wake;
+  readonly stoppedBy: ConsumeResult['stoppedBy'] | 'handler-failed';
+  /** The commit the handler failed on (`handler-failed`): the cursor stays on the commit before it. */
+  readonly failedCommitKey?: string;
+  /** Seconds of commit time between the consumer's cursor and the watermark afterwards. */
+  readonly lagSeconds: number | null;
+}
+
+/** The function's settings, from its environment (the construct sets them). */
+export interface ConsumerLambdaSettings {
+  readonly consumerName: string;
+  readonly table: string;
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly dependsOn: readonly string[];
+  readonly checkpointEvery: number;
+  readonly followerCursor: string;
+}
+
+/** Reads the settings, each error naming its variable. */
+export function consumerLambdaSettings(env: NodeJS.ProcessEnv): ConsumerLambdaSettings {
+  const required = (name: string, what: string): string => {
+    const value = env[name]?.trim();
+    if (!value) throw new SettingsError(name, `is required: ${what}`);
+    return value;
+  };
+  const every = env.CHECKPOINT_EVERY?.trim() || '1';
+  if (!/^\d+$/.test(every) || Number(every) < 1) throw new SettingsError('CHECKPOINT_EVERY', `${JSON.stringify(every)} must be a whole number >= 1`);
+  return {
+    consumerName: required('CONSUMER_NAME', 'the name of the consumer\'s cursor'),
+    table: required('CURSOR_TABLE', 'the DynamoDB table holding the cursors'),
+    bucket: required('SNAPSHOT_BUCKET', 'the S3 bucket of the mirror'),
+    prefix: env.SNAPSHOT_PREFIX ?? '',
+    dependsOn: (env.DEPENDS_ON ?? '').split(',').map((name) => name.trim()).filter((name) => name !== ''),
+    checkpointEvery: Number(every),
+    followerCursor: env.CURSOR_NAME?.trim() || DEFAULT_CURSOR_NAME,
+  };
+}
+
+/** Time left aside at the end of an invocation for the last checkpoint and the metrics: 5-30 s, a fifth of it. */
+function marginMs(remainingMs: number): number {
+  return Math.min(30_000, Math.max(5_000, Math.floor(remainingMs / 5)));
+}
+
+function wakeOf(event: unknown): Wake {
+  const records = (event as { Records?: { eventSource?: string }[] } | undefined)?.Records;
+  if (Array.isArray(records) && records.some((record) => record?.eventSource === 'aws:sqs')) return 'sqs';
+  if ((event as { source?: string } | undefined)?.source === 'aws.events') return 'schedule';
+  return 'direct';
+}
+
+/**
+ * The Lambda handler of a named consumer: `export const handler = consumerHandler(async (commit, context) => …)`.
+ * `handleCommit` gets each commit in order, at least once, with `context.idempotencyKey` (the commit key).
+ */
+export function consumerHandler(
+  handleCommit: CommitHandler,
+  env: NodeJS.ProcessEnv = process.env,
+): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ConsumerRun> {
+  return batchConsumerHandler((commits, context) => handleCommit(commits[0]!, context), 1, env);
+}
+
+/**
+ * {@link consumerHandler} for a handler of `batchSize` consecutive commits at a time (`consumeBatches`): the latest
+ * view's, which writes each package once a batch.
+ */
+export function batchConsumerHandler(
+  handleBatch: BatchHandler,
+  batchSize: number,
+  env: NodeJS.ProcessEnv = process.env,
+  /** @internal catalog-sync's own consumers (the latest view) run under a built-in name. */
+  internal: { readonly builtIn?: boolean } = {},
+): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ConsumerRun> {
+  const consumeUnder = internal.builtIn === true ? consumeAs : consumeBatches;
+  // A Lambda's process: its first invocation should not pay for compiling undici's HTTP parser twice.
+  deferWasmTierUp();
+  let warm: { settings: ConsumerLambdaSettings; cursors: DynamoStore; snapshots: S3SnapshotStore; metrics: Metrics; logger: Logger } | undefined;
+  return async (event, context) => {
+    if (warm === undefined) {
+      const settings = consumerLambdaSettings(env);
+      const clients = awsClients(env, 64);
+      const serviceName = env.POWERTOOLS_SERVICE_NAME?.trim() || `catalog-sync-consumer-${settings.consumerName}`;
+      warm = {
+        settings,
+        cursors: new DynamoStore(settings.table, clients.dynamo),
+        snapshots: new S3SnapshotStore(settings.bucket, clients.s3),
+        metrics: new Metrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE?.trim() || DEFAULT_METRICS_NAMESPACE, serviceName }),
+        logger: new Logger({ serviceName }),
+      };
+    }
+    const { settings, cursors, snapshots, metrics, logger } = warm;
+    const wake = wakeOf(event);
+    const mirror = { store: snapshots, prefix: settings.prefix, where: `s3://${settings.bucket}/${settings.prefix}` };
+    const remaining = context.getRemainingTimeInMillis();
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort(), Math.max(0, remaining - marginMs(remaining)));
+    let commits = 0;
+    const runId = newId();
+    const before = (await readConsumerCursor(cursors, mirror, settings.consumerName))?.stored ?? null;
+    try {
+      const result = await consumeUnder(
+        settings.consumerName,
+        async (batch, consumeContext) => {
+          await handleBatch(batch, consumeContext);
+          commits += batch.length;
+        },
+        {
+          batchSize,
+          mirror,
+          cursors,
+          dependsOn: settings.dependsOn,
+          checkpointEvery: settings.checkpointEvery,
+          followerCursor: settings.followerCursor,
+          signal: stop.signal,
+          runId,
+          // Deployed with its sync, on the sync's own bucket and prefix: before the follower's first run, nothing to read yet.
+          awaitMirror: true,
+          // One invocation at a time (a reserved concurrency of 1): no lease to keep, renew or give back.
+          lease: false,
+        },
+      );
+      const { lagSeconds } = await consumerLag(mirror, cursors, settings.consumerName);
+      const { runId: _runId, ...done } = result;
+      const run: ConsumerRun = { ...done, wake, lagSeconds };
+      record(metrics, commits, lagSeconds, 0);
+      logger.info('consumer run', { runId, ...run });
+      return run;
+    } catch (error) {
+      const lag = await consumerLag(mirror, cursors, settings.consumerName).catch(() => ({ lagSeconds: null, cursor: null }));
+      record(metrics, commits, lag.lagSeconds, 1);
+      const failedCommitKey = error instanceof ConsumerHandlerError ? error.commitKey : undefined;
+      logger.error('consumer run failed', { runId, wake, error: (error as Error).message, ...(failedCommitKey ? { commitKey: failedCommitKey } : {}) });
+      if (wake !== 'sqs' || failedCommitKey === undefined) throw error;
+      return { consumer: settings.consumerName, wake, cursorBefore: before, cursorAfter: lag.cursor, commits, stoppedBy: 'handler-failed', failedCommitKey, lagSeconds: lag.lagSeconds };
+    } finally {
+      clearTimeout(timer);
+      metrics.publishStoredMetrics();
+    }
+  };
+}
+
+function record(metrics: Metrics, commits: number, lagSeconds: number | null, failures: number): void {
+  metrics.addMetric('ConsumerCommits', MetricUnit.Count, commits);
+  metrics.addMetric('ConsumerFailures', MetricUnit.Count, failures);
+  if (lagSeconds !== null) metrics.addMetric('ConsumerLagSeconds', MetricUnit.Seconds, lagSeconds);
+}

@@ -1,0 +1,164 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { ConsumerError } from '../../consumer/errors.js';
+import { DEFAULT_READ_AHEAD } from '../../consumer/reader.js';
+import { DEFAULT_CURSOR_NAME, SettingsError } from '../../contract/index.js';
+import { folderViewStores, type ViewStores } from '../open-folder.js';
+import { keepView } from '../view-consumer.js';
+import { rebuildView } from '../rebuild.js';
+import { VIEW_CONSUMER } from '../view-keys.js';
+import { pollIntervalMs, wholeNumber } from '../../consumer/cli/changes.js';
+import { leaseOf, reportStop } from '../../consumer/cli/changes-consumer.js';
+import { ExitCode } from '../../runtime/cli/exit-code.js';
+import { stopOnSignal } from '../../runtime/cli/stop-on-signal.js';
+import { checkDataDir, type DataDirAccess } from '../../runtime/cli/open-stores.js';
+import type { StoreOptions } from '../../runtime/cli/options.js';
+import { storeOptions } from '../../runtime/cli/store-options.js';
+import { requireMirror } from '../../consumer/cli/mirror-place.js';
+
+/** Options of `catalog-sync view`. */
+interface ViewOptions extends StoreOptions {
+  rebuild?: boolean;
+  follow?: boolean;
+  pollInterval?: string;
+  consumer: string;
+  concurrency?: string;
+  shards?: string;
+  tempDir?: string;
+  json?: boolean;
+}
+
+/** `catalog-sync view`: keep the latest view (`packages/{id}/index.json`) up to the watermark, or rebuild it. */
+export function addViewCommand(program: Command): void {
+  storeOptions(program.command('view'))
+    .description('keep the latest view of every package (packages/{id}/index.json) up to the mirror\'s watermark, as the consumer view-latest')
+    .option('--rebuild', 'build the whole view again from the mirror\'s history (same bytes as the upkeep), then move the consumer\'s cursor', false)
+    .option('--follow', 'keep going: apply commits as the watermark moves (Ctrl-C to stop)', false)
+    .option('--poll-interval <seconds>', 'longest wait between two reads of watermark.json with --follow (default 30)')
+    .option('--consumer <name>', 'the view consumer\'s cursor name', VIEW_CONSUMER)
+    .option('--concurrency <n>', 'package indexes written at once')
+    .option('--shards <n>', 'with --rebuild: shard files the manifests\' leaves are spilled to, one folded in memory at a time (default 64)')
+    .option('--temp-dir <folder>', 'with --rebuild: where its shard files go (default the system\'s temporary folder; at most about 60 bytes a leaf)')
+    .option('--json', 'print the summary as one JSON line', false)
+    .addHelpText('after', `
+Examples:
+  catalog-sync view                      # bring the view up to the watermark
+  catalog-sync view --follow             # and keep it there
+  catalog-sync view --rebuild            # from the history
+  catalog-sync latest Newtonsoft.Json    # a package's current versions`)
+    .action(viewCommand);
+}
+
+/** `catalog-sync latest <id>`: a package's current versions, from the view. */
+export function addLatestCommand(program: Command): void {
+  storeOptions(program.command('latest <id>'))
+    .description('print a package\'s current versions from the latest view (lowest version first by SemVer precedence, as in its index.json; deleted versions marked)')
+    .option('--json', 'print the stored index.json (its versions in the same order)', false)
+    .action(latestCommand);
+}
+
+/** The view's stores as `run` opens its stores: DynamoDB and S3 with both flags, the folder otherwise. */
+async function openViewStores(options: StoreOptions, access: DataDirAccess): Promise<ViewStores> {
+  const { cursorTable, bucket } = options;
+  if ((cursorTable === undefined) !== (bucket === undefined)) {
+    throw new SettingsError(cursorTable === undefined ? '--cursor-table' : '--bucket', 'is required together with ' + (cursorTable === undefined ? '--bucket' : '--cursor-table'));
+  }
+  if (bucket !== undefined && cursorTable !== undefined) {
+    const { awsViewStores } = await import('../open.js');
+    return awsViewStores({ bucket, cursorTable, prefix: options.prefix ?? '' });
+  }
+  if (options.dataDir.trim() === '') throw new SettingsError('--data-dir', 'must not be empty');
+  await checkDataDir(resolve(options.dataDir), access);
+  return folderViewStores(options.dataDir, { prefix: options.prefix ?? '' });
+}
+
+/** The view's documents of the store the options name (for `retry-quarantine`, which keeps the view's entries true). */
+export async function openViewDocuments(options: StoreOptions): Promise<Pick<ViewStores, 'documents' | 'close'>> {
+  const stores = await openViewStores(options, 'write');
+  return { documents: stores.documents, close: stores.close };
+}
+
+async function viewCommand(options: ViewOptions): Promise<void> {
+  const concurrency = wholeNumber('--concurrency', options.concurrency);
+  const maxPollMs = pollIntervalMs(options.pollInterval);
+  if (options.rebuild && options.follow) throw new SettingsError('--rebuild', 'give --rebuild or --follow, not both (after a rebuild, run view --follow)');
+  const shards = wholeNumber('--shards', options.shards);
+  if (!options.rebuild && (shards !== undefined || options.tempDir !== undefined)) throw new SettingsError(shards !== undefined ? '--shards' : '--temp-dir', 'needs --rebuild');
+  if (options.tempDir !== undefined && options.tempDir.trim() === '') throw new SettingsError('--temp-dir', 'must not be empty');
+  // Opened to read: the place is checked before anything is written (a folder is then checked for writing).
+  const stores = await openViewStores(options, 'read');
+  await requireMirror(stores.mirror, options.follow === true);
+  if (options.bucket === undefined) await checkDataDir(resolve(options.dataDir), 'write');
+  const target = { documents: stores.documents, prefix: stores.prefix, ...(concurrency === undefined ? {} : { concurrency }) };
+  const stop = stopOnSignal();
+  try {
+    if (options.rebuild) {
+      const spill = { ...(shards === undefined ? {} : { shards }), ...(options.tempDir === undefined ? {} : { tempDir: resolve(options.tempDir) }) };
+      const result = await rebuildView(target, stores.mirror, stores.cursors, { name: options.consumer, signal: stop.signal, ...spill });
+      process.stdout.write(
+        options.json
+          ? `${JSON.stringify(result)}\n`
+          : `${result.complete ? 'rebuilt' : 'stopped: rebuilt'} ${result.packages} packages from ${result.commits} commits up to ${result.commitKey ?? '(none)'} (${result.bodiesRead} leaf bodies read): ${result.written} written, ${result.current} already current; cursor ${options.consumer} ${result.cursorMoved ? 'moved' : 'left'}\n`,
+      );
+      return;
+    }
+    const result = await keepView(target, {
+      name: options.consumer,
+      mirror: stores.mirror,
+      cursors: stores.cursors,
+      followerCursor: options.cursorName ?? DEFAULT_CURSOR_NAME,
+      follow: options.follow === true,
+      signal: stop.signal,
+      readAhead: DEFAULT_READ_AHEAD,
+      poll: { minMs: Math.min(1_000, maxPollMs), maxMs: maxPollMs },
+      lease: leaseOf(options.consumer, undefined, options.follow === true),
+    });
+    process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `view ${result.consumer}: ${result.commits} commits, ${result.written} indexes written, ${result.current} already current; cursor ${result.cursorAfter ?? '(none)'} (${result.stoppedBy})\n`);
+    reportStop(options.consumer, result);
+  } catch (error) {
+    if (error instanceof ConsumerError) throw new SettingsError('--consumer', error.message, { cause: error });
+    throw error;
+  } finally {
+    stop.release();
+    stores.close();
+  }
+}
+
+async function latestCommand(id: string, options: StoreOptions & { json?: boolean }): Promise<void> {
+  const stores = await openViewStores(options, 'read');
+  try {
+    await requireMirror(stores.mirror, false);
+    const { packageIndexKey } = await import('../view-keys.js');
+    const { parseIndex } = await import('../guarded-write.js');
+    let key: string;
+    try {
+      key = packageIndexKey(stores.prefix, id);
+    } catch (error) {
+      throw new SettingsError('<id>', (error as Error).message, { cause: error });
+    }
+    const stored = await stores.documents.read(key);
+    if (stored === undefined) {
+      process.stderr.write(`catalog-sync: ${id}: no index at ${stores.documents.where} ${key} (no such package in the view yet; is \`catalog-sync view\` keeping it?)\n`);
+      process.exitCode = ExitCode.runFailed;
+      return;
+    }
+    if (options.json) {
+      process.stdout.write(`${stored.bytes.toString('utf8')}\n`);
+      return;
+    }
+    const index = parseIndex(stored.bytes, `${stores.documents.where} ${key}`);
+    const lines = [`${index.id} (as of commit ${index.commitTimeStamp})`];
+    const width = Math.max(...index.versions.map((entry) => entry.version.length));
+    // The document's order (SemVer precedence, lowest first), so the text and --json agree; the highest version is last,
+    // next to the prompt.
+    for (const entry of index.versions) {
+      const marks = entry.type === 'delete' ? ['deleted'] : entry.quarantined ? ['quarantined'] : [entry.listed ? 'listed' : 'unlisted'];
+      if (entry.deprecation) marks.push(`deprecated${Array.isArray(entry.deprecation['reasons']) ? ` (${(entry.deprecation['reasons'] as unknown[]).join(', ')})` : ''}`);
+      if (entry.vulnerabilities) marks.push(`vulnerabilities: ${entry.vulnerabilities.length}`);
+      lines.push(`${entry.version.padEnd(width)}  ${marks.join('  ')}  ${entry.commitTimeStamp}`);
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    stores.close();
+  }
+}
