@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { CatalogClient, HttpClient } from '../lambda/catalog/index.js';
 import { parseSettings, type BackfillRange, type SyncSettings } from '../lambda/contract/index.js';
 import { awsClients, openLocalStores, S3SnapshotStore } from '../lambda/stores/index.js';
-import { finishBackfill, planBackfill, runSlice, type BackfillDeps } from '../lambda/sync/index.js';
+import { runSlice, type BackfillDeps } from '../lambda/sync/index.js';
+import { finishBackfill, planBackfill } from '../lambda/backfill/index.js';
 import type { BackfillWorkerConfig, FromBackfillWorker, ToBackfillWorker } from './backfill-worker.js';
 import { machineCpuMs, round } from './stats.js';
 

@@ -7,7 +7,7 @@
 import { CatalogClient, HttpClient } from '../lambda/catalog/index.js';
 import { parseSettings, type BackfillRange } from '../lambda/contract/index.js';
 import { awsClients, openLocalStores, S3SnapshotStore } from '../lambda/stores/index.js';
-import { runRange, type RangeOutcome } from '../lambda/sync/index.js';
+import { runRange, type RangeOutcome } from '../lambda/backfill/index.js';
 
 /** argv[2] of this process. */
 export interface BackfillWorkerConfig {

@@ -11,7 +11,8 @@
  */
 import { parseCatalogIndex } from '../lambda/catalog/parsers/index.js';
 import { DEFAULT_RANGE_LEAVES, MIN_TICKS } from '../lambda/contract/index.js';
-import { cutRanges, pagesAfter } from '../lambda/sync/index.js';
+import { pagesAfter } from '../lambda/sync/index.js';
+import { cutRanges } from '../lambda/backfill/index.js';
 import { CATALOG_CONTEXT, formatTicks, TICKS_PER_SECOND, mulberry32 } from '../testkit/index.js';
 import { profiled } from './profiler.js';
 import { median, round } from './stats.js';

@@ -2,8 +2,8 @@ import { Command, CommanderError } from 'commander';
 import { CatalogSyncError, ErrorCode, hasErrorCode, SettingsError, VERSION } from './contract/index.js';
 import { addBackfillCommand } from './backfill/cli/backfill.js';
 import { addChangesCommand } from './consumer/cli/changes.js';
-import { addConsumersCommand } from './consumer/cli/consumers.js';
-import { addLatestCommand, addViewCommand } from './view/cli/view.js';
+import { addConsumersCommand, printConsumers } from './consumer/cli/consumers.js';
+import { addLatestCommand, addViewCommand, viewAfterStored } from './view/cli/view.js';
 import { ExitCode } from './runtime/cli/exit-code.js';
 import { addKeysCommand } from './consumer/cli/keys.js';
 import { addQuarantineCommands } from './sync/cli/quarantine.js';
@@ -22,7 +22,7 @@ class UsageError extends CatalogSyncError {
   }
 }
 
-/** The program: its help and version, and one command per file in lambda/cli/. */
+/** The program: its help and version, and each wing's commands (lambda/<wing>/cli/). */
 function program(): Command {
   const root = new Command('catalog-sync')
     .description('Follow a NuGet V3 catalog: every leaf snapshot to S3 or a local folder, crash-safe and resumable.')
@@ -46,14 +46,14 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings, 130 a handler stopp
 
   addRunCommand(root);
   addBackfillCommand(root);
-  addStatusCommand(root);
+  addStatusCommand(root, printConsumers);
   addRunsCommand(root);
   addKeysCommand(root);
   addChangesCommand(root);
   addConsumersCommand(root);
   addViewCommand(root);
   addLatestCommand(root);
-  addQuarantineCommands(root);
+  addQuarantineCommands(root, viewAfterStored);
   addVerifyCommand(root);
   return root;
 }

@@ -2,10 +2,12 @@
 /**
  * `npm run house`: checks the code against the intended house (docs/development.md, "The house").
  *
- * Prints the floors and the import edges between them, every violation of the rules in house-rules.mjs,
- * every cycle between files, uses of `process`/`console` in the engine, and the largest source files.
- * It reports and exits 0; with `--strict` it exits 1 when an error-level rule is broken, a cycle exists,
- * the engine touches the shell, or a source file is over the line limit (warnings never fail).
+ * Prints the floors (the ground, the runtime kit, each wing, the program) and the import edges between them, every
+ * violation of the rules in house-rules.mjs, every cycle between files, uses of `process`/`console` in a wing's
+ * engine, the files of lambda/ on no floor, and the largest source files.
+ * It reports and exits 0; with `--strict` it exits 1 when an error-level rule is broken, a cycle exists, an
+ * engine touches the shell, a file of lambda/ is on no floor, or a source file is over the line limit (warnings
+ * never fail). `--root DIR` checks another checkout (the house test builds small houses that break one rule each).
  * test/unit/house.test.ts runs it with `--strict` and also wants no warning: the house is a test.
  *
  * It needs no dependency: the imports are found with regexes in the source with its comments blanked out
@@ -19,9 +21,9 @@ import { builtinModules } from 'node:module';
 import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { FLOORS, RULES } from './house-rules.mjs';
+import { FLOORS, MUST_BE_PLACED, RULES, SHELL_FREE } from './house-rules.mjs';
+import { lineCount, withoutComments } from './house-source.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const SOURCE_FOLDERS = ['lambda', 'infra', 'test', 'testkit', 'bench', 'chaos', 'scripts', 'bin'];
 const SOURCE_FILE = /\.(ts|mts|cts|js|mjs|cjs)$/;
 /** Generated or recorded data, not source: never counted. */
@@ -34,12 +36,15 @@ const { values: flags } = parseArgs({
   options: {
     strict: { type: 'boolean', default: false },
     top: { type: 'string', default: '15' },
+    root: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
+const root = flags.root ?? fileURLToPath(new URL('..', import.meta.url));
 if (flags.help) {
-  console.log(`usage: npm run house [-- --strict] [-- --top N]
-  --strict   exit 1 on any error-level violation, cycle, shell use in the engine, or file over ${MAX_LINES} lines
+  console.log(`usage: npm run house [-- --strict] [-- --top N] [-- --root DIR]
+  --strict   exit 1 on any error-level violation, cycle, shell use in an engine, file of lambda/ on no floor, or file over ${MAX_LINES} lines
+  --root DIR the checkout to check (default: this script's)
   --top N    how many of the largest source files to list (default 15; every file over ${MAX_LINES} is listed)`);
   process.exit(0);
 }
@@ -51,6 +56,8 @@ if (!Number.isInteger(top) || top < 0) {
 
 const floors = FLOORS.map((floor) => ({ ...floor, pattern: new RegExp(floor.path) }));
 const floorOf = (path) => floors.find((floor) => floor.pattern.test(path));
+const mustBePlaced = new RegExp(MUST_BE_PLACED);
+const shellFree = new RegExp(SHELL_FREE);
 const rules = RULES.map((rule) => ({
   ...rule,
   fromPath: rule.from.path ? new RegExp(rule.from.path) : null,
@@ -76,12 +83,14 @@ printEdges();
 const { errors, warnings } = printViolations();
 const cycles = printCycles();
 const shellUses = printShellUses();
+const unplaced = printUnplaced();
 const oversized = printLargestFiles();
 
-const summaryLine = `house: ${errors} imports break error-level rules, ${warnings} warnings, ${cycles} cycles, ` +
-  `${shellUses} uses of the shell in the engine, ${oversized} files over ${MAX_LINES} lines`;
+const summaryLine =
+  `house: ${errors} imports break error-level rules, ${warnings} warnings, ${cycles} cycles, ` +
+  `${shellUses} uses of the shell in the engines, ${unplaced} files on no floor, ${oversized} files over ${MAX_LINES} lines`;
 console.log(`\n${summaryLine}`);
-const broken = errors + cycles + shellUses + oversized > 0;
+const broken = errors + cycles + shellUses + unplaced + oversized > 0;
 if (flags.strict && broken) process.exit(1);
 
 function printFloors() {
@@ -90,8 +99,16 @@ function printFloors() {
     const count = projectModules.filter((path) => floorOf(path) === floor).length;
     console.log(`  ${floor.rank}  ${floor.name.padEnd(9)} ${String(count).padStart(4)} files  ${floor.what}`);
   }
-  const unplaced = projectModules.filter((path) => !floorOf(path));
+  const unplaced = projectModules.filter((path) => !floorOf(path) && !mustBePlaced.test(path));
   if (unplaced.length > 0) console.log(`\n  not on any floor yet: ${unplaced.join(', ')}`);
+}
+
+/** Files of lambda/ on no floor: the root holds only the program, and every product is a wing of the graph. */
+function printUnplaced() {
+  const unplaced = files.filter((path) => mustBePlaced.test(path) && !floorOf(path));
+  console.log('\n# Files of lambda/ on no floor (a new product is a wing: a folder and a line in the wing graph)\n');
+  console.log(unplaced.length === 0 ? '  none' : unplaced.map((path) => `  ${path}`).join('\n'));
+  return unplaced.length;
 }
 
 function printEdges() {
@@ -125,7 +142,7 @@ function violations() {
       for (const dependency of dependencies) {
         if (Boolean(rule.to.core) !== dependency.core) continue;
         if (rule.toPath && !rule.toPath.test(dependency.to)) continue;
-        if (rule.toPathNot && rule.toPathNot.test(dependency.to)) continue;
+        if (rule.toPathNot?.test(dependency.to)) continue;
         found.push({ from, to: dependency.to, rule });
       }
     }
@@ -209,18 +226,20 @@ function shortestPath(start, goal) {
   return null;
 }
 
-/** The engine knows no shell: its code names neither `process` nor `console` (comments aside). */
+/** A wing's engine knows no shell: its code names neither `process` nor `console` (comments aside). */
 function printShellUses() {
-  const engine = floors.find((floor) => floor.name === 'engine');
   const uses = [];
-  for (const path of projectModules.filter((candidate) => floorOf(candidate) === engine)) {
-    code.get(path).split('\n').forEach((line, index) => {
-      if (/\b(process|console)\s*(\.|\[)|globalThis\.(process|console)\b/.test(line)) {
-        uses.push(`${path}:${index + 1}: ${line.trim()}`);
-      }
-    });
+  for (const path of projectModules.filter((candidate) => shellFree.test(candidate))) {
+    code
+      .get(path)
+      .split('\n')
+      .forEach((line, index) => {
+        if (/\b(process|console)\s*(\.|\[)|globalThis\.(process|console)\b/.test(line)) {
+          uses.push(`${path}:${index + 1}: ${line.trim()}`);
+        }
+      });
   }
-  console.log('\n# The engine and the shell (process, console in lambda/sync/)\n');
+  console.log('\n# The engines and the shell (process, console in a wing but its lambda/ and cli/ faces)\n');
   console.log(uses.length === 0 ? '  none' : uses.map((use) => `  ${use}`).join('\n'));
   return uses.length;
 }
@@ -242,7 +261,9 @@ function sourceFiles() {
   let listed;
   try {
     listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z', '--', ...SOURCE_FOLDERS], {
-      cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024,
+      cwd: root,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
     });
   } catch (error) {
     console.error(`house: cannot list the source files with git (${error.message.split('\n')[0]}); run it from a git checkout`);
@@ -294,98 +315,4 @@ function resolve(from, specifier) {
   for (const ext of ['.ts', '.tsx', '.mts', '.cts', '.js', '.mjs', '.cjs']) candidates.push(base + ext);
   for (const ext of ['.ts', '.tsx', '.mts', '.js', '.mjs']) candidates.push(`${base}/index${ext}`);
   return candidates.find((candidate) => known.has(candidate)) ?? null;
-}
-
-/**
- * The text with comments blanked (line breaks kept, so line numbers still match) and strings, template
- * literals and regex literals left as they are, so `//` or `/*` inside them is not taken for a comment.
- */
-function withoutComments(text) {
-  let out = '';
-  let i = 0;
-  /** Brace depths at which a `${` of a template literal was opened. */
-  const templates = [];
-  let depth = 0;
-  /** The last character of code that is not white space: tells a regex literal from a division. */
-  let last = '';
-  const blank = (from, to) => text.slice(from, to).replace(/[^\n]/g, ' ');
-  const skipString = (quote, start) => {
-    let j = start + 1;
-    while (j < text.length && text[j] !== quote && text[j] !== '\n') j += text[j] === '\\' ? 2 : 1;
-    return Math.min(j + 1, text.length);
-  };
-  /** From inside a template literal to its end or to a `${`; returns the index after it. */
-  const skipTemplate = (start) => {
-    let j = start;
-    while (j < text.length) {
-      if (text[j] === '\\') j += 2;
-      else if (text[j] === '`') return { end: j + 1, opened: false };
-      else if (text[j] === '$' && text[j + 1] === '{') return { end: j + 2, opened: true };
-      else j += 1;
-    }
-    return { end: text.length, opened: false };
-  };
-  const regexMayStart = () => last === '' || /[(,=:[!&|?{};+\-*%<>~^]/.test(last) || /\b(return|typeof|case|do|else|in|of|void|yield|await)$/.test(out.trimEnd());
-  while (i < text.length) {
-    const c = text[i];
-    const next = text[i + 1];
-    if (c === '/' && next === '/') {
-      const end = text.indexOf('\n', i);
-      const stop = end === -1 ? text.length : end;
-      out += blank(i, stop);
-      i = stop;
-    } else if (c === '/' && next === '*') {
-      const end = text.indexOf('*/', i + 2);
-      const stop = end === -1 ? text.length : end + 2;
-      out += blank(i, stop);
-      i = stop;
-    } else if (c === '\'' || c === '"') {
-      const stop = skipString(c, i);
-      out += text.slice(i, stop);
-      i = stop;
-      last = c;
-    } else if (c === '`' || (c === '}' && templates.length > 0 && templates.at(-1) === depth)) {
-      if (c === '}') templates.pop();
-      const { end, opened } = skipTemplate(i + 1);
-      if (opened) templates.push(depth);
-      out += text.slice(i, end);
-      i = end;
-      last = opened ? '{' : '`';
-    } else if (c === '/' && regexMayStart()) {
-      let j = i + 1;
-      let inClass = false;
-      while (j < text.length && text[j] !== '\n') {
-        if (text[j] === '\\') j += 2;
-        else {
-          if (text[j] === '[') inClass = true;
-          else if (text[j] === ']') inClass = false;
-          else if (text[j] === '/' && !inClass) break;
-          j += 1;
-        }
-      }
-      if (text[j] !== '/') {
-        out += c; // not a regex after all
-        i += 1;
-        last = c;
-        continue;
-      }
-      j += 1;
-      while (j < text.length && /[a-z]/i.test(text[j])) j += 1;
-      out += text.slice(i, j);
-      i = j;
-      last = '/';
-    } else {
-      if (c === '{') depth += 1;
-      else if (c === '}') depth -= 1;
-      out += c;
-      if (!/\s/.test(c)) last = c;
-      i += 1;
-    }
-  }
-  return out;
-}
-
-function lineCount(text) {
-  if (text.length === 0) return 0;
-  return text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
 }

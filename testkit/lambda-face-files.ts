@@ -1,8 +1,8 @@
 /** Which integration test files load a Lambda face, and so need a module graph of their own. */
 
 /**
- * The integration files that load a Lambda face (lambda/sync/lambda.ts, consumer-lambda.ts, view-lambda.ts, the
- * backfill's handlers): a face reads its environment once, when loaded (Powertools' service name and namespace,
+ * The integration files that load a Lambda face (a wing's lambda.ts or lambda/: the follower's, a consumer's, the
+ * view's, the backfill's handlers; and runtime/source-secret.ts, the container's secret cache): a face reads its environment once, when loaded (Powertools' service name and namespace,
  * the container's warm clients), as Lambda loads it once per container. Each of these files gets a fresh module
  * graph, as a fresh container would (vitest.config.ts: project `integration-lambda`); the others share their
  * workers' modules. test/unit/lambda-face-files.test.ts checks that the list is whole.
@@ -30,5 +30,5 @@ export const LAMBDA_FACE_FILES = [
  * files that must be listed in {@link LAMBDA_FACE_FILES}.
  */
 export function importsLambdaFace(source: string): boolean {
-  return /['"](?:\.\.\/)+lambda\/(?:handler|consumer-lambda|view-lambda|backfill\/(?:planner|worker|finalizer|start-execution|warm)|handler\/[\w-]+)\.js['"]/.test(source);
+  return /['"](?:\.\.\/)+lambda\/(?:(?:sync|consumer|view)\/lambda|backfill\/lambda\/[\w-]+|runtime\/source-secret)\.js['"]/.test(source);
 }

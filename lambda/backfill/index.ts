@@ -1,6 +1,6 @@
 /**
- * The backfill engine: plan the ranges, run one range, finish. Faces (the Lambda handlers of lambda/backfill/, the
- * CLI's `backfill`) import it through lambda/sync/index.ts.
+ * The backfill wing's engine: plan the ranges, run one range, finish. Its faces (the Lambda handlers of lambda/,
+ * the CLI's `backfill` in cli/) and the library face import it through this module.
  */
 export { cutRanges } from './cut-ranges.js';
 export { abandonBackfill, planBackfill, readRanges, releaseBackfillLease, type PlanOptions, type PlannedBackfill } from './plan.js';

@@ -11,17 +11,22 @@
  * A scheduled invocation then throws (the failure lands in the dead-letter queue, naming the commit); an SQS
  * wake-up does not (its messages are only a wake-up, and would otherwise pile into the queue's dead letters).
  */
-import { Logger } from '@aws-lambda-powertools/logger';
-import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { consumeAs, consumeBatches, type BatchHandler, type CommitHandler, type ConsumeResult } from './consume.js';
 import { id as newId } from '../ids/kuuid.js';
 import { ConsumerHandlerError } from './errors.js';
 import { consumerLag } from './lag.js';
 import { readConsumerCursor } from './consumer-cursors.js';
-import { DEFAULT_CURSOR_NAME, DEFAULT_METRICS_NAMESPACE, SettingsError } from '../contract/index.js';
 import { awsClients, DynamoStore, S3SnapshotStore } from '../stores/index.js';
+import { safetyMarginMs } from '../runtime/deadline.js';
+import { consumerLambdaSettings, type ConsumerLambdaSettings } from '../runtime/lambda-settings.js';
+import { lambdaLogger, lambdaMetrics } from '../runtime/powertools.js';
 import { deferWasmTierUp } from '../runtime/wasm-tiering.js';
+
+/** The function's settings: read by the runtime kit, and `catalog-sync/consumer/lambda` still gives them. */
+export { consumerLambdaSettings, type ConsumerLambdaSettings } from '../runtime/lambda-settings.js';
 
 /** What woke an invocation. */
 export type Wake = 'sqs' | 'schedule' | 'direct';
@@ -36,42 +41,6 @@ export interface ConsumerRun extends Omit<ConsumeResult, 'stoppedBy' | 'runId' |
   readonly failedCommitKey?: string;
   /** Seconds of commit time between the consumer's cursor and the watermark afterwards. */
   readonly lagSeconds: number | null;
-}
-
-/** The function's settings, from its environment (the construct sets them). */
-export interface ConsumerLambdaSettings {
-  readonly consumerName: string;
-  readonly table: string;
-  readonly bucket: string;
-  readonly prefix: string;
-  readonly dependsOn: readonly string[];
-  readonly checkpointEvery: number;
-  readonly followerCursor: string;
-}
-
-/** Reads the settings, each error naming its variable. */
-export function consumerLambdaSettings(env: NodeJS.ProcessEnv): ConsumerLambdaSettings {
-  const required = (name: string, what: string): string => {
-    const value = env[name]?.trim();
-    if (!value) throw new SettingsError(name, `is required: ${what}`);
-    return value;
-  };
-  const every = env.CHECKPOINT_EVERY?.trim() || '1';
-  if (!/^\d+$/.test(every) || Number(every) < 1) throw new SettingsError('CHECKPOINT_EVERY', `${JSON.stringify(every)} must be a whole number >= 1`);
-  return {
-    consumerName: required('CONSUMER_NAME', 'the name of the consumer\'s cursor'),
-    table: required('CURSOR_TABLE', 'the DynamoDB table holding the cursors'),
-    bucket: required('SNAPSHOT_BUCKET', 'the S3 bucket of the mirror'),
-    prefix: env.SNAPSHOT_PREFIX ?? '',
-    dependsOn: (env.DEPENDS_ON ?? '').split(',').map((name) => name.trim()).filter((name) => name !== ''),
-    checkpointEvery: Number(every),
-    followerCursor: env.CURSOR_NAME?.trim() || DEFAULT_CURSOR_NAME,
-  };
-}
-
-/** Time left aside at the end of an invocation for the last checkpoint and the metrics: 5-30 s, a fifth of it. */
-function marginMs(remainingMs: number): number {
-  return Math.min(30_000, Math.max(5_000, Math.floor(remainingMs / 5)));
 }
 
 function wakeOf(event: unknown): Wake {
@@ -111,13 +80,13 @@ export function batchConsumerHandler(
     if (warm === undefined) {
       const settings = consumerLambdaSettings(env);
       const clients = awsClients(env, 64);
-      const serviceName = env.POWERTOOLS_SERVICE_NAME?.trim() || `catalog-sync-consumer-${settings.consumerName}`;
+      const service = `catalog-sync-consumer-${settings.consumerName}`;
       warm = {
         settings,
         cursors: new DynamoStore(settings.table, clients.dynamo),
         snapshots: new S3SnapshotStore(settings.bucket, clients.s3),
-        metrics: new Metrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE?.trim() || DEFAULT_METRICS_NAMESPACE, serviceName }),
-        logger: new Logger({ serviceName }),
+        metrics: lambdaMetrics(env, service),
+        logger: lambdaLogger(env, service),
       };
     }
     const { settings, cursors, snapshots, metrics, logger } = warm;
@@ -125,7 +94,7 @@ export function batchConsumerHandler(
     const mirror = { store: snapshots, prefix: settings.prefix, where: `s3://${settings.bucket}/${settings.prefix}` };
     const remaining = context.getRemainingTimeInMillis();
     const stop = new AbortController();
-    const timer = setTimeout(() => stop.abort(), Math.max(0, remaining - marginMs(remaining)));
+    const timer = setTimeout(() => stop.abort(), Math.max(0, remaining - safetyMarginMs(remaining)));
     let commits = 0;
     const runId = newId();
     const before = (await readConsumerCursor(cursors, mirror, settings.consumerName))?.stored ?? null;

@@ -43,8 +43,11 @@ export interface AwsConsumerOptions {
   readonly clients?: { readonly s3: S3Client; readonly dynamo: DynamoDBClient };
 }
 
-/** The mirror in an S3 bucket, and (with `cursorTable`) the DynamoDB cursor store of named consumers. */
-export function awsConsumerStores(options: AwsConsumerOptions, env: NodeJS.ProcessEnv = process.env): ConsumerStores {
+/**
+ * The mirror in an S3 bucket, and (with `cursorTable`) the DynamoDB cursor store of named consumers. `env` (default:
+ * the process's, read by the stores) configures the clients it makes.
+ */
+export function awsConsumerStores(options: AwsConsumerOptions, env?: NodeJS.ProcessEnv): ConsumerStores {
   const owned = options.clients === undefined;
   const clients = options.clients ?? awsClients(env, DEFAULT_READ_AHEAD);
   const prefix = options.prefix ?? '';

@@ -125,3 +125,6 @@ export class SourceSecretReader {
     return parseSourceSecret(secretId, value);
   }
 }
+
+/** The private feed's credentials (SOURCE_SECRET_ARN), read once per container. */
+export const sourceSecrets = new SourceSecretReader();

@@ -14,9 +14,9 @@ import { readProxyEnv } from '../contract/index.js';
  * manifests, which are written as commits complete, and for leaves past `STRAGGLER_MS` that gave their slot back)
  * and the same 5 attempts; the rest uses the SDK.
  * Every request, the lean ones included, goes through the proxy `HTTPS_PROXY` / `HTTP_PROXY` name unless `NO_PROXY`
- * lists its host (proxy-agents.ts).
+ * lists its host (proxy-agents.ts). `env` left undefined is the process's (the library's openers leave it so).
  */
-export function awsClients(env: NodeJS.ProcessEnv, concurrency: number): { dynamo: DynamoDBClient; s3: S3Client } {
+export function awsClients(env: NodeJS.ProcessEnv = process.env, concurrency: number): { dynamo: DynamoDBClient; s3: S3Client } {
   const requestHandler = sdkRequestHandler(env, { sockets: Math.max(50, concurrency * 2), connectionTimeout: 10_000, requestTimeout: 60_000 });
   return {
     // A request timeout: the writes that checkpoint after a run's stop are not aborted by it, and the SDK's

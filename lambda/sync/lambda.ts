@@ -1,15 +1,10 @@
-import { Logger } from '@aws-lambda-powertools/logger';
-import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { CatalogClient, HttpClient } from '../catalog/index.js';
 import {
-  DEFAULT_METRICS_NAMESPACE,
   leafMemoryBudget,
-  parseRunLogDays,
-  parseSettings,
   parseTimestamp,
   processMemory,
-  SettingsError,
   StoppedBy,
   type RunSummary,
   type SyncSettings,
@@ -19,16 +14,15 @@ import { id as newId } from '../ids/kuuid.js';
 import { awsClients, DynamoStore, S3SnapshotStore } from '../stores/index.js';
 import { lagSeconds, LeafMemory, runSlice, SyncError } from './index.js';
 import { checkLambdaIdFilter } from './id-filter-check.js';
-import { sourceSecretId, SourceSecretReader, withSourceCredentials, type SourceCredentials } from '../runtime/source-secret.js';
+import { sourceSecretId, sourceSecrets } from '../runtime/source-secret.js';
+import { deadlineOf } from '../runtime/deadline.js';
+import { lambdaSettings } from '../runtime/lambda-settings.js';
+import { engineLogger, lambdaLogger, lambdaMetrics } from '../runtime/powertools.js';
 import { addWorkMetrics } from '../runtime/work-metrics.js';
 import { deferWasmTierUp } from '../runtime/wasm-tiering.js';
 
-// The CDK stack sets POWERTOOLS_SERVICE_NAME to `catalog-sync-<cursor>` so that two syncs' metrics and alarms
-// do not collide; an explicit serviceName would override it, so it is read here.
-const serviceName = process.env.POWERTOOLS_SERVICE_NAME?.trim() || 'catalog-sync';
-const namespace = process.env.POWERTOOLS_METRICS_NAMESPACE?.trim() || DEFAULT_METRICS_NAMESPACE;
-const logger = new Logger({ serviceName });
-const metrics = new Metrics({ namespace, serviceName });
+const logger = lambdaLogger(process.env, 'catalog-sync');
+const metrics = lambdaMetrics(process.env, 'catalog-sync');
 
 /** Everything a warm Lambda keeps between invocations: the HTTP pool, the SDK clients, the cached index. */
 interface Warm {
@@ -43,26 +37,6 @@ interface Warm {
   readonly leafMemory: LeafMemory;
 }
 let warm: Warm | undefined;
-/** The private feed's credentials (SOURCE_SECRET_ARN), read once per container. */
-export const sourceSecrets = new SourceSecretReader();
-
-
-/**
- * The Lambda's settings beyond the engine's own: where state lives. `credentials`, read from the secret of
- * SOURCE_SECRET_ARN, join the source URL.
- */
-export function lambdaSettings(
-  env: NodeJS.ProcessEnv,
-  credentials?: SourceCredentials,
-): { settings: SyncSettings; table: string; bucket: string; runLogDays: number } {
-  const parsed = parseSettings(env);
-  const settings = credentials ? withSourceCredentials(env, parsed, credentials) : parsed;
-  const table = env.CURSOR_TABLE?.trim();
-  if (!table) throw new SettingsError('CURSOR_TABLE', 'is required: the DynamoDB table holding the cursor');
-  const bucket = env.SNAPSHOT_BUCKET?.trim();
-  if (!bucket) throw new SettingsError('SNAPSHOT_BUCKET', 'is required: the S3 bucket receiving the snapshots');
-  return { settings, table, bucket, runLogDays: parseRunLogDays(env.RUN_LOG_DAYS) };
-}
 
 /**
  * The container's clients and settings, and, once per container and settings, the id filter check: the filter must
@@ -97,18 +71,6 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<{ ready: Warm; admission?
 export const CLOSE_BEFORE_END_MS = 1_000;
 
 /**
- * The time kept back from the Lambda's limit: at the deadline the engine aborts the requests in flight (catalog
- * GETs, S3 PUTs of leaves and their retry waits, DynamoDB reads), and within this margin it writes the
- * manifests of completed commits (aborted 2 s past the deadline if S3 has not answered), checkpoints the cursor,
- * writes the watermark and stores the run: the checkpoints and the watermark aborted 2 s before the function's end,
- * the run-log record {@link CLOSE_BEFORE_END_MS} before it, so no write outlives the invocation.
- * A fifth of the remaining time, at least 5 s and at most 30 s.
- */
-export function safetyMarginMs(remainingMs: number): number {
-  return Math.min(30_000, Math.max(5_000, Math.floor(remainingMs / 5)));
-}
-
-/**
  * Runs one bounded slice of the catalog and returns its summary. Throws when the run stopped on an error
  * (after checkpointing what it completed), so the invocation counts as failed and alarms fire.
  */
@@ -131,15 +93,9 @@ export const handler = async (_event: unknown, context: Pick<Context, 'getRemain
       runId,
       leafMemory,
       ...(admission === undefined ? {} : { admission }),
-      logger: {
-        info: (message, extra) => logger.info(message, extra ?? {}),
-        warn: (message, extra) => logger.warn(message, extra ?? {}),
-        error: (message, extra) => logger.error(message, extra ?? {}),
-        // Each S3 PUT retry (POWERTOOLS_LOG_LEVEL=DEBUG shows them; the run summary counts them always).
-        debug: (message, extra) => logger.debug(message, extra ?? {}),
-      },
+      logger: engineLogger(logger),
       // The engine turns it into the signal that aborts every request in flight when it passes.
-      deadline: Date.now() + remaining - safetyMarginMs(remaining),
+      deadline: deadlineOf(remaining),
       // And the writes after the stop (checkpoints, watermark, run log) end before the function does.
       closeBy: Date.now() + remaining - CLOSE_BEFORE_END_MS,
       onIndex: (ticks) => {

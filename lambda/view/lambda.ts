@@ -5,7 +5,8 @@
  * settings are the consumer's (`CONSUMER_NAME`, `CURSOR_TABLE`, `SNAPSHOT_BUCKET`, `SNAPSHOT_PREFIX`, …).
  */
 import type { Context } from 'aws-lambda';
-import { batchConsumerHandler, consumerLambdaSettings, type ConsumerRun } from '../consumer/lambda.js';
+import { batchConsumerHandler, type ConsumerRun } from '../consumer/lambda.js';
+import { consumerLambdaSettings } from '../runtime/lambda-settings.js';
 import { awsClients } from '../stores/index.js';
 import { S3ViewDocuments } from './s3-view-documents.js';
 import { applyBatchToView, DEFAULT_VIEW_BATCH, DEFAULT_VIEW_CONCURRENCY, type ViewTarget } from './view-consumer.js';

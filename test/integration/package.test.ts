@@ -208,13 +208,22 @@ const { mirror, cursors } = folderConsumerStores(${JSON.stringify(dataDir)});
 const keys = [];
 for await (const commit of readCommits(mirror)) keys.push(commit.commitKey);
 const result = await consume('library', async (commit) => void (await commit.leaves[0].json()), { mirror, cursors });
-console.log(JSON.stringify({ keys, commits: result.commits, handler: typeof consumerHandler }));
+const faces = {};
+for (const face of ['catalog-sync/consumer/lambda', 'catalog-sync/view/lambda']) faces[face] = Object.keys(await import(face)).sort();
+console.log(JSON.stringify({ keys, commits: result.commits, handler: typeof consumerHandler, faces }));
 `,
       );
       const done = await ok(process.execPath, ['consumer.mjs'], { cwd: app });
       const out = JSON.parse(done.stdout.trim()) as { keys: string[]; commits: number; handler: string };
       expect(out.keys).toEqual(catalog.commits.map((commit) => commitKeyOf(commit.timestamp)));
       expect(out).toMatchObject({ commits: 12, handler: 'function' });
+      // The Lambda subpaths give what they gave before their files moved into their wings.
+      expect(out).toMatchObject({
+        faces: {
+          'catalog-sync/consumer/lambda': ['batchConsumerHandler', 'consumerHandler', 'consumerLambdaSettings'],
+          'catalog-sync/view/lambda': ['handler', 'viewHandler'],
+        },
+      });
     } finally {
       await replica.stop();
     }

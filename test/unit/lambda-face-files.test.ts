@@ -4,7 +4,7 @@
  * environment (its Powertools service name, its warm clients).
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importsLambdaFace, LAMBDA_FACE_FILES } from '../../testkit/lambda-face-files.js';
 
@@ -12,10 +12,10 @@ const folder = join(import.meta.dirname, '..', 'integration');
 
 describe('the integration files that load a Lambda face', () => {
   it('are exactly the files listed', () => {
-    const loading = readdirSync(folder)
+    const loading = readdirSync(folder, { recursive: true, encoding: 'utf8' })
       .filter((name) => name.endsWith('.test.ts'))
       .filter((name) => importsLambdaFace(readFileSync(join(folder, name), 'utf8')))
-      .map((name) => `test/integration/${name}`)
+      .map((name) => `test/integration/${name.split(sep).join('/')}`)
       .sort();
     expect(loading).toEqual([...LAMBDA_FACE_FILES].sort());
   });
@@ -27,5 +27,7 @@ describe('the integration files that load a Lambda face', () => {
     expect(importsLambdaFace("import { batchConsumerHandler } from '../../lambda/consumer/lambda.js';")).toBe(true);
     expect(importsLambdaFace("const files = ['dist/lambda/sync/lambda.js'];")).toBe(false);
     expect(importsLambdaFace("import { runSlice } from '../../lambda/sync/index.js';")).toBe(false);
+    expect(importsLambdaFace("import { lambdaSettings } from '../../lambda/runtime/lambda-settings.js';")).toBe(false);
+    expect(importsLambdaFace("import { planBackfill } from '../../../lambda/backfill/index.js';")).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FLAG_NAMES } from '../../lambda/runtime/cli/options.js';
-import { lambdaSettings, safetyMarginMs } from '../../lambda/sync/lambda.js';
+import { safetyMarginMs } from '../../lambda/runtime/deadline.js';
+import { lambdaSettings } from '../../lambda/runtime/lambda-settings.js';
 import { parseTimestamp } from '../../lambda/contract/time.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, parseSettings, SettingsError, type RawSettings } from '../../lambda/contract/settings.js';
 

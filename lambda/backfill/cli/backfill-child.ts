@@ -6,7 +6,8 @@
  */
 import { CatalogClient, HttpClient } from '../../catalog/index.js';
 import { CatalogSyncError, leafMemoryBudget, parseSettings, processMemory, type BackfillRange, type SyncSettings } from '../../contract/index.js';
-import { LeafMemory, runRange, type EngineLogger } from '../../sync/index.js';
+import { LeafMemory, type EngineLogger } from '../../sync/index.js';
+import { runRange } from '../index.js';
 import type { FromWorker, ToWorker, WorkerOptions } from './backfill-messages.js';
 import { openStores, type OpenStores } from '../../runtime/cli/open-stores.js';
 import { FLAG_NAMES, rawSettingsOf } from '../../runtime/cli/options.js';

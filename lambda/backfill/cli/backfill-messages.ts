@@ -3,7 +3,7 @@
  * no bigint crosses it). The parent hands out one range at a time; a worker reports progress and the outcome.
  */
 import type { BackfillRange } from '../../contract/index.js';
-import type { RangeOutcome } from '../../sync/index.js';
+import type { RangeOutcome } from '../index.js';
 import type { RunOptions } from '../../runtime/cli/options.js';
 
 /** The flags a worker needs to build the same settings and stores as the parent. */

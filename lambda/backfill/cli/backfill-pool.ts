@@ -8,7 +8,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { LEAF_MEMORY_ENV, leafMemoryBudget, processMemory, StoppedBy, type BackfillRange } from '../../contract/index.js';
-import type { RangeOutcome } from '../../sync/index.js';
+import type { RangeOutcome } from '../index.js';
 import type { FromWorker, ToWorker, WorkerOptions } from './backfill-messages.js';
 
 /** A failing range is tried this many times (retried 3 times) before the backfill stops. */

@@ -1,5 +1,5 @@
 import type { BackfillPlan } from '../../contract/index.js';
-import type { RangeOutcome } from '../../sync/index.js';
+import type { RangeOutcome } from '../index.js';
 import { formatLeft, writeProgressLine } from '../../sync/cli/progress.js';
 
 /**

@@ -14,7 +14,7 @@ import {
   SettingsError,
   type Ticks,
 } from '../../contract/index.js';
-import { abandonBackfill, BackfillMismatchError, catalogHeadOrUnknown, finishBackfill, planBackfill, releaseBackfillLease } from '../../sync/index.js';
+import { abandonBackfill, BackfillMismatchError, catalogHeadOrUnknown, finishBackfill, planBackfill, releaseBackfillLease } from '../index.js';
 import type { WorkerOptions } from './backfill-messages.js';
 import { rememberSource, withFolderSource } from '../../runtime/cli/folder-source.js';
 import type { WorkerPool } from './backfill-pool.js';

@@ -8,7 +8,7 @@
  * that kept failing (the definition's Catch of Finish). Step Functions sees an error's code as its name (coded-errors.ts).
  */
 import type { RunSummary } from '../../contract/index.js';
-import { finishBackfill, releaseBackfillLease } from '../../sync/index.js';
+import { finishBackfill, releaseBackfillLease } from '../index.js';
 import { withCodedErrors } from './coded-errors.js';
 import { checkBackfillFilter, logger, warmUp } from './warm.js';
 

@@ -11,7 +11,7 @@
  * the error's name (coded-errors.ts).
  */
 import { backfillRangesKey, MAX_RANGE_LEAVES, parseTimestamp, SettingsError } from '../../contract/index.js';
-import { abandonBackfill, planBackfill } from '../../sync/index.js';
+import { abandonBackfill, planBackfill } from '../index.js';
 import { withCodedErrors } from './coded-errors.js';
 import { checkBackfillFilter, logger, warmUp } from './warm.js';
 

@@ -1,26 +1,22 @@
 /**
  * What the three backfill handlers share: settings from the same environment as the follower's function
- * (handler.ts's `lambdaSettings`), the catalog client and the stores, kept warm between invocations, and the
+ * (runtime/lambda-settings.ts), the catalog client and the stores, kept warm between invocations, and the
  * Powertools logger as the engine's logger.
  */
-import { Logger } from '@aws-lambda-powertools/logger';
 import { CatalogClient, HttpClient } from '../../catalog/index.js';
 import { leafMemoryBudget, processMemory, type SyncSettings } from '../../contract/index.js';
 import { deferWasmTierUp } from '../../runtime/wasm-tiering.js';
-import { lambdaSettings, sourceSecrets } from '../../sync/lambda.js';
+import { lambdaSettings } from '../../runtime/lambda-settings.js';
+import { engineLogger, lambdaLogger } from '../../runtime/powertools.js';
 import { checkLambdaIdFilter } from '../../sync/id-filter-check.js';
-import { sourceSecretId } from '../../runtime/source-secret.js';
+import { sourceSecretId, sourceSecrets } from '../../runtime/source-secret.js';
 import { awsClients, DynamoStore, S3SnapshotStore, type SnapshotStore } from '../../stores/index.js';
 import { BackpressureSnapshotStore, backpressureS3Client, SlowDownGauge } from '../../stores/s3-backpressure.js';
 import { LeafMemory, type BackfillDeps, type EngineLogger } from '../../sync/index.js';
 
-export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME?.trim() || 'catalog-sync-backfill' });
+export const logger = lambdaLogger(process.env, 'catalog-sync-backfill');
 
-export const engineLogger: EngineLogger = {
-  info: (message, extra) => logger.info(message, extra ?? {}),
-  warn: (message, extra) => logger.warn(message, extra ?? {}),
-  error: (message, extra) => logger.error(message, extra ?? {}),
-};
+export const engineLoggerOfBackfill: EngineLogger = engineLogger(logger);
 
 /** A warm container's settings, clients and stores. */
 export interface BackfillWarm {
@@ -66,7 +62,7 @@ export async function warmUp(env: NodeJS.ProcessEnv, { backpressure = false } = 
       runLog: store,
       runLogDays,
       backfills: store,
-      logger: engineLogger,
+      logger: engineLoggerOfBackfill,
       // A quarter of the function's memory for leaf bodies in flight (contract/leaf-memory.ts).
       leafMemory: new LeafMemory(leafMemoryBudget(env, processMemory())),
     },

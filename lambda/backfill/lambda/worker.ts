@@ -12,20 +12,17 @@
  * `RunFailed`, `CursorLagSeconds`) are not emitted: a batch is not a run, the cursor does not move until the
  * finish, and a failed batch is the state machine's to report (its ExecutionsFailed alarm).
  */
-import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { addTotals, DEFAULT_METRICS_NAMESPACE, SettingsError, ZERO_TOTALS, type BackfillRange } from '../../contract/index.js';
+import { addTotals, SettingsError, ZERO_TOTALS, type BackfillRange } from '../../contract/index.js';
 import { addWorkMetrics } from '../../runtime/work-metrics.js';
-import { safetyMarginMs } from '../../sync/lambda.js';
-import { runRange, type RangeOutcome } from '../../sync/index.js';
+import { deadlineOf } from '../../runtime/deadline.js';
+import { lambdaMetrics } from '../../runtime/powertools.js';
+import { runRange, type RangeOutcome } from '../index.js';
 import { withCodedErrors } from './coded-errors.js';
 import { checkBackfillFilter, logger, warmUp } from './warm.js';
 
-// As lambda/sync/lambda.ts: the stack sets both; an explicit serviceName would override POWERTOOLS_SERVICE_NAME.
-const metrics = new Metrics({
-  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE?.trim() || DEFAULT_METRICS_NAMESPACE,
-  serviceName: process.env.POWERTOOLS_SERVICE_NAME?.trim() || 'catalog-sync-backfill',
-});
+const metrics = lambdaMetrics(process.env, 'catalog-sync-backfill');
 
 /** What ItemBatcher hands a child execution. */
 export interface WorkerInput {
@@ -54,8 +51,7 @@ async function runBatch(event: WorkerInput, context: Pick<Context, 'getRemaining
   for (const range of event.Items ?? []) {
     if (range.backfillId !== backfillId) throw new SettingsError('BatchInput.backfillId', `is ${backfillId}, but range ${range.n} belongs to ${range.backfillId}`);
   }
-  const remaining = context.getRemainingTimeInMillis();
-  const deadline = Date.now() + remaining - safetyMarginMs(remaining);
+  const deadline = deadlineOf(context.getRemainingTimeInMillis());
   const slowDownsBefore = gauge?.slowDowns ?? 0;
   const ranges: RangeOutcome[] = [];
   let done = true;

@@ -15,7 +15,7 @@ import { checkDataDir, openStores } from '../../runtime/cli/open-stores.js';
 import { mirrorOf, requireMirror } from './mirror-place.js';
 import { collect, type StoreOptions } from '../../runtime/cli/options.js';
 import { mirrorOptions } from '../../runtime/cli/store-options.js';
-import { filteredLeaves, readerIdFilter } from '../../sync/cli/id-filter-flags.js';
+import { filteredLeaves, readerIdFilter } from './reader-filter.js';
 
 /** Options of `catalog-sync changes`. */
 interface ChangesOptions extends StoreOptions, OutputOptions, ConsumerFlags {

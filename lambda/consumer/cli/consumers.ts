@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { describeConsumers, type ConsumersView, type ConsumerStatus } from '../consumers.js';
 import type { Mirror } from '../mirror.js';
 import { CURSOR_NAME_PATTERN, SettingsError } from '../../contract/index.js';
-import { formatDuration } from '../../sync/cli/format.js';
+import { formatDuration } from '../../runtime/cli/units.js';
 import { openStores } from '../../runtime/cli/open-stores.js';
 import { collect, type StoreOptions } from '../../runtime/cli/options.js';
 import { mirrorOptions } from '../../runtime/cli/store-options.js';

@@ -1,5 +1,6 @@
 import { parseTimestamp, StoppedBy, type RunSummary, type Ticks } from '../../contract/index.js';
 import { lagSeconds } from '../index.js';
+import { formatBytes, formatDuration } from '../../runtime/cli/units.js';
 
 /**
  * What the CLI knows of a run's stop beyond its summary: `ceiling`, the bound the user set (`--until …`,
@@ -74,17 +75,4 @@ export function describeRun(run: RunSummary): string {
   // `caught-up` short of the head: a run or backfill bounded by --until or --delay, logged before `until` existed.
   const stop = run.stoppedBy === StoppedBy.caughtUp && !run.caughtUp ? StoppedBy.until : run.stoppedBy;
   return `${run.runId}  ${stop.padEnd(11)} ${String(run.commits).padStart(6)} commits ${String(run.leaves).padStart(7)} leaves  ${run.cursorBefore} -> ${run.cursorAfter}  ${(run.durationMs / 1000).toFixed(1)} s${run.error ? `  ${run.error.code}: ${run.error.message}` : ''}`;
-}
-
-export function formatDuration(seconds: number): string {
-  if (seconds < 60) return `${seconds.toFixed(1)} s`;
-  if (seconds < 3600) return `${(seconds / 60).toFixed(1)} min`;
-  if (seconds < 86_400 * 2) return `${(seconds / 3600).toFixed(1)} h`;
-  return `${(seconds / 86_400).toFixed(1)} days`;
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }

@@ -3,7 +3,7 @@
  * filter before the engine runs (sync/filter-record.ts), with what to do when a widened filter leaves history short.
  */
 import type { Command } from 'commander';
-import { formatTimestamp, idFilterFlags, idFilterOf, idPatternProblem, keepsId, SettingsError, type IdFilter, type SyncSettings } from '../../contract/index.js';
+import { formatTimestamp, idFilterFlags, SettingsError, type SyncSettings } from '../../contract/index.js';
 import { checkIdFilter, shownIdFilter } from '../index.js';
 import { collect, type StoreOptions } from '../../runtime/cli/options.js';
 
@@ -66,23 +66,3 @@ export async function checkIdFilterFlags(stores: OpenStores, settings: SyncSetti
   );
 }
 
-/** The filter of `changes`' `--include` / `--exclude` (a reader's view: the mirror is not changed). */
-export function readerIdFilter(include: readonly string[] = [], exclude: readonly string[] = []): IdFilter | undefined {
-  for (const [flag, patterns] of [['--include', include], ['--exclude', exclude]] as const) {
-    for (const pattern of patterns) {
-      const problem = idPatternProblem(pattern);
-      if (problem !== undefined) throw new SettingsError(flag, problem);
-    }
-  }
-  return idFilterOf(include, exclude);
-}
-
-/**
- * `commit` with only the leaves `filter` keeps (the commit itself is always delivered: cursors move over whole
- * commits), the leaves it left out added to the commit's `filtered` count, so a reader still tells them from missing.
- */
-export function filteredLeaves<C extends { readonly filtered?: number; readonly leaves: readonly { readonly id: string }[] }>(commit: C, filter: IdFilter | undefined): C {
-  if (filter === undefined) return commit;
-  const leaves = commit.leaves.filter((leaf) => keepsId(filter, leaf.id));
-  return { ...commit, filtered: (commit.filtered ?? 0) + commit.leaves.length - leaves.length, leaves };
-}

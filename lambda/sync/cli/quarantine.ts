@@ -7,11 +7,17 @@ import { withFolderSource } from '../../runtime/cli/folder-source.js';
 import { openStores } from '../../runtime/cli/open-stores.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from '../../runtime/cli/options.js';
 import { storeOptions } from '../../runtime/cli/store-options.js';
-import { openViewDocuments } from '../../view/cli/view.js';
-import { viewRefresher } from '../../view/quarantine-refresh.js';
+import type { SnapshotReader } from '../../stores/types.js';
+import type { RetryOptions } from '../index.js';
+
+/**
+ * What `retry-quarantine` tells of each leaf it stored, opened for one run and closed after it: the latest view's
+ * refresher (given by the program, lambda/cli.ts: the follower does not import the view).
+ */
+export type AfterStoredHook = (options: StoreOptions, prefix: string, reader: SnapshotReader) => Promise<{ afterStored: NonNullable<RetryOptions['afterStored']>; close(): void }>;
 
 /** `catalog-sync quarantine` and `retry-quarantine`: the leaves set aside by `--quarantine`. */
-export function addQuarantineCommands(program: Command): void {
+export function addQuarantineCommands(program: Command, afterStoredHook: AfterStoredHook): void {
   storeOptions(program.command('quarantine'))
     .description('list the leaves set aside by --quarantine, oldest commit first')
     .option('--json', 'one JSON line per record', false)
@@ -23,7 +29,7 @@ export function addQuarantineCommands(program: Command): void {
     .option('--allow-origin <origin>', 'another origin leaves may come from (repeatable)', collect)
     .option('--json', 'one JSON line per record', false)
     .addHelpText('after', '\nExamples:\n  catalog-sync retry-quarantine\n  catalog-sync retry-quarantine --cursor-table cursors --bucket mirror')
-    .action(retryQuarantineCommand);
+    .action((options, command: Command) => retryQuarantineCommand(options, command, afterStoredHook));
 }
 
 async function quarantineCommand(options: StoreOptions & { json?: boolean }): Promise<void> {
@@ -44,7 +50,7 @@ async function quarantineCommand(options: StoreOptions & { json?: boolean }): Pr
   }
 }
 
-async function retryQuarantineCommand(given: StoreOptions & { allowOrigin?: string[]; json?: boolean }, command: Command): Promise<void> {
+async function retryQuarantineCommand(given: StoreOptions & { allowOrigin?: string[]; json?: boolean }, command: Command, afterStoredHook: AfterStoredHook): Promise<void> {
   const options = await withFolderSource(given, command);
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const stores = await openStores(options, 4);
@@ -52,8 +58,8 @@ async function retryQuarantineCommand(given: StoreOptions & { allowOrigin?: stri
   try {
     const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
     // The latest view, where there is one, is told of each leaf stored: its quarantined entry becomes a details one.
-    const view = await openViewDocuments(options);
-    const afterStored = viewRefresher(view.documents, settings.prefix, stores.reader);
+    const view = await afterStoredHook(options, settings.prefix, stores.reader);
+    const { afterStored } = view;
     let outcomes;
     try {
       outcomes = await retryQuarantine(catalog, stores.snapshots, settings.prefix, { afterStored });

@@ -3,24 +3,30 @@ import { CatalogClient, DEFAULT_HTTP_OPTIONS, HttpClient, type CatalogIndex } fr
 import { BackfillStatus, formatTimestamp, parseSettings, redactUrl, SettingsError, type Ticks } from '../../contract/index.js';
 import type { BackfillStore } from '../../stores/types.js';
 import { commitsAfter, lagSeconds, pagesAfter } from '../index.js';
-import { printConsumers } from '../../consumer/cli/consumers.js';
 import { ExitCode } from '../../runtime/cli/exit-code.js';
-import { describeRun, formatDuration } from './format.js';
+import { describeRun } from './format.js';
+import { formatDuration } from '../../runtime/cli/units.js';
 import { withFolderSource } from '../../runtime/cli/folder-source.js';
 import { openStores } from '../../runtime/cli/open-stores.js';
 import { FLAG_NAMES, rawSettingsOf, type StoreOptions } from '../../runtime/cli/options.js';
 import { storeOptions } from '../../runtime/cli/store-options.js';
 import { verboseHooks, verboseOption } from './verbose.js';
 
+/**
+ * What `status --consumer <name>` prints instead: that named consumer's cursor, lag and holder, as `consumers` does.
+ * The program (lambda/cli.ts) hands over the consumer wing's printer: the follower does not import the consumer.
+ */
+export type ConsumerStatusPrinter = (options: StoreOptions, names: readonly string[], json: boolean) => Promise<void>;
+
 /** `catalog-sync status`: the cursor and the last runs (read locally), then the catalog head and the lag. */
-export function addStatusCommand(program: Command): void {
+export function addStatusCommand(program: Command, printConsumers: ConsumerStatusPrinter): void {
   verboseOption(storeOptions(program.command('status')))
     .description('print the cursor and the last runs, and the catalog head and the lag when the source answers')
     .option('--json', 'print one JSON line', false)
     .option('--require-source', 'exit 1 when the source does not answer (by default status still prints the stored state and exits 0)', false)
     .option('--consumer <name>', 'a named consumer of the mirror instead: its cursor, lag behind watermark.json and holder, offline (as `consumers`)')
     .addHelpText('after', '\nExamples:\n  catalog-sync status\n  catalog-sync status --cursor-name search --json\n  catalog-sync status --require-source   # for a health check: exit 1 when the catalog cannot be read\n  catalog-sync status --consumer indexer  # a consumer\'s lag behind the mirror, no catalog request')
-    .action(statusCommand);
+    .action((options, command: Command) => statusCommand(options, command, printConsumers));
 }
 
 /** Attempts at the source's index: status answers with the stored state in seconds even when the source is down. */
@@ -43,7 +49,11 @@ async function readSource(catalog: CatalogClient, cursor: Ticks): Promise<Source
   }
 }
 
-async function statusCommand(options: StoreOptions & { json?: boolean; requireSource?: boolean; consumer?: string }, command: Command): Promise<void> {
+async function statusCommand(
+  options: StoreOptions & { json?: boolean; requireSource?: boolean; consumer?: string },
+  command: Command,
+  printConsumers: ConsumerStatusPrinter,
+): Promise<void> {
   if (options.consumer !== undefined) {
     if (options.requireSource) throw new SettingsError('--require-source', 'not with --consumer (a consumer\'s status reads no catalog)');
     return printConsumers(options, [options.consumer], options.json === true);

@@ -7,6 +7,9 @@ import { folderViewStores, type ViewStores } from '../open-folder.js';
 import { keepView } from '../view-consumer.js';
 import { rebuildView } from '../rebuild.js';
 import { VIEW_CONSUMER } from '../view-keys.js';
+import { viewRefresher } from '../quarantine-refresh.js';
+import type { PageItem } from '../../catalog/index.js';
+import type { SnapshotReader } from '../../stores/types.js';
 import { pollIntervalMs, wholeNumber } from '../../consumer/cli/changes.js';
 import { leaseOf, reportStop } from '../../consumer/cli/changes-consumer.js';
 import { ExitCode } from '../../runtime/cli/exit-code.js';
@@ -70,6 +73,15 @@ async function openViewStores(options: StoreOptions, access: DataDirAccess): Pro
   if (options.dataDir.trim() === '') throw new SettingsError('--data-dir', 'must not be empty');
   await checkDataDir(resolve(options.dataDir), access);
   return folderViewStores(options.dataDir, { prefix: options.prefix ?? '' });
+}
+
+/**
+ * `retry-quarantine`'s hook (lambda/cli.ts hands it over): each leaf stored again refreshes its entry in the latest
+ * view, where the mirror has one.
+ */
+export async function viewAfterStored(options: StoreOptions, prefix: string, reader: SnapshotReader): Promise<{ afterStored: (leafKey: string, item: PageItem) => Promise<boolean>; close(): void }> {
+  const view = await openViewDocuments(options);
+  return { afterStored: viewRefresher(view.documents, prefix, reader), close: view.close };
 }
 
 /** The view's documents of the store the options name (for `retry-quarantine`, which keeps the view's entries true). */

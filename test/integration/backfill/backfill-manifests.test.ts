@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitKey, manifestKey } from '../../../lambda/contract/keys.js';
 import { formatTimestamp } from '../../../lambda/contract/time.js';
-import { planBackfill, runRange } from '../../../lambda/sync/index.js';
+import { planBackfill, runRange } from '../../../lambda/backfill/index.js';
 import { openTarget, settingsOf, withDeps, type BackfillTarget } from '../../../testkit/backfill-harness.js';
 import { generateCatalog, type GeneratedCatalog } from '../../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';

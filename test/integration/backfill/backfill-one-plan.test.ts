@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RANGE_ITEM_BYTES, MAX_RANGE_LEAVES } from '../../../lambda/contract/index.js';
 import type { CatalogIndex } from '../../../lambda/catalog/index.js';
 import { formatTimestamp, parseTimestamp } from '../../../lambda/contract/time.js';
-import { abandonBackfill, BackfillRunningError, cutRanges, planBackfill, releaseBackfillLease } from '../../../lambda/sync/index.js';
+import { abandonBackfill, BackfillRunningError, cutRanges, planBackfill, releaseBackfillLease } from '../../../lambda/backfill/index.js';
 import { generateCatalog, type GeneratedCatalog } from '../../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { commitTicks } from '../../../testkit/sync-harness.js';

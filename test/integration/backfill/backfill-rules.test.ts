@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTimestamp, parseTimestamp } from '../../../lambda/contract/time.js';
-import { BackfillRangeError, finishBackfill, planBackfill, releaseBackfillLease, runRange, runSlice } from '../../../lambda/sync/index.js';
+import { runSlice } from '../../../lambda/sync/index.js';
+import { BackfillRangeError, finishBackfill, planBackfill, releaseBackfillLease, runRange } from '../../../lambda/backfill/index.js';
 import { generateCatalog, type GeneratedCatalog } from '../../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { commitTicks } from '../../../testkit/sync-harness.js';

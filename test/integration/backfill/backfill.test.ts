@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BackfillStatus, type BackfillRange } from '../../../lambda/contract/backfill.js';
 import { formatTimestamp, parseTimestamp } from '../../../lambda/contract/time.js';
-import { finishBackfill, planBackfill, runRange, runSlice, type RangeOutcome } from '../../../lambda/sync/index.js';
+import { runSlice } from '../../../lambda/sync/index.js';
+import { finishBackfill, planBackfill, runRange, type RangeOutcome } from '../../../lambda/backfill/index.js';
 import { appendCommits, generateCatalog, type GeneratedCatalog } from '../../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { mulberry32 } from '../../../testkit/prng.js';

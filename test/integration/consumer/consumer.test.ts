@@ -9,7 +9,8 @@ import { consume, consumerKey, ConsumeStop, readCommits, readWatermark, WakeUp, 
 import { commitKeyOf } from '../../../lambda/contract/keys.js';
 import { formatTimestamp, parseTimestamp } from '../../../lambda/contract/time.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget } from '../../../lambda/stores/types.js';
-import { finishBackfill, planBackfill, runRange, runSlice } from '../../../lambda/sync/index.js';
+import { runSlice } from '../../../lambda/sync/index.js';
+import { finishBackfill, planBackfill, runRange } from '../../../lambda/backfill/index.js';
 import { openTarget, settingsOf, TARGET_KINDS, withDeps, type BackfillTarget } from '../../../testkit/backfill-harness.js';
 import { generateCatalog, leafBody, type GeneratedCatalog } from '../../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
