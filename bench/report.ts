@@ -190,8 +190,8 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     }
     const ww = wh.map((_, i) => Math.max(...wt.map((row) => row[i]!.length)));
     wt.forEach((row, n) => {
-      p('  ' + row.map((cell, i) => cell.padEnd(ww[i]!)).join('  ').trimEnd());
-      if (n === 0) p('  ' + ww.map((w) => '-'.repeat(w)).join('  '));
+      p(`  ${row.map((cell, i) => cell.padEnd(ww[i]!)).join('  ').trimEnd()}`);
+      if (n === 0) p(`  ${ww.map((w) => '-'.repeat(w)).join('  ')}`);
     });
     for (const c of warm.checks) p(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}${c.ok ? '' : `: ${c.detail}`}`);
   }

@@ -300,14 +300,14 @@ async function main(): Promise<void> {
     view,
     largeLeaves,
   });
-  process.stdout.write(text + '\n' + (startUp === undefined ? '' : `\n${startUpText(startUp)}\n`) + (audit === undefined ? '' : `\n${verifyRateText(audit)}\n`));
+  process.stdout.write(`${text}\n${startUp === undefined ? '' : `\n${startUpText(startUp)}\n`}${audit === undefined ? '' : `\n${verifyRateText(audit)}\n`}`);
   if (startUp !== undefined) (json as Record<string, unknown>).startUp = startUp;
   if (audit !== undefined) (json as Record<string, unknown>).audit = audit;
 
   mkdirSync(opts.out, { recursive: true });
   const stamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
-  writeFileSync(join(opts.out, `${stamp}.json`), JSON.stringify(json, null, 2) + '\n');
-  writeFileSync(join(opts.out, 'latest.json'), JSON.stringify(json, null, 2) + '\n');
+  writeFileSync(join(opts.out, `${stamp}.json`), `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(join(opts.out, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);
   log(`wrote ${join(opts.out, `${stamp}.json`)} and latest.json`);
 }
 

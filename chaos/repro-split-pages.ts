@@ -64,7 +64,7 @@ const commit = catalog.commits[victim]!;
 const layout = layoutPages(catalog.commits, PAGE_SIZE, true);
 process.stdout.write(`catalog: ${catalog.commits.length} commits, ${layout.length} pages of ${PAGE_SIZE} (commits split across pages)\n`);
 for (const page of layout.slice(-4)) {
-  process.stdout.write(`  ${pagePath(page.number)} newest ${page.newest.timestamp}: commits ${page.entries.map((e) => '#' + catalog!.commits.indexOf(e.commit)).join(' ')}\n`);
+  process.stdout.write(`  ${pagePath(page.number)} newest ${page.newest.timestamp}: commits ${page.entries.map((e) => `#${catalog!.commits.indexOf(e.commit)}`).join(' ')}\n`);
 }
 process.stdout.write(`commit #${victim} (${commit.timestamp}, ${commit.leaves.length} leaves) is on two pages, and the engine reads them in the order above sorted by (newest, URL string)\n\n`);
 

@@ -49,7 +49,7 @@ export class DynamoAnswerDrop {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await bodyOf(req);
     const match = this.armed;
-    if (match !== undefined && match(body.toString('utf8'))) {
+    if (match?.(body.toString('utf8'))) {
       this.armed = undefined;
       let answered!: () => void;
       this.gate = new Promise((resolve) => (answered = resolve));

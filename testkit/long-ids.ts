@@ -10,7 +10,7 @@ export function longId(length: number, serial: number): string {
   const head = `Very.Long.Company.Product${serial}.`;
   if (length <= head.length) throw new Error(`an id of ${length} characters is not long`);
   const filler = 'Extensions.DependencyInjection.Abstractions.';
-  return (head + filler.repeat(Math.ceil(length / filler.length))).slice(0, length - 1) + 'X';
+  return `${(head + filler.repeat(Math.ceil(length / filler.length))).slice(0, length - 1)}X`;
 }
 
 /**

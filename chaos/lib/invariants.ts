@@ -103,7 +103,7 @@ export class InvariantChecker {
     let index = -1;
     try {
       const ticks = parseTicks(stored.cursor);
-      index = this.ticks.findIndex((t) => t === ticks);
+      index = this.ticks.indexOf(ticks);
     } catch {
       // reported below
     }

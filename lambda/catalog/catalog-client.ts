@@ -1,7 +1,7 @@
 import { checkCatalogUrl } from './catalog-url-safety.js';
 import { InvalidDocumentError } from './errors.js';
 import type { BodyMemory } from './body-memory.js';
-import { HttpClient, type RequestBounds } from './http-client.js';
+import type { HttpClient, RequestBounds } from './http-client.js';
 import { FetchError } from './http-errors.js';
 import { SourceKind, type CatalogIndex, type CatalogIndexEntry, type CatalogPage, type Leaf, type PageItem } from './documents.js';
 import { readCatalogIndex, readLeaf, readPage, readSource } from './read-documents.js';

@@ -64,8 +64,10 @@ export function awsSetupErrorOf(error: unknown, service: AwsService, env: NodeJS
  * (a middleware at the start of the stack: it sees region, credential and connection failures after the SDK's
  * retries). Returns `client`.
  */
+// biome-ignore lint/suspicious/noExplicitAny: the SDK's middleware stack is generic over every command's input and output
 export function withSetupErrors<C extends { readonly middlewareStack: MiddlewareStack<any, MetadataBearer> }>(client: C, service: AwsService, env: NodeJS.ProcessEnv = process.env): C {
   client.middlewareStack.add(
+    // biome-ignore lint/suspicious/noExplicitAny: a middleware of every command, whatever its input
     (next: InitializeHandler<any, MetadataBearer>) => async (args: InitializeHandlerArguments<any>) => {
       try {
         return await next(args);

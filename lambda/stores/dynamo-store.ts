@@ -6,7 +6,6 @@ import { sdkSendOptions, type ActivePlanClaim, type BackfillStore, type CompareA
 import type { BackfillPlan, BackfillTotals, RangeState } from '../contract/backfill.js';
 import { DynamoBackfillStore } from './dynamo-backfill.js';
 import { compareRunsNewestFirst, runSecond } from './run-order.js';
-import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
 import { isOwnWrite } from './own-write.js';
 import { CURSOR_SK, cursorStateOf } from './dynamo-cursor-item.js';
 import { DynamoConsumerState } from './dynamo-consumer-state.js';

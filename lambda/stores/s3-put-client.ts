@@ -382,17 +382,3 @@ function transportCode(error: unknown): string {
   }
   return (error as Error | undefined)?.message ?? 'no answer';
 }
-
-/** Waits `ms`, or less when `signal` aborts (the loop then sees it aborted). */
-function abortableWait(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    if (signal?.aborted) done();
-    else signal?.addEventListener('abort', done, { once: true });
-  });
-}

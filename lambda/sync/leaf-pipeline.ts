@@ -236,6 +236,7 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
             halt();
             return;
           }
+          // biome-ignore lint/suspicious/noCatchAssign: the store's error replaces the fetch's as the one the commit failed on
           error = storeError;
         }
       }

@@ -34,7 +34,7 @@ export async function writeGuarded(
     const previous = stored === undefined ? undefined : parseIndex(stored.bytes, `${documents.where} ${key}`);
     if (previous !== undefined && (previous.commitKey > commitKey || (previous.commitKey === commitKey && options.replaceSame !== true))) return 'current';
     const bytes = serializeIndex(make(previous));
-    if (stored !== undefined && stored.bytes.equals(bytes)) return 'current';
+    if (stored?.bytes.equals(bytes)) return 'current';
     await options.beforeWrite?.(key);
     if (await documents.writeIf(key, bytes, stored?.tag)) return 'written';
   }

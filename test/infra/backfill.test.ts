@@ -234,7 +234,7 @@ describe('the backfill state machine (-c catalog-sync:backfill=true)', () => {
 describe('the default app', () => {
   it('has no backfill, and its template is byte for byte the fixture (test/infra/fixtures/default-template.json)', () => {
     const s = synth();
-    const text = JSON.stringify(s.template.toJSON(), (key, value) => (key === 'S3Key' && typeof value === 'string' ? '<asset>.zip' : value), 1) + '\n';
+    const text = `${JSON.stringify(s.template.toJSON(), (key, value) => (key === 'S3Key' && typeof value === 'string' ? '<asset>.zip' : value), 1)}\n`;
     const fixture = new URL('./fixtures/default-template.json', import.meta.url);
     // A deliberate change of the default template: UPDATE_TEMPLATE_FIXTURE=1 npx vitest run test/infra/backfill.test.ts
     if (process.env.UPDATE_TEMPLATE_FIXTURE === '1') writeFileSync(fixture, text);

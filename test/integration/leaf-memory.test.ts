@@ -154,7 +154,7 @@ describe('the HTTP client holds a body as its size becomes known', () => {
       res.write('a'.repeat(3000));
       setImmediate(() => res.end('b'.repeat(2000)));
     });
-    const small = gzipSync('{"leaf":"' + 'y'.repeat(50_000) + '"}');
+    const small = gzipSync(`{"leaf":"${'y'.repeat(50_000)}"}`);
     served.set('/small-gzip', (res) => res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': small.length }).end(small));
     const large = gzipSync(big);
     served.set('/large-gzip', (res) => res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': large.length }).end(large));

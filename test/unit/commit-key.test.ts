@@ -159,7 +159,7 @@ describe('startAfterKey', () => {
     expect(startAfterKey('2017-10-31T23:30:32.4197849Z')).toBe('leaves/001e9fzM');
     expect(startAfterKey('2017-10-31T23:30:32.4197849Z', 'mirror/')).toBe('mirror/leaves/001e9fzM');
     expect(startAfterKey(new Date('2017-10-31T23:30:32.419Z'))).toBe('leaves/001e9fzM');
-    expect(startAfterKey('2017-10-31T23:30:32Z')).toBe('leaves/' + kuuid.prefix('2017-10-31T23:30:32Z'));
+    expect(startAfterKey('2017-10-31T23:30:32Z')).toBe(`leaves/${kuuid.prefix('2017-10-31T23:30:32Z')}`);
   });
 
   it('throws KuuidError for times kuuid would mishandle', () => {

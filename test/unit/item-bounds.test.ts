@@ -68,7 +68,7 @@ describe('bounds on ids and versions (issue 10, item 4; issue 19: only what a ke
   });
 
   it('every item without a problem has keys below 1,024 bytes under the longest prefix', () => {
-    const prefix = 'p'.repeat(MAX_PREFIX_BYTES - 1) + '/';
+    const prefix = `${'p'.repeat(MAX_PREFIX_BYTES - 1)}/`;
     const unit = fc.constantFrom('a', 'Z', '.', '+', ' ', '0', 'é', 'İ', '包', '𝒳', '\ud800');
     // Ids of up to 105 three-byte characters (often 85 or more) and a tail, versions of a short core and a label:
     // many keys close to the bounds.

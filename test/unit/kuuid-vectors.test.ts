@@ -50,7 +50,7 @@ describe('random groups and deterministic ids', () => {
   it.each(vectors.random_group_vectors)('bytes $bytes_hex → group $group', (v) => {
     const source = replay([v.bytes_hex, v.bytes_hex, v.bytes_hex, v.bytes_hex]);
     const made = createKuuid(source).id('1970-01-01T00:00:00Z');
-    expect(made).toBe('00000000' + v.group.repeat(4));
+    expect(made).toBe(`00000000${v.group.repeat(4)}`);
     expect(decodeBase62(v.group)).toBe(BigInt(v.uint32));
   });
 
@@ -83,9 +83,9 @@ describe('random groups and deterministic ids', () => {
 
   it('uses the injected clock when the time is omitted', () => {
     const k = createKuuid({ randomBytes: replay(['00000000', '00000000', '00000000', '00000000']).randomBytes, now: () => 1509492632419 });
-    expect(k.id()).toBe('001e9fzM' + '0'.repeat(24));
+    expect(k.id()).toBe(`001e9fzM${'0'.repeat(24)}`);
     const k2 = createKuuid({ randomBytes: replay(['00000000', '00000000', '00000000', '00000000']).randomBytes, now: () => 1509492632419 });
-    expect(k2.idms(null)).toBe('0QZg5Fhb' + '0'.repeat(24));
+    expect(k2.idms(null)).toBe(`0QZg5Fhb${'0'.repeat(24)}`);
   });
 });
 

@@ -24,7 +24,7 @@ describe('the repository is self-contained', () => {
   // Built from parts so this file does not match itself.
   const sibling = ['..', 'shared', ''].join('/');
   const parent = dirname(root);
-  const machinePath = parent === '/' ? undefined : parent + '/';
+  const machinePath = parent === '/' ? undefined : `${parent}/`;
 
   it('no tracked file refers to a sibling shared folder or to the folder the clone sits in', () => {
     const offenders: string[] = [];

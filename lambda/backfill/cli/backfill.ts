@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { CatalogClient, HttpClient } from '../../catalog/index.js';
 import {
   DEFAULT_BACKFILL_LEASE_SECONDS,

@@ -30,7 +30,7 @@ export async function openStores(options: StoreOptions, concurrency: number, env
   if ((cursorTable === undefined) !== (bucket === undefined)) {
     throw new SettingsError(
       cursorTable === undefined ? '--cursor-table' : '--bucket',
-      'is required together with ' + (cursorTable === undefined ? '--bucket' : '--cursor-table') + ': give both for DynamoDB and S3, or neither for the local folder (--data-dir)',
+      `is required together with ${cursorTable === undefined ? '--bucket' : '--cursor-table'}: give both for DynamoDB and S3, or neither for the local folder (--data-dir)`,
     );
   }
   if (cursorTable !== undefined && bucket !== undefined) {

@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { CatalogClient, HttpClient } from '../../catalog/index.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, leafMemoryBudget, MIN_TIMESTAMP, parseSettings, processMemory, StoppedBy, type RunSummary, type Ticks } from '../../contract/index.js';
 import { LeafMemory, runSlice, SyncError } from '../index.js';

@@ -64,7 +64,7 @@ export function addLatestCommand(program: Command): void {
 async function openViewStores(options: StoreOptions, access: DataDirAccess): Promise<ViewStores> {
   const { cursorTable, bucket } = options;
   if ((cursorTable === undefined) !== (bucket === undefined)) {
-    throw new SettingsError(cursorTable === undefined ? '--cursor-table' : '--bucket', 'is required together with ' + (cursorTable === undefined ? '--bucket' : '--cursor-table'));
+    throw new SettingsError(cursorTable === undefined ? '--cursor-table' : '--bucket', `is required together with ${cursorTable === undefined ? '--bucket' : '--cursor-table'}`);
   }
   if (bucket !== undefined && cursorTable !== undefined) {
     const { awsViewStores } = await import('../open.js');

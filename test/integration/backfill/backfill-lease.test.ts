@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackfillRange } from '../../../lambda/contract/backfill.js';
 import type { BackfillStore, SnapshotStore } from '../../../lambda/stores/types.js';
-import { type EngineLogger } from '../../../lambda/sync/index.js';
+import type { EngineLogger } from '../../../lambda/sync/index.js';
 import { planBackfill, runRange } from '../../../lambda/backfill/index.js';
 import { generateCatalog, type GeneratedCatalog } from '../../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';

@@ -41,7 +41,7 @@ const context = { getRemainingTimeInMillis: () => 300_000 };
 describe('consumerHandler', () => {
   it('an SQS wake-up runs to the watermark; a scheduled one later takes what the follower added since', async () => {
     const seen: string[] = [];
-    const handler = consumerHandler(async (commit, ctx) => void seen.push(ctx.idempotencyKey), { ...process.env, CONSUMER_NAME: 'lambda-indexer', CHECKPOINT_EVERY: '4' });
+    const handler = consumerHandler(async (_commit, ctx) => void seen.push(ctx.idempotencyKey), { ...process.env, CONSUMER_NAME: 'lambda-indexer', CHECKPOINT_EVERY: '4' });
     const first = await capture(() => handler(sqsEvent, context));
     expect(first.error).toBeUndefined();
     expect(first.result).toMatchObject({ wake: 'sqs', consumer: 'lambda-indexer', commits: 20, stoppedBy: 'caught-up', lagSeconds: 0, cursorAfter: formatTimestamp(commitTicks(catalog, 19)) });
