@@ -7,7 +7,8 @@
  *   (s3-put-signer.ts), scoped to the region and service the endpoint names;
  * - endpoint and addressing: the S3 client's own endpoint resolution for PutObject, once per bucket
  *   (s3-put-endpoint.ts): every partition, FIPS, dual-stack, accelerate, access points, `AWS_ENDPOINT_URL_S3`,
- *   path style. What it cannot sign (multi-region access points, S3 Express) goes through the SDK's PutObject;
+ *   path style. What it cannot sign (multi-region access points, S3 Express) goes through the SDK's PutObject
+ *   (s3-put-sdk-only.ts);
  * - retries are the SDK's own (s3-put-retry.ts): each request runs inside the SDK's retry middleware with the SDK's
  *   `StandardRetryStrategy` (which answers are retried, the token bucket and its costs, backoff, `Retry-After`), up to
  *   the client's `maxAttempts`, with clock-skew correction (a PUT signed before a concurrent one corrected
@@ -27,21 +28,23 @@
  * The consumer's reads use the same client ({@link S3PutClient.get}): a lean GET, signed, retried and aborted as a
  * PUT is (the SDK's GetObject cost over a millisecond of CPU a manifest).
  * It sends over one undici `Agent` (keep-alive, `connections` per origin, 10 s connect and 60 s headers/body
- * timeouts, as aws-clients.ts's SDK handler), through the proxy the variables name (undici-agent.ts).
+ * timeouts, as aws-clients.ts's SDK handler), through the proxy the variables name (undici-agent.ts); one attempt, signed,
+ * sent and its answer read, is s3-put-attempt.ts.
  */
 import { type Dispatcher, leanDispatcher } from './undici-agent.js';
-import { readProxyEnv, VERSION, type ProxyEnv } from '../contract/index.js';
+import { readProxyEnv, type ProxyEnv } from '../contract/index.js';
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { StandardRetryStrategy } from '@smithy/core/retry';
 import type { StandardRetryBackoffStrategy } from '@smithy/types';
 import { encodeKey, putTargetOf, resolvePutEndpoint, type PutTarget, type SdkOnly } from './s3-put-endpoint.js';
-import { S3PutAbortedError, S3PutError } from './s3-put-error.js';
+import type { S3PutAbortedError, S3PutError } from './s3-put-error.js';
+import { aborted, type Answer, type Attempt, failure, type PutRequest, type RequestTarget, sendAttempt, transportCode } from './s3-put-attempt.js';
+import { getWithSdk, putWithSdk } from './s3-put-sdk-only.js';
 import { isRetryable, isSlowDown, isTimeRefusal, SdkAnswerError, sdkRetryStrategy, sdkTransportError, skewCorrection, withSdkRetries } from './s3-put-retry.js';
 import { S3PutSigner } from './s3-put-signer.js';
 import type { WriteOptions } from './types.js';
-import { optional, readLimited, xmlField } from './s3-answer.js';
 
 /** How a lean PUT client behaves beyond what it reads from the S3 client. */
 export interface S3PutOptions {
@@ -61,14 +64,7 @@ export interface S3PutOptions {
   readonly proxies?: ProxyEnv;
 }
 
-/** One object to PUT. */
-export interface PutRequest {
-  readonly bucket: string;
-  readonly key: string;
-  readonly body: Buffer;
-  readonly contentType: string;
-  readonly metadata?: Readonly<Record<string, string>>;
-}
+export type { PutRequest } from './s3-put-attempt.js';
 
 /** What one PUT listens to: the run's stop (ends it with {@link S3PutAbortedError}), and its retries. */
 export type PutCallOptions = WriteOptions;
@@ -82,36 +78,8 @@ interface Resolved {
   readonly strategy: StandardRetryStrategy;
 }
 
-/** An answer of S3: its status, and its body for a GET that succeeded or S3's error fields otherwise. */
-interface Answer {
-  readonly status: number;
-  readonly code?: string;
-  readonly message?: string;
-  readonly serverTime?: string;
-  readonly date?: string;
-  readonly aged?: boolean;
-  /** `retry-after` and `x-amz-retry-after`, when an error answer had them (the SDK's strategy honours them). */
-  readonly headers?: Readonly<Record<string, string>>;
-  readonly body?: Buffer;
-}
-
-/** One attempt's outcome: an answer, or a transport error. */
-type Attempt = Answer | { readonly error: unknown };
-
-/** Which object a request is for, and its method (`PUT` unless said). */
-interface RequestTarget {
-  readonly bucket: string;
-  readonly key: string;
-  readonly method?: 'GET';
-}
-
 /** SHA-256 of an empty body: the signed payload hash of a GET. */
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
-
-/** Up to this much of an error answer's body is read (S3's XML errors are a few hundred bytes). */
-const ERROR_BODY_LIMIT = 64 * 1024;
-/** Sent on every PUT: CloudTrail and S3 access logs attribute requests by it. */
-export const PUT_USER_AGENT = `catalog-sync/${VERSION} (lean-put) node/${process.version}`;
 
 /** Lean PUTs for one S3 client (see the module). */
 export class S3PutClient {
@@ -152,7 +120,7 @@ export class S3PutClient {
   async put(request: PutRequest, call: PutCallOptions = {}): Promise<void> {
     const resolved = await (this.resolved ??= this.resolve());
     const target = await this.targetFor(request.bucket, resolved.region);
-    if ('sdkOnly' in target) return this.putWithSdk(request, call.signal);
+    if ('sdkOnly' in target) return putWithSdk(this.client, request, call.signal);
     const path = target.prefix + encodeKey(request.key);
     const headers: Record<string, string> = {
       ...target.headers,
@@ -165,7 +133,7 @@ export class S3PutClient {
       headers['x-amz-sdk-checksum-algorithm'] = 'CRC32';
     }
     if (request.metadata) for (const name in request.metadata) headers[`x-amz-meta-${name.toLowerCase()}`] = request.metadata[name]!;
-    await this.withRetries(request, resolved, call, (date) => this.attempt('PUT', target, path, headers, request.body, date, call.signal));
+    await this.withRetries(request, resolved, call, (signingDate) => sendAttempt(this.agent, this.signer, { method: 'PUT', target, path, headers, body: request.body, signingDate, signal: call.signal }));
   }
 
   /**
@@ -175,11 +143,11 @@ export class S3PutClient {
   async get(bucket: string, key: string, call: PutCallOptions = {}): Promise<Buffer | undefined> {
     const resolved = await (this.resolved ??= this.resolve());
     const target = await this.targetFor(bucket, resolved.region);
-    if ('sdkOnly' in target) return this.getWithSdk(bucket, key, call.signal);
+    if ('sdkOnly' in target) return getWithSdk(this.client, bucket, key, call.signal);
     const path = target.prefix + encodeKey(key);
     const headers = { ...target.headers, 'x-amz-content-sha256': EMPTY_SHA256 };
     const request: RequestTarget = { bucket, key, method: 'GET' };
-    const outcome = await this.withRetries(request, resolved, call, (date) => this.attempt('GET', target, path, headers, undefined, date, call.signal));
+    const outcome = await this.withRetries(request, resolved, call, (signingDate) => sendAttempt(this.agent, this.signer, { method: 'GET', target, path, headers, body: undefined, signingDate, signal: call.signal }));
     return outcome.status === 404 ? undefined : outcome.body;
   }
 
@@ -243,53 +211,6 @@ export class S3PutClient {
     await this.agent.close();
   }
 
-  private async attempt(
-    method: 'PUT' | 'GET',
-    target: PutTarget,
-    path: string,
-    headers: Record<string, string>,
-    body: Buffer | undefined,
-    signingDate: Date,
-    signal: AbortSignal | undefined,
-  ): Promise<Attempt> {
-    let response: Dispatcher.ResponseData;
-    try {
-      const signed = method === 'PUT' ? await this.signer.signPut(target, path, headers, signingDate) : await this.signer.signGet(target, path, headers, signingDate);
-      signed['user-agent'] = PUT_USER_AGENT;
-      response = await this.agent.request({ origin: target.origin, path, method, headers: signed, ...(body === undefined ? {} : { body }), ...(signal ? { signal } : {}) });
-    } catch (error) {
-      return { error };
-    }
-    if (response.statusCode >= 200 && response.statusCode < 300) {
-      if (method === 'PUT') {
-        await response.body.dump();
-        return { status: response.statusCode };
-      }
-      try {
-        return { status: response.statusCode, body: Buffer.from(await response.body.arrayBuffer()) };
-      } catch (error) {
-        // A body cut off on the way: retried like a connection that failed.
-        return { error };
-      }
-    }
-    let text = '';
-    try {
-      text = await readLimited(response.body, ERROR_BODY_LIMIT);
-    } catch {
-      // The status is the answer; a body cut off on the way leaves only the code unknown.
-    }
-    const date = response.headers.date;
-    return {
-      status: response.statusCode,
-      ...optional('code', xmlField(text, 'Code')),
-      ...optional('message', xmlField(text, 'Message')),
-      ...optional('serverTime', xmlField(text, 'ServerTime')),
-      ...optional('date', typeof date === 'string' ? date : undefined),
-      ...(response.headers.age === undefined ? {} : { aged: true }),
-      ...(retryHeaders(response.headers) ?? {}),
-    };
-  }
-
   private async resolve(): Promise<Resolved> {
     const config = this.client.config;
     const maxAttempts = this.options.maxAttempts ?? (await config.maxAttempts());
@@ -313,38 +234,6 @@ export class S3PutClient {
     }
     return target;
   }
-
-  /** The SDK's GetObject, for the endpoints the lean path does not sign. */
-  private async getWithSdk(bucket: string, key: string, signal: AbortSignal | undefined): Promise<Buffer | undefined> {
-    try {
-      const response = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), signal ? { abortSignal: signal } : {});
-      return Buffer.from(await response.Body!.transformToByteArray());
-    } catch (error) {
-      if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
-      if (signal?.aborted) throw aborted({ bucket, key, method: 'GET' }, 'in flight', signal);
-      throw error;
-    }
-  }
-
-  /** The SDK's PutObject, for the endpoints the lean path does not sign (the SDK retries and signs itself). */
-  private async putWithSdk(request: PutRequest, signal: AbortSignal | undefined): Promise<void> {
-    try {
-      await this.client.send(
-        new PutObjectCommand({
-          Bucket: request.bucket,
-          Key: request.key,
-          Body: request.body,
-          ContentLength: request.body.length,
-          ContentType: request.contentType,
-          ...(request.metadata ? { Metadata: { ...request.metadata } } : {}),
-        }),
-        signal ? { abortSignal: signal } : {},
-      );
-    } catch (error) {
-      if (signal?.aborted) throw aborted(request, 'in flight', signal);
-      throw error;
-    }
-  }
 }
 
 /** The SDK's `x-amz-checksum-crc32`: the CRC32 big-endian, base64. */
@@ -354,31 +243,3 @@ function crc32Base64(body: Buffer): string {
   return bytes.toString('base64');
 }
 
-function failure(request: RequestTarget, outcome: Attempt, attempts: number, quotaSpent: boolean): S3PutError {
-  const where = { bucket: request.bucket, key: request.key, attempts, ...(quotaSpent ? { quotaSpent } : {}), ...(request.method === undefined ? {} : { method: request.method }) };
-  if ('error' in outcome) return new S3PutError(where, { cause: outcome.error });
-  return new S3PutError({ ...where, status: outcome.status, ...optional('s3Code', outcome.code), ...optional('s3Message', outcome.message) });
-}
-
-function aborted(request: RequestTarget, when: string, signal: AbortSignal): S3PutAbortedError {
-  return new S3PutAbortedError(request.bucket, request.key, when, { cause: signal.reason });
-}
-
-/** The headers of an error answer that ask for a wait before the retry, as `{ headers }` when it has any. */
-function retryHeaders(headers: Dispatcher.ResponseData['headers']): { headers: Record<string, string> } | undefined {
-  let found: Record<string, string> | undefined;
-  for (const name of ['retry-after', 'x-amz-retry-after']) {
-    const value = headers[name];
-    if (typeof value === 'string') (found ??= {})[name] = value;
-  }
-  return found === undefined ? undefined : { headers: found };
-}
-
-/** The code of a transport error (its own or its cause's), for the retry's `why`. */
-function transportCode(error: unknown): string {
-  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return (error as Error | undefined)?.message ?? 'no answer';
-}

@@ -1,0 +1,39 @@
+/**
+ * The lean client's way round for the endpoints it does not sign (multi-region access points, S3 Express, a
+ * `bucketEndpoint` client): the SDK's own PutObject and GetObject, which sign and retry themselves. A stop by the
+ * caller's signal is named as the lean path names it ({@link S3PutAbortedError}).
+ */
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { aborted, type PutRequest } from './s3-put-attempt.js';
+
+/** The SDK's GetObject: the object's bytes, or `undefined` for `NoSuchKey`. */
+export async function getWithSdk(client: S3Client, bucket: string, key: string, signal: AbortSignal | undefined): Promise<Buffer | undefined> {
+  try {
+    const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), signal ? { abortSignal: signal } : {});
+    return Buffer.from(await response.Body!.transformToByteArray());
+  } catch (error) {
+    if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
+    if (signal?.aborted) throw aborted({ bucket, key, method: 'GET' }, 'in flight', signal);
+    throw error;
+  }
+}
+
+/** The SDK's PutObject, with the same content type and metadata as the lean PUT sends. */
+export async function putWithSdk(client: S3Client, request: PutRequest, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    await client.send(
+      new PutObjectCommand({
+        Bucket: request.bucket,
+        Key: request.key,
+        Body: request.body,
+        ContentLength: request.body.length,
+        ContentType: request.contentType,
+        ...(request.metadata ? { Metadata: { ...request.metadata } } : {}),
+      }),
+      signal ? { abortSignal: signal } : {},
+    );
+  } catch (error) {
+    if (signal?.aborted) throw aborted(request, 'in flight', signal);
+    throw error;
+  }
+}
