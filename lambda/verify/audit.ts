@@ -2,7 +2,8 @@
  * The audit of a mirror against its catalog (`catalog-sync verify`): every commit up to the watermark has its
  * manifest and every leaf its object (or its quarantine record), and, when asked, stored bodies are the catalog's
  * byte for byte. It never HEADs a leaf: the store's keys are listed by commit-key ranges, several ranges at once,
- * and compared with the keys the page items give, a window of commits at a time (memory stays bounded).
+ * and compared with the keys the page items give, a window of commits at a time (memory stays bounded)
+ * (audit-listing.ts); a manifest is judged by the id filter it was written under (audit-manifests.ts).
  */
 import type { CatalogClient } from '../catalog/catalog-client.js';
 import type { CatalogIndex, PageItem } from '../catalog/index.js';
@@ -14,8 +15,10 @@ import { commitsAfter, type PlannedCommit } from '../sync/commit-stream.js';
 import { placeLeaf } from '../sync/layout.js';
 import { readWatermarkCursor } from '../sync/watermark.js';
 import { filterCommit } from '../sync/id-filter-hook.js';
-import { keepsId, sameIdFilter, type IdFilter } from '../contract/id-filter.js';
+import { sameIdFilter, type IdFilter } from '../contract/id-filter.js';
 import type { EarlierIdFilter } from '../sync/filter-record.js';
+import { keySet, listWindow } from './audit-listing.js';
+import { filterOfManifest, filtersAt, manifestProblem } from './audit-manifests.js';
 
 /** One thing wrong (or set aside) in the mirror. */
 export type AuditFinding =
@@ -149,68 +152,11 @@ export async function auditMirror(settings: SyncSettings, deps: AuditDeps, optio
   };
 }
 
-/** The filters a manifest of the commit at `ticks` may have been written under: the one in force then, and every later one. */
-function filtersAt(ticks: Ticks, history: readonly EarlierIdFilter[], current: IdFilter | undefined): (IdFilter | undefined)[] {
-  const first = history.findIndex((earlier) => ticks <= earlier.until);
-  return first < 0 ? [current] : [...history.slice(first).map((earlier) => earlier.filter), current];
-}
-
-/** The keys of the leaves `filter` keeps of `commit`. */
-function keptKeys(commit: PlannedCommit, filter: IdFilter | undefined, prefix: string, maxKeySegmentBytes: number | undefined): Set<string> {
-  const ck = commitKeyOf(commit.ticks);
-  return new Set(commit.items.filter((item) => keepsId(filter, item.id)).map((item) => placeLeaf(prefix, ck, item, maxKeySegmentBytes).key));
-}
-
-/**
- * The latest of `filters` whose kept leaves are exactly the manifest's (a commit with no item between two filters
- * counts as the later one's); the first (in force then) when none is.
- */
-function filterOfManifest(manifest: unknown, commit: PlannedCommit, filters: readonly (IdFilter | undefined)[], prefix: string, maxKeySegmentBytes: number | undefined): IdFilter | undefined {
-  const leaves = (manifest as { leaves?: unknown } | undefined)?.leaves;
-  if (!Array.isArray(leaves)) return filters[0];
-  const listed = new Set(leaves.map((leaf: { key?: unknown }) => String(leaf?.key)));
-  for (const filter of [...filters].reverse()) {
-    const kept = keptKeys(commit, filter, prefix, maxKeySegmentBytes);
-    if (kept.size === listed.size && [...kept].every((key) => listed.has(key))) return filter;
-  }
-  return filters[0];
-}
-
 /** The index's leaf counts of the pages that hold commits in (lower, upper]: the sample's denominator. */
 function leavesBetween(index: CatalogIndex, lower: Ticks, upper: Ticks): number {
   let leaves = 0;
   for (const entry of index.items) if (entry.commitTicks > lower) leaves += entry.count;
   return upper >= lower ? leaves : 0;
-}
-
-async function keySet(keys: AsyncIterable<string>): Promise<Set<string>> {
-  const set = new Set<string>();
-  for await (const key of keys) set.add(key);
-  return set;
-}
-
-/** The keys stored under `{prefix}{folder}/` for the commits of `commits` (in commit order), listed from the first. */
-async function listRange(snapshots: SnapshotStore, prefix: string, folder: 'leaves' | 'commits', commits: readonly PlannedCommit[]): Promise<string[]> {
-  const first = commitKeyOf(commits[0]!.ticks);
-  const last = commitKeyOf(commits.at(-1)!.ticks);
-  const base = `${prefix}${folder}/`;
-  // Every key of the last commit sorts before this: its commit key, then a character above `/` and `.`.
-  const end = `${base}${last}~`;
-  const keys: string[] = [];
-  for await (const key of snapshots.listKeys(base, `${base}${first}`)) {
-    if (key > end) break;
-    keys.push(key);
-  }
-  return keys;
-}
-
-/** The stored keys of `folder` for `commits`, listed in `ranges` parts at once. */
-async function listWindow(snapshots: SnapshotStore, prefix: string, folder: 'leaves' | 'commits', commits: readonly PlannedCommit[], ranges: number): Promise<Set<string>> {
-  const size = Math.ceil(commits.length / Math.max(1, ranges));
-  const parts: PlannedCommit[][] = [];
-  for (let i = 0; i < commits.length; i += size) parts.push(commits.slice(i, i + size));
-  const listed = await Promise.all(parts.map((part) => listRange(snapshots, prefix, folder, part)));
-  return new Set(listed.flat());
 }
 
 type Counts = { commits: number; leaves: number; compared: number; underEarlierFilter: number };
@@ -296,21 +242,6 @@ async function auditWindow(
 async function readBytes(snapshots: SnapshotStore, key: string): Promise<Buffer | undefined> {
   if (snapshots.getBytes === undefined) throw new Error('this store cannot read objects back (no getBytes): --deep needs it');
   return snapshots.getBytes(key);
-}
-
-/** Why a stored manifest does not match its commit's page items; undefined when it does. */
-function manifestProblem(stored: unknown, commit: PlannedCommit, prefix: string, maxKeySegmentBytes: number | undefined): string | undefined {
-  const manifest = stored as { commitId?: unknown; commitTimeStamp?: unknown; leaves?: unknown } | undefined;
-  if (manifest === undefined || typeof manifest !== 'object' || manifest === null) return 'not a JSON object';
-  if (manifest.commitId !== commit.commitId) return `commitId ${JSON.stringify(manifest.commitId)}, the catalog says ${JSON.stringify(commit.commitId)}`;
-  if (!Array.isArray(manifest.leaves)) return 'no "leaves" list';
-  const ck = commitKeyOf(commit.ticks);
-  const expected = new Set(commit.items.map((item) => placeLeaf(prefix, ck, item, maxKeySegmentBytes).key));
-  const listed = new Set(manifest.leaves.map((leaf: { key?: unknown }) => String(leaf?.key)));
-  const absent = [...expected].filter((key) => !listed.has(key));
-  const extra = [...listed].filter((key) => !expected.has(key));
-  if (absent.length > 0 || extra.length > 0) return `its leaves differ from the page items: ${absent.length} not listed, ${extra.length} not in the catalog`;
-  return undefined;
 }
 
 async function inParallel<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
