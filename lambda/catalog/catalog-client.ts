@@ -1,7 +1,8 @@
 import { checkCatalogUrl } from './catalog-url-safety.js';
 import { InvalidDocumentError } from './errors.js';
 import type { BodyMemory } from './body-memory.js';
-import type { HttpClient, RequestBounds } from './http-client.js';
+import type { HttpClient } from './http-client.js';
+import type { RequestBounds } from './http-options.js';
 import { FetchError } from './http-errors.js';
 import { SourceKind, type CatalogIndex, type CatalogIndexEntry, type CatalogPage, type Leaf, type PageItem } from './documents.js';
 import { readCatalogIndex, readLeaf, readPage, readSource } from './read-documents.js';

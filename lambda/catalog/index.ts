@@ -43,11 +43,10 @@ export {
   unsafeCatalogUrlReason,
   type SpecialHost,
 } from './catalog-url-safety.js';
+export { HttpClient, parseRetryAfter } from './http-client.js';
 export {
   DEFAULT_HTTP_OPTIONS,
   DEFAULT_TOTAL_TIMEOUT_MS,
-  HttpClient,
-  parseRetryAfter,
   type GetOptions,
   type HttpClientOptions,
   type HttpResponse,
@@ -56,7 +55,7 @@ export {
   type RequestListener,
   type RetryListener,
   type RetryPolicy,
-} from './http-client.js';
+} from './http-options.js';
 export { BodyDeferredError, BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError, LeafMemoryError } from './http-errors.js';
 export { holdBody, type BodyHold, type BodyMemory } from './body-memory.js';
 export { networkHint } from './network-hints.js';

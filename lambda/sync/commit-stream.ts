@@ -1,5 +1,5 @@
 import type { CatalogClient } from '../catalog/catalog-client.js';
-import type { RequestBounds } from '../catalog/http-client.js';
+import type { RequestBounds } from '../catalog/http-options.js';
 import { InvalidDocumentError } from '../catalog/errors.js';
 import type { CatalogIndex, CatalogIndexEntry, CatalogPage, PageItem } from '../catalog/index.js';
 import { compareTicks, formatTimestamp, ticksFromEpochMs, ticksToEpochMs, type Ticks } from '../contract/time.js';

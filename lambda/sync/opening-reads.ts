@@ -11,7 +11,7 @@
 import type { CatalogIndex } from '../catalog/documents.js';
 import { BackfillStatus } from '../contract/backfill.js';
 import { MIN_TICKS, type Ticks } from '../contract/time.js';
-import type { RequestBounds } from '../catalog/http-client.js';
+import type { RequestBounds } from '../catalog/http-options.js';
 import type { CursorState } from '../stores/types.js';
 import type { EngineDeps } from './engine-deps.js';
 

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogClient } from '../../lambda/catalog/catalog-client.js';
 import { UnsafeCatalogUrlError } from '../../lambda/catalog/catalog-url-safety.js';
-import { HttpClient, type GetOptions, type HttpResponse } from '../../lambda/catalog/http-client.js';
+import { HttpClient } from '../../lambda/catalog/http-client.js';
+import type { GetOptions, HttpResponse } from '../../lambda/catalog/http-options.js';
 import { generateCatalog } from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_HTTP_OPTIONS } from '../../lambda/catalog/http-client.js';
+import { DEFAULT_HTTP_OPTIONS } from '../../lambda/catalog/http-options.js';
 import { VERSION } from '../../lambda/contract/version.js';
 
 describe('VERSION', () => {
