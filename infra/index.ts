@@ -9,7 +9,8 @@ export { SyncFunction, type SyncFunctionProps } from './constructs/sync-function
 export { SyncAlarms, syncMetric, type SyncAlarmsProps } from './constructs/sync-alarms.js';
 export { CommitEvents, type CommitEventsProps } from './constructs/commit-events.js';
 export { SyncDashboard, type SyncDashboardProps } from './constructs/sync-dashboard.js';
-export { CatalogBackfill, type CatalogBackfillProps } from './constructs/catalog-backfill.js';
+export { CatalogBackfill } from './constructs/catalog-backfill.js';
+export type { CatalogBackfillProps } from './constructs/catalog-backfill-props.js';
 export { CatalogConsumer, type CatalogConsumerProps } from './constructs/catalog-consumer.js';
 export { CatalogSyncStack, type CatalogSyncStackProps } from './stack.js';
 export {

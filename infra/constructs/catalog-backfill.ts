@@ -18,17 +18,13 @@
  * map runs' results under their prefix and start/describe/stop its own map run's child executions. A bucket with a
  * customer key (`bucket.encryptionKey`) has it granted to every role.
  */
-import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
-import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import type * as s3 from 'aws-cdk-lib/aws-s3';
-import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
@@ -38,13 +34,11 @@ import {
   DEFAULT_METRICS_NAMESPACE,
   DEFAULT_SOURCE,
   filterKeyOf,
-  parseSettings,
   redactUrl,
-  SettingsError,
   SOURCE_SECRET_ENV,
   watermarkKeyOf,
 } from '../../lambda/contract/index.js';
-import { CatalogSyncPropsError } from '../catalog-sync-props.js';
+import { checkBackfillProps, type CatalogBackfillProps } from './catalog-backfill-props.js';
 import {
   DEFAULT_BACKFILL_BATCH_SIZE,
   DEFAULT_BACKFILL_MAX_CONCURRENCY,
@@ -58,52 +52,6 @@ import { nagResource } from './nag.js';
 import { handlerCode } from './handler-entry.js';
 import { grantBucketKey, grantMirrorStateRead, grantSnapshotWrites } from './mirror-grants.js';
 import { latestNodeRuntime, nodeBundling } from './sync-function.js';
-
-/** Properties of a {@link CatalogBackfill}. */
-export interface CatalogBackfillProps {
-  /** The cursor table (pk/sk): the plan, range and cursor items live in it. */
-  readonly table: dynamodb.ITable;
-  /** The snapshot bucket: leaves and manifests under `prefix`, and the plan's ranges file. */
-  readonly bucket: s3.IBucket;
-  /** @default '' */
-  readonly prefix?: string;
-  /** @default 'https://api.nuget.org/v3/index.json' */
-  readonly source?: string;
-  /** The cursor the backfill moves when it finishes. @default 'catalog-to-s3' */
-  readonly cursorName?: string;
-  /**
-   * More engine settings (lambda/contract/settings.ts: START_CURSOR, CONCURRENCY, QUARANTINE, ALLOWED_ORIGINS,
-   * RUN_LOG_DAYS...), e.g. a {@link CatalogSync}'s `settings`. `source`, `cursorName` and `prefix` win over them.
-   * @default - the engine's defaults
-   */
-  readonly settings?: Readonly<Record<string, string>>;
-  /** The private feed's credentials (as CatalogSync's `sourceSecret`). @default - a public feed */
-  readonly sourceSecret?: secretsmanager.ISecret;
-  /** Range workers at once: the Distributed Map's MaxConcurrency (1 to 1,000). @default 24 (see defaults.ts) */
-  readonly maxConcurrency?: number;
-  /** Ranges per worker invocation: the ItemBatcher's MaxItemsPerBatch (1 to 100). @default 4 */
-  readonly batchSize?: number;
-  /** Memory of the range worker in MB. @default 1769 (one vCPU) */
-  readonly workerMemorySize?: number;
-  /** Time limit of one worker invocation (1 to 15 minutes). @default 15 minutes */
-  readonly workerTimeout?: Duration;
-  /**
-   * Reserved concurrency of the range worker: the workers can never be starved by other functions of the account
-   * (the follower among them), nor take more than this. Must be at least `maxConcurrency`, and the account must keep
-   * 100 unreserved. @default - none: the workers share the account's pool (and are retried when throttled)
-   */
-  readonly workerReservedConcurrency?: number;
-  /** How often a batch may come back not done before the execution fails. @default 20 */
-  readonly maxPasses?: number;
-  /** The execution's time limit. @default 24 hours */
-  readonly timeout?: Duration;
-  /** SNS topic notified when the failed-execution alarm fires and clears. @default - none */
-  readonly alarmTopic?: sns.ITopic;
-  /** Retention of the functions' and the state machine's logs. @default one month */
-  readonly logRetention?: logs.RetentionDays;
-  /** @default lambda.Runtime.NODEJS_22_X */
-  readonly runtime?: lambda.Runtime;
-}
 
 /** The backfill's state machine, its three functions and its alarm. */
 export class CatalogBackfill extends Construct {
@@ -138,7 +86,7 @@ export class CatalogBackfill extends Construct {
       CURSOR_NAME: this.cursorName,
       SNAPSHOT_PREFIX: this.prefix,
     };
-    this.validate(settings, { workerTimeout, maxPasses, runtime, props });
+    checkBackfillProps(this.node.path, settings, { prefix: this.prefix, maxConcurrency: this.maxConcurrency, batchSize: this.batchSize, workerTimeout, maxPasses, runtime, props });
     const serviceName = (this.serviceName = `catalog-sync-${this.cursorName}-backfill`);
     const environment: Record<string, string> = {
       ...settings,
@@ -344,30 +292,4 @@ export class CatalogBackfill extends Construct {
     }
   }
 
-  private validate(settings: Record<string, string>, o: { workerTimeout: Duration; maxPasses: number; runtime: lambda.Runtime; props: CatalogBackfillProps }): void {
-    const fail = (message: string): never => {
-      throw new CatalogSyncPropsError(`${this.node.path}: ${message}`);
-    };
-    if (!Object.values(settings).some((value) => Token.isUnresolved(value))) {
-      try {
-        parseSettings(settings);
-      } catch (error) {
-        if (error instanceof SettingsError) fail(error.message);
-        throw error;
-      }
-    }
-    if (/[*?$]/.test(this.prefix)) fail(`prefix ${JSON.stringify(this.prefix)} must not hold *, ? or $ (IAM wildcards and variables)`);
-    const whole = (name: string, value: number, lo: number, hi: number) => {
-      if (!Number.isInteger(value) || value < lo || value > hi) fail(`${name} must be a whole number from ${lo} to ${hi} (got ${value})`);
-    };
-    whole('maxConcurrency', this.maxConcurrency, 1, 1_000);
-    whole('batchSize', this.batchSize, 1, 100);
-    whole('maxPasses', o.maxPasses, 1, 1_000);
-    if (o.props.workerReservedConcurrency !== undefined) whole('workerReservedConcurrency', o.props.workerReservedConcurrency, this.maxConcurrency, 10_000);
-    if (o.props.workerMemorySize !== undefined) whole('workerMemorySize', o.props.workerMemorySize, 128, 10_240);
-    const seconds = o.workerTimeout.toSeconds();
-    if (seconds < 60 || seconds > 900) fail(`workerTimeout must be from 1 to 15 minutes (got ${o.workerTimeout.toHumanString()})`);
-    const major = Number(/^nodejs(\d+)/.exec(o.runtime.name)?.[1] ?? NaN);
-    if (!(major >= 22)) fail(`runtime must be Node.js 22 or newer (got ${o.runtime.name})`);
-  }
 }
