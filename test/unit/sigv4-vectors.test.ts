@@ -12,7 +12,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { encodeKey } from '../../lambda/stores/s3-put-endpoint.js';
 import { S3PutSigner } from '../../lambda/stores/s3-put-signer.js';
-import { checkSignedRequest, type SeenRequest } from '../../testkit/s3-fault-front.js';
+import { checkSignedRequest, type SeenRequest } from '../../testkit/s3-signed-request.js';
 
 interface Vector {
   readonly name: string;
