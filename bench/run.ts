@@ -3,12 +3,12 @@
  *
  * This process only orchestrates: the catalog replicas and the fake S3 run in one child (servers.ts),
  * DynamoDB Local in another (testkit/emulators), and every scenario in a child of its own
- * (scenario.ts, warm.ts, planning.ts), so each scenario's peak RSS and CPU time are its own.
+ * (scenario.ts, warm.ts, planning.ts; scenario-runner.ts runs one), so each scenario's peak RSS and CPU time are
+ * its own.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { runBackfillRows, type BackfillRows } from './backfill-rows.js';
 import type { ConsumerReaderResult } from './consumer-reader.js';
 import { runConsumerDefaultsRow, runReaderRow } from './consumer-rows.js';
@@ -17,20 +17,17 @@ import { runViewRow, type ViewRowResult } from './view-upkeep.js';
 import { runLargeLeafRow, type LargeLeafRow } from './large-leaf-row.js';
 import type { BackfillScenarioConfig, BackfillScenarioResult } from './backfill-scenario.js';
 import { machineLoad, runChild, startServers } from './children.js';
-import { runNugetRows, type S3Shape } from './nuget-rows.js';
+import { runNugetRows } from './nuget-rows.js';
 import { options } from './options.js';
+import { benchEnv, scenarioRunner } from './scenario-runner.js';
 import type { PlanningConfig, PlanningResult } from './planning.js';
 import { summarizeProfile, type ProfileSummary } from './profile-summary.js';
 import { report, type Row } from './report.js';
-import type { ScenarioConfig, ScenarioResult } from './scenario-types.js';
 import type { ServersConfig } from './servers.js';
 import { measureStartUp, startUpText, type StartUpResult } from './start-up.js';
 import { measureVerifyRate, verifyRateText, type VerifyRateRow } from './verify-rate.js';
-import { round } from './stats.js';
 import type { ValidationConfig, ValidationResult } from './validation.js';
 import type { WarmConfig, WarmResult } from './warm.js';
-
-const here = dirname(fileURLToPath(import.meta.url));
 
 async function main(): Promise<void> {
   // The SDK warns that it will need Node 22 from 2027 (the Lambda runtime is nodejs22.x): noise here.
@@ -68,83 +65,9 @@ async function main(): Promise<void> {
     }
   }
 
-  const noFile = join(here, 'no-such-aws-file');
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'bench',
-    AWS_SECRET_ACCESS_KEY: 'bench',
-    AWS_CONFIG_FILE: noFile,
-    AWS_SHARED_CREDENTIALS_FILE: noFile,
-    AWS_EC2_METADATA_DISABLED: 'true',
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    AWS_ENDPOINT_URL_S3: servers.ready.s3Endpoint,
-    S3_FORCE_PATH_STYLE: 'true',
-    ...(dynamo ? { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint } : {}),
-  };
-  delete env.AWS_SESSION_TOKEN;
-  delete env.AWS_PROFILE;
+  const env = benchEnv(servers.ready.s3Endpoint, dynamo?.endpoint);
 
-  const waitIdle = async (): Promise<void> => {
-    if (opts.waitIdle <= 0) return;
-    const until = performance.now() + opts.waitIdle * 1000;
-    for (;;) {
-      const busy = await machineLoad(1_000);
-      if (busy < 0.3 || performance.now() >= until) {
-        if (busy >= 0.3) log(`  still ${busy.toFixed(2)} cores busy with other processes after ${opts.waitIdle} s: going on`);
-        return;
-      }
-    }
-  };
-
-  const profileDir = join(opts.out, 'profiles');
-  const profilePath = (label: string): string => {
-    mkdirSync(profileDir, { recursive: true });
-    return join(profileDir, `${label.replace(/[^A-Za-z0-9._]+/g, '-').replace(/^-+|-+$/g, '')}.cpuprofile`);
-  };
-  const scenario = async (config: Omit<ScenarioConfig, 's3Endpoint' | 'bucket' | 'cursorLatencyMs'>, profile = false, s3Shape?: S3Shape): Promise<Row> => {
-    await waitIdle();
-    log(`${config.label}: ${config.leaves} leaves, concurrency ${config.concurrency}`);
-    const replicaName = servers.ready.replicas.find((r) => r.serviceIndexUrl === config.source)!.name;
-    const shape = s3Shape ?? { latencyMs: opts.s3Latency };
-    await servers.admin(`/s3-latency?ms=${shape.latencyMs}${shape.tail ? `&slowEvery=${shape.tail.every}&slowMs=${shape.tail.ms}` : ''}`);
-    await servers.admin(`/log?replica=${replicaName}&clear=1`);
-    await servers.admin('/s3?reset=1');
-    const cpu0 = await servers.admin<{ userUs: number; systemUs: number }>('/cpu');
-    const profileFile = profile ? profilePath(config.label) : undefined;
-    const result = await runChild<ScenarioResult>(
-      'scenario.js',
-      {
-        ...config,
-        s3Endpoint: servers.ready.s3Endpoint,
-        bucket: 'catalog-sync-bench',
-        cursorLatencyMs: opts.cursorLatency,
-        ...(profileFile ? { profileFile } : {}),
-      } satisfies ScenarioConfig,
-      env,
-    );
-    const cpu1 = await servers.admin<{ userUs: number; systemUs: number }>('/cpu');
-    const serverLog = await servers.admin<{ leaves: number; pageRequests: number }>(`/log?replica=${replicaName}&clear=1`);
-    const s3 = await servers.admin<{ puts: number; slowPuts: number }>('/s3?reset=1');
-    await servers.admin(`/s3-latency?ms=${opts.s3Latency}`);
-    const serverCpuMs = (cpu1.userUs + cpu1.systemUs - cpu0.userUs - cpu0.systemUs) / 1000;
-    const row: Row = {
-      ...result,
-      serverCpuMs: round(serverCpuMs, 1),
-      serverCpuShare: round(serverCpuMs / result.wallMs, 2),
-      othersCpuShare: round(Math.max(0, result.machineCpuMs - result.cpuMs - serverCpuMs) / result.wallMs, 2),
-      leafRequests: serverLog.leaves,
-      pageRequests: serverLog.pageRequests,
-      s3Puts: s3.puts,
-      slowPuts: s3.slowPuts,
-      ...(profileFile ? { profile: summarizeProfile(profileFile) } : {}),
-    };
-    log(
-      `  ${row.leavesPerSec} leaves/s, p50 ${row.perLeafMs.p50} ms, p99 ${row.perLeafMs.p99} ms, ${row.cpuPerLeafMs} ms CPU/leaf, ` +
-        `ELU ${row.eventLoopUtilization}, RSS ${row.maxRssMB} MB; servers ${Math.round(row.serverCpuShare * 100)}%, others ${Math.round(row.othersCpuShare * 100)}% of a core`,
-    );
-    return row;
-  };
+  const { waitIdle, profileDir, profilePath, scenario } = scenarioRunner({ opts, servers, env, log });
 
   const mainSource = servers.replica('main').serviceIndexUrl;
   const base = { source: mainSource, cursor: 'memory' as const };
