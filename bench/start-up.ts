@@ -7,7 +7,7 @@
  *   bin/catalog-sync.js off (NODE_DISABLE_COMPILE_CACHE=1: a first command after an install or an upgrade) and
  *   warm (every command after). And `node -e 0`, Node's own start, the floor under every figure: on a loaded machine
  *   all of them rise together.
- * - Lambda: the handler bundled exactly as the construct bundles it (`nodeBundling` of
+ * - Lambda (lambda-cold-start.ts): the handler bundled exactly as the construct bundles it (`nodeBundling` of
  *   infra/constructs/sync-function.ts, through the esbuild API): its size, then in a fresh process the time to
  *   load it and to answer a first invocation (a fresh cursor, 5 commits) against the replica, DynamoDB Local (or
  *   dynalite) and s3rver. The servers are warmed first, as AWS's are: a whole invocation in a process of its own,
@@ -17,15 +17,12 @@
  * Alone: `node dist/bench/start-up.js [--repeat N] [--only cli|lambda]`.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync, } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import { latestNodeRuntime, nodeBundling } from '../infra/constructs/sync-function.js';
-import { DeleteObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { CatalogReplica, clientsFor, createBucket, createCursorTable, generateCatalog, startDynamo, startS3 } from '../testkit/index.js';
+import { CatalogReplica, generateCatalog } from '../testkit/index.js';
+import { lambdaFigures, type LambdaFigures } from './lambda-cold-start.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = join(REPO, 'bin', 'catalog-sync.js');
@@ -42,28 +39,6 @@ export interface CommandFigures {
   readonly cold: Figures;
   readonly warm: Figures;
   readonly runs: number;
-}
-
-/** One cold start: load, first invocation, their sum, and the whole process's CPU (Node's own start included). */
-export interface ColdStart {
-  readonly loadMs: number;
-  readonly firstInvocationMs: number;
-  readonly totalMs: number;
-  readonly cpuMs: number;
-}
-
-export interface LambdaFigures {
-  readonly bundleBytes: number;
-  /** As the stack deploys it: NODE_OPTIONS=--enable-source-maps (infra/catalog-sync.ts), so Node reads the bundle's source map at load. */
-  readonly withSourceMaps: ColdStart;
-  readonly loadMs: number;
-  readonly firstInvocationMs: number;
-  readonly totalMs: number;
-  /** CPU of the whole cold process (Node's own start included). */
-  readonly cpuMs: number;
-  /** Cold processes measured (the figures are the median one's, by total). */
-  readonly runs: number;
-  readonly nodeVersion: string;
 }
 
 export interface StartUpResult {
@@ -123,133 +98,6 @@ async function commandFigures(command: string, args: string[], repeat: number, e
   }
   const medianOf = (runs: Figures[]): Figures => ({ cpuSeconds: median(runs.map((r) => r.cpuSeconds)), wallSeconds: median(runs.map((r) => r.wallSeconds)) });
   return { command, cold: medianOf(cold), warm: medianOf(warm), runs: repeat };
-}
-
-/** The handler bundled with the construct's own options; returns the bundle's path and size. */
-async function bundleHandler(dir: string): Promise<{ file: string; bytes: number }> {
-  const options = nodeBundling(latestNodeRuntime());
-  const outfile = join(dir, 'handler', 'index.mjs');
-  await build({
-    entryPoints: [join(REPO, 'lambda', 'sync', 'lambda.ts')],
-    outfile,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: options.target ?? 'node22',
-    mainFields: options.mainFields ?? ['module', 'main'],
-    minify: options.minify ?? false,
-    sourcemap: options.sourceMap ?? false,
-    sourcesContent: options.sourcesContent ?? false,
-    external: options.externalModules ?? [],
-    banner: { js: options.banner ?? '' },
-    logLevel: 'warning',
-  });
-  return { file: outfile, bytes: statSync(outfile).size };
-}
-
-/** In a fresh process: import the bundle, invoke the handler once; prints `{ loadMs, firstInvocationMs }`. */
-const INVOKE_SCRIPT = `
-const started = performance.now();
-const { handler } = await import(process.env.BUNDLE);
-const loaded = performance.now();
-const context = { getRemainingTimeInMillis: () => 60_000, awsRequestId: 'bench', functionName: 'catalog-sync-bench' };
-const summary = await handler({}, context);
-const answered = performance.now();
-if (!summary || summary.commits !== 5) throw new Error('unexpected summary: ' + JSON.stringify(summary));
-const cpu = process.cpuUsage();
-process.stdout.write('\\nSTARTUP ' + JSON.stringify({ loadMs: loaded - started, firstInvocationMs: answered - loaded, cpuMs: (cpu.user + cpu.system) / 1000 }) + '\\n');
-process.exit(0);
-`;
-
-/**
- * A read and a write on a new table and bucket from this process, so that the measured process does not pay for
- * the local servers' first requests to them (DynamoDB Local sets a new table up on its first use; s3rver a new
- * bucket's folders): on AWS the function's table and bucket are long warm.
- */
-async function warmTableAndBucket(dynamoEndpoint: string, s3Endpoint: string, name: string): Promise<void> {
-  const clients = clientsFor({ dynamoEndpoint, s3Endpoint });
-  try {
-    const key = { pk: 'bench-warm-up', sk: 'bench-warm-up' };
-    await clients.documents.send(new PutCommand({ TableName: name, Item: key }));
-    await clients.documents.send(new GetCommand({ TableName: name, Key: key, ConsistentRead: true }));
-    await clients.documents.send(new DeleteCommand({ TableName: name, Key: key }));
-    await clients.s3.send(new PutObjectCommand({ Bucket: name, Key: 'bench-warm-up', Body: 'warm-up' }));
-    await clients.s3.send(new DeleteObjectCommand({ Bucket: name, Key: 'bench-warm-up' }));
-    await clients.s3.send(new HeadObjectCommand({ Bucket: name, Key: 'bench-warm-up' })).catch(() => undefined);
-  } finally {
-    clients.destroy();
-  }
-}
-
-/** One cold process: load the bundle, answer one invocation into a new table and bucket named `name`. */
-async function coldInvocation(file: string, source: string, dynamoEndpoint: string, s3Endpoint: string, name: string, sourceMaps = false): Promise<{ loadMs: number; firstInvocationMs: number; cpuMs: number }> {
-  await createCursorTable(dynamoEndpoint, name);
-  await createBucket(s3Endpoint, name);
-  await warmTableAndBucket(dynamoEndpoint, s3Endpoint, name);
-  const env = {
-    PATH: process.env.PATH ?? '',
-    BUNDLE: file,
-    CATALOG_SOURCE: source,
-    CURSOR_TABLE: name,
-    SNAPSHOT_BUCKET: name,
-    AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint,
-    AWS_ENDPOINT_URL_S3: s3Endpoint,
-    S3_FORCE_PATH_STYLE: 'true',
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'S3RVER',
-    AWS_SECRET_ACCESS_KEY: 'S3RVER',
-    AWS_LAMBDA_FUNCTION_NAME: 'catalog-sync-bench',
-    POWERTOOLS_METRICS_DISABLED: 'true',
-    ...(sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  };
-  const output = await new Promise<string>((resolve, reject) => {
-    // CATALOG_SYNC_STARTUP_PROFILE=<dir>: a CPU profile of the cold start, for profile-summary.js.
-    const profile = process.env.CATALOG_SYNC_STARTUP_PROFILE;
-    const flags = profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile, '--cpu-prof-interval', '100'];
-    const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', INVOKE_SCRIPT], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`first invocation: exit ${code}: ${stderr.slice(-2000)}`))));
-  });
-  const marked = output.split('\n').find((line) => line.startsWith('STARTUP '));
-  if (marked === undefined) throw new Error(`first invocation printed no figures: ${output.slice(-2000)}`);
-  return JSON.parse(marked.slice('STARTUP '.length)) as { loadMs: number; firstInvocationMs: number; cpuMs: number };
-}
-
-async function lambdaFigures(dir: string, repeat: number, log: (line: string) => void): Promise<LambdaFigures> {
-  const { file, bytes } = await bundleHandler(dir);
-  log(`lambda bundle: ${(bytes / 1024).toFixed(0)} KiB`);
-  const replica = await CatalogReplica.start({ catalog: generateCatalog({ commits: 5, seed: 24 }), pageSize: 10 });
-  const dynamo = await startDynamo();
-  const s3 = await startS3();
-  try {
-    // A fresh process per invocation: the first only warms the servers (DynamoDB Local's JVM, s3rver), as AWS's
-    // are warm; the next are the measured cold starts of the handler.
-    await coldInvocation(file, replica.serviceIndexUrl, dynamo.endpoint, s3.endpoint, 'startup-warm-up');
-    // Then `repeat` cold processes (each its own new table and bucket) without source maps and as many with them,
-    // interleaved; the figures of the median one by total.
-    const plain: ColdStart[] = [];
-    const mapped: ColdStart[] = [];
-    const cold = async (name: string, sourceMaps: boolean): Promise<ColdStart> => {
-      const run = await coldInvocation(file, replica.serviceIndexUrl, dynamo.endpoint, s3.endpoint, name, sourceMaps);
-      return { ...run, totalMs: run.loadMs + run.firstInvocationMs };
-    };
-    for (let i = 0; i < repeat; i++) {
-      plain.push(await cold(`startup-${i}`, false));
-      mapped.push(await cold(`startup-maps-${i}`, true));
-    }
-    const medianRun = (runs: ColdStart[]): ColdStart => [...runs].sort((a, b) => a.totalMs - b.totalMs)[Math.floor(runs.length / 2)]!;
-    const { loadMs, firstInvocationMs, totalMs, cpuMs } = medianRun(plain);
-    return { bundleBytes: bytes, withSourceMaps: medianRun(mapped), loadMs, firstInvocationMs, totalMs, cpuMs, runs: repeat, nodeVersion: process.version };
-  } finally {
-    await replica.stop();
-    await dynamo.stop();
-    await s3.stop();
-  }
 }
 
 /** Which figures to measure: the CLI's commands, the Lambda's cold start, or both (the default). */
