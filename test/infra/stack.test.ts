@@ -1,7 +1,8 @@
 /**
  * The CDK app, as `cdk synth` builds it from cdk.json: template assertions for every item of issue 5 and the
- * least-privilege IAM walk, on one sync with its bundle. (Two syncs in one app, the construct in another app,
- * context parsing and cdk-nag: apps.test.ts.) Each describe synthesizes its app once.
+ * least-privilege IAM walk, on one sync with its bundle. (Its alarms and commit events: stack-alarms-and-events.test.ts;
+ * two syncs in one app, context parsing and cdk-nag: apps.test.ts; the construct in another app:
+ * sync-construct.test.ts.) Each describe synthesizes its app once.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -294,80 +295,6 @@ describe('the app from cdk.json (one sync, bundled)', () => {
       'P: wildcard action s3:Put*',
       'P: literal wildcard resource arn:aws:s3:::b/*',
     ]);
-  });
-
-  it('alarms: errors, dead letters, cursor lag (EMF), no successful run; on the sync\'s service dimension', () => {
-    const alarms = ofType(s.resources, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
-    const service = [{ Name: 'service', Value: 'catalog-sync-catalog-to-s3' }];
-    expect(alarms).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({
-          Namespace: 'AWS/Lambda',
-          MetricName: 'Errors',
-          Dimensions: [{ Name: 'FunctionName', Value: ref(ids.fn) }],
-          Statistic: 'Sum',
-          Threshold: 1,
-          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-          TreatMissingData: 'notBreaching',
-        }),
-        expect.objectContaining({
-          Namespace: 'AWS/SQS',
-          MetricName: 'ApproximateNumberOfMessagesVisible',
-          Dimensions: [{ Name: 'QueueName', Value: getAtt(ids.dlq, 'QueueName') }],
-          Threshold: 1,
-          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        }),
-        expect.objectContaining({
-          Namespace: 'CatalogSync',
-          MetricName: 'CursorLagSeconds',
-          Dimensions: service,
-          Threshold: 3600,
-          EvaluationPeriods: 3,
-          Period: 300,
-          ComparisonOperator: 'GreaterThanThreshold',
-        }),
-        expect.objectContaining({
-          Namespace: 'CatalogSync',
-          MetricName: 'RunSucceeded',
-          Dimensions: service,
-          Statistic: 'Sum',
-          Threshold: 1,
-          EvaluationPeriods: 3,
-          DatapointsToAlarm: 3,
-          Period: 300,
-          ComparisonOperator: 'LessThanThreshold',
-          TreatMissingData: 'breaching',
-        }),
-      ]),
-    );
-    for (const alarm of alarms) expect(alarm.AlarmActions).toBeUndefined(); // no topic configured
-  });
-
-  it('consumer path: commits/ object-created events into a queue with its own DLQ', () => {
-    const [ruleId, rule] = only(s.resources, 'AWS::Events::Rule', (p) => p.EventPattern !== undefined);
-    expect(rule.EventPattern).toEqual({
-      source: ['aws.s3'],
-      'detail-type': ['Object Created'],
-      detail: { bucket: { name: [ref(ids.bucket)] }, object: { key: [{ prefix: 'commits/' }] } },
-    });
-    const [queueId, queue] = only(s.resources, 'AWS::SQS::Queue', (p) => p.RedrivePolicy !== undefined);
-    const commitDlq = queue.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0] as string;
-    expect(queue).toMatchObject({ SqsManagedSseEnabled: true, RedrivePolicy: { maxReceiveCount: 5 } });
-    expect(commitDlq).not.toBe(ids.dlq);
-    expect(s.resources[commitDlq]!.Properties).toMatchObject({ SqsManagedSseEnabled: true });
-    expect(rule.Targets).toEqual([expect.objectContaining({ Arn: getAtt(queueId), DeadLetterConfig: { Arn: getAtt(commitDlq) } })]);
-    const [, policy] = only(s.resources, 'AWS::SQS::QueuePolicy', (p) => p.Queues.some((q: Json) => q.Ref === queueId));
-    expect(policy.PolicyDocument.Statement).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-        expect.objectContaining({
-          Effect: 'Allow',
-          Action: expect.arrayContaining(['sqs:SendMessage']), // CDK's SqsQueue target adds GetQueueAttributes/GetQueueUrl
-          Principal: { Service: 'events.amazonaws.com' },
-          Condition: { ArnEquals: { 'aws:SourceArn': getAtt(ruleId) } },
-        }),
-      ]),
-    );
   });
 
   it('outputs what operators and consumers need', () => {
