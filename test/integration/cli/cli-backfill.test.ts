@@ -1,72 +1,20 @@
-/**
- * `catalog-sync backfill` into the embedded default, as a user runs it (the built CLI, its worker processes)
- * against a catalog replica with split commits, same-millisecond commits and shuffled pages: it stores exactly
- * what a follower stores (every file byte for byte, the cursor, the watermark), a follower then goes on with no
- * gap; a follower run during a backfill returns `backfill`; `status` shows the running backfill; a range that
- * keeps failing stops the backfill naming it, with the cursor unmoved; bad flags exit 2 naming the flag.
- */
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+
+import { readFile, } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunSummary } from '../../../lambda/contract/run-summary.js';
+import { describe, expect, it } from 'vitest';
 import { formatTimestamp, parseTimestamp } from '../../../lambda/contract/time.js';
-import { appendCommits, generateCatalog, type GeneratedCatalog } from '../../../testkit/catalog-generator.js';
+import { appendCommits, } from '../../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { startCliGroup } from '../../../testkit/cli-group.js';
 import { runCli } from '../../../testkit/cli-process.js';
 import { snapshotKeys, verifyBackfilled } from '../../../testkit/backfill-verify.js';
 import { readLocalState } from '../../../testkit/local-verify.js';
 import { commitTicks } from '../../../testkit/sync-harness.js';
+import { at, followUntilCaughtUp, hardCatalog, jsonLine, newDir, SLOW, START, useBackfillFolders } from './cli-backfill-kit.js';
 
-const START = '0001-01-01T00:00:00.0000000Z';
-/** Many CLI processes on a busy two-core machine. */
-const SLOW = 180_000;
-
-let root: string;
-let dirs = 0;
-
-beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'catalog-sync-backfill-'));
-});
-afterAll(async () => {
-  if (root) await rm(root, { recursive: true, force: true });
-});
-
-function newDir(name: string): string {
-  return join(root, `${name}-${++dirs}`);
-}
-
-function at(dir: string, replica: CatalogReplica): string[] {
-  return ['--source', replica.serviceIndexUrl, '--data-dir', dir];
-}
-
-function jsonLine<T = RunSummary>(stdout: string): T {
-  const lines = stdout.split('\n').filter((line) => line.trim() !== '');
-  expect(lines).toHaveLength(1);
-  return JSON.parse(lines[0]!) as T;
-}
-
-/** A catalog with every hard case for cutting ranges. */
-function hardCatalog(seed: number, commits = 160): GeneratedCatalog {
-  return generateCatalog({ commits, seed, leavesPerCommit: [1, 6], sameMillisecondPairs: 4, semver2Ratio: 0.2 });
-}
-
-/** `run` again and again until caught up (a follower's first day), into `dir`. */
-async function followUntilCaughtUp(dir: string, replica: CatalogReplica): Promise<RunSummary[]> {
-  const summaries: RunSummary[] = [];
-  for (;;) {
-    const result = await runCli(['run', ...at(dir, replica), '--json', '--max-commits', '37']);
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-    const summary = jsonLine(result.stdout);
-    summaries.push(summary);
-    if (summary.caughtUp) return summaries;
-  }
-}
+useBackfillFolders();
 
 describe('catalog-sync backfill into a folder', () => {
   it(
@@ -191,133 +139,6 @@ describe('catalog-sync backfill into a folder', () => {
         const follower = await runCli(['run', ...at(dir, replica), '--json']);
         expect(jsonLine(follower.stdout)).toMatchObject({ cursorBefore: head, cursorAfter: head, commits: 0, stoppedBy: 'caught-up' });
         expect(await verifyBackfilled(dir, catalog, replica.origin, parseTimestamp(head))).toEqual([]);
-      } finally {
-        await replica.stop();
-      }
-    },
-    SLOW,
-  );
-
-  it(
-    'a range that keeps failing stops the backfill (exit 1) naming the range and the URL; the cursor does not move; a rerun finishes it',
-    async () => {
-      const catalog = hardCatalog(34, 60);
-      const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true });
-      try {
-        const dir = newDir('failing');
-        const leaf = catalog.commits[30]!.leaves[0]!;
-        replica.overrideBody(leaf.path, 'not json');
-        const result = await runCli(['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '20']);
-        expect(result.code).toBe(1);
-        expect(result.stderr).toMatch(/backfill failed: range \d+ of backfill \S+ failed 4 times: /);
-        expect(result.stderr).toContain(`${replica.origin}${leaf.path}`);
-        expect(result.stderr).toContain('The cursor did not move');
-        expect((await readLocalState(dir))?.cursors['catalog-to-s3']).toBeUndefined();
-        expect(await verifyBackfilled(dir, catalog, replica.origin, -1n)).toEqual([]);
-
-        replica.clearFaults();
-        const rerun = await runCli(['backfill', ...at(dir, replica), '--workers', '2', '--json']);
-        expect(rerun.code).toBe(0);
-        expect(jsonLine(rerun.stdout)).toMatchObject({ cursorBefore: START, cursorAfter: formatTimestamp(commitTicks(catalog, -1)), commits: 60 });
-        expect(await verifyBackfilled(dir, catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
-      } finally {
-        await replica.stop();
-      }
-    },
-    SLOW,
-  );
-
-  it(
-    'SIGTERM stops every worker at its next leaf: exit 1 saying a rerun resumes, the cursor unmoved; the rerun resumes the plan',
-    async () => {
-      const catalog = hardCatalog(35, 120);
-      const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true, latencyMs: 10 });
-      try {
-        const dir = newDir('sigterm');
-        const args = ['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '40', '--concurrency', '2'];
-        const first = startCliGroup(args);
-        try {
-          const planned = await first.stderrLine((line) => /^backfill \S+ planned: /.test(line));
-          const backfillId = /^backfill (\S+) planned/.exec(planned)![1]!;
-          await first.stderrLine((line) => /^range \d+ done/.test(line));
-          first.child.kill('SIGTERM');
-          const stopped = await first.done;
-          expect(stopped.signal).toBeNull();
-          expect(stopped.code).toBe(1);
-          expect(stopped.stderr).toMatch(new RegExp(`backfill ${backfillId} stopped: \\d+ of \\d+ ranges done, the others checkpointed; the cursor did not move\\. Run \`catalog-sync backfill\` again to resume`));
-          expect((await readLocalState(dir))?.cursors['catalog-to-s3']).toBeUndefined();
-          expect(await verifyBackfilled(dir, catalog, replica.origin, -1n)).toEqual([]);
-
-          const rerun = await runCli(args);
-          expect(rerun.code).toBe(0);
-          expect(rerun.stderr).toMatch(new RegExp(`^backfill ${backfillId} resumed: .*, [1-9]\\d* ranges already done$`, 'm'));
-          expect(await verifyBackfilled(dir, catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
-        } finally {
-          first.killGroup();
-        }
-      } finally {
-        await replica.stop();
-      }
-    },
-    SLOW,
-  );
-
-  it(
-    'Ctrl-C on a terminal (SIGINT to the whole process group) stops the backfill, not fails it: exit 1, a rerun resumes',
-    async () => {
-      const catalog = hardCatalog(37, 120);
-      const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true, latencyMs: 10 });
-      try {
-        const dir = newDir('sigint');
-        const args = ['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '30', '--concurrency', '2'];
-        const first = startCliGroup(args);
-        try {
-          await first.stderrLine((line) => /^range \d+ done/.test(line));
-          process.kill(-first.child.pid!, 'SIGINT');
-          const stopped = await first.done;
-          expect(stopped.code).toBe(1);
-          expect(stopped.stderr).toMatch(/backfill \S+ stopped: \d+ of \d+ ranges done/);
-          expect(stopped.stderr).not.toContain('backfill failed');
-          expect((await readLocalState(dir))?.cursors['catalog-to-s3']).toBeUndefined();
-        } finally {
-          first.killGroup();
-        }
-        const rerun = await runCli(args);
-        expect(rerun.code).toBe(0);
-        expect(await verifyBackfilled(dir, catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
-      } finally {
-        await replica.stop();
-      }
-    },
-    SLOW,
-  );
-
-  it(
-    'a worker process that dies hands its range back: another worker runs it, and the backfill completes',
-    async () => {
-      const catalog = hardCatalog(36, 120);
-      const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true, latencyMs: 10 });
-      try {
-        const dir = newDir('worker-dies');
-        const backfill = startCliGroup(['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '30', '--concurrency', '2']);
-        try {
-          await backfill.stderrLine((line) => /^range \d+ done/.test(line));
-          const workers = execFileSync('pgrep', ['-P', String(backfill.child.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number);
-          expect(workers).toHaveLength(2);
-          process.kill(workers[0]!, 'SIGKILL');
-          const result = await backfill.done;
-          expect(result.code).toBe(0);
-          // Unless it was between two ranges when it died, its range was handed back and counted as a failed attempt.
-          const died = result.stderr.split('\n').filter((line) => line.includes(`its worker process ${workers[0]} died (signal SIGKILL)`));
-          expect(died.length).toBeLessThanOrEqual(1);
-          // A worker SIGKILLed in the middle of a write leaves its temporary file (or its lock record) in the
-          // state folder's tmp/, by design (removed once an hour old); whether it was mid-write is chance.
-          const problems = await verifyBackfilled(dir, catalog, replica.origin, commitTicks(catalog, -1));
-          expect(problems.filter((problem) => !problem.startsWith('temporary file left: .catalog-sync/tmp/'))).toEqual([]);
-          expect((await readLocalState(dir))!.cursors['catalog-to-s3']!.cursor).toBe(formatTimestamp(commitTicks(catalog, -1)));
-        } finally {
-          backfill.killGroup();
-        }
       } finally {
         await replica.stop();
       }
