@@ -6,7 +6,6 @@ import { LAMBDA_FACE_FILES } from './testkit/lambda-face-files.js';
 // 200 of npm test's 545 lines. Set here, the variable reaches the workers, the global setup and every CLI child.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-
 export default defineConfig({
   test: {
     testTimeout: 60_000,

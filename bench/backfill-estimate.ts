@@ -75,7 +75,13 @@ export interface Estimate {
   /** Source requests in flight (leaf GETs): what nuget.org sees. */
   readonly sourceRequestsInFlight: number;
   readonly wallMinutes: number;
-  readonly cost: { readonly lambda: number; readonly stepFunctions: number; readonly s3: number; readonly dynamo: number; readonly total: number };
+  readonly cost: {
+    readonly lambda: number;
+    readonly stepFunctions: number;
+    readonly s3: number;
+    readonly dynamo: number;
+    readonly total: number;
+  };
 }
 
 /** The estimate at one Distributed Map `MaxConcurrency`. */
@@ -84,7 +90,9 @@ export function estimateBackfill(inputs: EstimateInputs, mapConcurrency: number)
   // A worker below one vCPU is CPU-bound in proportion (the engine is CPU-bound at 50 ms, see docs/performance.md).
   const cpuBound = inputs.workerLeavesPerSecond * vcpu;
   const chainBound =
-    inputs.orderedManifestPutMs === undefined ? Infinity : (inputs.leaves / inputs.commits) * (1000 / inputs.orderedManifestPutMs);
+    inputs.orderedManifestPutMs === undefined
+      ? Infinity
+      : (inputs.leaves / inputs.commits) * (1000 / inputs.orderedManifestPutMs);
   const perWorker = Math.min(cpuBound, chainBound);
   const running = Math.min(mapConcurrency, inputs.lambdaConcurrency);
   const workersRate = perWorker * running;
@@ -106,8 +114,11 @@ export function estimateBackfill(inputs: EstimateInputs, mapConcurrency: number)
     workerSeconds * (inputs.workerMemoryMb / 1024) * inputs.prices.lambdaGbSecond +
     (Math.ceil(ranges / inputs.rangesPerBatch) / 1e6) * inputs.prices.lambdaRequestPerMillion;
   const batches = Math.ceil(ranges / inputs.rangesPerBatch);
-  const stepFunctionsCost = ((batches * inputs.transitionsPerBatch + 10) / 1000) * inputs.prices.stepFunctionsTransitionPerThousand;
-  const s3Cost = ((inputs.leaves + inputs.commits + ranges) / 1000) * inputs.prices.s3PutPerThousand + (batches / 1000) * inputs.prices.s3GetPerThousand;
+  const stepFunctionsCost =
+    ((batches * inputs.transitionsPerBatch + 10) / 1000) * inputs.prices.stepFunctionsTransitionPerThousand;
+  const s3Cost =
+    ((inputs.leaves + inputs.commits + ranges) / 1000) * inputs.prices.s3PutPerThousand +
+    (batches / 1000) * inputs.prices.s3GetPerThousand;
   // Range progress: at most one conditional write per commit (coalesced while one is in flight), plus done marks.
   const dynamoCost = ((inputs.commits + 2 * ranges) / 1e6) * inputs.prices.dynamoWritePerMillion;
   const total = lambdaCost + stepFunctionsCost + s3Cost + dynamoCost;

@@ -20,10 +20,22 @@ export interface BackfillRows {
 /** Runs the follower row and one backfill row per worker count, each in a child of its own. */
 export async function runBackfillRows(
   run: (config: BackfillScenarioConfig) => Promise<BackfillScenarioResult>,
-  options: { source: string; bucket: string; workers: readonly number[]; rangeLeaves: number; concurrency: number; log: (text: string) => void },
+  options: {
+    source: string;
+    bucket: string;
+    workers: readonly number[];
+    rangeLeaves: number;
+    concurrency: number;
+    log: (text: string) => void;
+  },
   catalog: BackfillRows['catalog'],
 ): Promise<BackfillRows> {
-  const base = { source: options.source, bucket: options.bucket, concurrency: options.concurrency, rangeLeaves: options.rangeLeaves };
+  const base = {
+    source: options.source,
+    bucket: options.bucket,
+    concurrency: options.concurrency,
+    rangeLeaves: options.rangeLeaves,
+  };
   const line = (r: BackfillScenarioResult): string =>
     `  ${r.leaves} leaves in ${(r.wallMs / 1000).toFixed(1)} s: ${r.leavesPerSec} leaves/s, ${r.cpuPerLeafMs} ms CPU/leaf, ${r.ranges} ranges, peak RSS ${r.maxRssMB} MB, machine ${r.machineBusyCores} cores busy`;
   options.log(`backfill: one follower over ${catalog.leaves} leaves`);
@@ -86,7 +98,11 @@ export function backfillTargets(rows: BackfillRows | undefined): { target: strin
   const two = rows.backfills.find((r) => r.workers === 2);
   if (two) {
     const ratio = two.leavesPerSec / rows.follower.leavesPerSec;
-    targets.push({ target: 'backfill, 2 workers >= 1.6x one follower', value: `${ratio.toFixed(2)}x`, ok: ratio >= 1.6 });
+    targets.push({
+      target: 'backfill, 2 workers >= 1.6x one follower',
+      value: `${ratio.toFixed(2)}x`,
+      ok: ratio >= 1.6,
+    });
   }
   return targets;
 }
@@ -100,7 +116,9 @@ export function backfillReport(rows: BackfillRows): string[] {
     `Backfill vs one follower: ${rows.catalog.leaves} leaves in ${rows.catalog.commits} commits, ${rows.catalog.pages} pages; ranges of ${rows.rangeLeaves} leaves; ` +
       'snapshots to the fake S3, state in a local folder on tmpfs',
   );
-  out.push('| row | workers | ranges | leaves | wall s | leaves/s | vs follower | CPU ms/leaf | cores busy (whole machine) | plan ms | finish ms | peak RSS MB (one process) |');
+  out.push(
+    '| row | workers | ranges | leaves | wall s | leaves/s | vs follower | CPU ms/leaf | cores busy (whole machine) | plan ms | finish ms | peak RSS MB (one process) |',
+  );
   out.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of [follower, ...backfills]) {
     out.push(
@@ -116,7 +134,7 @@ export function backfillReport(rows: BackfillRows): string[] {
   );
   out.push(rows.estimate.table);
   out.push('');
-  out.push('The same once S3 has split the bucket\'s leaves/ key space into 4 partitions (14,000 PUT/s):');
+  out.push("The same once S3 has split the bucket's leaves/ key space into 4 partitions (14,000 PUT/s):");
   out.push(rows.estimate.partitionedTable);
   return out;
 }

@@ -68,10 +68,18 @@ async function main(): Promise<void> {
 }
 
 function settingsOf(config: BackfillScenarioConfig): SyncSettings {
-  return parseSettings({ CATALOG_SOURCE: config.source, CURSOR_NAME: 'bench-backfill', CONCURRENCY: String(config.concurrency) });
+  return parseSettings({
+    CATALOG_SOURCE: config.source,
+    CURSOR_NAME: 'bench-backfill',
+    CONCURRENCY: String(config.concurrency),
+  });
 }
 
-function depsOf(settings: SyncSettings, config: BackfillScenarioConfig, stateDir: string): { deps: BackfillDeps; close(): Promise<void> } {
+function depsOf(
+  settings: SyncSettings,
+  config: BackfillScenarioConfig,
+  stateDir: string,
+): { deps: BackfillDeps; close(): Promise<void> } {
   const clients = awsClients(process.env, settings.concurrency);
   const http = new HttpClient({ connections: settings.concurrency });
   const local = openLocalStores(stateDir);
@@ -112,7 +120,17 @@ async function follow(config: BackfillScenarioConfig, stateDir: string): Promise
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   await close();
-  return resultOf(config, { leaves, commits, ranges: 0, wallMs, planMs: 0, finishMs: 0, cpuMs: (cpu.user + cpu.system) / 1000, maxRssMB: ownRss(), stoppedBy });
+  return resultOf(config, {
+    leaves,
+    commits,
+    ranges: 0,
+    wallMs,
+    planMs: 0,
+    finishMs: 0,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    maxRssMB: ownRss(),
+    stoppedBy,
+  });
 }
 
 /** Plan, N worker processes over the ranges (largest first), finish. */
@@ -144,15 +162,27 @@ async function backfill(config: BackfillScenarioConfig, stateDir: string): Promi
 }
 
 /** Runs every range in `config.workers` processes; resolves with their CPU once they exited. */
-function runWorkers(ranges: readonly BackfillRange[], config: BackfillScenarioConfig, stateDir: string): Promise<{ cpuMs: number; maxRssMB: number }> {
+function runWorkers(
+  ranges: readonly BackfillRange[],
+  config: BackfillScenarioConfig,
+  stateDir: string,
+): Promise<{ cpuMs: number; maxRssMB: number }> {
   const queue = [...ranges].sort((a, b) => b.leaves - a.leaves || a.n - b.n);
-  const workerConfig: BackfillWorkerConfig = { source: config.source, bucket: config.bucket, stateDir, cursorName: 'bench-backfill', concurrency: config.concurrency };
+  const workerConfig: BackfillWorkerConfig = {
+    source: config.source,
+    bucket: config.bucket,
+    stateDir,
+    cursorName: 'bench-backfill',
+    concurrency: config.concurrency,
+  };
   return new Promise((resolve, reject) => {
     let cpuMs = 0;
     let maxRssMB = 0;
     let alive = config.workers;
     for (let i = 0; i < config.workers; i++) {
-      const child = fork(join(here, 'backfill-worker.js'), [JSON.stringify(workerConfig)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const child = fork(join(here, 'backfill-worker.js'), [JSON.stringify(workerConfig)], {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
       const next = (): void => {
         const range = queue.shift();
         child.send((range === undefined ? { type: 'exit' } : { type: 'range', range }) satisfies ToBackfillWorker);
@@ -160,7 +190,8 @@ function runWorkers(ranges: readonly BackfillRange[], config: BackfillScenarioCo
       child.on('message', (message: FromBackfillWorker) => {
         if (message.type === 'ready') next();
         else if (message.type === 'outcome') {
-          if (!message.outcome.done) reject(new Error(`range ${message.outcome.n} stopped by ${message.outcome.stoppedBy}`));
+          if (!message.outcome.done)
+            reject(new Error(`range ${message.outcome.n} stopped by ${message.outcome.stoppedBy}`));
           next();
         } else if (message.type === 'cpu') {
           cpuMs += message.cpuMs;
@@ -181,7 +212,17 @@ function ownRss(): number {
 
 function resultOf(
   config: BackfillScenarioConfig,
-  m: { leaves: number; commits: number; ranges: number; wallMs: number; planMs: number; finishMs: number; cpuMs: number; maxRssMB: number; stoppedBy: string },
+  m: {
+    leaves: number;
+    commits: number;
+    ranges: number;
+    wallMs: number;
+    planMs: number;
+    finishMs: number;
+    cpuMs: number;
+    maxRssMB: number;
+    stoppedBy: string;
+  },
 ): Measured {
   return {
     label: config.label,

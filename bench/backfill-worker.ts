@@ -30,18 +30,32 @@ export type ToBackfillWorker = { readonly type: 'range'; readonly range: Backfil
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as BackfillWorkerConfig;
-  const settings = parseSettings({ CATALOG_SOURCE: config.source, CURSOR_NAME: config.cursorName, CONCURRENCY: String(config.concurrency) });
+  const settings = parseSettings({
+    CATALOG_SOURCE: config.source,
+    CURSOR_NAME: config.cursorName,
+    CONCURRENCY: String(config.concurrency),
+  });
   const clients = awsClients(process.env, settings.concurrency);
   const http = new HttpClient({ connections: settings.concurrency });
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
   const local = openLocalStores(config.stateDir);
-  const deps = { catalog, cursors: local.cursors, backfills: local.backfills, snapshots: new S3SnapshotStore(config.bucket, clients.s3) };
+  const deps = {
+    catalog,
+    cursors: local.cursors,
+    backfills: local.backfills,
+    snapshots: new S3SnapshotStore(config.bucket, clients.s3),
+  };
   const cpu0 = process.cpuUsage();
-  const send = (message: FromBackfillWorker): Promise<void> => new Promise((resolve) => process.send!(message, () => resolve()));
+  const send = (message: FromBackfillWorker): Promise<void> =>
+    new Promise((resolve) => process.send!(message, () => resolve()));
   process.on('message', (message: ToBackfillWorker) => {
     if (message.type === 'exit') {
       const cpu = process.cpuUsage(cpu0);
-      void send({ type: 'cpu', cpuMs: (cpu.user + cpu.system) / 1000, maxRssMB: process.resourceUsage().maxRSS / 1024 }).then(async () => {
+      void send({
+        type: 'cpu',
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        maxRssMB: process.resourceUsage().maxRSS / 1024,
+      }).then(async () => {
         await http.close();
         clients.s3.destroy();
         process.exit(0);

@@ -5,7 +5,13 @@
  */
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Agent } from 'undici';
-import { CatalogClient, decodeBody, DEFAULT_DOCUMENT_LIMITS, HttpClient, type PageItem } from '../lambda/catalog/index.js';
+import {
+  CatalogClient,
+  decodeBody,
+  DEFAULT_DOCUMENT_LIMITS,
+  HttpClient,
+  type PageItem,
+} from '../lambda/catalog/index.js';
 import { commitKey, compareTicks, manifestKey, MIN_TICKS, type Ticks } from '../lambda/contract/index.js';
 import { S3SnapshotStore } from '../lambda/stores/index.js';
 import { leafKeyOf, manifestOf, metadataOf, pagesAfter, type ManifestEntry } from '../lambda/sync/index.js';
@@ -89,7 +95,8 @@ export async function runSequential(config: ScenarioConfig): Promise<ScenarioRes
     }
     // 7. The cursor: the last commit processed.
     const last = commits.at(-1);
-    if (last) await cursors.compareAndSet(name, stored, { value: last.ticks, commitId: last.commitId, runId: 'sequential' });
+    if (last)
+      await cursors.compareAndSet(name, stored, { value: last.ticks, commitId: last.commitId, runId: 'sequential' });
   });
   await http.close();
   s3.destroy();
@@ -108,7 +115,11 @@ export async function runCeiling(config: ScenarioConfig, lean: boolean): Promise
   await planner.close();
   const jobs = commits.flatMap((commit) => {
     const key = commitKey(commit.ticks);
-    return commit.items.map((item) => ({ url: new URL(item.url), key: leafKeyOf('', key, item), metadata: metadataOf(item) }));
+    return commit.items.map((item) => ({
+      url: new URL(item.url),
+      key: leafKeyOf('', key, item),
+      metadata: metadataOf(item),
+    }));
   });
   const { s3 } = cursorStores(config, config.concurrency);
   // The same pool shape as HttpClient's.
@@ -132,7 +143,11 @@ export async function runCeiling(config: ScenarioConfig, lean: boolean): Promise
             method: 'GET',
             headers: { accept: 'application/json', 'accept-encoding': 'gzip, br, deflate' },
           });
-          const body = await decode(job.url.href, Buffer.from(await response.body.arrayBuffer()), response.headers['content-encoding']);
+          const body = await decode(
+            job.url.href,
+            Buffer.from(await response.body.arrayBuffer()),
+            response.headers['content-encoding'],
+          );
           if (response.statusCode !== 200) throw new Error(`GET ${job.url.href}: HTTP ${response.statusCode}`);
           const fetchedAt = performance.now();
           await store.putLeaf(job.key, body, job.metadata);
@@ -152,7 +167,11 @@ export async function runCeiling(config: ScenarioConfig, lean: boolean): Promise
  * A bare SigV4-signed PUT (sigv4.ts) over an undici pool sized to the concurrency: path-style, credentials from
  * the environment, no retries; a failed PUT throws.
  */
-function barePut(bucket: string, endpoint: string, connections: number): { putLeaf: S3SnapshotStore['putLeaf']; close(): Promise<void> } {
+function barePut(
+  bucket: string,
+  endpoint: string,
+  connections: number,
+): { putLeaf: S3SnapshotStore['putLeaf']; close(): Promise<void> } {
   const url = new URL(endpoint);
   const agent = new Agent({ connections, keepAliveTimeout: 30_000, pipelining: 1 });
   const signer = new S3Signer(
@@ -161,10 +180,19 @@ function barePut(bucket: string, endpoint: string, connections: number): { putLe
   );
   return {
     async putLeaf(key, body, metadata) {
-      const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(body.length) };
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+      };
       for (const [name, value] of Object.entries(metadata)) headers[`x-amz-meta-${name}`] = value;
       const path = `${url.pathname.replace(/\/$/, '')}/${bucket}/${key.split('/').map(encodeSegment).join('/')}`;
-      const response = await agent.request({ origin: url.origin, path, method: 'PUT', headers: signer.signPut(url.host, path, headers, body), body });
+      const response = await agent.request({
+        origin: url.origin,
+        path,
+        method: 'PUT',
+        headers: signer.signPut(url.host, path, headers, body),
+        body,
+      });
       await response.body.dump();
       if (response.statusCode !== 200) throw new Error(`PUT ${key}: HTTP ${response.statusCode}`);
     },
@@ -177,7 +205,14 @@ function sdkPut(bucket: string, s3: S3Client): { putLeaf: S3SnapshotStore['putLe
   return {
     async putLeaf(key, body, metadata) {
       await s3.send(
-        new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.length, ContentType: 'application/json', Metadata: { ...metadata } }),
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: body,
+          ContentLength: body.length,
+          ContentType: 'application/json',
+          Metadata: { ...metadata },
+        }),
       );
     },
   };

@@ -88,7 +88,14 @@ export function catchUp(inputs: CatchUpInputs, limits: RunLimits, outageSeconds:
     leaves += taken;
     if (backlog <= capacity) {
       const seconds = (runs - 1) * inputs.scheduleSeconds + taken / inputs.lambdaLeavesPerSecond;
-      return { behind, perRun: capacity, runs, seconds, leaves, dollars: (leaves / 1_000_000) * inputs.dollarsPerMillionLeaves };
+      return {
+        behind,
+        perRun: capacity,
+        runs,
+        seconds,
+        leaves,
+        dollars: (leaves / 1_000_000) * inputs.dollarsPerMillionLeaves,
+      };
     }
     backlog += rate * inputs.scheduleSeconds - taken;
   }
@@ -135,7 +142,10 @@ export function catchUpReport(inputs: CatchUpInputs, engineLeavesPerSecond: numb
  * The inputs from a bench result: the cost model's rate and price at the deployed memory, fed with the CPU per leaf
  * of the nuget.org-shaped engine row when the result has one (else the main engine row's).
  */
-export function catchUpInputsFrom(result: Parameters<typeof measuredFrom>[0] & Parameters<typeof nugetEngine>[0], leavesPerDay = DEFAULT_LEAVES_PER_DAY): CatchUpInputs {
+export function catchUpInputsFrom(
+  result: Parameters<typeof measuredFrom>[0] & Parameters<typeof nugetEngine>[0],
+  leavesPerDay = DEFAULT_LEAVES_PER_DAY,
+): CatchUpInputs {
   const nuget = nugetEngine(result)?.cpuPerLeafMs;
   const cost = costInputsFrom({ ...measuredFrom(result), ...(nuget === undefined ? {} : { cpuMsPerLeaf: nuget }) });
   const at = lambdaCost(cost, DEPLOYED_MEMORY_MB);
@@ -151,7 +161,9 @@ export function catchUpInputsFrom(result: Parameters<typeof measuredFrom>[0] & P
 }
 
 /** The bench's nuget.org-shaped engine row, when the result has one. */
-export function nugetEngine(result: { scenarios: ReadonlyArray<{ label: string; leavesPerSec?: number; cpuPerLeafMs?: number }> }): { leavesPerSec?: number; cpuPerLeafMs?: number } | undefined {
+export function nugetEngine(result: {
+  scenarios: ReadonlyArray<{ label: string; leavesPerSec?: number; cpuPerLeafMs?: number }>;
+}): { leavesPerSec?: number; cpuPerLeafMs?: number } | undefined {
   return result.scenarios.find((s) => s.label === 'nuget: engine');
 }
 
@@ -162,7 +174,9 @@ function main(argv: readonly string[]): void {
   };
   const result = JSON.parse(readFileSync(flag('--results') ?? 'bench/results/latest.json', 'utf8'));
   const perDay = flag('--leaves-per-day');
-  process.stdout.write(`${catchUpReport(catchUpInputsFrom(result, perDay === undefined ? DEFAULT_LEAVES_PER_DAY : Number(perDay)), nugetEngine(result)?.leavesPerSec)}\n`);
+  process.stdout.write(
+    `${catchUpReport(catchUpInputsFrom(result, perDay === undefined ? DEFAULT_LEAVES_PER_DAY : Number(perDay)), nugetEngine(result)?.leavesPerSec)}\n`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) main(process.argv.slice(2));

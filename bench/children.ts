@@ -11,9 +11,19 @@ import { machineCpuMs } from './stats.js';
 const here = dirname(fileURLToPath(import.meta.url));
 
 /** Runs a child script with IPC; resolves with its `{ type: 'result' }` message once it has exited (and written any profile). */
-export function runChild<T>(script: string, config: unknown, env: NodeJS.ProcessEnv, execArgv: string[] = [], timeoutMs = 900_000): Promise<T> {
+export function runChild<T>(
+  script: string,
+  config: unknown,
+  env: NodeJS.ProcessEnv,
+  execArgv: string[] = [],
+  timeoutMs = 900_000,
+): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child: ChildProcess = fork(join(here, script), [JSON.stringify(config)], { env, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child: ChildProcess = fork(join(here, script), [JSON.stringify(config)], {
+      env,
+      execArgv,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     let outcome: { result: T } | { error: Error } | undefined;
     const timer = setTimeout(() => {
       outcome ??= { error: new Error(`${script} took longer than ${timeoutMs} ms`) };
@@ -45,7 +55,9 @@ export interface Servers {
 /** Starts servers.js and resolves once it reports its endpoints. */
 export function startServers(config: ServersConfig): Promise<Servers> {
   return new Promise((resolve, reject) => {
-    const child = fork(join(here, 'servers.js'), [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(join(here, 'servers.js'), [JSON.stringify(config)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     child.once('exit', (code) => reject(new Error(`servers exited (${code}) before they were ready`)));
     child.once('message', (message: ServersReady) => {
       resolve({

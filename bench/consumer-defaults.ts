@@ -13,7 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { consume, readCommits, type Mirror } from '../lambda/consumer/index.js';
 import { commitKey, formatTimestamp } from '../lambda/contract/index.js';
-import { awsClients, DynamoStore, LocalStore, S3SnapshotStore, type CursorStore, type SnapshotStore } from '../lambda/stores/index.js';
+import {
+  awsClients,
+  DynamoStore,
+  LocalStore,
+  S3SnapshotStore,
+  type CursorStore,
+  type SnapshotStore,
+} from '../lambda/stores/index.js';
 import { createBucket, createCursorTable, mulberry32, startS3, uniqueName } from '../testkit/index.js';
 import { round, timed } from './stats.js';
 
@@ -32,8 +39,17 @@ export interface ConsumerDefaultsStore {
   readonly store: string;
   readonly commits: number;
   readonly leaves: number;
-  readonly reader: { readonly commitsPerSec: number; readonly cpuMsPer1000: number; readonly rounds: readonly number[] };
-  readonly defaults: { readonly commitsPerSec: number; readonly cpuMsPer1000: number; readonly checkpoints: number; readonly rounds: readonly number[] };
+  readonly reader: {
+    readonly commitsPerSec: number;
+    readonly cpuMsPer1000: number;
+    readonly rounds: readonly number[];
+  };
+  readonly defaults: {
+    readonly commitsPerSec: number;
+    readonly cpuMsPer1000: number;
+    readonly checkpoints: number;
+    readonly rounds: readonly number[];
+  };
   /** `defaults.commitsPerSec / reader.commitsPerSec`. */
   readonly ratio: number;
   /** A checkpoint after every commit, over the last `commits` of the mirror. */
@@ -65,10 +81,16 @@ async function fill(store: SnapshotStore, commits: number, seed: number): Promis
       const manifest = {
         commitId,
         commitTimeStamp: formatTimestamp(ticks),
-        leaves: Array.from({ length: count }, (_, n) => ({ key: `leaves/${key}/package.${i}.${n}/1.0.${n}.json`, id: `Package.${i}.${n}`, version: `1.0.${n}`, type: 'PackageDetails' })),
+        leaves: Array.from({ length: count }, (_, n) => ({
+          key: `leaves/${key}/package.${i}.${n}/1.0.${n}.json`,
+          id: `Package.${i}.${n}`,
+          version: `1.0.${n}`,
+          type: 'PackageDetails',
+        })),
       };
       await store.putJson(`commits/${key}.json`, manifest);
-      if (i === commits - 1) watermark = { cursor: formatTimestamp(ticks), commitId, commitKey: key, updatedAt: new Date().toISOString() };
+      if (i === commits - 1)
+        watermark = { cursor: formatTimestamp(ticks), commitId, commitKey: key, updatedAt: new Date().toISOString() };
     }
   };
   await Promise.all(Array.from({ length: 64 }, () => put()));
@@ -80,7 +102,14 @@ async function fill(store: SnapshotStore, commits: number, seed: number): Promis
 let sink = 0;
 const line = (commit: unknown): void => void (sink += JSON.stringify(commit).length);
 
-async function measure(label: string, mirror: Mirror, cursors: CursorStore, config: ConsumerDefaultsConfig, fillLeaves: number, keys: readonly string[]): Promise<ConsumerDefaultsStore> {
+async function measure(
+  label: string,
+  mirror: Mirror,
+  cursors: CursorStore,
+  config: ConsumerDefaultsConfig,
+  fillLeaves: number,
+  keys: readonly string[],
+): Promise<ConsumerDefaultsStore> {
   const reader: { rate: number; cpu: number }[] = [];
   const defaults: { rate: number; cpu: number; checkpoints: number }[] = [];
   for (let round = 0; round < config.rounds; round++) {
@@ -92,26 +121,54 @@ async function measure(label: string, mirror: Mirror, cursors: CursorStore, conf
       }
       return n;
     });
-    if (read.result !== config.commits) throw new Error(`${label}: the reader read ${read.result} of ${config.commits} commits`);
+    if (read.result !== config.commits)
+      throw new Error(`${label}: the reader read ${read.result} of ${config.commits} commits`);
     reader.push({ rate: config.commits / (read.wallMs / 1000), cpu: read.cpuMs });
     const consumed = await timed(() => consume(`bench-defaults-${round}`, line, { mirror, cursors }));
-    if (consumed.result.commits !== config.commits) throw new Error(`${label}: the consumer handled ${consumed.result.commits} of ${config.commits} commits`);
-    defaults.push({ rate: config.commits / (consumed.wallMs / 1000), cpu: consumed.cpuMs, checkpoints: consumed.result.checkpoints });
+    if (consumed.result.commits !== config.commits)
+      throw new Error(`${label}: the consumer handled ${consumed.result.commits} of ${config.commits} commits`);
+    defaults.push({
+      rate: config.commits / (consumed.wallMs / 1000),
+      cpu: consumed.cpuMs,
+      checkpoints: consumed.result.checkpoints,
+    });
   }
-  const median = <T extends { rate: number }>(runs: T[]): T => [...runs].sort((a, b) => a.rate - b.rate)[Math.floor((runs.length - 1) / 2)]!;
+  const median = <T extends { rate: number }>(runs: T[]): T =>
+    [...runs].sort((a, b) => a.rate - b.rate)[Math.floor((runs.length - 1) / 2)]!;
   const r = median(reader);
   const d = median(defaults);
   const tail = Math.min(config.everyOneCommits, config.commits);
-  const everyOne = await timed(() => consume('bench-every-one', line, { mirror, cursors, checkpointEvery: 1, start: { after: keys[config.commits - tail - 1]! } }));
-  if (everyOne.result.commits !== tail) throw new Error(`${label}: every-one handled ${everyOne.result.commits} of ${tail} commits`);
+  const everyOne = await timed(() =>
+    consume('bench-every-one', line, {
+      mirror,
+      cursors,
+      checkpointEvery: 1,
+      start: { after: keys[config.commits - tail - 1]! },
+    }),
+  );
+  if (everyOne.result.commits !== tail)
+    throw new Error(`${label}: every-one handled ${everyOne.result.commits} of ${tail} commits`);
   return {
     store: label,
     commits: config.commits,
     leaves: fillLeaves,
-    reader: { commitsPerSec: round(r.rate, 0), cpuMsPer1000: round((r.cpu / config.commits) * 1000, 0), rounds: reader.map((run) => round(run.rate, 0)) },
-    defaults: { commitsPerSec: round(d.rate, 0), cpuMsPer1000: round((d.cpu / config.commits) * 1000, 0), checkpoints: d.checkpoints, rounds: defaults.map((run) => round(run.rate, 0)) },
+    reader: {
+      commitsPerSec: round(r.rate, 0),
+      cpuMsPer1000: round((r.cpu / config.commits) * 1000, 0),
+      rounds: reader.map((run) => round(run.rate, 0)),
+    },
+    defaults: {
+      commitsPerSec: round(d.rate, 0),
+      cpuMsPer1000: round((d.cpu / config.commits) * 1000, 0),
+      checkpoints: d.checkpoints,
+      rounds: defaults.map((run) => round(run.rate, 0)),
+    },
     ratio: round(d.rate / r.rate, 2),
-    everyOne: { commits: tail, commitsPerSec: round(tail / (everyOne.wallMs / 1000), 0), cpuMsPer1000: round((everyOne.cpuMs / tail) * 1000, 0) },
+    everyOne: {
+      commits: tail,
+      commitsPerSec: round(tail / (everyOne.wallMs / 1000), 0),
+      cpuMsPer1000: round((everyOne.cpuMs / tail) * 1000, 0),
+    },
   };
 }
 
@@ -123,7 +180,16 @@ async function main(): Promise<void> {
     // The folder: filled without fsync (not measured), read and consumed as a user's folder is (durable writes).
     const filled = await fill(new LocalStore(dir, { durable: false }), config.commits, config.seed);
     const folder = new LocalStore(dir);
-    stores.push(await measure('local folder', { store: folder, prefix: '', where: dir }, folder, config, filled.leaves, filled.keys));
+    stores.push(
+      await measure(
+        'local folder',
+        { store: folder, prefix: '', where: dir },
+        folder,
+        config,
+        filled.leaves,
+        filled.keys,
+      ),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -133,7 +199,11 @@ async function main(): Promise<void> {
       process.env.AWS_ENDPOINT_URL_S3 = s3.endpoint;
       process.env.AWS_ENDPOINT_URL_DYNAMODB = config.dynamoEndpoint;
       process.env.S3_FORCE_PATH_STYLE = 'true';
-      Object.assign(process.env, { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' });
+      Object.assign(process.env, {
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'S3RVER',
+        AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      });
       const table = uniqueName('consumer-bench');
       await createBucket(s3.endpoint, 'consumer-bench');
       await createCursorTable(config.dynamoEndpoint, table);
@@ -142,7 +212,16 @@ async function main(): Promise<void> {
       const snapshots = new S3SnapshotStore('consumer-bench', clients.s3);
       const filled = await fill(snapshots, config.commits, config.seed);
       const mirror = { store: snapshots, prefix: '', where: 's3://consumer-bench/' };
-      stores.push(await measure('S3 + DynamoDB', mirror, new DynamoStore(table, clients.dynamo), config, filled.leaves, filled.keys));
+      stores.push(
+        await measure(
+          'S3 + DynamoDB',
+          mirror,
+          new DynamoStore(table, clients.dynamo),
+          config,
+          filled.leaves,
+          filled.keys,
+        ),
+      );
       clients.s3.destroy();
       clients.dynamo.destroy();
     } finally {
@@ -155,7 +234,8 @@ async function main(): Promise<void> {
 }
 
 void main().catch((error: unknown) => {
-  if (process.send) process.send({ type: 'error', error: String((error as Error)?.stack ?? error) }, () => process.exit(1));
+  if (process.send)
+    process.send({ type: 'error', error: String((error as Error)?.stack ?? error) }, () => process.exit(1));
   else {
     process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);
     process.exit(1);

@@ -65,18 +65,42 @@ async function main(): Promise<void> {
       const manifest = {
         commitId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
         commitTimeStamp: formatTimestamp(ticks),
-        leaves: Array.from({ length: count }, (_, n) => ({ key: `leaves/${key}/package.${i}.${n}/1.0.${n}.json`, id: `Package.${i}.${n}`, version: `1.0.${n}`, type: 'PackageDetails' })),
+        leaves: Array.from({ length: count }, (_, n) => ({
+          key: `leaves/${key}/package.${i}.${n}/1.0.${n}.json`,
+          id: `Package.${i}.${n}`,
+          version: `1.0.${n}`,
+          type: 'PackageDetails',
+        })),
       };
-      await client.send(new PutObjectCommand({ Bucket: config.bucket, Key: `commits/${key}.json`, Body: JSON.stringify(manifest), ContentType: 'application/json' }));
-      if (i === config.commits - 1) watermark = { cursor: formatTimestamp(ticks), commitId: manifest.commitId, commitKey: key, updatedAt: new Date().toISOString() };
+      await client.send(
+        new PutObjectCommand({
+          Bucket: config.bucket,
+          Key: `commits/${key}.json`,
+          Body: JSON.stringify(manifest),
+          ContentType: 'application/json',
+        }),
+      );
+      if (i === config.commits - 1)
+        watermark = {
+          cursor: formatTimestamp(ticks),
+          commitId: manifest.commitId,
+          commitKey: key,
+          updatedAt: new Date().toISOString(),
+        };
     }
   };
   await Promise.all(Array.from({ length: 128 }, () => put()));
   // The watermark last, once every manifest is stored, as the follower writes it.
-  await client.send(new PutObjectCommand({ Bucket: config.bucket, Key: 'watermark.json', Body: JSON.stringify(watermark) }));
+  await client.send(
+    new PutObjectCommand({ Bucket: config.bucket, Key: 'watermark.json', Body: JSON.stringify(watermark) }),
+  );
   const fillMs = performance.now() - fillStarted;
 
-  const mirror: Mirror = { store: new S3SnapshotStore(config.bucket, client), prefix: '', where: `s3://${config.bucket}/` };
+  const mirror: Mirror = {
+    store: new S3SnapshotStore(config.bucket, client),
+    prefix: '',
+    where: `s3://${config.bucket}/`,
+  };
   const heapMB: number[] = [];
   const rssMB: number[] = [];
   const sample = (): void => {
@@ -105,7 +129,8 @@ async function main(): Promise<void> {
   }
   const wallMs = performance.now() - started - pausedMs;
   const cpu = process.cpuUsage(cpu0);
-  if (read !== config.commits || readLeaves !== leaves) throw new Error(`read ${read} commits and ${readLeaves} leaves of ${config.commits} and ${leaves}`);
+  if (read !== config.commits || readLeaves !== leaves)
+    throw new Error(`read ${read} commits and ${readLeaves} leaves of ${config.commits} and ${leaves}`);
   const result: ConsumerReaderResult = {
     commits: read,
     leaves: readLeaves,

@@ -11,13 +11,34 @@ import { runChild, startServers } from './children.js';
 export const READER_TARGET_COMMITS_PER_SEC = 2_000;
 
 /** Runs the reader over `commits` manifests at `latencyMs` a request. */
-export async function runReaderRow(options: { commits: number; readAhead: number; latencyMs: number; seed: number; env: NodeJS.ProcessEnv; log: (text: string) => void }): Promise<ConsumerReaderResult> {
+export async function runReaderRow(options: {
+  commits: number;
+  readAhead: number;
+  latencyMs: number;
+  seed: number;
+  env: NodeJS.ProcessEnv;
+  log: (text: string) => void;
+}): Promise<ConsumerReaderResult> {
   const servers = await startServers({ catalogLatencyMs: 0, s3LatencyMs: options.latencyMs, replicas: [] });
   try {
-    options.log(`consumer reader: ${options.commits} manifests, read-ahead ${options.readAhead}, S3 at ${options.latencyMs} ms a request`);
-    const config: ConsumerReaderConfig = { s3Endpoint: servers.ready.s3Endpoint, bucket: 'catalog-sync-reader', commits: options.commits, readAhead: options.readAhead, s3LatencyMs: options.latencyMs, seed: options.seed };
-    const result = await runChild<ConsumerReaderResult>('consumer-reader.js', config, options.env, ['--expose-gc', ...(process.env.READER_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.READER_CPU_PROF}`] : [])]);
-    options.log(`  ${result.commitsPerSec} commits/s, ${result.leavesPerSec} leaves/s; live heap ${result.heapMB.join(' ')} MB; RSS ${result.rssMB.at(0)} -> ${result.rssMB.at(-1)} MB`);
+    options.log(
+      `consumer reader: ${options.commits} manifests, read-ahead ${options.readAhead}, S3 at ${options.latencyMs} ms a request`,
+    );
+    const config: ConsumerReaderConfig = {
+      s3Endpoint: servers.ready.s3Endpoint,
+      bucket: 'catalog-sync-reader',
+      commits: options.commits,
+      readAhead: options.readAhead,
+      s3LatencyMs: options.latencyMs,
+      seed: options.seed,
+    };
+    const result = await runChild<ConsumerReaderResult>('consumer-reader.js', config, options.env, [
+      '--expose-gc',
+      ...(process.env.READER_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.READER_CPU_PROF}`] : []),
+    ]);
+    options.log(
+      `  ${result.commitsPerSec} commits/s, ${result.leavesPerSec} leaves/s; live heap ${result.heapMB.join(' ')} MB; RSS ${result.rssMB.at(0)} -> ${result.rssMB.at(-1)} MB`,
+    );
     return result;
   } finally {
     servers.child.kill('SIGTERM');
@@ -25,7 +46,9 @@ export async function runReaderRow(options: { commits: number; readAhead: number
 }
 
 /** The reader's target lines. */
-export function readerTargets(reader: ConsumerReaderResult | undefined): { target: string; value: string; ok: boolean }[] {
+export function readerTargets(
+  reader: ConsumerReaderResult | undefined,
+): { target: string; value: string; ok: boolean }[] {
   if (reader === undefined) return [];
   const first = reader.heapMB[0] ?? 0;
   const last = reader.heapMB.at(-1) ?? 0;
@@ -56,18 +79,36 @@ export function readerText(reader: ConsumerReaderResult | undefined): string {
 export const DEFAULTS_TARGET_RATIO = 0.5;
 
 /** Runs the consumer-at-its-defaults child over `commits` commits (the folder; and S3 + DynamoDB when `dynamoEndpoint`). */
-export async function runConsumerDefaultsRow(options: { commits: number; seed: number; dynamoEndpoint: string | undefined; env: NodeJS.ProcessEnv; log: (text: string) => void }): Promise<ConsumerDefaultsResult> {
-  options.log(`consumer at its defaults against the reader alone: ${options.commits} commits, a local folder${options.dynamoEndpoint === undefined ? '' : ' and s3rver + DynamoDB'}`);
-  const config: ConsumerDefaultsConfig = { commits: options.commits, rounds: 3, everyOneCommits: 300, seed: options.seed, ...(options.dynamoEndpoint === undefined ? {} : { dynamoEndpoint: options.dynamoEndpoint }) };
+export async function runConsumerDefaultsRow(options: {
+  commits: number;
+  seed: number;
+  dynamoEndpoint: string | undefined;
+  env: NodeJS.ProcessEnv;
+  log: (text: string) => void;
+}): Promise<ConsumerDefaultsResult> {
+  options.log(
+    `consumer at its defaults against the reader alone: ${options.commits} commits, a local folder${options.dynamoEndpoint === undefined ? '' : ' and s3rver + DynamoDB'}`,
+  );
+  const config: ConsumerDefaultsConfig = {
+    commits: options.commits,
+    rounds: 3,
+    everyOneCommits: 300,
+    seed: options.seed,
+    ...(options.dynamoEndpoint === undefined ? {} : { dynamoEndpoint: options.dynamoEndpoint }),
+  };
   const result = await runChild<ConsumerDefaultsResult>('consumer-defaults.js', config, options.env);
   for (const store of result.stores) {
-    options.log(`  ${store.store}: reader ${store.reader.commitsPerSec} commits/s, consumer at its defaults ${store.defaults.commitsPerSec} commits/s (${store.ratio} of it), a checkpoint a commit ${store.everyOne.commitsPerSec} commits/s`);
+    options.log(
+      `  ${store.store}: reader ${store.reader.commitsPerSec} commits/s, consumer at its defaults ${store.defaults.commitsPerSec} commits/s (${store.ratio} of it), a checkpoint a commit ${store.everyOne.commitsPerSec} commits/s`,
+    );
   }
   return result;
 }
 
 /** The consumer's target lines: one per store. */
-export function consumerDefaultsTargets(result: ConsumerDefaultsResult | undefined): { target: string; value: string; ok: boolean }[] {
+export function consumerDefaultsTargets(
+  result: ConsumerDefaultsResult | undefined,
+): { target: string; value: string; ok: boolean }[] {
   return (result?.stores ?? []).map((store) => ({
     target: `consumer at its defaults >= ${DEFAULTS_TARGET_RATIO} of the reader alone (${store.store}, ${store.commits.toLocaleString('en-US')} commits of about 3 leaves)`,
     value: `${store.ratio} (${store.defaults.commitsPerSec.toLocaleString('en-US')} against ${store.reader.commitsPerSec.toLocaleString('en-US')} commits/s)`,

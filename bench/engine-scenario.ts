@@ -5,14 +5,23 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { CatalogClient, HttpClient } from '../lambda/catalog/index.js';
 import { leafMemoryBudget, parseSettings, processMemory, type RunSummary } from '../lambda/contract/index.js';
-import { awsClients, type CursorStore, DynamoStore, type RunLogStore, S3SnapshotStore } from '../lambda/stores/index.js';
+import {
+  awsClients,
+  type CursorStore,
+  DynamoStore,
+  type RunLogStore,
+  S3SnapshotStore,
+} from '../lambda/stores/index.js';
 import { LeafMemory, runSlice } from '../lambda/sync/index.js';
 import { measured, result, timing } from './measure.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 import type { ScenarioConfig, ScenarioResult } from './scenario-types.js';
 
 /** The cursor store and run log a scenario uses (in memory with latency, or DynamoDB), and its S3 client. */
-export function cursorStores(config: ScenarioConfig, s3Concurrency: number): { cursors: CursorStore; runLog: RunLogStore; s3: S3Client } {
+export function cursorStores(
+  config: ScenarioConfig,
+  s3Concurrency: number,
+): { cursors: CursorStore; runLog: RunLogStore; s3: S3Client } {
   const clients = awsClients(process.env, s3Concurrency);
   if (config.cursor === 'dynamo') {
     const store = new DynamoStore(config.dynamoTable!, clients.dynamo);
@@ -44,5 +53,14 @@ export async function runEngine(config: ScenarioConfig): Promise<ScenarioResult>
   const summary: RunSummary = run.value;
   await http.close();
   s3.destroy();
-  return result(config, run, summary.leaves, summary.commits, summary.bytes, times.summary(), config.cursor, summary.stoppedBy);
+  return result(
+    config,
+    run,
+    summary.leaves,
+    summary.commits,
+    summary.bytes,
+    times.summary(),
+    config.cursor,
+    summary.stoppedBy,
+  );
 }

@@ -128,7 +128,8 @@ export async function startFakeS3(options: FakeS3Options): Promise<FakeS3> {
         const { size, data } = body as { size: number; data: Buffer | undefined };
         const metadata: Record<string, string> = {};
         for (const [name, value] of Object.entries(req.headers)) {
-          if (name.startsWith('x-amz-meta-') && typeof value === 'string') metadata[name.slice('x-amz-meta-'.length)] = value;
+          if (name.startsWith('x-amz-meta-') && typeof value === 'string')
+            metadata[name.slice('x-amz-meta-'.length)] = value;
         }
         const etag = `"${(++etagSerial).toString(16).padStart(32, '0')}"`;
         bucket.set(key, {
@@ -176,11 +177,18 @@ export async function startFakeS3(options: FakeS3Options): Promise<FakeS3> {
     }
   }
 
-  function listObjects(res: ServerResponse, bucketName: string, bucket: Map<string, StoredObject>, query: URLSearchParams): void {
+  function listObjects(
+    res: ServerResponse,
+    bucketName: string,
+    bucket: Map<string, StoredObject>,
+    query: URLSearchParams,
+  ): void {
     const prefix = query.get('prefix') ?? '';
     const after = query.get('continuation-token') ?? query.get('start-after') ?? '';
     const maxKeys = Math.min(1000, Number(query.get('max-keys') ?? 1000) || 1000);
-    const keys = [...bucket.keys()].filter((k) => k.startsWith(prefix) && k > after).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const keys = [...bucket.keys()]
+      .filter((k) => k.startsWith(prefix) && k > after)
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const page = keys.slice(0, maxKeys);
     const truncated = keys.length > page.length;
     const contents = page

@@ -11,7 +11,15 @@ import { build } from 'esbuild';
 import { latestNodeRuntime, nodeBundling } from '../infra/constructs/sync-function.js';
 import { DeleteObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { CatalogReplica, clientsFor, createBucket, createCursorTable, generateCatalog, startDynamo, startS3 } from '../testkit/index.js';
+import {
+  CatalogReplica,
+  clientsFor,
+  createBucket,
+  createCursorTable,
+  generateCatalog,
+  startDynamo,
+  startS3,
+} from '../testkit/index.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -95,7 +103,14 @@ async function warmTableAndBucket(dynamoEndpoint: string, s3Endpoint: string, na
 }
 
 /** One cold process: load the bundle, answer one invocation into a new table and bucket named `name`. */
-async function coldInvocation(file: string, source: string, dynamoEndpoint: string, s3Endpoint: string, name: string, sourceMaps = false): Promise<{ loadMs: number; firstInvocationMs: number; cpuMs: number }> {
+async function coldInvocation(
+  file: string,
+  source: string,
+  dynamoEndpoint: string,
+  s3Endpoint: string,
+  name: string,
+  sourceMaps = false,
+): Promise<{ loadMs: number; firstInvocationMs: number; cpuMs: number }> {
   await createCursorTable(dynamoEndpoint, name);
   await createBucket(s3Endpoint, name);
   await warmTableAndBucket(dynamoEndpoint, s3Endpoint, name);
@@ -120,13 +135,18 @@ async function coldInvocation(file: string, source: string, dynamoEndpoint: stri
     // CATALOG_SYNC_STARTUP_PROFILE=<dir>: a CPU profile of the cold start, for profile-summary.js.
     const profile = process.env.CATALOG_SYNC_STARTUP_PROFILE;
     const flags = profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile, '--cpu-prof-interval', '100'];
-    const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', INVOKE_SCRIPT], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', INVOKE_SCRIPT], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`first invocation: exit ${code}: ${stderr.slice(-2000)}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(stdout) : reject(new Error(`first invocation: exit ${code}: ${stderr.slice(-2000)}`)),
+    );
   });
   const marked = output.split('\n').find((line) => line.startsWith('STARTUP '));
   if (marked === undefined) throw new Error(`first invocation printed no figures: ${output.slice(-2000)}`);
@@ -156,9 +176,19 @@ export async function lambdaFigures(dir: string, repeat: number, log: (line: str
       plain.push(await cold(`startup-${i}`, false));
       mapped.push(await cold(`startup-maps-${i}`, true));
     }
-    const medianRun = (runs: ColdStart[]): ColdStart => [...runs].sort((a, b) => a.totalMs - b.totalMs)[Math.floor(runs.length / 2)]!;
+    const medianRun = (runs: ColdStart[]): ColdStart =>
+      [...runs].sort((a, b) => a.totalMs - b.totalMs)[Math.floor(runs.length / 2)]!;
     const { loadMs, firstInvocationMs, totalMs, cpuMs } = medianRun(plain);
-    return { bundleBytes: bytes, withSourceMaps: medianRun(mapped), loadMs, firstInvocationMs, totalMs, cpuMs, runs: repeat, nodeVersion: process.version };
+    return {
+      bundleBytes: bytes,
+      withSourceMaps: medianRun(mapped),
+      loadMs,
+      firstInvocationMs,
+      totalMs,
+      cpuMs,
+      runs: repeat,
+      nodeVersion: process.version,
+    };
   } finally {
     await replica.stop();
     await dynamo.stop();

@@ -114,14 +114,22 @@ export const LAMBDA_COST_SLACK = 0.03;
  * it), so: the settings whose Lambda cost is within {@link LAMBDA_COST_SLACK} of the cheapest, and of those the
  * fastest, which is the knee where the network starts to bind (in steps of 64 MB).
  */
-export function chosenMemoryMb(inputs: LambdaCostInputs): { readonly memoryMb: number; readonly cheapestMb: number; readonly knee: number } {
+export function chosenMemoryMb(inputs: LambdaCostInputs): {
+  readonly memoryMb: number;
+  readonly cheapestMb: number;
+  readonly knee: number;
+} {
   const smallest = smallestMemoryMb(inputs);
   const candidates: number[] = [];
   for (let mb = smallest; mb <= 3008; mb += 64) candidates.push(mb);
   const costs = candidates.map((mb) => lambdaCost(inputs, mb));
   const cheapest = costs.reduce((a, b) => (b.lambda < a.lambda ? b : a));
   const near = costs.filter((c) => c.lambda <= cheapest.lambda * (1 + LAMBDA_COST_SLACK));
-  const fastest = near.reduce((a, b) => (b.leavesPerSecond > a.leavesPerSecond || (b.leavesPerSecond === a.leavesPerSecond && b.memoryMb < a.memoryMb) ? b : a));
+  const fastest = near.reduce((a, b) =>
+    b.leavesPerSecond > a.leavesPerSecond || (b.leavesPerSecond === a.leavesPerSecond && b.memoryMb < a.memoryMb)
+      ? b
+      : a,
+  );
   const knee = (ONE_VCPU_MB * inputs.concurrency * inputs.cpuMsPerLeaf) / inputs.networkMsPerLeaf;
   return { memoryMb: fastest.memoryMb, cheapestMb: cheapest.memoryMb, knee };
 }
@@ -147,7 +155,10 @@ export function lambdaCostTable(inputs: LambdaCostInputs, memories: readonly num
 }
 
 /** The inputs: measured figures from a bench result, the rest as documented above. */
-export function costInputsFrom(measured: { readonly cpuMsPerLeaf: number; readonly peakRssMb: number }): LambdaCostInputs {
+export function costInputsFrom(measured: {
+  readonly cpuMsPerLeaf: number;
+  readonly peakRssMb: number;
+}): LambdaCostInputs {
   return {
     cpuMsPerLeaf: measured.cpuMsPerLeaf,
     peakRssMb: measured.peakRssMb,
@@ -163,12 +174,15 @@ export function costInputsFrom(measured: { readonly cpuMsPerLeaf: number; readon
 }
 
 /** The measured inputs out of a bench result JSON (`bench/results/latest.json`). */
-export function measuredFrom(result: { scenarios: ReadonlyArray<{ label: string; kind: string; cpuPerLeafMs?: number; maxRssMB?: number }> }): {
+export function measuredFrom(result: {
+  scenarios: ReadonlyArray<{ label: string; kind: string; cpuPerLeafMs?: number; maxRssMB?: number }>;
+}): {
   cpuMsPerLeaf: number;
   peakRssMb: number;
 } {
   const engine = result.scenarios.find((s) => s.label === 'engine, in-memory cursor');
-  if (engine?.cpuPerLeafMs === undefined) throw new Error('the result has no "engine, in-memory cursor" row with cpuPerLeafMs');
+  if (engine?.cpuPerLeafMs === undefined)
+    throw new Error('the result has no "engine, in-memory cursor" row with cpuPerLeafMs');
   const peakRssMb = Math.max(...result.scenarios.filter((s) => s.kind === 'engine').map((s) => s.maxRssMB ?? 0));
   return { cpuMsPerLeaf: engine.cpuPerLeafMs, peakRssMb };
 }
@@ -177,11 +191,17 @@ export function measuredFrom(result: { scenarios: ReadonlyArray<{ label: string;
  * A month of runs that find nothing new (the schedule's cost when caught up), USD: each run pays its fixed part
  * (a conditional index GET answered 304, the cursor read, one run-log record), and writes no S3 object.
  */
-export function idleMonthCost(inputs: LambdaCostInputs, memoryMb: number, scheduleMinutes = 5): { readonly runs: number; readonly lambda: number; readonly dynamo: number } {
+export function idleMonthCost(
+  inputs: LambdaCostInputs,
+  memoryMb: number,
+  scheduleMinutes = 5,
+): { readonly runs: number; readonly lambda: number; readonly dynamo: number } {
   const vcpu = Math.min(1, memoryMb / ONE_VCPU_MB);
   const runs = (30 * 24 * 60) / scheduleMinutes;
   const seconds = runs * (inputs.fixedCpuSecondsPerRun / vcpu + inputs.fixedWaitSecondsPerRun);
-  const lambda = (memoryMb / 1024) * seconds * inputs.prices.lambdaGbSecond + (runs / MILLION) * inputs.prices.lambdaRequestPerMillion;
+  const lambda =
+    (memoryMb / 1024) * seconds * inputs.prices.lambdaGbSecond +
+    (runs / MILLION) * inputs.prices.lambdaRequestPerMillion;
   return { runs, lambda, dynamo: (runs / MILLION) * inputs.prices.dynamoWritePerMillion };
 }
 

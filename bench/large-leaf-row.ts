@@ -37,16 +37,31 @@ export interface LargeLeafRow {
 }
 
 /** Runs the row; `env` is the scenarios' environment (credentials, endpoints: S3's is replaced by the row's own). */
-export async function runLargeLeafRow(options: { leaves: number; mib: number; concurrency: number; env: NodeJS.ProcessEnv; log: (text: string) => void }): Promise<LargeLeafRow> {
-  const config: LargeLeafServersConfig = { leaves: options.leaves, mib: options.mib, catalogLatencyMs: 20, s3LatencyMs: 30 };
-  const servers = fork(join(here, 'large-leaf-servers.js'), [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function runLargeLeafRow(options: {
+  leaves: number;
+  mib: number;
+  concurrency: number;
+  env: NodeJS.ProcessEnv;
+  log: (text: string) => void;
+}): Promise<LargeLeafRow> {
+  const config: LargeLeafServersConfig = {
+    leaves: options.leaves,
+    mib: options.mib,
+    catalogLatencyMs: 20,
+    s3LatencyMs: 30,
+  };
+  const servers = fork(join(here, 'large-leaf-servers.js'), [JSON.stringify(config)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   try {
     const ready = await new Promise<LargeLeafServersReady>((resolve, reject) => {
       servers.once('exit', (code) => reject(new Error(`large-leaf servers exited (${code}) before they were ready`)));
       servers.once('message', (message: LargeLeafServersReady) => resolve(message));
     });
     const label = `engine, 1 commit of ${options.leaves} leaves of ${options.mib} MiB (${LAMBDA_MEMORY_MB} MB Lambda)`;
-    options.log(`${label}: leaves of ${ready.leafBytes} bytes (${ready.sentBytes} gzip), concurrency ${options.concurrency}`);
+    options.log(
+      `${label}: leaves of ${ready.leafBytes} bytes (${ready.sentBytes} gzip), concurrency ${options.concurrency}`,
+    );
     const scenario: ScenarioConfig = {
       kind: 'engine',
       label,
@@ -58,10 +73,22 @@ export async function runLargeLeafRow(options: { leaves: number; mib: number; co
       cursor: 'memory',
       cursorLatencyMs: 5,
     };
-    const env = { ...options.env, AWS_ENDPOINT_URL_S3: ready.s3Endpoint, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(LAMBDA_MEMORY_MB) };
+    const env = {
+      ...options.env,
+      AWS_ENDPOINT_URL_S3: ready.s3Endpoint,
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(LAMBDA_MEMORY_MB),
+    };
     const result = await runChild<ScenarioResult>('scenario.js', scenario, env, lambdaNodeFlags(LAMBDA_MEMORY_MB));
-    options.log(`  ${result.leaves} leaves in ${result.wallMs} ms, peak RSS ${result.maxRssMB} MB (sampled: heap ${result.peak.heapUsedMB} MB, array buffers ${result.peak.arrayBuffersMB} MB), ${result.cpuPerLeafMs} ms CPU/leaf`);
-    return { leaves: options.leaves, leafBytes: ready.leafBytes, sentBytes: ready.sentBytes, lambdaMemoryMb: LAMBDA_MEMORY_MB, result };
+    options.log(
+      `  ${result.leaves} leaves in ${result.wallMs} ms, peak RSS ${result.maxRssMB} MB (sampled: heap ${result.peak.heapUsedMB} MB, array buffers ${result.peak.arrayBuffersMB} MB), ${result.cpuPerLeafMs} ms CPU/leaf`,
+    );
+    return {
+      leaves: options.leaves,
+      leafBytes: ready.leafBytes,
+      sentBytes: ready.sentBytes,
+      lambdaMemoryMb: LAMBDA_MEMORY_MB,
+      result,
+    };
   } finally {
     servers.kill('SIGTERM');
   }
@@ -71,7 +98,13 @@ export async function runLargeLeafRow(options: { leaves: number; mib: number; co
 export function largeLeafTargets(row: LargeLeafRow | undefined): { target: string; value: string; ok: boolean }[] {
   if (row === undefined) return [];
   const ok = row.result.leaves === row.leaves && row.result.maxRssMB <= row.lambdaMemoryMb;
-  return [{ target: `${row.leaves} leaves of ${Math.round(row.leafBytes / 1024 / 1024)} MiB in one commit: every leaf stored, peak RSS <= the function's ${row.lambdaMemoryMb} MB`, value: `${row.result.leaves} stored, ${row.result.maxRssMB} MB`, ok }];
+  return [
+    {
+      target: `${row.leaves} leaves of ${Math.round(row.leafBytes / 1024 / 1024)} MiB in one commit: every leaf stored, peak RSS <= the function's ${row.lambdaMemoryMb} MB`,
+      value: `${row.result.leaves} stored, ${row.result.maxRssMB} MB`,
+      ok,
+    },
+  ];
 }
 
 /** The row's line in the report's text. */

@@ -35,7 +35,12 @@ export interface LargeLeafServersReady {
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as LargeLeafServersConfig;
-  const catalog = generateCatalog({ commits: 1, seed: 30, leavesPerCommit: [config.leaves, config.leaves], deleteRatio: 0 });
+  const catalog = generateCatalog({
+    commits: 1,
+    seed: 30,
+    leavesPerCommit: [config.leaves, config.leaves],
+    deleteRatio: 0,
+  });
   const commit = catalog.commits[0]!;
   const front = createServer();
   await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
@@ -59,7 +64,11 @@ async function main(): Promise<void> {
     setTimeout(() => {
       const members = leaves.get(path);
       if (members !== undefined) {
-        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': members.reduce((n, member) => n + member.length, 0) });
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+          'content-length': members.reduce((n, member) => n + member.length, 0),
+        });
         for (const member of members) res.write(member);
         res.end();
         return;
@@ -76,7 +85,13 @@ async function main(): Promise<void> {
     }, config.catalogLatencyMs);
   });
   const s3 = await startFakeS3({ latencyMs: config.s3LatencyMs });
-  const ready: LargeLeafServersReady = { type: 'ready', serviceIndexUrl: `${origin}/v3/index.json`, s3Endpoint: s3.endpoint, leafBytes, sentBytes };
+  const ready: LargeLeafServersReady = {
+    type: 'ready',
+    serviceIndexUrl: `${origin}/v3/index.json`,
+    s3Endpoint: s3.endpoint,
+    leafBytes,
+    sentBytes,
+  };
   process.send!(ready);
   const stop = async (): Promise<void> => {
     front.closeAllConnections();

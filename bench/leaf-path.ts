@@ -36,8 +36,14 @@ async function measure(units: number, fn: () => void | Promise<void>): Promise<{
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { commits: { type: 'string', default: '800' }, seed: { type: 'string', default: '42' } } });
-  const catalog = generateCatalog({ commits: Number(values.commits), seed: Number(values.seed), leavesPerCommit: [1, 20] });
+  const { values } = parseArgs({
+    options: { commits: { type: 'string', default: '800' }, seed: { type: 'string', default: '42' } },
+  });
+  const catalog = generateCatalog({
+    commits: Number(values.commits),
+    seed: Number(values.seed),
+    leavesPerCommit: [1, 20],
+  });
   const cases: Case[] = leafCases(catalog, ORIGIN).map((c) => ({ ...c, br: zlib.brotliCompressSync(c.body) }));
   // Pages as the replica renders them (testkit's renderPage is not on its face): 550 items, pretty-printed.
   const pages = layoutPages(catalog.commits, 550, false).map((page) => {
@@ -50,7 +56,14 @@ async function main(): Promise<void> {
       'nuget:version': leaf.version,
     }));
     const url = `${ORIGIN}/v3/catalog0/page${page.number}.json`;
-    const document = { '@id': url, '@type': 'CatalogPage', commitId: page.newest.commitId, commitTimeStamp: page.newest.timestamp, count: items.length, items };
+    const document = {
+      '@id': url,
+      '@type': 'CatalogPage',
+      commitId: page.newest.commitId,
+      commitTimeStamp: page.newest.timestamp,
+      count: items.length,
+      items,
+    };
     return { url, body: Buffer.from(JSON.stringify(document, null, 2)) };
   });
   const n = cases.length;
@@ -60,10 +73,19 @@ async function main(): Promise<void> {
   const byCommit = new Map<string, ManifestEntry[]>();
   for (const c of cases) {
     const list = byCommit.get(c.item.commitId) ?? [];
-    list.push({ key: `leaves/x/${c.item.id}/${c.item.version}.json`, id: c.item.id, version: c.item.version, type: c.item.type });
+    list.push({
+      key: `leaves/x/${c.item.id}/${c.item.version}.json`,
+      id: c.item.id,
+      version: c.item.version,
+      type: c.item.type,
+    });
     byCommit.set(c.item.commitId, list);
   }
-  const commits = catalog.commits.map((commit) => ({ ticks: parseTimestamp(commit.timestamp), commitId: commit.commitId, items: [] }));
+  const commits = catalog.commits.map((commit) => ({
+    ticks: parseTimestamp(commit.timestamp),
+    commitId: commit.commitId,
+    items: [],
+  }));
 
   const rows: Record<string, { cold: number; warm: number }> = {};
   rows['decode (TextDecoder, fatal)'] = await measure(n, () => {
@@ -75,7 +97,10 @@ async function main(): Promise<void> {
   rows['parseLeaf (whole)'] = await measure(n, () => {
     for (const c of cases) parseLeaf(c.body, c.url, c.item);
   });
-  const pageItems = pages.reduce((sum, page) => sum + (JSON.parse(page.body.toString()) as { items: unknown[] }).items.length, 0);
+  const pageItems = pages.reduce(
+    (sum, page) => sum + (JSON.parse(page.body.toString()) as { items: unknown[] }).items.length,
+    0,
+  );
   rows['parseCatalogPage, per item'] = await measure(pageItems, () => {
     for (const page of pages) parseCatalogPage(page.body, page.url);
   });
@@ -93,7 +118,9 @@ async function main(): Promise<void> {
   });
 
   const meanBytes = Math.round(cases.reduce((sum, c) => sum + c.body.length, 0) / n);
-  process.stdout.write(`${n} leaves of ${meanBytes} B, ${pages.length} pages (${pageItems} items); CPU µs per leaf, cold round / warm median\n`);
+  process.stdout.write(
+    `${n} leaves of ${meanBytes} B, ${pages.length} pages (${pageItems} items); CPU µs per leaf, cold round / warm median\n`,
+  );
   for (const [name, { cold, warm }] of Object.entries(rows)) {
     process.stdout.write(`  ${name.padEnd(40)} ${String(cold).padStart(8)} ${String(warm).padStart(8)}\n`);
   }

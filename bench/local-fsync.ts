@@ -32,7 +32,9 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write(`node dist/bench/local-fsync.js [--leaves N (2000)] [--concurrency N (16)] [--checkpoint-commits N (50)] [--repeat N (3)] [--dir DIR (os tmpdir)]\n`);
+  process.stdout.write(
+    `node dist/bench/local-fsync.js [--leaves N (2000)] [--concurrency N (16)] [--checkpoint-commits N (50)] [--repeat N (3)] [--dir DIR (os tmpdir)]\n`,
+  );
   process.exit(0);
 }
 const leavesWanted = Number(args.leaves);
@@ -59,7 +61,10 @@ function plan(): PlannedCommit[] {
       key,
       ticks: parseTimestamp(commit.timestamp),
       commitId: commit.commitId,
-      leaves: commit.leaves.map((leaf) => ({ key: leafKey('', key, leaf.id, leaf.version), body: Buffer.from(leafBody(catalog, leaf, 'https://api.nuget.org')) })),
+      leaves: commit.leaves.map((leaf) => ({
+        key: leafKey('', key, leaf.id, leaf.version),
+        body: Buffer.from(leafBody(catalog, leaf, 'https://api.nuget.org')),
+      })),
     });
     total += commit.leaves.length;
   }
@@ -105,13 +110,21 @@ async function runOnce(commits: readonly PlannedCommit[], durable: boolean): Pro
       const commit = commits[i]!;
       let next = 0;
       const worker = async (): Promise<void> => {
-        for (let j = next++; j < commit.leaves.length; j = next++) await store.putLeaf(commit.leaves[j]!.key, commit.leaves[j]!.body);
+        for (let j = next++; j < commit.leaves.length; j = next++)
+          await store.putLeaf(commit.leaves[j]!.key, commit.leaves[j]!.body);
       };
       await Promise.all(Array.from({ length: Math.min(concurrency, commit.leaves.length) }, worker));
-      await store.putJson(`commits/${commit.key}.json`, { commitId: commit.commitId, leaves: commit.leaves.map((leaf) => ({ key: leaf.key })) });
+      await store.putJson(`commits/${commit.key}.json`, {
+        commitId: commit.commitId,
+        leaves: commit.leaves.map((leaf) => ({ key: leaf.key })),
+      });
       leaves += commit.leaves.length;
       if ((i + 1) % checkpointCommits === 0 || i === commits.length - 1) {
-        const result = await store.compareAndSet('bench', expected, { value: commit.ticks, commitId: commit.commitId, runId: 'bench' });
+        const result = await store.compareAndSet('bench', expected, {
+          value: commit.ticks,
+          commitId: commit.commitId,
+          runId: 'bench',
+        });
         if (result.outcome !== 'written') throw new Error('cursor conflict in a benchmark folder nobody else uses');
         expected = await store.read('bench');
       }
@@ -120,8 +133,18 @@ async function runOnce(commits: readonly PlannedCommit[], durable: boolean): Pro
     const cpu = process.cpuUsage(cpuBefore);
     const ownCpuMs = (cpu.user + cpu.system) / 1000;
     const machineAfter = machineCpuMs();
-    const othersCpu = Number.isFinite(machineBefore) ? (machineAfter - machineBefore - ownCpuMs) / (seconds * 1000) : Number.NaN;
-    return { durable, leaves, seconds: round(seconds, 2), leavesPerSecond: round(leaves / seconds, 0), cpuMsPerLeaf: round(ownCpuMs / leaves, 3), fsyncsPerLeaf: round((fsyncs - fsyncsBefore) / leaves, 2), othersCpu: round(othersCpu, 2) };
+    const othersCpu = Number.isFinite(machineBefore)
+      ? (machineAfter - machineBefore - ownCpuMs) / (seconds * 1000)
+      : Number.NaN;
+    return {
+      durable,
+      leaves,
+      seconds: round(seconds, 2),
+      leavesPerSecond: round(leaves / seconds, 0),
+      cpuMsPerLeaf: round(ownCpuMs / leaves, 3),
+      fsyncsPerLeaf: round((fsyncs - fsyncsBefore) / leaves, 2),
+      othersCpu: round(othersCpu, 2),
+    };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -133,7 +156,14 @@ for (let i = 0; i < repeat; i++) {
   // Alternating, and starting with the other mode each round, so that a drifting load evens out.
   for (const durable of i % 2 === 0 ? [true, false] : [false, true]) runs.push(await runOnce(commits, durable));
 }
-const median = (durable: boolean, pick: (run: Run) => number): number => quantile(runs.filter((run) => run.durable === durable).map(pick).sort((a, b) => a - b), 0.5);
+const median = (durable: boolean, pick: (run: Run) => number): number =>
+  quantile(
+    runs
+      .filter((run) => run.durable === durable)
+      .map(pick)
+      .sort((a, b) => a - b),
+    0.5,
+  );
 const rows = [true, false].map((durable) => ({
   mode: durable ? 'durable (fsync file + folders)' : 'no fsync',
   leavesPerSecond: median(durable, (run) => run.leavesPerSecond),
@@ -153,5 +183,8 @@ process.stdout.write(`${table}\n`);
 const results = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'results');
 mkdirSync(results, { recursive: true });
 const file = join(results, `local-fsync-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}Z.json`);
-writeFileSync(file, `${JSON.stringify({ table, rows, runs, options: { leaves: leavesWanted, concurrency, checkpointCommits, repeat, dir: args.dir } }, null, 1)}\n`);
+writeFileSync(
+  file,
+  `${JSON.stringify({ table, rows, runs, options: { leaves: leavesWanted, concurrency, checkpointCommits, repeat, dir: args.dir } }, null, 1)}\n`,
+);
 process.stdout.write(`written to ${file}\n`);

@@ -99,7 +99,8 @@ async function measureOnly<T>(body: () => Promise<T>): Promise<Measured<T>> {
     let major = false;
     for (const entry of list.getEntries()) {
       gcMs += entry.duration;
-      if ((entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) major = true;
+      if ((entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR)
+        major = true;
     }
     // Heap in use just after a full GC: about the live size. Growing with the leaves done means something is kept.
     if (major) afterMajorGc.push({ leaves: leavesDone, heapUsedMB: round(process.memoryUsage().heapUsed / MB, 1) });

@@ -28,7 +28,11 @@ export class MemoryCursorStore implements CursorStore, RunLogStore {
     return this.cursors.get(name);
   }
 
-  async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget): Promise<CompareAndSetResult> {
+  async compareAndSet(
+    name: string,
+    expected: CursorState | undefined,
+    next: CursorTarget,
+  ): Promise<CompareAndSetResult> {
     await this.wait();
     this.calls.writes++;
     const current = this.cursors.get(name);
@@ -54,7 +58,10 @@ export class MemoryCursorStore implements CursorStore, RunLogStore {
 
   async listRuns(cursorName: string, query: RunQuery): Promise<RunSummary[]> {
     await this.wait();
-    return this.runs.filter((run) => run.cursorName === cursorName).reverse().slice(0, query.limit);
+    return this.runs
+      .filter((run) => run.cursorName === cursorName)
+      .reverse()
+      .slice(0, query.limit);
   }
 
   private async wait(): Promise<void> {

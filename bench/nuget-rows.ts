@@ -17,7 +17,10 @@ export interface S3Shape {
 }
 
 /** Runs one scenario on a replica against an S3 of a given shape (run.ts's `scenario`). */
-export type RunScenario = (config: Omit<ScenarioConfig, 's3Endpoint' | 'bucket' | 'cursorLatencyMs'>, s3: S3Shape) => Promise<Row>;
+export type RunScenario = (
+  config: Omit<ScenarioConfig, 's3Endpoint' | 'bucket' | 'cursorLatencyMs'>,
+  s3: S3Shape,
+) => Promise<Row>;
 
 /** What the rows measured. */
 export interface NugetRows {
@@ -45,13 +48,31 @@ function tailLabel(tail: PutTail, leaves: number): string {
 export async function runNugetRows(run: RunScenario, source: string, opts: Options): Promise<NugetRows> {
   const uniform: S3Shape = { latencyMs: opts.nugetS3Latency };
   const base = { source, cursor: 'memory' as const, concurrency: opts.concurrency };
-  const sequential = await run({ ...base, kind: 'sequential', label: 'nuget: sequential (documented algorithm)', leaves: opts.sequentialLeaves, concurrency: 1 }, uniform);
-  const ceiling = await run({ ...base, kind: 'ceiling', label: 'nuget: bare loop, fetch + SDK PutObject', leaves: opts.nugetLeaves }, uniform);
+  const sequential = await run(
+    {
+      ...base,
+      kind: 'sequential',
+      label: 'nuget: sequential (documented algorithm)',
+      leaves: opts.sequentialLeaves,
+      concurrency: 1,
+    },
+    uniform,
+  );
+  const ceiling = await run(
+    { ...base, kind: 'ceiling', label: 'nuget: bare loop, fetch + SDK PutObject', leaves: opts.nugetLeaves },
+    uniform,
+  );
   const engine = await run({ ...base, kind: 'engine', label: 'nuget: engine', leaves: opts.nugetLeaves }, uniform);
   const tails: { tail: PutTail; row: Row }[] = [];
   if (opts.tailLeaves > 0) {
     for (const tail of TAILS) {
-      tails.push({ tail, row: await run({ ...base, kind: 'engine', label: tailLabel(tail, opts.tailLeaves), leaves: opts.tailLeaves }, { ...uniform, tail }) });
+      tails.push({
+        tail,
+        row: await run(
+          { ...base, kind: 'engine', label: tailLabel(tail, opts.tailLeaves), leaves: opts.tailLeaves },
+          { ...uniform, tail },
+        ),
+      });
     }
   }
   return { s3LatencyMs: opts.nugetS3Latency, sequential, ceiling, engine, tails };
@@ -71,9 +92,21 @@ export function nugetTargets(rows: NugetRows | undefined): { target: string; val
   if (rows === undefined) return [];
   const ratios = nugetRatios(rows);
   return [
-    { target: 'nuget-shaped: engine >= 1.2 of the bare fetch + SDK PutObject loop', value: ratios.overCeiling.toFixed(2), ok: ratios.overCeiling >= 1.2 },
-    { target: 'nuget-shaped: engine >= 25x the sequential algorithm', value: `${ratios.overSequential.toFixed(1)}x`, ok: ratios.overSequential >= 25 },
-    { target: 'nuget-shaped: engine CPU <= 0.89 ms per leaf', value: `${rows.engine.cpuPerLeafMs} ms`, ok: rows.engine.cpuPerLeafMs <= 0.89 },
+    {
+      target: 'nuget-shaped: engine >= 1.2 of the bare fetch + SDK PutObject loop',
+      value: ratios.overCeiling.toFixed(2),
+      ok: ratios.overCeiling >= 1.2,
+    },
+    {
+      target: 'nuget-shaped: engine >= 25x the sequential algorithm',
+      value: `${ratios.overSequential.toFixed(1)}x`,
+      ok: ratios.overSequential >= 25,
+    },
+    {
+      target: 'nuget-shaped: engine CPU <= 0.89 ms per leaf',
+      value: `${rows.engine.cpuPerLeafMs} ms`,
+      ok: rows.engine.cpuPerLeafMs <= 0.89,
+    },
     ...rows.tails.map((t, i) => ({
       target: `nuget-shaped, one PUT in ${t.tail.every} takes ${t.tail.ms} ms: within 15% of the uniform row`,
       value: ratios.tails[i]!.toFixed(2),
@@ -89,6 +122,11 @@ export function nugetRatioLine(rows: NugetRows | undefined): string[] {
   return [
     `headline (nuget-shaped: 1-4-leaf commits, S3 ${rows.s3LatencyMs} ms): engine/bare loop = ${ratios.overCeiling.toFixed(2)}   ` +
       `engine/sequential = ${ratios.overSequential.toFixed(1)}x` +
-      rows.tails.map((t, i) => `   tail 1/${t.tail.every} x ${t.tail.ms} ms: ${ratios.tails[i]!.toFixed(2)} of uniform (${t.row.s3Puts} PUTs)`).join(''),
+      rows.tails
+        .map(
+          (t, i) =>
+            `   tail 1/${t.tail.every} x ${t.tail.ms} ms: ${ratios.tails[i]!.toFixed(2)} of uniform (${t.row.s3Puts} PUTs)`,
+        )
+        .join(''),
   ];
 }

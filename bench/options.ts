@@ -133,12 +133,15 @@ export function options(): Options {
     process.exit(0);
   }
   const int = (name: string, text: string, min = 0): number => {
-    if (!/^\d+$/.test(text.trim()) || Number(text) < min) throw new Error(`--${name}: ${JSON.stringify(text)} must be a whole number >= ${min}`);
+    if (!/^\d+$/.test(text.trim()) || Number(text) < min)
+      throw new Error(`--${name}: ${JSON.stringify(text)} must be a whole number >= ${min}`);
     return Number(text);
   };
-  const list = (name: string, text: string): number[] => (text.trim() === '' ? [] : text.split(',').map((part) => int(name, part.trim(), 1)));
+  const list = (name: string, text: string): number[] =>
+    text.trim() === '' ? [] : text.split(',').map((part) => int(name, part.trim(), 1));
   const range = /^(\d+)-(\d+)$/.exec(values['leaves-per-commit']);
-  if (!range || Number(range[1]) < 1 || Number(range[2]) < Number(range[1])) throw new Error('--leaves-per-commit must be A-B with 1 <= A <= B');
+  if (!range || Number(range[1]) < 1 || Number(range[2]) < Number(range[1]))
+    throw new Error('--leaves-per-commit must be A-B with 1 <= A <= B');
   const dynamo = values.dynamo;
   if (dynamo !== 'auto' && dynamo !== 'on' && dynamo !== 'off') throw new Error('--dynamo must be auto, on or off');
   return {

@@ -109,21 +109,26 @@ async function main(): Promise<void> {
   for (let i = 0; i < config.iterations; i++) {
     gc();
     const heap0 = process.memoryUsage().heapUsed;
-    const { index, backfill, follower, t0, t1, t2, t3, heapAfterParse } = await profiled(i === 0 ? config.profileFile : undefined, async () => {
-      const t0 = performance.now();
-      const index = parseCatalogIndex(body, INDEX_URL);
-      const t1 = performance.now();
-      const heapAfterParse = process.memoryUsage().heapUsed;
-      const backfill = cutRanges(index, MIN_TICKS, index.commitTicks, DEFAULT_RANGE_LEAVES, 'bench');
-      const t2 = performance.now();
-      // A follower's cursor sits inside the newest page: just after the second newest page's commit.
-      const newestFirst = [...index.items].sort((a, b) => (a.commitTicks < b.commitTicks ? 1 : a.commitTicks > b.commitTicks ? -1 : 0));
-      const secondNewest = newestFirst[1]?.commitTicks ?? MIN_TICKS;
-      const t2f = performance.now();
-      const follower = pagesAfter(index, secondNewest);
-      const t3 = performance.now() - (t2f - t2);
-      return { index, backfill, follower, t0, t1, t2, t3, heapAfterParse };
-    });
+    const { index, backfill, follower, t0, t1, t2, t3, heapAfterParse } = await profiled(
+      i === 0 ? config.profileFile : undefined,
+      async () => {
+        const t0 = performance.now();
+        const index = parseCatalogIndex(body, INDEX_URL);
+        const t1 = performance.now();
+        const heapAfterParse = process.memoryUsage().heapUsed;
+        const backfill = cutRanges(index, MIN_TICKS, index.commitTicks, DEFAULT_RANGE_LEAVES, 'bench');
+        const t2 = performance.now();
+        // A follower's cursor sits inside the newest page: just after the second newest page's commit.
+        const newestFirst = [...index.items].sort((a, b) =>
+          a.commitTicks < b.commitTicks ? 1 : a.commitTicks > b.commitTicks ? -1 : 0,
+        );
+        const secondNewest = newestFirst[1]?.commitTicks ?? MIN_TICKS;
+        const t2f = performance.now();
+        const follower = pagesAfter(index, secondNewest);
+        const t3 = performance.now() - (t2f - t2);
+        return { index, backfill, follower, t0, t1, t2, t3, heapAfterParse };
+      },
+    );
     if (i === 0) {
       parseHeapGrowthMB = (heapAfterParse - heap0) / 1024 / 1024;
       backfillPages = backfill.reduce((n, range) => n + range.pages.length, 0);
@@ -139,9 +144,11 @@ async function main(): Promise<void> {
     }
     iterations.push({ parseMs: t1 - t0, planBackfillMs: t2 - t1, planFollowerMs: t3 - t2, totalMs: t3 - t0 });
     // Keep `index` alive until measured.
-    if (index.items.length !== config.pages) throw new Error(`parsed ${index.items.length} pages, expected ${config.pages}`);
+    if (index.items.length !== config.pages)
+      throw new Error(`parsed ${index.items.length} pages, expected ${config.pages}`);
   }
-  const pick = (key: keyof PlanningIteration, list: PlanningIteration[]): number => round(median(list.map((it) => it[key])), 1);
+  const pick = (key: keyof PlanningIteration, list: PlanningIteration[]): number =>
+    round(median(list.map((it) => it[key])), 1);
   const rest = iterations.slice(1);
   const roundIt = (it: PlanningIteration): PlanningIteration => ({
     parseMs: round(it.parseMs, 1),
@@ -156,7 +163,12 @@ async function main(): Promise<void> {
     warmMedian:
       rest.length === 0
         ? roundIt(iterations[0]!)
-        : { parseMs: pick('parseMs', rest), planBackfillMs: pick('planBackfillMs', rest), planFollowerMs: pick('planFollowerMs', rest), totalMs: pick('totalMs', rest) },
+        : {
+            parseMs: pick('parseMs', rest),
+            planBackfillMs: pick('planBackfillMs', rest),
+            planFollowerMs: pick('planFollowerMs', rest),
+            totalMs: pick('totalMs', rest),
+          },
     retainedHeapMB: round(retainedHeapMB, 1),
     parseHeapGrowthMB: round(parseHeapGrowthMB, 1),
     maxRssMB: round(process.resourceUsage().maxRSS / 1024, 1),

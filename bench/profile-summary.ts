@@ -43,18 +43,32 @@ export interface ProfileSummary {
 export function categoryOf(functionName: string, url: string): string {
   if (functionName === '(garbage collector)') return 'GC';
   if (functionName === '(program)' || functionName === '(root)') return 'V8 (program)';
-  if (/\/node_modules\/@(smithy|aws-sdk|aws-crypto)\//.test(url) || /\/node_modules\/(fast-xml-parser|strnum|tslib|bowser|uuid)\//.test(url)) return 'AWS SDK';
+  if (
+    /\/node_modules\/@(smithy|aws-sdk|aws-crypto)\//.test(url) ||
+    /\/node_modules\/(fast-xml-parser|strnum|tslib|bowser|uuid)\//.test(url)
+  )
+    return 'AWS SDK';
   if (url.includes('/node_modules/undici/')) return 'undici (catalog GETs)';
-  if (url.includes('/node_modules/zod/') || url.includes('/dist/lambda/catalog/')) return 'validation (zod, lambda/catalog)';
+  if (url.includes('/node_modules/zod/') || url.includes('/dist/lambda/catalog/'))
+    return 'validation (zod, lambda/catalog)';
   if (functionName === 'parse' && url === '') return 'validation (zod, lambda/catalog)';
   if (url.includes('/dist/lambda/')) return 'engine (lambda/sync, stores, ids)';
   if (url.includes('/dist/bench/')) return 'bench harness';
   if (url === 'node:zlib' || url.startsWith('node:internal/zlib')) return 'zlib (decompression)';
-  if (url.startsWith('node:internal/modules') || url.startsWith('node:internal/deps/cjs-module-lexer') || functionName === 'wrapSafe' || functionName === 'compileSourceTextModule') {
+  if (
+    url.startsWith('node:internal/modules') ||
+    url.startsWith('node:internal/deps/cjs-module-lexer') ||
+    functionName === 'wrapSafe' ||
+    functionName === 'compileSourceTextModule'
+  ) {
     return 'module loading';
   }
   if (url.startsWith('node:internal/crypto') || url === 'node:crypto') return 'AWS SDK';
-  if (/^node:(_http|http|https|net|stream|events|buffer|timers|internal\/(streams|http|net|timers|stream_base|buffer|event_target|async_hooks|process\/task_queues|url|errors|util|validators|dns)|url)/.test(url)) {
+  if (
+    /^node:(_http|http|https|net|stream|events|buffer|timers|internal\/(streams|http|net|timers|stream_base|buffer|event_target|async_hooks|process\/task_queues|url|errors|util|validators|dns)|url)/.test(
+      url,
+    )
+  ) {
     return 'Node http/net/streams/events';
   }
   if (url === '') return `native: ${functionName}`;
@@ -108,7 +122,9 @@ export function summarizeProfile(path: string, limit = 15): ProfileSummary {
       idleUs += us;
       continue;
     }
-    const name = functionName.startsWith('(') ? functionName : `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}`;
+    const name = functionName.startsWith('(')
+      ? functionName
+      : `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}`;
     frames.set(name, (frames.get(name) ?? 0) + us);
     const pkg = functionName.startsWith('(') ? functionName : packageOf(url);
     packages.set(pkg, (packages.get(pkg) ?? 0) + us);
@@ -120,7 +136,11 @@ export function summarizeProfile(path: string, limit = 15): ProfileSummary {
     [...map.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, limit)
-      .map(([frame, us]) => ({ frame, selfMs: Math.round(us / 100) / 10, share: busyUs > 0 ? Math.round((us / busyUs) * 1000) / 10 : 0 }));
+      .map(([frame, us]) => ({
+        frame,
+        selfMs: Math.round(us / 100) / 10,
+        share: busyUs > 0 ? Math.round((us / busyUs) * 1000) / 10 : 0,
+      }));
   return {
     totalMs: Math.round(totalUs / 1000),
     busyMs: Math.round(busyUs / 1000),
@@ -132,10 +152,15 @@ export function summarizeProfile(path: string, limit = 15): ProfileSummary {
 
 /** The summary as text lines. */
 export function formatProfile(summary: ProfileSummary, limit = Number.POSITIVE_INFINITY): string[] {
-  const lines = [`busy ${summary.busyMs} ms of ${summary.totalMs} ms profiled (self time; share of busy time)`, 'by category:'];
-  for (const f of summary.byCategory.slice(0, limit)) lines.push(`  ${f.share.toFixed(1).padStart(5)}%  ${String(f.selfMs).padStart(8)} ms  ${f.frame}`);
+  const lines = [
+    `busy ${summary.busyMs} ms of ${summary.totalMs} ms profiled (self time; share of busy time)`,
+    'by category:',
+  ];
+  for (const f of summary.byCategory.slice(0, limit))
+    lines.push(`  ${f.share.toFixed(1).padStart(5)}%  ${String(f.selfMs).padStart(8)} ms  ${f.frame}`);
   lines.push('top functions:');
-  for (const f of summary.topFrames.slice(0, limit)) lines.push(`  ${f.share.toFixed(1).padStart(5)}%  ${String(f.selfMs).padStart(8)} ms  ${f.frame}`);
+  for (const f of summary.topFrames.slice(0, limit))
+    lines.push(`  ${f.share.toFixed(1).padStart(5)}%  ${String(f.selfMs).padStart(8)} ms  ${f.frame}`);
   return lines;
 }
 

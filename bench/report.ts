@@ -82,10 +82,26 @@ export function report(results: BenchResults): { text: string; json: unknown } {
   const targets = [
     ...nugetTargets(nuget),
     // Issue 14's targets (the engine row is the production path: leaf and manifest PUTs signed and sent by the engine).
-    { target: `engine >= 20x sequential (${opts.latency} ms latency)`, value: `${ratioSeq.toFixed(1)}x`, ok: ratioSeq >= 20 },
-    { target: 'engine >= 0.9 of the ceiling (bare loop, SDK PutObject)', value: ratioCeiling.toFixed(2), ok: ratioCeiling >= 0.9 },
-    { target: 'engine CPU <= 1.2 ms per leaf, end to end', value: `${engine.cpuPerLeafMs} ms`, ok: engine.cpuPerLeafMs <= 1.2 },
-    ...rss.map((r, i) => ({ target: `peak RSS <= 256 MB (${opts.rssLeaves[i]}-leaf slice)`, value: `${r.maxRssMB} MB`, ok: r.maxRssMB <= 256 })),
+    {
+      target: `engine >= 20x sequential (${opts.latency} ms latency)`,
+      value: `${ratioSeq.toFixed(1)}x`,
+      ok: ratioSeq >= 20,
+    },
+    {
+      target: 'engine >= 0.9 of the ceiling (bare loop, SDK PutObject)',
+      value: ratioCeiling.toFixed(2),
+      ok: ratioCeiling >= 0.9,
+    },
+    {
+      target: 'engine CPU <= 1.2 ms per leaf, end to end',
+      value: `${engine.cpuPerLeafMs} ms`,
+      ok: engine.cpuPerLeafMs <= 1.2,
+    },
+    ...rss.map((r, i) => ({
+      target: `peak RSS <= 256 MB (${opts.rssLeaves[i]}-leaf slice)`,
+      value: `${r.maxRssMB} MB`,
+      ok: r.maxRssMB <= 256,
+    })),
     ...(rssSmallest && rssLargest && rssLargest !== rssSmallest
       ? [
           {
@@ -100,7 +116,11 @@ export function report(results: BenchResults): { text: string; json: unknown } {
           },
         ]
       : []),
-    { target: `${planning.pages}-page index parsed and planned <= 500 ms (cold process)`, value: `${planning.cold.totalMs} ms`, ok: planning.cold.totalMs <= 500 },
+    {
+      target: `${planning.pages}-page index parsed and planned <= 500 ms (cold process)`,
+      value: `${planning.cold.totalMs} ms`,
+      ok: planning.cold.totalMs <= 500,
+    },
     {
       target: `backfill plan: ${planning.pages}-page index parsed and cut into ranges <= 1 s (cold process)`,
       value: `${round(planning.cold.parseMs + planning.cold.planBackfillMs, 1)} ms`,
@@ -111,7 +131,13 @@ export function report(results: BenchResults): { text: string; json: unknown } {
     ...largeLeafTargets(results.largeLeaves),
     ...consumerDefaultsTargets(results.consumerDefaults),
     ...(warm
-      ? [{ target: 'warm Lambda: index by conditional GET, closed pages never refetched', value: `${warm.checks.filter((c) => c.ok).length}/${warm.checks.length} checks`, ok: warm.checks.every((c) => c.ok) }]
+      ? [
+          {
+            target: 'warm Lambda: index by conditional GET, closed pages never refetched',
+            value: `${warm.checks.filter((c) => c.ok).length}/${warm.checks.length} checks`,
+            ok: warm.checks.every((c) => c.ok),
+          },
+        ]
       : []),
   ];
 
@@ -119,7 +145,9 @@ export function report(results: BenchResults): { text: string; json: unknown } {
   const p = (line = ''): void => void out.push(line);
   const main = servers.replica('main');
   p();
-  p(`catalog-sync benchmark — ${new Date().toISOString()} — ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);
+  p(
+    `catalog-sync benchmark — ${new Date().toISOString()} — ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+  );
   p(
     `catalog latency ${opts.latency} ms/request, S3 latency ${opts.s3Latency} ms/request, in-memory cursor ${opts.cursorLatency} ms/call; ` +
       `main catalog: ${main.leaves} leaves in ${main.commits} commits (${main.meanLeavesPerCommit.toFixed(1)} leaves/commit), ${main.pages} pages, mean leaf ${main.meanLeafBytes} B`,
@@ -131,12 +159,38 @@ export function report(results: BenchResults): { text: string; json: unknown } {
         `${nugetReplica.leaves} leaves in ${nugetReplica.commits} commits (${nugetReplica.meanLeavesPerCommit.toFixed(1)} leaves/commit)`,
     );
   }
-  p(`other processes on the machine: ${initialLoad.toFixed(2)} cores busy at the start (last column: during each scenario)`);
+  p(
+    `other processes on the machine: ${initialLoad.toFixed(2)} cores busy at the start (last column: during each scenario)`,
+  );
   p();
-  const header = ['scenario', 'conc', 'leaves', 'commits', 'leaves/s', 'p50 ms', 'p99 ms', 'CPU ms/leaf', 'ELU', 'GC ms', 'peak RSS MB', 'servers CPU', 'others CPU'];
+  const header = [
+    'scenario',
+    'conc',
+    'leaves',
+    'commits',
+    'leaves/s',
+    'p50 ms',
+    'p99 ms',
+    'CPU ms/leaf',
+    'ELU',
+    'GC ms',
+    'peak RSS MB',
+    'servers CPU',
+    'others CPU',
+  ];
   const table: string[][] = [header];
   const headline = nuget ? [nuget.sequential, nuget.ceiling, nuget.engine, ...nuget.tails.map((t) => t.row)] : [];
-  const shown = [...headline, sequential, ceiling, ceilingLean, engine, ...(engineDynamo ? [engineDynamo] : []), ...rss, ...sweep, ...(profiled ? [profiled] : [])];
+  const shown = [
+    ...headline,
+    sequential,
+    ceiling,
+    ceilingLean,
+    engine,
+    ...(engineDynamo ? [engineDynamo] : []),
+    ...rss,
+    ...sweep,
+    ...(profiled ? [profiled] : []),
+  ];
   const percent = (share: number): string => (Number.isFinite(share) ? `${Math.round(share * 100)}%` : '-');
   for (const r of shown) {
     table.push([
@@ -162,7 +216,9 @@ export function report(results: BenchResults): { text: string; json: unknown } {
   });
   p();
   for (const line of nugetRatioLine(nuget)) p(line);
-  p(`ratios: engine/sequential = ${ratioSeq.toFixed(1)}x   engine/ceiling (SDK PUT) = ${ratioCeiling.toFixed(2)}   engine/ceiling (lean PUT) = ${ratioCeilingLean.toFixed(2)}`);
+  p(
+    `ratios: engine/sequential = ${ratioSeq.toFixed(1)}x   engine/ceiling (SDK PUT) = ${ratioCeiling.toFixed(2)}   engine/ceiling (lean PUT) = ${ratioCeilingLean.toFixed(2)}`,
+  );
   p(
     `planning: ${planning.pages} pages (${(planning.indexBytes / 1024 / 1024).toFixed(1)} MB index): cold ${planning.cold.totalMs} ms ` +
       `(parse+validate ${planning.cold.parseMs} ms, cut a backfill into ranges ${planning.cold.planBackfillMs} ms -> ${planning.backfillRanges} ranges, ${(planning.rangesFileBytes / 1024 / 1024).toFixed(1)} MB ranges file, ${planning.rangesHeapMB} MB heap, ` +
@@ -182,15 +238,27 @@ export function report(results: BenchResults): { text: string; json: unknown } {
       wt.push([
         String(r.run),
         r.what,
-        r.index.map((i) => `${i.conditional ? 'conditional, ' : ''}${i.status}${i.bytes ? ` (${(i.bytes / 1024).toFixed(1)} kB)` : ''}`).join('; ') || '-',
-        r.pagesFetched.length === 0 ? `none of ${r.indexPages}` : `${JSON.stringify(r.pagesFetched)} of ${r.indexPages}`,
+        r.index
+          .map(
+            (i) =>
+              `${i.conditional ? 'conditional, ' : ''}${i.status}${i.bytes ? ` (${(i.bytes / 1024).toFixed(1)} kB)` : ''}`,
+          )
+          .join('; ') || '-',
+        r.pagesFetched.length === 0
+          ? `none of ${r.indexPages}`
+          : `${JSON.stringify(r.pagesFetched)} of ${r.indexPages}`,
         String(r.leaves),
         `${r.server.total}: service index ${r.server.serviceIndex}, index ${r.server.index}, pages ${r.server.pageRequests}, leaves ${r.server.leaves}`,
       ]);
     }
     const ww = wh.map((_, i) => Math.max(...wt.map((row) => row[i]!.length)));
     wt.forEach((row, n) => {
-      p(`  ${row.map((cell, i) => cell.padEnd(ww[i]!)).join('  ').trimEnd()}`);
+      p(
+        `  ${row
+          .map((cell, i) => cell.padEnd(ww[i]!))
+          .join('  ')
+          .trimEnd()}`,
+      );
       if (n === 0) p(`  ${ww.map((w) => '-'.repeat(w)).join('  ')}`);
     });
     for (const c of warm.checks) p(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}${c.ok ? '' : `: ${c.detail}`}`);
@@ -201,7 +269,10 @@ export function report(results: BenchResults): { text: string; json: unknown } {
   if (results.view) p(viewText(results.view).trimEnd());
   if (results.largeLeaves) p(largeLeafText(results.largeLeaves).trimEnd());
   p();
-  const costInputs = costInputsFrom({ cpuMsPerLeaf: engine.cpuPerLeafMs, peakRssMb: Math.max(engine.maxRssMB, ...rss.map((r) => r.maxRssMB)) });
+  const costInputs = costInputsFrom({
+    cpuMsPerLeaf: engine.cpuPerLeafMs,
+    peakRssMb: Math.max(engine.maxRssMB, ...rss.map((r) => r.maxRssMB)),
+  });
   const lambdaCost = lambdaCostReport(costInputs);
   for (const line of lambdaCost.split('\n')) p(line);
   p();

@@ -34,19 +34,50 @@ async function main(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const opts = options();
   const started = performance.now();
-  const log = (text: string): void => void process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(3)}s] ${text}\n`);
-  const mainLeaves = Math.max(opts.leaves, ...opts.rssLeaves, opts.sweep.length > 0 ? opts.sweepLeaves : 0, opts.sequentialLeaves, opts.profile ? opts.profileLeaves : 0);
+  const log = (text: string): void =>
+    void process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(3)}s] ${text}\n`);
+  const mainLeaves = Math.max(
+    opts.leaves,
+    ...opts.rssLeaves,
+    opts.sweep.length > 0 ? opts.sweepLeaves : 0,
+    opts.sequentialLeaves,
+    opts.profile ? opts.profileLeaves : 0,
+  );
   const replicas: ServersConfig['replicas'] = [
     // A page more than the largest slice, so every slice ends on its limit rather than at the head.
     { name: 'main', leaves: mainLeaves + 600, leavesPerCommit: opts.leavesPerCommit, seed: opts.seed, pageSize: 550 },
     ...(opts.nugetLeaves > 0
-      ? [{ name: 'nuget', leaves: Math.max(opts.nugetLeaves, opts.tailLeaves, opts.sequentialLeaves) + 600, leavesPerCommit: [1, 4] as const, seed: opts.seed + 1, pageSize: 550 }]
+      ? [
+          {
+            name: 'nuget',
+            leaves: Math.max(opts.nugetLeaves, opts.tailLeaves, opts.sequentialLeaves) + 600,
+            leavesPerCommit: [1, 4] as const,
+            seed: opts.seed + 1,
+            pageSize: 550,
+          },
+        ]
       : []),
-    ...(opts.backfillLeaves > 0 ? [{ name: 'backfill', leaves: opts.backfillLeaves, leavesPerCommit: opts.leavesPerCommit, seed: opts.seed + 3, pageSize: 550 }] : []),
-    ...(opts.warm ? [{ name: 'warm', leaves: 2_500, leavesPerCommit: opts.leavesPerCommit, seed: opts.seed + 2, pageSize: 550 }] : []),
+    ...(opts.backfillLeaves > 0
+      ? [
+          {
+            name: 'backfill',
+            leaves: opts.backfillLeaves,
+            leavesPerCommit: opts.leavesPerCommit,
+            seed: opts.seed + 3,
+            pageSize: 550,
+          },
+        ]
+      : []),
+    ...(opts.warm
+      ? [{ name: 'warm', leaves: 2_500, leavesPerCommit: opts.leavesPerCommit, seed: opts.seed + 2, pageSize: 550 }]
+      : []),
   ];
   const initialLoad = await machineLoad(1_000);
-  log(`machine: ${cpus().length} cores, ${initialLoad.toFixed(2)} cores busy before starting (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+  log(
+    `machine: ${cpus().length} cores, ${initialLoad.toFixed(2)} cores busy before starting (load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')})`,
+  );
   log(`generating and preparing catalogs (${replicas.map((r) => `${r.name}: ${r.leaves} leaves`).join(', ')})`);
   const servers = await startServers({ catalogLatencyMs: opts.latency, s3LatencyMs: opts.s3Latency, replicas });
   log(`servers ready in ${(servers.ready.setupMs / 1000).toFixed(1)} s: S3 ${servers.ready.s3Endpoint}`);
@@ -76,17 +107,49 @@ async function main(): Promise<void> {
   log(`planning: ${opts.planningPages} pages`);
   const planningConfig: PlanningConfig = { pages: opts.planningPages, iterations: 6, seed: opts.seed };
   const planning = await runChild<PlanningResult>('planning.js', planningConfig, env, ['--expose-gc']);
-  log(`  cold ${planning.cold.totalMs} ms (parse ${planning.cold.parseMs} ms), warm ${planning.warmMedian.totalMs} ms, retained heap ${planning.retainedHeapMB} MB`);
+  log(
+    `  cold ${planning.cold.totalMs} ms (parse ${planning.cold.parseMs} ms), warm ${planning.warmMedian.totalMs} ms, retained heap ${planning.retainedHeapMB} MB`,
+  );
   log('leaf validation: parseLeaf over a generated catalog');
-  const validation = await runChild<ValidationResult>('validation.js', { commits: 800, rounds: 8, seed: opts.seed } satisfies ValidationConfig, env);
-  log(`  ${validation.leaves} leaves of ${validation.meanLeafBytes} B: cold ${validation.coldMicrosPerLeaf} µs CPU/leaf, warm ${validation.warmMicrosPerLeaf} µs`);
+  const validation = await runChild<ValidationResult>(
+    'validation.js',
+    { commits: 800, rounds: 8, seed: opts.seed } satisfies ValidationConfig,
+    env,
+  );
+  log(
+    `  ${validation.leaves} leaves of ${validation.meanLeafBytes} B: cold ${validation.coldMicrosPerLeaf} µs CPU/leaf, warm ${validation.warmMicrosPerLeaf} µs`,
+  );
 
-  const sequential = await scenario({ ...base, kind: 'sequential', label: 'sequential (documented algorithm)', leaves: opts.sequentialLeaves, concurrency: 1 });
+  const sequential = await scenario({
+    ...base,
+    kind: 'sequential',
+    label: 'sequential (documented algorithm)',
+    leaves: opts.sequentialLeaves,
+    concurrency: 1,
+  });
   // The side-by-side set, `--repeat` times in rotating order (the machine's load drifts): each one's median run.
   const set = [
-    { ...base, kind: 'ceiling' as const, label: 'ceiling (bare loop, SDK PUT)', leaves: opts.leaves, concurrency: opts.concurrency },
-    { ...base, kind: 'engine' as const, label: 'engine, in-memory cursor', leaves: opts.leaves, concurrency: opts.concurrency },
-    { ...base, kind: 'ceiling-lean' as const, label: 'ceiling (bare loop, lean PUT)', leaves: opts.leaves, concurrency: opts.concurrency },
+    {
+      ...base,
+      kind: 'ceiling' as const,
+      label: 'ceiling (bare loop, SDK PUT)',
+      leaves: opts.leaves,
+      concurrency: opts.concurrency,
+    },
+    {
+      ...base,
+      kind: 'engine' as const,
+      label: 'engine, in-memory cursor',
+      leaves: opts.leaves,
+      concurrency: opts.concurrency,
+    },
+    {
+      ...base,
+      kind: 'ceiling-lean' as const,
+      label: 'ceiling (bare loop, lean PUT)',
+      leaves: opts.leaves,
+      concurrency: opts.concurrency,
+    },
   ];
   const runs = set.map((): Row[] => []);
   for (let round = 0; round < opts.repeat; round++) {
@@ -102,24 +165,69 @@ async function main(): Promise<void> {
   };
   const [ceiling, engine, ceilingLean] = runs.map(medianRun) as [Row, Row, Row];
   const engineDynamo = dynamo
-    ? await scenario({ ...base, kind: 'engine', label: `engine, ${dynamo.kind} cursor`, leaves: opts.leaves, concurrency: opts.concurrency, cursor: 'dynamo', dynamoTable })
+    ? await scenario({
+        ...base,
+        kind: 'engine',
+        label: `engine, ${dynamo.kind} cursor`,
+        leaves: opts.leaves,
+        concurrency: opts.concurrency,
+        cursor: 'dynamo',
+        dynamoTable,
+      })
     : undefined;
   const rss: Row[] = [];
   for (const leaves of opts.rssLeaves) {
-    rss.push(await scenario({ ...base, kind: 'engine', label: `engine, ${leaves}-leaf slice`, leaves, concurrency: opts.concurrency }));
+    rss.push(
+      await scenario({
+        ...base,
+        kind: 'engine',
+        label: `engine, ${leaves}-leaf slice`,
+        leaves,
+        concurrency: opts.concurrency,
+      }),
+    );
   }
-  const nuget = opts.nugetLeaves > 0 ? await runNugetRows((config, shape) => scenario(config, false, shape), servers.replica('nuget').serviceIndexUrl, opts) : undefined;
+  const nuget =
+    opts.nugetLeaves > 0
+      ? await runNugetRows(
+          (config, shape) => scenario(config, false, shape),
+          servers.replica('nuget').serviceIndexUrl,
+          opts,
+        )
+      : undefined;
   const sweep: Row[] = [];
   for (const concurrency of opts.sweep) {
-    sweep.push(await scenario({ ...base, kind: 'engine', label: `sweep: engine c=${concurrency}`, leaves: opts.sweepLeaves, concurrency }));
+    sweep.push(
+      await scenario({
+        ...base,
+        kind: 'engine',
+        label: `sweep: engine c=${concurrency}`,
+        leaves: opts.sweepLeaves,
+        concurrency,
+      }),
+    );
   }
   const profiled = opts.profile
-    ? await scenario({ ...base, kind: 'engine', label: 'engine, under the CPU profiler', leaves: opts.profileLeaves, concurrency: opts.concurrency }, true)
+    ? await scenario(
+        {
+          ...base,
+          kind: 'engine',
+          label: 'engine, under the CPU profiler',
+          leaves: opts.profileLeaves,
+          concurrency: opts.concurrency,
+        },
+        true,
+      )
     : undefined;
   let planningProfile: ProfileSummary | undefined;
   if (opts.profile) {
     const profileFile = profilePath('planning');
-    await runChild<PlanningResult>('planning.js', { ...planningConfig, iterations: 1, profileFile } satisfies PlanningConfig, env, ['--expose-gc']);
+    await runChild<PlanningResult>(
+      'planning.js',
+      { ...planningConfig, iterations: 1, profileFile } satisfies PlanningConfig,
+      env,
+      ['--expose-gc'],
+    );
     planningProfile = summarizeProfile(profileFile);
   }
 
@@ -133,7 +241,14 @@ async function main(): Promise<void> {
     };
     backfill = await runBackfillRows(
       runRow,
-      { source: info.serviceIndexUrl, bucket: 'catalog-sync-bench', workers: opts.backfillWorkers, rangeLeaves: opts.rangeLeaves, concurrency: opts.concurrency, log },
+      {
+        source: info.serviceIndexUrl,
+        bucket: 'catalog-sync-bench',
+        workers: opts.backfillWorkers,
+        rangeLeaves: opts.rangeLeaves,
+        concurrency: opts.concurrency,
+        log,
+      },
       { leaves: info.leaves, commits: info.commits, pages: info.pages },
     );
   }
@@ -163,12 +278,25 @@ async function main(): Promise<void> {
   let reader: ConsumerReaderResult | undefined;
   if (opts.readerCommits > 0) {
     await waitIdle();
-    reader = await runReaderRow({ commits: opts.readerCommits, readAhead: opts.readerReadAhead, latencyMs: 20, seed: opts.seed, env, log });
+    reader = await runReaderRow({
+      commits: opts.readerCommits,
+      readAhead: opts.readerReadAhead,
+      latencyMs: 20,
+      seed: opts.seed,
+      env,
+      log,
+    });
   }
   let consumerDefaults: ConsumerDefaultsResult | undefined;
   if (opts.consumerCommits > 0) {
     await waitIdle();
-    consumerDefaults = await runConsumerDefaultsRow({ commits: opts.consumerCommits, seed: opts.seed, dynamoEndpoint: dynamo?.endpoint, env, log });
+    consumerDefaults = await runConsumerDefaultsRow({
+      commits: opts.consumerCommits,
+      seed: opts.seed,
+      dynamoEndpoint: dynamo?.endpoint,
+      env,
+      log,
+    });
   }
   let view: ViewRowResult | undefined;
   if (opts.viewCommits > 0) {
@@ -178,7 +306,13 @@ async function main(): Promise<void> {
   let largeLeaves: LargeLeafRow | undefined;
   if (opts.largeLeaves > 0) {
     await waitIdle();
-    largeLeaves = await runLargeLeafRow({ leaves: opts.largeLeaves, mib: opts.largeLeafMib, concurrency: opts.concurrency, env, log });
+    largeLeaves = await runLargeLeafRow({
+      leaves: opts.largeLeaves,
+      mib: opts.largeLeafMib,
+      concurrency: opts.concurrency,
+      env,
+      log,
+    });
   }
 
   servers.child.kill('SIGTERM');
@@ -194,7 +328,10 @@ async function main(): Promise<void> {
   let audit: VerifyRateRow[] | undefined;
   if (opts.verifyLeaves > 0) {
     await waitIdle();
-    audit = await measureVerifyRate({ leaves: opts.verifyLeaves, ranges: 8, s3LatencyMs: opts.s3Latency, catalogLatencyMs: opts.latency }, log);
+    audit = await measureVerifyRate(
+      { leaves: opts.verifyLeaves, ranges: 8, s3LatencyMs: opts.s3Latency, catalogLatencyMs: opts.latency },
+      log,
+    );
   }
 
   const { text, json } = report({
@@ -223,12 +360,17 @@ async function main(): Promise<void> {
     view,
     largeLeaves,
   });
-  process.stdout.write(`${text}\n${startUp === undefined ? '' : `\n${startUpText(startUp)}\n`}${audit === undefined ? '' : `\n${verifyRateText(audit)}\n`}`);
+  process.stdout.write(
+    `${text}\n${startUp === undefined ? '' : `\n${startUpText(startUp)}\n`}${audit === undefined ? '' : `\n${verifyRateText(audit)}\n`}`,
+  );
   if (startUp !== undefined) (json as Record<string, unknown>).startUp = startUp;
   if (audit !== undefined) (json as Record<string, unknown>).audit = audit;
 
   mkdirSync(opts.out, { recursive: true });
-  const stamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
+  const stamp = new Date()
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/:/g, '-');
   writeFileSync(join(opts.out, `${stamp}.json`), `${JSON.stringify(json, null, 2)}\n`);
   writeFileSync(join(opts.out, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);
   log(`wrote ${join(opts.out, `${stamp}.json`)} and latest.json`);

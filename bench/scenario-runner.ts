@@ -53,7 +53,11 @@ export function scenarioRunner({ opts, servers, env, log }: RunnerContext): {
   waitIdle: () => Promise<void>;
   profileDir: string;
   profilePath: (label: string) => string;
-  scenario: (config: Omit<ScenarioConfig, 's3Endpoint' | 'bucket' | 'cursorLatencyMs'>, profile?: boolean, s3Shape?: S3Shape) => Promise<Row>;
+  scenario: (
+    config: Omit<ScenarioConfig, 's3Endpoint' | 'bucket' | 'cursorLatencyMs'>,
+    profile?: boolean,
+    s3Shape?: S3Shape,
+  ) => Promise<Row>;
 } {
   const waitIdle = async (): Promise<void> => {
     if (opts.waitIdle <= 0) return;
@@ -61,23 +65,30 @@ export function scenarioRunner({ opts, servers, env, log }: RunnerContext): {
     for (;;) {
       const busy = await machineLoad(1_000);
       if (busy < 0.3 || performance.now() >= until) {
-        if (busy >= 0.3) log(`  still ${busy.toFixed(2)} cores busy with other processes after ${opts.waitIdle} s: going on`);
+        if (busy >= 0.3)
+          log(`  still ${busy.toFixed(2)} cores busy with other processes after ${opts.waitIdle} s: going on`);
         return;
       }
     }
   };
-  
+
   const profileDir = join(opts.out, 'profiles');
   const profilePath = (label: string): string => {
     mkdirSync(profileDir, { recursive: true });
     return join(profileDir, `${label.replace(/[^A-Za-z0-9._]+/g, '-').replace(/^-+|-+$/g, '')}.cpuprofile`);
   };
-  const scenario = async (config: Omit<ScenarioConfig, 's3Endpoint' | 'bucket' | 'cursorLatencyMs'>, profile = false, s3Shape?: S3Shape): Promise<Row> => {
+  const scenario = async (
+    config: Omit<ScenarioConfig, 's3Endpoint' | 'bucket' | 'cursorLatencyMs'>,
+    profile = false,
+    s3Shape?: S3Shape,
+  ): Promise<Row> => {
     await waitIdle();
     log(`${config.label}: ${config.leaves} leaves, concurrency ${config.concurrency}`);
     const replicaName = servers.ready.replicas.find((r) => r.serviceIndexUrl === config.source)!.name;
     const shape = s3Shape ?? { latencyMs: opts.s3Latency };
-    await servers.admin(`/s3-latency?ms=${shape.latencyMs}${shape.tail ? `&slowEvery=${shape.tail.every}&slowMs=${shape.tail.ms}` : ''}`);
+    await servers.admin(
+      `/s3-latency?ms=${shape.latencyMs}${shape.tail ? `&slowEvery=${shape.tail.every}&slowMs=${shape.tail.ms}` : ''}`,
+    );
     await servers.admin(`/log?replica=${replicaName}&clear=1`);
     await servers.admin('/s3?reset=1');
     const cpu0 = await servers.admin<{ userUs: number; systemUs: number }>('/cpu');
@@ -94,7 +105,9 @@ export function scenarioRunner({ opts, servers, env, log }: RunnerContext): {
       env,
     );
     const cpu1 = await servers.admin<{ userUs: number; systemUs: number }>('/cpu');
-    const serverLog = await servers.admin<{ leaves: number; pageRequests: number }>(`/log?replica=${replicaName}&clear=1`);
+    const serverLog = await servers.admin<{ leaves: number; pageRequests: number }>(
+      `/log?replica=${replicaName}&clear=1`,
+    );
     const s3 = await servers.admin<{ puts: number; slowPuts: number }>('/s3?reset=1');
     await servers.admin(`/s3-latency?ms=${opts.s3Latency}`);
     const serverCpuMs = (cpu1.userUs + cpu1.systemUs - cpu0.userUs - cpu0.systemUs) / 1000;

@@ -46,4 +46,3 @@ async function main(): Promise<void> {
 void main().catch((error: unknown) => {
   process.send?.({ type: 'error', error: String((error as Error)?.stack ?? error) }, () => process.exit(1));
 });
-

@@ -161,7 +161,12 @@ function makeCatalog(spec: ReplicaSpec): GeneratedCatalog {
  * not there any more, every document is fetched once instead. Returns the mean leaf size.
  */
 async function prepare(replica: CatalogReplica, catalog: GeneratedCatalog): Promise<number> {
-  const paths = [SERVICE_INDEX_PATH, CATALOG_INDEX_PATH, ...replica.pagePaths(), ...catalog.commits.flatMap((c) => c.leaves.map((l) => l.path))];
+  const paths = [
+    SERVICE_INDEX_PATH,
+    CATALOG_INDEX_PATH,
+    ...replica.pagePaths(),
+    ...catalog.commits.flatMap((c) => c.leaves.map((l) => l.path)),
+  ];
   const coding: ContentCoding = negotiateCoding(CLIENT_ACCEPT_ENCODING);
   const internals = replica as unknown as {
     source?: { resolve(path: string): ServedDocument | undefined };
@@ -199,7 +204,12 @@ async function prepare(replica: CatalogReplica, catalog: GeneratedCatalog): Prom
             leafCount++;
           }
           // The compressed copy the engine will ask for.
-          const again = await agent.request({ origin: replica.origin, path: paths[i]!, method: 'GET', headers: { 'accept-encoding': CLIENT_ACCEPT_ENCODING } });
+          const again = await agent.request({
+            origin: replica.origin,
+            path: paths[i]!,
+            method: 'GET',
+            headers: { 'accept-encoding': CLIENT_ACCEPT_ENCODING },
+          });
           await again.body.dump();
         }
       }),
@@ -239,7 +249,11 @@ function answer(req: IncomingMessage, res: ServerResponse, served: Map<string, S
       const { catalog } = replicaOf();
       const commits = Number(url.searchParams.get('commits') ?? '1');
       const added = appendCommits(catalog, commits, 1_000 + catalog.commits.length);
-      json({ commits: added.length, leaves: added.reduce((n, c) => n + c.leaves.length, 0), newest: added.at(-1)?.timestamp });
+      json({
+        commits: added.length,
+        leaves: added.reduce((n, c) => n + c.leaves.length, 0),
+        newest: added.at(-1)?.timestamp,
+      });
       return;
     }
     case '/s3': {
@@ -272,7 +286,8 @@ function summarize(replica: CatalogReplica): LogSummary {
     if (request.path === SERVICE_INDEX_PATH) serviceIndex++;
     else if (request.path === CATALOG_INDEX_PATH) {
       index++;
-      if (request.headers['if-none-match'] !== undefined || request.headers['if-modified-since'] !== undefined) indexConditional++;
+      if (request.headers['if-none-match'] !== undefined || request.headers['if-modified-since'] !== undefined)
+        indexConditional++;
     } else if (/^\/v3\/catalog0\/page\d+\.json$/.test(request.path)) {
       pageRequests++;
       pages[request.path] = (pages[request.path] ?? 0) + 1;

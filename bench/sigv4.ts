@@ -31,8 +31,17 @@ export class S3Signer {
    * Headers (Authorization included) for `PUT path` with `headers` (lower-case names) and `body`.
    * `path` is already encoded (`/bucket/key`).
    */
-  signPut(host: string, path: string, headers: Record<string, string>, body: Buffer, now = new Date()): Record<string, string> {
-    const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  signPut(
+    host: string,
+    path: string,
+    headers: Record<string, string>,
+    body: Buffer,
+    now = new Date(),
+  ): Record<string, string> {
+    const amzDate = now
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d{3}/, '');
     const date = amzDate.slice(0, 8);
     const all: Record<string, string> = {
       ...headers,

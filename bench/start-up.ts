@@ -57,11 +57,17 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
  * missed what Node does after it: a V8 background thread still compiling undici's WebAssembly HTTP parser with
  * TurboFan, which the process waits for, was 0.06-0.09 CPU-s of a no-op `run` not counted before 2026-11-26.
  */
-function measured(args: string[], env: NodeJS.ProcessEnv): Promise<{ cpuSeconds: number; wallSeconds: number; code: number | null }> {
+function measured(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ cpuSeconds: number; wallSeconds: number; code: number | null }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const script = '"$@" >/dev/null 2>&1; status=$?; times >&2; exit $status';
-    const child = spawn('bash', ['-c', script, 'bash', process.execPath, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('bash', ['-c', script, 'bash', process.execPath, ...args], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.on('error', reject);
@@ -89,14 +95,22 @@ async function figures(args: string[], repeat: number, env: NodeJS.ProcessEnv, w
 }
 
 /** `command` with the code cache off and warm, the runs of each interleaved. `env` holds the bench's own TMPDIR. */
-async function commandFigures(command: string, args: string[], repeat: number, env: NodeJS.ProcessEnv): Promise<CommandFigures> {
+async function commandFigures(
+  command: string,
+  args: string[],
+  repeat: number,
+  env: NodeJS.ProcessEnv,
+): Promise<CommandFigures> {
   const cold: Figures[] = [];
   const warm: Figures[] = [];
   for (let i = 0; i < repeat; i++) {
     cold.push(await figures([CLI, ...args], 1, { ...env, NODE_DISABLE_COMPILE_CACHE: '1' }, command));
     warm.push(await figures([CLI, ...args], 1, env, command));
   }
-  const medianOf = (runs: Figures[]): Figures => ({ cpuSeconds: median(runs.map((r) => r.cpuSeconds)), wallSeconds: median(runs.map((r) => r.wallSeconds)) });
+  const medianOf = (runs: Figures[]): Figures => ({
+    cpuSeconds: median(runs.map((r) => r.cpuSeconds)),
+    wallSeconds: median(runs.map((r) => r.wallSeconds)),
+  });
   return { command, cold: medianOf(cold), warm: medianOf(warm), runs: repeat };
 }
 
@@ -124,13 +138,25 @@ export async function measureStartUp(
     const noop = cli[2];
     const targets: Array<{ what: string; met: boolean }> = [];
     if (noop) {
-      targets.push({ what: `no-op local run < 0.15 CPU-s, code cache warm (${noop.warm.cpuSeconds.toFixed(3)})`, met: noop.warm.cpuSeconds < 0.15 });
-      targets.push({ what: `no-op local run < 0.15 CPU-s, code cache off (${noop.cold.cpuSeconds.toFixed(3)})`, met: noop.cold.cpuSeconds < 0.15 });
+      targets.push({
+        what: `no-op local run < 0.15 CPU-s, code cache warm (${noop.warm.cpuSeconds.toFixed(3)})`,
+        met: noop.warm.cpuSeconds < 0.15,
+      });
+      targets.push({
+        what: `no-op local run < 0.15 CPU-s, code cache off (${noop.cold.cpuSeconds.toFixed(3)})`,
+        met: noop.cold.cpuSeconds < 0.15,
+      });
     }
     if (lambda) {
-      targets.push({ what: `handler bundle loaded + first invocation < 250 ms (${lambda.totalMs.toFixed(0)})`, met: lambda.totalMs < 250 });
+      targets.push({
+        what: `handler bundle loaded + first invocation < 250 ms (${lambda.totalMs.toFixed(0)})`,
+        met: lambda.totalMs < 250,
+      });
       const deployed = lambda.withSourceMaps.totalMs;
-      targets.push({ what: `the same with the stack's --enable-source-maps (${deployed.toFixed(0)})`, met: deployed < 250 });
+      targets.push({
+        what: `the same with the stack's --enable-source-maps (${deployed.toFixed(0)})`,
+        met: deployed < 250,
+      });
     }
     return { ...(measuredCli ? { node: measuredCli.node } : {}), cli, ...(lambda ? { lambda } : {}), targets };
   } finally {
@@ -138,7 +164,11 @@ export async function measureStartUp(
   }
 }
 
-async function cliFigures(dir: string, repeat: number, log: (line: string) => void): Promise<{ node: Figures; commands: CommandFigures[] }> {
+async function cliFigures(
+  dir: string,
+  repeat: number,
+  log: (line: string) => void,
+): Promise<{ node: Figures; commands: CommandFigures[] }> {
   const replica = await CatalogReplica.start({ catalog: generateCatalog({ commits: 50, seed: 24 }), pageSize: 20 });
   try {
     const folder = join(dir, 'mirror');
@@ -171,9 +201,14 @@ export function startUpText(result: StartUpResult): string {
     '  command                              CPU s off   warm    wall s off   warm',
   ];
   const cell = (n: number, width: number): string => n.toFixed(3).padStart(width);
-  if (result.node) lines.push(`  ${'node -e 0 (Node alone)'.padEnd(36)} ${cell(result.node.cpuSeconds, 9)} ${''.padStart(6)}  ${cell(result.node.wallSeconds, 10)}`);
+  if (result.node)
+    lines.push(
+      `  ${'node -e 0 (Node alone)'.padEnd(36)} ${cell(result.node.cpuSeconds, 9)} ${''.padStart(6)}  ${cell(result.node.wallSeconds, 10)}`,
+    );
   for (const row of result.cli) {
-    lines.push(`  ${row.command.padEnd(36)} ${cell(row.cold.cpuSeconds, 9)} ${cell(row.warm.cpuSeconds, 6)}  ${cell(row.cold.wallSeconds, 10)} ${cell(row.warm.wallSeconds, 6)}`);
+    lines.push(
+      `  ${row.command.padEnd(36)} ${cell(row.cold.cpuSeconds, 9)} ${cell(row.warm.cpuSeconds, 6)}  ${cell(row.cold.wallSeconds, 10)} ${cell(row.warm.wallSeconds, 6)}`,
+    );
   }
   if (result.lambda) {
     const l = result.lambda;
@@ -188,7 +223,9 @@ export function startUpText(result: StartUpResult): string {
   // what a command adds to Node's own start compares across runs better than its whole figure.
   const noop = result.cli[2];
   if (result.node && noop) {
-    lines.push(`  no-op run above Node's own start: ${(noop.warm.cpuSeconds - result.node.cpuSeconds).toFixed(3)} CPU-s warm, ${(noop.cold.cpuSeconds - result.node.cpuSeconds).toFixed(3)} off`);
+    lines.push(
+      `  no-op run above Node's own start: ${(noop.warm.cpuSeconds - result.node.cpuSeconds).toFixed(3)} CPU-s warm, ${(noop.cold.cpuSeconds - result.node.cpuSeconds).toFixed(3)} off`,
+    );
   }
   for (const target of result.targets) lines.push(`  target ${target.met ? 'met' : 'NOT met'}: ${target.what}`);
   return lines.join('\n');

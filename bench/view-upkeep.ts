@@ -18,7 +18,13 @@ export interface ViewRowResult {
   readonly leaves: number;
   readonly packages: number;
   readonly latency: string;
-  readonly upkeep: { readonly wallMs: number; readonly cpuMs: number; readonly leavesPerSec: number; readonly commitsPerSec: number; readonly written: number };
+  readonly upkeep: {
+    readonly wallMs: number;
+    readonly cpuMs: number;
+    readonly leavesPerSec: number;
+    readonly commitsPerSec: number;
+    readonly written: number;
+  };
   readonly rebuild: {
     readonly wallMs: number;
     readonly cpuMs: number;
@@ -94,16 +100,44 @@ function fill(bucket: SlowBucket, commits: number, random: Prng): number {
       seen.add(`${id}/${version}`);
       const type = random.chance(0.05) ? 'PackageDelete' : 'PackageDetails';
       const leafKey = `leaves/${key}/${id.toLowerCase()}/${version}.json`;
-      const body = type === 'PackageDelete' ? { id, version } : { id, version, listed: !random.chance(0.1), ...(random.chance(0.1) ? { deprecation: { '@id': 'x', reasons: ['Legacy'] } } : {}) };
+      const body =
+        type === 'PackageDelete'
+          ? { id, version }
+          : {
+              id,
+              version,
+              listed: !random.chance(0.1),
+              ...(random.chance(0.1) ? { deprecation: { '@id': 'x', reasons: ['Legacy'] } } : {}),
+            };
       bucket.put(leafKey, Buffer.from(JSON.stringify(body)));
       entries.push({ key: leafKey, id, version, type });
     }
     entries.sort((a, b) => (a.key < b.key ? -1 : 1));
     leaves += entries.length;
-    bucket.put(`commits/${key}.json`, Buffer.from(JSON.stringify({ commitId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, commitTimeStamp: formatTimestamp(ticks), leaves: entries })));
+    bucket.put(
+      `commits/${key}.json`,
+      Buffer.from(
+        JSON.stringify({
+          commitId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+          commitTimeStamp: formatTimestamp(ticks),
+          leaves: entries,
+        }),
+      ),
+    );
     last = { key, ticks };
   }
-  if (last) bucket.put('watermark.json', Buffer.from(JSON.stringify({ cursor: formatTimestamp(last.ticks), commitId: null, commitKey: last.key, updatedAt: new Date().toISOString() })));
+  if (last)
+    bucket.put(
+      'watermark.json',
+      Buffer.from(
+        JSON.stringify({
+          cursor: formatTimestamp(last.ticks),
+          commitId: null,
+          commitKey: last.key,
+          updatedAt: new Date().toISOString(),
+        }),
+      ),
+    );
   return leaves;
 }
 
@@ -112,7 +146,9 @@ function fill(bucket: SlowBucket, commits: number, random: Prng): number {
  * yet collected included). With `node --expose-gc`, also the live heap's peak growth: a full collection every
  * 500 ms, then `heapUsed` (what the rebuild holds, without its garbage).
  */
-async function withPeakMemory<T>(action: () => Promise<T>): Promise<{ result: T; peakRssGrowthMb: number; peakLiveHeapGrowthMb: number | null }> {
+async function withPeakMemory<T>(
+  action: () => Promise<T>,
+): Promise<{ result: T; peakRssGrowthMb: number; peakLiveHeapGrowthMb: number | null }> {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   const start = process.memoryUsage.rss();
@@ -130,14 +166,23 @@ async function withPeakMemory<T>(action: () => Promise<T>): Promise<{ result: T;
   try {
     const result = await action();
     peak = Math.max(peak, process.memoryUsage.rss());
-    return { result, peakRssGrowthMb: round((peak - start) / 1048576, 1), peakLiveHeapGrowthMb: gc === undefined ? null : round((heapPeak - heapStart) / 1048576, 1) };
+    return {
+      result,
+      peakRssGrowthMb: round((peak - start) / 1048576, 1),
+      peakLiveHeapGrowthMb: gc === undefined ? null : round((heapPeak - heapStart) / 1048576, 1),
+    };
   } finally {
     clearInterval(sampler);
   }
 }
 
 /** Runs upkeep (unless `rebuildOnly`), then a rebuild into an empty view, over `commits` commits. */
-export async function runViewRow(options: { commits: number; seed: number; log: (text: string) => void; rebuildOnly?: boolean }): Promise<ViewRowResult> {
+export async function runViewRow(options: {
+  commits: number;
+  seed: number;
+  log: (text: string) => void;
+  rebuildOnly?: boolean;
+}): Promise<ViewRowResult> {
   const random = mulberry32(options.seed);
   const bucket = new SlowBucket(random);
   const leaves = fill(bucket, options.commits, random);
@@ -145,10 +190,18 @@ export async function runViewRow(options: { commits: number; seed: number; log: 
   options.log(`latest view: ${options.commits} commits, ${leaves} leaves, S3 at 20-50 ms a request (2% at 200 ms)`);
   const upkeep = options.rebuildOnly
     ? { result: { written: 0 }, wallMs: Number.NaN, cpuMs: Number.NaN }
-    : await timed(() => keepView({ documents: bucket, prefix: '' }, { mirror, cursors: new MemoryCursorStore(0), checkpointEvery: 1 }));
+    : await timed(() =>
+        keepView({ documents: bucket, prefix: '' }, { mirror, cursors: new MemoryCursorStore(0), checkpointEvery: 1 }),
+      );
   for (const key of [...bucket.objects.keys()].filter((k) => k.startsWith('packages/'))) bucket.objects.delete(key);
   bucket.mirrorGets = 0;
-  const { result: rebuild, peakRssGrowthMb, peakLiveHeapGrowthMb } = await withPeakMemory(() => timed(() => rebuildView({ documents: bucket, prefix: '' }, mirror, new MemoryCursorStore(0))));
+  const {
+    result: rebuild,
+    peakRssGrowthMb,
+    peakLiveHeapGrowthMb,
+  } = await withPeakMemory(() =>
+    timed(() => rebuildView({ documents: bucket, prefix: '' }, mirror, new MemoryCursorStore(0))),
+  );
   const result: ViewRowResult = {
     commits: options.commits,
     leaves,
@@ -191,6 +244,11 @@ export function viewText(view: ViewRowResult | undefined): string {
 if (import.meta.url === `file://${process.argv[1]}`) {
   // `tsx bench/view-upkeep.ts [commits] [--rebuild-only]`: the rebuild alone, at a size upkeep would take too long for.
   const commits = Number(process.argv[2] ?? '2000');
-  const result = await runViewRow({ commits, seed: 23, log: (text) => console.log(text), rebuildOnly: process.argv.includes('--rebuild-only') });
+  const result = await runViewRow({
+    commits,
+    seed: 23,
+    log: (text) => console.log(text),
+    rebuildOnly: process.argv.includes('--rebuild-only'),
+  });
   console.log(JSON.stringify(result));
 }

@@ -8,12 +8,7 @@
  * (checked: each at most once per run, and only pages newer than the cursor the run started from), and the
  * leaves.
  */
-import {
-  CatalogClient,
-  type GetOptions,
-  HttpClient,
-  type HttpResponse,
-} from '../lambda/catalog/index.js';
+import { CatalogClient, type GetOptions, HttpClient, type HttpResponse } from '../lambda/catalog/index.js';
 import { parseCatalogIndex } from '../lambda/catalog/parsers/index.js';
 import { parseSettings, parseTimestamp, type Ticks } from '../lambda/contract/index.js';
 import { awsClients, S3SnapshotStore } from '../lambda/stores/index.js';
@@ -74,7 +69,12 @@ async function main(): Promise<void> {
   http.get = async (url: string, options: GetOptions): Promise<HttpResponse> => {
     const response = await get(url, options);
     const headers = options.headers ?? {};
-    log.push({ url, status: response.status, bytes: response.body.length, conditional: 'if-none-match' in headers || 'if-modified-since' in headers });
+    log.push({
+      url,
+      status: response.status,
+      bytes: response.body.length,
+      conditional: 'if-none-match' in headers || 'if-modified-since' in headers,
+    });
     if (url === config.catalogIndexUrl && response.status === 200) {
       pageTicks = new Map(parseCatalogIndex(response.body, url).items.map((entry) => [entry.url, entry.commitTicks]));
     }
@@ -104,7 +104,9 @@ async function main(): Promise<void> {
     });
     const summary = await runSlice(settings, { catalog, cursors, snapshots });
     const cursorBefore = parseTimestamp(summary.cursorBefore);
-    const byTime = [...pageTicks.entries()].sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0)).map(([url]) => url);
+    const byTime = [...pageTicks.entries()]
+      .sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
+      .map(([url]) => url);
     const pageRequests = log.filter((entry) => pageTicks.has(entry.url));
     const counts = new Map<string, number>();
     for (const entry of pageRequests) counts.set(entry.url, (counts.get(entry.url) ?? 0) + 1);
@@ -118,7 +120,9 @@ async function main(): Promise<void> {
       stoppedBy: summary.stoppedBy,
       leaves: summary.leaves,
       durationMs: summary.durationMs,
-      index: log.filter((entry) => entry.url === config.catalogIndexUrl).map(({ status, conditional, bytes }) => ({ status, conditional, bytes })),
+      index: log
+        .filter((entry) => entry.url === config.catalogIndexUrl)
+        .map(({ status, conditional, bytes }) => ({ status, conditional, bytes })),
       pagesFetched: [...counts.keys()].map((url) => byTime.indexOf(url)).sort((a, b) => a - b),
       indexPages: byTime.length,
       pagesFetchedTwice: [...counts.values()].filter((n) => n > 1).length,
@@ -131,7 +135,9 @@ async function main(): Promise<void> {
   await run(`warm, index unchanged, MAX_LEAVES=${config.sliceLeaves}`, config.sliceLeaves);
   await run('warm, index unchanged, to the head', 1_000_000);
   await run('warm, caught up, index unchanged', 1_000_000);
-  const appended = (await adminGet(`/append?replica=${config.replica}&commits=${config.appendCommits}`, 'POST')) as { leaves: number };
+  const appended = (await adminGet(`/append?replica=${config.replica}&commits=${config.appendCommits}`, 'POST')) as {
+    leaves: number;
+  };
   await run(`warm, ${config.appendCommits} new commits (${appended.leaves} leaves)`, 1_000_000);
   await run('warm, caught up again, index unchanged', 1_000_000);
   await http.close();
@@ -140,7 +146,11 @@ async function main(): Promise<void> {
   const checks: WarmResult['checks'] = [];
   const check = (name: string, ok: boolean, detail: string): void => void checks.push({ name, ok, detail });
   const [r1, r2, r3, r4, r5, r6] = runs as [WarmRun, WarmRun, WarmRun, WarmRun, WarmRun, WarmRun];
-  check('cold run downloads the index once (200)', r1.index.length === 1 && r1.index[0]!.status === 200, JSON.stringify(r1.index));
+  check(
+    'cold run downloads the index once (200)',
+    r1.index.length === 1 && r1.index[0]!.status === 200,
+    JSON.stringify(r1.index),
+  );
   for (const r of [r2, r3, r4, r6]) {
     check(
       `run ${r.run}: unchanged index is a conditional GET answered 304 (no body)`,
@@ -153,19 +163,31 @@ async function main(): Promise<void> {
     r5.index.length === 1 && r5.index[0]!.conditional && r5.index[0]!.status === 200,
     JSON.stringify(r5.index),
   );
-  check('no page fetched twice within a run', runs.every((r) => r.pagesFetchedTwice === 0), runs.map((r) => r.pagesFetchedTwice).join(','));
+  check(
+    'no page fetched twice within a run',
+    runs.every((r) => r.pagesFetchedTwice === 0),
+    runs.map((r) => r.pagesFetchedTwice).join(','),
+  );
   check(
     'no page at or before the cursor is fetched (closed pages are never refetched across runs)',
     runs.every((r) => r.pagesAtOrBeforeCursor === 0),
     runs.map((r) => r.pagesAtOrBeforeCursor).join(','),
   );
-  check('caught-up run with an unchanged index fetches no page and no leaf', r4.pagesFetched.length === 0 && r4.leaves === 0 && r6.pagesFetched.length === 0, `${r4.pagesFetched.length} pages, ${r4.leaves} leaves`);
+  check(
+    'caught-up run with an unchanged index fetches no page and no leaf',
+    r4.pagesFetched.length === 0 && r4.leaves === 0 && r6.pagesFetched.length === 0,
+    `${r4.pagesFetched.length} pages, ${r4.leaves} leaves`,
+  );
   check(
     'after new commits only the newest page(s) are fetched',
     r5.pagesFetched.length > 0 && r5.pagesFetched.every((i) => i >= r4.indexPages - 1),
     `fetched ${JSON.stringify(r5.pagesFetched)} of ${r5.indexPages} pages (before: ${r4.indexPages})`,
   );
-  check('the service index is fetched once per warm client', runs.reduce((n, r) => n + r.server.serviceIndex, 0) === 1, runs.map((r) => r.server.serviceIndex).join(','));
+  check(
+    'the service index is fetched once per warm client',
+    runs.reduce((n, r) => n + r.server.serviceIndex, 0) === 1,
+    runs.map((r) => r.server.serviceIndex).join(','),
+  );
   const result: WarmResult = { runs, checks };
   process.send!({ type: 'result', result }, () => process.exit(0));
 }

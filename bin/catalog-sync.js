@@ -2,7 +2,18 @@
 // The compiled CLI (`npm run build`, which npm test, npm start, npm run demo and npm pack run first). CommonJS
 // (bin/package.json), as the bundle is: a command that needs no ES module never starts Node's ES module loader.
 'use strict';
-const { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } = require('node:fs');
+const {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} = require('node:fs');
 const { createRequire } = require('node:module');
 const { tmpdir } = require('node:os');
 const { dirname, join } = require('node:path');
@@ -30,7 +41,17 @@ const requestless = new Set([undefined, '--version', '-V', '--help', '-h', 'help
 if (!requestless.has(process.argv[2]) && !process.execArgv.some((arg) => /^--wasm[-_]tiering[-_]budget/.test(arg))) {
   // V8 refuses Node's built-in code cache for whatever is compiled after a flag changes: Node's own modules that such
   // a command loads anyway (a no-op `run` loads these) are loaded first, so that they keep it (~0.02 CPU-s).
-  for (const id of ['assert', 'console', 'crypto', 'diagnostics_channel', 'fs/promises', 'http', 'net', 'timers/promises', 'zlib']) {
+  for (const id of [
+    'assert',
+    'console',
+    'crypto',
+    'diagnostics_channel',
+    'fs/promises',
+    'http',
+    'net',
+    'timers/promises',
+    'zlib',
+  ]) {
     require(`node:${id}`);
   }
   require('node:v8').setFlagsFromString('--wasm-tiering-budget=100000000');

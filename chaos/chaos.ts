@@ -60,25 +60,33 @@ async function main(): Promise<number> {
     return 0;
   }
   const iterations = Number(values.iterations);
-  if (!Number.isInteger(iterations) || iterations < 1) throw new Error(`--iterations must be a positive whole number, got ${values.iterations}`);
+  if (!Number.isInteger(iterations) || iterations < 1)
+    throw new Error(`--iterations must be a positive whole number, got ${values.iterations}`);
   const kinds = (values.kind === 'all' ? [...KINDS] : values.kind.split(',').map((k) => k.trim())) as Kind[];
-  for (const kind of kinds) if (!KINDS.includes(kind)) throw new Error(`--kind: unknown kind ${kind} (one of ${KINDS.join(', ')}, or all)`);
+  for (const kind of kinds)
+    if (!KINDS.includes(kind)) throw new Error(`--kind: unknown kind ${kind} (one of ${KINDS.join(', ')}, or all)`);
   const dynamo = values.dynamo as 'auto' | 'dynamodb-local' | 'dynalite';
-  if (!['auto', 'dynamodb-local', 'dynalite'].includes(dynamo)) throw new Error(`--dynamo must be auto, dynamodb-local or dynalite`);
+  if (!['auto', 'dynamodb-local', 'dynalite'].includes(dynamo))
+    throw new Error(`--dynamo must be auto, dynamodb-local or dynalite`);
   const store = values.store as 'mixed' | 'aws' | 'local';
   if (!['mixed', 'aws', 'local'].includes(store)) throw new Error('--store must be mixed, aws or local');
-  if (values.s3 !== 'atomic' && values.s3 !== 'stock') throw new Error(`--s3 must be atomic or stock, got ${values.s3}`);
+  if (values.s3 !== 'atomic' && values.s3 !== 'stock')
+    throw new Error(`--s3 must be atomic or stock, got ${values.s3}`);
   const s3: S3Mode = values['raw-s3rver'] ? 'stock' : values.s3;
   const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
 
   const jobs = Number(values.jobs);
-  if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`--jobs must be a positive whole number, got ${values.jobs}`);
+  if (!Number.isInteger(jobs) || jobs < 1)
+    throw new Error(`--jobs must be a positive whole number, got ${values.jobs}`);
 
   const started = Date.now();
   // Taken now: the engine in this process and the built CLI are what the tree holds at the start.
   const git = gitState();
   const child = values['result-file'] !== undefined;
-  if (!child) process.stdout.write(`catalog-sync chaos suite: ${iterations} iteration(s) of ${kinds.join(', ')}; seed ${seed}; ${Math.min(jobs, kinds.length)} job(s)${values.label ? `; ${values.label}` : ''}\n`);
+  if (!child)
+    process.stdout.write(
+      `catalog-sync chaos suite: ${iterations} iteration(s) of ${kinds.join(', ')}; seed ${seed}; ${Math.min(jobs, kinds.length)} job(s)${values.label ? `; ${values.label}` : ''}\n`,
+    );
   let all: KindStats[];
   let dynamoName: string;
   if (jobs > 1 && kinds.length > 1) {
@@ -120,9 +128,18 @@ async function main(): Promise<number> {
 }
 
 /** Runs `kinds` one after the other in this process, with one pair of emulators. */
-async function runHere(kinds: Kind[], iterations: number, seed: number, dynamo: 'auto' | 'dynamodb-local' | 'dynalite', s3: S3Mode, store: 'mixed' | 'aws' | 'local'): Promise<{ all: KindStats[]; dynamoName: string }> {
+async function runHere(
+  kinds: Kind[],
+  iterations: number,
+  seed: number,
+  dynamo: 'auto' | 'dynamodb-local' | 'dynalite',
+  s3: S3Mode,
+  store: 'mixed' | 'aws' | 'local',
+): Promise<{ all: KindStats[]; dynamoName: string }> {
   const emulators = await startEmulators({ dynamo, rawS3rver: s3 === 'stock' });
-  process.stdout.write(`[${kinds.join(',')}] emulators: ${emulators.dynamo.name} at ${emulators.dynamo.endpoint} (persistent), s3rver at ${emulators.s3.endpoint} (${s3} PUTs)\n`);
+  process.stdout.write(
+    `[${kinds.join(',')}] emulators: ${emulators.dynamo.name} at ${emulators.dynamo.endpoint} (persistent), s3rver at ${emulators.s3.endpoint} (${s3} PUTs)\n`,
+  );
   // The in-process engine builds its SDK clients exactly as the Lambda does: endpoints from the environment.
   Object.assign(process.env, emulators.env());
   const ctx: ChaosContext = { emulators, prng: mulberry32(seed), env: emulators.env(), store, s3 };
@@ -143,7 +160,13 @@ async function runHere(kinds: Kind[], iterations: number, seed: number, dynamo: 
       const kindStarted = Date.now();
       for (let i = 0; i < iterations && !interrupted; i++) {
         const t0 = Date.now();
-        const before = { problems: stats.problems.length, kills: stats.kills, faults: faultsTotal(stats), runs: stats.runs, tornReads: stats.tornReads };
+        const before = {
+          problems: stats.problems.length,
+          kills: stats.kills,
+          faults: faultsTotal(stats),
+          runs: stats.runs,
+          tornReads: stats.tornReads,
+        };
         try {
           await ITERATIONS[kind](ctx, stats, i);
           stats.iterations++;
@@ -151,7 +174,8 @@ async function runHere(kinds: Kind[], iterations: number, seed: number, dynamo: 
           stats.harnessErrors.push(`${kind} #${i + 1}: ${(error as Error)?.stack ?? String(error)}`);
           // A stopped emulator must come back for the next iteration.
           await Promise.allSettled([emulators.s3.start(), emulators.dynamo.start()]);
-          if (stats.harnessErrors.length > 5) throw new Error(`too many harness errors in ${kind}:\n${stats.harnessErrors.join('\n')}`);
+          if (stats.harnessErrors.length > 5)
+            throw new Error(`too many harness errors in ${kind}:\n${stats.harnessErrors.join('\n')}`);
         }
         const newProblems = stats.problems.slice(before.problems);
         process.stdout.write(
@@ -163,7 +187,8 @@ async function runHere(kinds: Kind[], iterations: number, seed: number, dynamo: 
             `  problems ${stats.problems.length}\n`,
         );
         for (const problem of newProblems) process.stdout.write(`    PROBLEM ${problem}\n`);
-        if (newProblems.length > 0 && process.env.CHAOS_VERBOSE) process.stdout.write(`${JSON.stringify(stats.diagnostics.at(-1), null, 2)}\n`);
+        if (newProblems.length > 0 && process.env.CHAOS_VERBOSE)
+          process.stdout.write(`${JSON.stringify(stats.diagnostics.at(-1), null, 2)}\n`);
       }
       stats.durationMs = Date.now() - kindStarted;
     }
@@ -176,7 +201,15 @@ async function runHere(kinds: Kind[], iterations: number, seed: number, dynamo: 
 }
 
 /** Runs the kinds in `jobs` child processes (round robin), each with its own emulators; merges their figures. */
-async function runInChildren(kinds: Kind[], jobs: number, iterations: number, seed: number, dynamo: string, s3: S3Mode, store: string): Promise<{ all: KindStats[]; dynamoName: string }> {
+async function runInChildren(
+  kinds: Kind[],
+  jobs: number,
+  iterations: number,
+  seed: number,
+  dynamo: string,
+  s3: S3Mode,
+  store: string,
+): Promise<{ all: KindStats[]; dynamoName: string }> {
   const groups: Kind[][] = Array.from({ length: Math.min(jobs, kinds.length) }, () => []);
   kinds.forEach((kind, i) => groups[i % groups.length]!.push(kind));
   const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-chaos-jobs-'));
@@ -185,7 +218,26 @@ async function runInChildren(kinds: Kind[], jobs: number, iterations: number, se
       groups.map(async (group, g) => {
         const resultFile = join(dir, `job-${g}.json`);
         // Under tsx, execArgv carries its loader: the child runs this same file the same way.
-        const args = [...process.execArgv, fileURLToPath(import.meta.url), '--kind', group.join(','), '--iterations', String(iterations), '--seed', String(seed + g), '--dynamo', dynamo, '--jobs', '1', '--store', store, '--result-file', resultFile, '--s3', s3];
+        const args = [
+          ...process.execArgv,
+          fileURLToPath(import.meta.url),
+          '--kind',
+          group.join(','),
+          '--iterations',
+          String(iterations),
+          '--seed',
+          String(seed + g),
+          '--dynamo',
+          dynamo,
+          '--jobs',
+          '1',
+          '--store',
+          store,
+          '--result-file',
+          resultFile,
+          '--s3',
+          s3,
+        ];
         const job = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'pipe'] });
         // Ctrl-C reaches the jobs through the terminal; a SIGTERM to this process is passed on.
         const forward = (): void => void job.kill('SIGTERM');
@@ -206,7 +258,23 @@ async function runInChildren(kinds: Kind[], jobs: number, iterations: number, se
 }
 
 function formatReport(all: KindStats[], totalMs: number): string {
-  const rows: string[][] = [['kind', 'iterations', 'runs', 'kills', 'faults', 'S3 / DynamoDB restarts', 'leaves checked', 'checks', 'samples', 'torn reads', 'lost', 'problems', 'time']];
+  const rows: string[][] = [
+    [
+      'kind',
+      'iterations',
+      'runs',
+      'kills',
+      'faults',
+      'S3 / DynamoDB restarts',
+      'leaves checked',
+      'checks',
+      'samples',
+      'torn reads',
+      'lost',
+      'problems',
+      'time',
+    ],
+  ];
   const sum = (pick: (s: KindStats) => number): number => all.reduce((n, s) => n + pick(s), 0);
   for (const s of all) {
     rows.push([
@@ -241,21 +309,45 @@ function formatReport(all: KindStats[], totalMs: number): string {
     `${(totalMs / 1000).toFixed(0)} s`,
   ]);
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  const line = (r: string[]): string => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
-  const out = [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1, -1).map(line), widths.map((w) => '-'.repeat(w)).join('  '), line(rows.at(-1)!)];
+  const line = (r: string[]): string =>
+    r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
+  const out = [
+    line(rows[0]!),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...rows.slice(1, -1).map(line),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    line(rows.at(-1)!),
+  ];
   out.push('');
   for (const s of all) {
     const detail: string[] = [];
     detail.push(`stores ${fmt(s.stores)}, runners ${fmt(s.runners)}`);
     detail.push(`run outcomes ${fmt(s.outcomes)}`);
     if (faultsTotal(s) > 0) detail.push(`faults served ${fmt(s.faults)}; HTTP retries ${s.retries}`);
-    if (s.kind === 'restart') detail.push(`stops that found a run in flight: ${s.stopsMidRun} of ${s.s3Restarts + s.dynamoRestarts}; cursor samples failed while a server was down: ${s.sampleErrors}`);
+    if (s.kind === 'restart')
+      detail.push(
+        `stops that found a run in flight: ${s.stopsMidRun} of ${s.s3Restarts + s.dynamoRestarts}; cursor samples failed while a server was down: ${s.sampleErrors}`,
+      );
     if (s.temporaryFilesLeft > 0) detail.push(`temporary files left by killed local runs: ${s.temporaryFilesLeft}`);
-    detail.push(`catalog commits synced in all: ${s.commits}; objects read back by samples during runs: ${s.objectsSampled}`);
-    if (s.incomplete.length > 0) detail.push(`INCOMPLETE (clean runs did not reach the head): ${s.incomplete.length}: ${s.incomplete.slice(0, 3).join(' | ')}`);
-    if (s.harnessErrors.length > 0) detail.push(`HARNESS ERRORS: ${s.harnessErrors.length}: ${s.harnessErrors.map((e) => e.split('\n')[0]).join(' | ')}`);
+    detail.push(
+      `catalog commits synced in all: ${s.commits}; objects read back by samples during runs: ${s.objectsSampled}`,
+    );
+    if (s.incomplete.length > 0)
+      detail.push(
+        `INCOMPLETE (clean runs did not reach the head): ${s.incomplete.length}: ${s.incomplete.slice(0, 3).join(' | ')}`,
+      );
+    if (s.harnessErrors.length > 0)
+      detail.push(
+        `HARNESS ERRORS: ${s.harnessErrors.length}: ${s.harnessErrors.map((e) => e.split('\n')[0]).join(' | ')}`,
+      );
     const errors = Object.entries(s.errors).sort((a, b) => b[1] - a[1]);
-    if (errors.length > 0) detail.push(`run errors by kind:\n${errors.slice(0, 8).map(([e, n]) => `      ${String(n).padStart(4)} × ${e}`).join('\n')}`);
+    if (errors.length > 0)
+      detail.push(
+        `run errors by kind:\n${errors
+          .slice(0, 8)
+          .map(([e, n]) => `      ${String(n).padStart(4)} × ${e}`)
+          .join('\n')}`,
+      );
     for (const problem of s.problems.slice(0, 20)) detail.push(`PROBLEM ${problem}`);
     out.push(`${s.kind}:\n${detail.map((d) => `    ${d}`).join('\n')}`);
   }

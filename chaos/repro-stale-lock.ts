@@ -85,7 +85,8 @@ async function staleCopy(aHeartbeats: boolean): Promise<boolean> {
     },
   });
 
-  const outcome = (promise: Promise<CompareAndSetResult>): Promise<CompareAndSetResult | Error> => promise.catch((error: Error) => error);
+  const outcome = (promise: Promise<CompareAndSetResult>): Promise<CompareAndSetResult | Error> =>
+    promise.catch((error: Error) => error);
   const a = outcome(storeA.compareAndSet('c', expected, { value: Y2020, commitId: '2020', runId: 'rA' }));
   await aHasRead;
   for (let i = 0; i < 4; i++) {
@@ -97,14 +98,21 @@ async function staleCopy(aHeartbeats: boolean): Promise<boolean> {
   goA();
   const [resultA, resultB] = await Promise.all([a, b]);
   const stored = (await new LocalStore(dir).read('c'))?.value;
-  const acknowledged: Ticks[] = [resultA, resultB].flatMap((result, i) => (!(result instanceof Error) && result.outcome === 'written' ? [i === 0 ? Y2020 : Y2022] : []));
+  const acknowledged: Ticks[] = [resultA, resultB].flatMap((result, i) =>
+    !(result instanceof Error) && result.outcome === 'written' ? [i === 0 ? Y2020 : Y2022] : [],
+  );
   const newest = acknowledged.reduce((max, value) => (value > max ? value : max), Y2019);
-  const show = (result: CompareAndSetResult | Error): string => (result instanceof Error ? `error: ${result.message}` : result.outcome);
-  say(`${aHeartbeats ? '2a' : '2b'}. A ${aHeartbeats ? 'heartbeating' : 'paused, silent'} for 40 s; B ${eventsB.includes('stale') ? 'broke the lock' : 'waited'}`);
+  const show = (result: CompareAndSetResult | Error): string =>
+    result instanceof Error ? `error: ${result.message}` : result.outcome;
+  say(
+    `${aHeartbeats ? '2a' : '2b'}. A ${aHeartbeats ? 'heartbeating' : 'paused, silent'} for 40 s; B ${eventsB.includes('stale') ? 'broke the lock' : 'waited'}`,
+  );
   say(`   A (2020): ${show(resultA)}`);
   say(`   B (2022): ${show(resultB)}`);
   const ok = stored === newest && (aHeartbeats ? !eventsB.includes('stale') : resultA instanceof Error);
-  say(`   cursor now ${stored === Y2022 ? '2022' : stored === Y2020 ? '2020' : String(stored)}, newest acknowledged ${newest === Y2022 ? '2022' : '2020'}: ${ok ? 'ok' : 'REPRODUCED'}`);
+  say(
+    `   cursor now ${stored === Y2022 ? '2022' : stored === Y2020 ? '2020' : String(stored)}, newest acknowledged ${newest === Y2022 ? '2022' : '2020'}: ${ok ? 'ok' : 'REPRODUCED'}`,
+  );
   return ok;
 }
 

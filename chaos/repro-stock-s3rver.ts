@@ -80,7 +80,12 @@ interface TornRead {
 }
 
 const emulators = await startEmulators({ dynamo: values.dynamo as 'auto', rawS3rver: values.s3 === 'stock' });
-const catalog = generateCatalog({ commits: Number(values.commits), seed, leavesPerCommit: [1, 4], start: '2015-02-01T17:00:00.1234567Z' });
+const catalog = generateCatalog({
+  commits: Number(values.commits),
+  seed,
+  leavesPerCommit: [1, 4],
+  start: '2015-02-01T17:00:00.1234567Z',
+});
 const replica = await CatalogReplica.start({ catalog, pageSize: 20, latencyMs: 2 });
 const trace = new S3Trace();
 const proxies: TraceProxy[] = [];
@@ -96,15 +101,29 @@ const expectedBody = (leaf: GeneratedLeaf): Buffer => {
 const keysOf = (index: number): { key: string; expected?: Buffer }[] => {
   const commit = catalog.commits[index]!;
   const ck = commitKey(parseTimestamp(commit.timestamp));
-  return [{ key: manifestKey('', ck) }, ...commit.leaves.map((leaf) => ({ key: leafKey('', ck, leaf.id, leaf.version), expected: expectedBody(leaf) }))];
+  return [
+    { key: manifestKey('', ck) },
+    ...commit.leaves.map((leaf) => ({ key: leafKey('', ck, leaf.id, leaf.version), expected: expectedBody(leaf) })),
+  ];
 };
 
 const torn: TornRead[] = [];
-const figures = { samples: 0, sampleErrors: 0, objectsRead: 0, leavesRead: 0, runs: 0, runOutcomes: {} as Record<string, number>, grownBy: 0 };
+const figures = {
+  samples: 0,
+  sampleErrors: 0,
+  objectsRead: 0,
+  leavesRead: 0,
+  runs: 0,
+  runOutcomes: {} as Record<string, number>,
+  grownBy: 0,
+};
 let runsDone = false;
 
 /** Reads `items` with a few reads in flight; calls `onFault` for each torn one. */
-async function readAll(items: { key: string; expected?: Buffer }[], onFault: (key: string, fault: string, fromMs: number, toMs: number) => void): Promise<void> {
+async function readAll(
+  items: { key: string; expected?: Buffer }[],
+  onFault: (key: string, fault: string, fromMs: number, toMs: number) => void,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: 8 }, async () => {
@@ -164,7 +183,9 @@ async function sampler(): Promise<void> {
     for (const read of found) {
       read.rereadSoon = (await readS3Object(clients.s3, bucket, read.key, expectedFor(read.key))) ?? 'whole';
       torn.push(read);
-      process.stdout.write(`  sample ${sample}: ${read.key}: ${read.fault}; PUT in flight by ${read.overwrittenBy.join(',') || 'nobody'}; re-read: ${read.rereadSoon}\n`);
+      process.stdout.write(
+        `  sample ${sample}: ${read.key}: ${read.fault}; PUT in flight by ${read.overwrittenBy.join(',') || 'nobody'}; re-read: ${read.rereadSoon}\n`,
+      );
     }
   }
 }
@@ -198,7 +219,8 @@ async function slot(n: number): Promise<void> {
     const result = await startCliRun(target, replica.serviceIndexUrl, args, env).done;
     figures.runs++;
     figures.runOutcomes[result.outcome] = (figures.runOutcomes[result.outcome] ?? 0) + 1;
-    if (result.outcome === 'error') process.stdout.write(`  p${n} run failed: ${result.stderr.trim().split('\n').at(-1)}\n`);
+    if (result.outcome === 'error')
+      process.stdout.write(`  p${n} run failed: ${result.stderr.trim().split('\n').at(-1)}\n`);
     if (result.outcome === 'caught-up' && figures.grownBy >= growBy) return;
   }
 }
@@ -214,17 +236,21 @@ try {
   runsDone = true;
   await Promise.all([sampling, growing]);
   // After every run ended, no writer is left: read every torn object once more, and everything up to the cursor.
-  for (const read of torn) read.rereadAtEnd = (await readS3Object(clients.s3, bucket, read.key, expectedFor(read.key))) ?? 'whole';
+  for (const read of torn)
+    read.rereadAtEnd = (await readS3Object(clients.s3, bucket, read.key, expectedFor(read.key))) ?? 'whole';
   const finalCursor = await target.readCursor();
   const head = catalog.commits.length - 1;
-  const finalIndex = finalCursor ? catalog.commits.findIndex((c) => parseTicks(c.timestamp) === parseTicks(finalCursor.cursor)) : -1;
+  const finalIndex = finalCursor
+    ? catalog.commits.findIndex((c) => parseTicks(c.timestamp) === parseTicks(finalCursor.cursor))
+    : -1;
   const lostAtEnd: string[] = [];
   const all = [];
   for (let i = 0; i <= finalIndex; i++) all.push(...keysOf(i));
   await readAll(all, (key, fault) => lostAtEnd.push(`${key}: ${fault}`));
 
   for (const read of torn) {
-    if (read.firstPutAnsweredMs === null) read.verdict = 'ENGINE: no PUT of it had been acknowledged when the cursor past it was read';
+    if (read.firstPutAnsweredMs === null)
+      read.verdict = 'ENGINE: no PUT of it had been acknowledged when the cursor past it was read';
     else if (read.rereadAtEnd !== 'whole') read.verdict = 'LOST: still broken after every run ended';
     else if (read.overwrittenBy.length > 0) read.verdict = 'emulator: read during an overwrite of the same key';
     else read.verdict = `emulator: read ${read.sinceFirstPutMs} ms after a PUT's answer, no PUT in flight`;
@@ -240,7 +266,9 @@ try {
     head,
     tornReads: torn.length,
     tornDuringOverwrite: torn.filter((r) => r.verdict!.startsWith('emulator: read during')).length,
-    tornAfterAnswerNoOverwrite: torn.filter((r) => r.verdict!.startsWith('emulator: read ') && !r.verdict!.startsWith('emulator: read during')).length,
+    tornAfterAnswerNoOverwrite: torn.filter(
+      (r) => r.verdict!.startsWith('emulator: read ') && !r.verdict!.startsWith('emulator: read during'),
+    ).length,
     wholeOnRereadSoon: torn.filter((r) => r.rereadSoon === 'whole').length,
     wholeAtEnd: torn.filter((r) => r.rereadAtEnd === 'whole').length,
     engine: count('ENGINE'),
@@ -255,7 +283,8 @@ try {
   const file = join(out, `repro-stock-s3rver-${values.s3}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
   process.stdout.write(`written to ${file}\n`);
-  if (finalIndex !== head) process.stdout.write(`the runs ended with the cursor at commit #${finalIndex}, not the head #${head}\n`);
+  if (finalIndex !== head)
+    process.stdout.write(`the runs ended with the cursor at commit #${finalIndex}, not the head #${head}\n`);
   exitCode = summary.engine + summary.lost > 0 ? 2 : torn.length > 0 ? 1 : 0;
 } finally {
   await Promise.all(proxies.map((p) => p.close()));

@@ -82,7 +82,14 @@ async function main(): Promise<number> {
     if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
   }
 
-  const catalog = generateCatalog({ commits: initial, seed: 7, leavesPerCommit: [1, 4], sameMillisecondPairs: 5, trimTrailingZeros: true, semver2Ratio: 0.1 });
+  const catalog = generateCatalog({
+    commits: initial,
+    seed: 7,
+    leavesPerCommit: [1, 4],
+    sameMillisecondPairs: 5,
+    trimTrailingZeros: true,
+    semver2Ratio: 0.1,
+  });
   /** Wall time (ms) each commit entered the catalog, by index. */
   const appendedAt: number[] = catalog.commits.map(() => Date.now());
   const ticks: bigint[] = catalog.commits.map((c) => parseTicks(c.timestamp));
@@ -98,10 +105,26 @@ async function main(): Promise<number> {
   // the heap in use, the live heap, which a leak makes climb whatever the RSS sawtooth does.
   const child = spawn(
     process.execPath,
-    [...(!values['no-probe'] ? ['--inspect=127.0.0.1:0'] : []), CLI, 'run', '--follow', '--json', '--poll-interval', values['poll-interval'], '--concurrency', values.concurrency, '--source', replica.serviceIndexUrl, '--data-dir', dataDir],
+    [
+      ...(!values['no-probe'] ? ['--inspect=127.0.0.1:0'] : []),
+      CLI,
+      'run',
+      '--follow',
+      '--json',
+      '--poll-interval',
+      values['poll-interval'],
+      '--concurrency',
+      values.concurrency,
+      '--source',
+      replica.serviceIndexUrl,
+      '--data-dir',
+      dataDir,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
   );
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const killChild = (): void => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
@@ -187,7 +210,10 @@ async function main(): Promise<number> {
 
   // Byte for byte, everything up to the stored cursor.
   const cursor = await readLocalCursor(dataDir);
-  const problems = cursor === undefined ? ['no cursor stored'] : await verifyLocal(dataDir, catalog, replica.origin, parseTimestamp(cursor));
+  const problems =
+    cursor === undefined
+      ? ['no cursor stored']
+      : await verifyLocal(dataDir, catalog, replica.origin, parseTimestamp(cursor));
   const storedIndex = cursor === undefined ? -1 : indexAtOrBefore(ticks, parseTicks(cursor));
   const leavesChecked = catalog.commits.slice(0, storedIndex + 1).reduce((n, c) => n + c.leaves.length, 0);
   await replica.stop();
@@ -245,11 +271,13 @@ async function main(): Promise<number> {
   });
   const spanTable = [
     `${'minutes'.padEnd(9)} ${'RSS mean'.padStart(9)} ${'RSS max'.padStart(8)} ${'live heap'.padStart(9)} ${'lag mean'.padStart(9)} ${'lag max'.padStart(8)} ${'catalog'.padStart(8)}`,
-    ...spans.filter((x) => x.catalogCommits > 0).map(
-      (x) =>
-        `${x.minutes.padEnd(9)} ${x.rssMeanMB.toFixed(1).padStart(9)} ${x.rssMaxMB.toFixed(1).padStart(8)} ${x.liveHeapMeanMB.toFixed(1).padStart(9)} ` +
-        `${x.lagMeanSeconds.toFixed(2).padStart(9)} ${x.lagMaxSeconds.toFixed(2).padStart(8)} ${String(x.catalogCommits).padStart(8)}`,
-    ),
+    ...spans
+      .filter((x) => x.catalogCommits > 0)
+      .map(
+        (x) =>
+          `${x.minutes.padEnd(9)} ${x.rssMeanMB.toFixed(1).padStart(9)} ${x.rssMaxMB.toFixed(1).padStart(8)} ${x.liveHeapMeanMB.toFixed(1).padStart(9)} ` +
+          `${x.lagMeanSeconds.toFixed(2).padStart(9)} ${x.lagMaxSeconds.toFixed(2).padStart(8)} ${String(x.catalogCommits).padStart(8)}`,
+      ),
   ].join('\n');
   const text = [
     '',
@@ -271,7 +299,15 @@ async function main(): Promise<number> {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const json = {
     date: new Date().toISOString(),
-    options: { minutes, sampleSeconds, perSecond, initial, pollInterval: values['poll-interval'], concurrency: values.concurrency, probe: !values['no-probe'] },
+    options: {
+      minutes,
+      sampleSeconds,
+      perSecond,
+      initial,
+      pollInterval: values['poll-interval'],
+      concurrency: values.concurrency,
+      probe: !values['no-probe'],
+    },
     machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavgAtEnd: loadavg() },
     node: process.version,
     summary,
@@ -288,7 +324,8 @@ async function main(): Promise<number> {
 function memoryOf(pid: number): { rssMB: number; hwmMB: number } {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+    const kb = (name: string): number =>
+      Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
     return { rssMB: kb('VmRSS') / 1024, hwmMB: kb('VmHWM') / 1024 };
   } catch {
     return { rssMB: Number.NaN, hwmMB: Number.NaN };

@@ -26,7 +26,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     buildApp().app.synth();
   } catch (error) {
     // A bad setting is the user's to fix: its message, which names the key, not a stack trace.
-    if (!(error instanceof ContextError || error instanceof SettingsError || error instanceof CatalogSyncPropsError)) throw error;
+    if (!(error instanceof ContextError || error instanceof SettingsError || error instanceof CatalogSyncPropsError))
+      throw error;
     process.stderr.write(`catalog-sync: ${error.message}\n`);
     process.exitCode = 1;
   }

@@ -153,7 +153,8 @@ export class CatalogSync extends Construct {
     };
     this.validate(settings, { rate, timeout, maxEventAge, runtime, props });
     this.settings = settings;
-    if (props.sourceSecret !== undefined) this.sourceSecret = sourceSecretOf(this, 'SourceSecret', props.sourceSecret, props.sourceSecretKeyArn);
+    if (props.sourceSecret !== undefined)
+      this.sourceSecret = sourceSecretOf(this, 'SourceSecret', props.sourceSecret, props.sourceSecretKeyArn);
 
     // --- state: table and bucket -----------------------------------------------------------------------
     const storage = new SnapshotStorage(this, props);
@@ -246,7 +247,13 @@ export class CatalogSync extends Construct {
         schedule: rate,
         timeout,
         lagThreshold: props.lagThreshold ?? DEFAULT_LAG_THRESHOLD,
-        alarms: [this.errorsAlarm, this.deadLetterAlarm, this.lagAlarm, this.missedRunAlarm, ...(this.commitDeadLetterAlarm ? [this.commitDeadLetterAlarm] : [])],
+        alarms: [
+          this.errorsAlarm,
+          this.deadLetterAlarm,
+          this.lagAlarm,
+          this.missedRunAlarm,
+          ...(this.commitDeadLetterAlarm ? [this.commitDeadLetterAlarm] : []),
+        ],
         ...(props.dashboardName === undefined ? {} : { dashboardName: props.dashboardName }),
       });
     }
@@ -265,7 +272,9 @@ export class CatalogSync extends Construct {
         logGroupName: this.logGroup.logGroupName,
         deadLetterQueueUrl: this.deadLetterQueue.queueUrl,
         ...(this.dashboard ? { dashboardName: this.dashboard.dashboard.dashboardName } : {}),
-        ...(this.commitQueue ? { commitQueueUrl: this.commitQueue.queueUrl, commitQueueArn: this.commitQueue.queueArn } : {}),
+        ...(this.commitQueue
+          ? { commitQueueUrl: this.commitQueue.queueUrl, commitQueueArn: this.commitQueue.queueArn }
+          : {}),
       });
     }
   }
@@ -293,7 +302,10 @@ export class CatalogSync extends Construct {
     const cursors = syncsByTable.get(this.table) ?? new Map<string, string>();
     syncsByTable.set(this.table, cursors);
     const other = cursors.get(this.cursorName);
-    if (other) throw new CatalogSyncPropsError(`${this.node.path}: cursor ${JSON.stringify(this.cursorName)} is already followed by ${other} in the same table: give each sync its own cursorName`);
+    if (other)
+      throw new CatalogSyncPropsError(
+        `${this.node.path}: cursor ${JSON.stringify(this.cursorName)} is already followed by ${other} in the same table: give each sync its own cursorName`,
+      );
     cursors.set(this.cursorName, this.node.path);
 
     const prefixes = syncsByBucket.get(this.bucket) ?? [];
@@ -318,8 +330,15 @@ export class CatalogSync extends Construct {
     const credentials = embeddedCredentialsProblem(environment.CATALOG_SOURCE ?? '');
     if (credentials) fail(credentials);
     const source = environment.CATALOG_SOURCE ?? '';
-    if (o.props.sourceSecret !== undefined && !Token.isUnresolved(source) && URL.canParse(source) && new URL(source).protocol !== 'https:') {
-      fail(`sourceSecret: the credentials are sent over https only, and source (CATALOG_SOURCE) ${JSON.stringify(redactUrl(source))} is not https`);
+    if (
+      o.props.sourceSecret !== undefined &&
+      !Token.isUnresolved(source) &&
+      URL.canParse(source) &&
+      new URL(source).protocol !== 'https:'
+    ) {
+      fail(
+        `sourceSecret: the credentials are sent over https only, and source (CATALOG_SOURCE) ${JSON.stringify(redactUrl(source))} is not https`,
+      );
     }
     if (o.props.sourceSecretKeyArn !== undefined && typeof o.props.sourceSecret !== 'string') {
       fail(
@@ -336,30 +355,40 @@ export class CatalogSync extends Construct {
         if (error instanceof SettingsError) fail(error.message);
         throw error;
       }
-      if (IAM_SPECIAL.test(this.prefix)) fail(`prefix ${JSON.stringify(this.prefix)} must not hold *, ? or $ (IAM wildcards and variables)`);
+      if (IAM_SPECIAL.test(this.prefix))
+        fail(`prefix ${JSON.stringify(this.prefix)} must not hold *, ? or $ (IAM wildcards and variables)`);
       const days = Number(environment.RUN_LOG_DAYS);
-      if (!Number.isInteger(days) || days < 1) fail(`RUN_LOG_DAYS: runLogDays must be a whole number of days, at least 1 (got ${environment.RUN_LOG_DAYS})`);
+      if (!Number.isInteger(days) || days < 1)
+        fail(`RUN_LOG_DAYS: runLogDays must be a whole number of days, at least 1 (got ${environment.RUN_LOG_DAYS})`);
     }
     const rateSeconds = o.rate.toSeconds();
-    if (rateSeconds < 60 || rateSeconds % 60 !== 0) fail(`schedule must be whole minutes, at least 1 (got ${o.rate.toHumanString()})`);
+    if (rateSeconds < 60 || rateSeconds % 60 !== 0)
+      fail(`schedule must be whole minutes, at least 1 (got ${o.rate.toHumanString()})`);
     if (o.timeout.toSeconds() > rateSeconds) {
-      fail(`schedule (${o.rate.toHumanString()}) must be at least the timeout (${o.timeout.toHumanString()}), so runs do not pile up`);
+      fail(
+        `schedule (${o.rate.toHumanString()}) must be at least the timeout (${o.timeout.toHumanString()}), so runs do not pile up`,
+      );
     }
-    if (o.timeout.toSeconds() < 30 || o.timeout.toSeconds() > 900) fail(`timeout must be from 30 seconds to 15 minutes (got ${o.timeout.toHumanString()})`);
+    if (o.timeout.toSeconds() < 30 || o.timeout.toSeconds() > 900)
+      fail(`timeout must be from 30 seconds to 15 minutes (got ${o.timeout.toHumanString()})`);
     const age = o.maxEventAge.toSeconds();
     if (age < 60 || age > Math.min(rateSeconds, 6 * 3600)) {
-      fail(`maxEventAge must be from 1 minute to the schedule (${o.rate.toHumanString()}) and at most 6 hours (got ${o.maxEventAge.toHumanString()})`);
+      fail(
+        `maxEventAge must be from 1 minute to the schedule (${o.rate.toHumanString()}) and at most 6 hours (got ${o.maxEventAge.toHumanString()})`,
+      );
     }
     const major = Number(/^nodejs(\d+)/.exec(o.runtime.name)?.[1] ?? NaN);
     if (!(major >= 22)) fail(`runtime must be Node.js 22 or newer (got ${o.runtime.name})`);
     const memory = o.props.memorySize;
-    if (memory !== undefined && (!Number.isInteger(memory) || memory < 128 || memory > 10_240)) fail(`memorySize must be 128 to 10240 MB (got ${memory})`);
+    if (memory !== undefined && (!Number.isInteger(memory) || memory < 128 || memory > 10_240))
+      fail(`memorySize must be 128 to 10240 MB (got ${memory})`);
     for (const [name, value] of [
       ['lagAlarmPeriods', o.props.lagAlarmPeriods],
       ['missedRunPeriods', o.props.missedRunPeriods],
       ['reservedConcurrency', o.props.reservedConcurrency],
     ] as const) {
-      if (value !== undefined && (!Number.isInteger(value) || value < 1)) fail(`${name} must be a whole number, at least 1 (got ${value})`);
+      if (value !== undefined && (!Number.isInteger(value) || value < 1))
+        fail(`${name} must be a whole number, at least 1 (got ${value})`);
     }
   }
 }

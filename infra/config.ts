@@ -67,11 +67,15 @@ function refuseUnknownKeys(node: Node, read: ReadonlySet<string>, hasSecond: boo
     if (read.has(key)) continue;
     const inSecond = key.startsWith(SECOND_PREFIX) ? key.slice(SECOND_PREFIX.length) : undefined;
     if (inSecond !== undefined && !hasSecond && (syncKeys.has(inSecond) || inSecond === 'ownBucket')) {
-      throw new ContextError(`${fullName}: there is no second sync; set ${CONTEXT_PREFIX}${SECOND_PREFIX}cursorName to add one`);
+      throw new ContextError(
+        `${fullName}: there is no second sync; set ${CONTEXT_PREFIX}${SECOND_PREFIX}cursorName to add one`,
+      );
     }
     const candidates = inSecond === undefined ? known : [...syncKeys, 'ownBucket'].map((name) => SECOND_PREFIX + name);
     const closest = nearest(key, candidates);
-    throw new ContextError(`${fullName}: not a setting of this app${closest ? `; did you mean ${CONTEXT_PREFIX}${closest}?` : ''} (see README, Deploy)`);
+    throw new ContextError(
+      `${fullName}: not a setting of this app${closest ? `; did you mean ${CONTEXT_PREFIX}${closest}?` : ''} (see README, Deploy)`,
+    );
   }
 }
 
@@ -109,7 +113,9 @@ function readConfig(get: Raw): AppConfig {
     // The first one's feed credentials go with its source, and only with it.
     const sameSource = props.source === undefined;
     const sourceSecret = props.sourceSecret ?? (sameSource ? first.sourceSecret : undefined);
-    const sourceSecretKeyArn = props.sourceSecretKeyArn ?? (sameSource && props.sourceSecret === undefined ? first.sourceSecretKeyArn : undefined);
+    const sourceSecretKeyArn =
+      props.sourceSecretKeyArn ??
+      (sameSource && props.sourceSecret === undefined ? first.sourceSecretKeyArn : undefined);
     second = {
       ...props,
       // The point of a second sync in one app: it follows the first one's cursor, never passing it, so it
@@ -175,7 +181,8 @@ const fullKey = (key: string) => CONTEXT_PREFIX + key;
 function text(get: Raw, key: string, keepEmpty = false): string | undefined {
   const value = get(key);
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string' && typeof value !== 'number') throw new ContextError(`${fullKey(key)}: ${JSON.stringify(value)} must be text`);
+  if (typeof value !== 'string' && typeof value !== 'number')
+    throw new ContextError(`${fullKey(key)}: ${JSON.stringify(value)} must be text`);
   const result = String(value).trim();
   return result === '' && !keepEmpty ? undefined : result;
 }
@@ -183,16 +190,26 @@ function text(get: Raw, key: string, keepEmpty = false): string | undefined {
 function list(get: Raw, key: string): string[] | undefined {
   const value = get(key);
   if (value === undefined || value === null) return undefined;
-  if (Array.isArray(value)) return value.map(String).map((item) => item.trim()).filter((item) => item !== '');
-  if (typeof value !== 'string') throw new ContextError(`${fullKey(key)}: ${JSON.stringify(value)} must be a list or comma-separated text`);
-  return value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  if (Array.isArray(value))
+    return value
+      .map(String)
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  if (typeof value !== 'string')
+    throw new ContextError(`${fullKey(key)}: ${JSON.stringify(value)} must be a list or comma-separated text`);
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
 }
 
 function whole(get: Raw, key: string): number | undefined {
   const value = get(key);
   if (value === undefined || value === null || value === '') return undefined;
-  const number = typeof value === 'number' ? value : typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(number) || number < 0) throw new ContextError(`${fullKey(key)}: ${JSON.stringify(value)} must be a whole number`);
+  const number =
+    typeof value === 'number' ? value : typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(number) || number < 0)
+    throw new ContextError(`${fullKey(key)}: ${JSON.stringify(value)} must be a whole number`);
   return number;
 }
 
@@ -220,6 +237,9 @@ function retention(get: Raw, key: string): RetentionDays | undefined {
   const value = whole(get, key);
   if (value === undefined) return undefined;
   const allowed = Object.values(RetentionDays).filter((days): days is number => typeof days === 'number');
-  if (!allowed.includes(value)) throw new ContextError(`${fullKey(key)}: ${value} must be one of CloudWatch Logs' retention periods: ${allowed.join(', ')}`);
+  if (!allowed.includes(value))
+    throw new ContextError(
+      `${fullKey(key)}: ${value} must be one of CloudWatch Logs' retention periods: ${allowed.join(', ')}`,
+    );
   return value as RetentionDays;
 }

@@ -19,14 +19,25 @@ const COMPLETE_ARN = /^arn:[^:]+:secretsmanager:[^:]*:[^:]*:secret:.+-[A-Za-z0-9
  * secret's complete ARN, partial ARN or name (in the stack's account and region) with the ARN of its customer
  * key, if it has one.
  */
-export function sourceSecretOf(scope: Construct, id: string, secret: secretsmanager.ISecret | string, keyArn?: string): secretsmanager.ISecret {
+export function sourceSecretOf(
+  scope: Construct,
+  id: string,
+  secret: secretsmanager.ISecret | string,
+  keyArn?: string,
+): secretsmanager.ISecret {
   if (typeof secret !== 'string') return secret;
   const encryptionKey = keyArn === undefined ? undefined : kms.Key.fromKeyArn(scope, `${id}Key`, keyArn);
   const key = encryptionKey ? { encryptionKey } : {};
-  if (COMPLETE_ARN.test(secret)) return secretsmanager.Secret.fromSecretAttributes(scope, id, { secretCompleteArn: secret, ...key });
+  if (COMPLETE_ARN.test(secret))
+    return secretsmanager.Secret.fromSecretAttributes(scope, id, { secretCompleteArn: secret, ...key });
   const secretPartialArn = secret.startsWith('arn:')
     ? secret
-    : Stack.of(scope).formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: secret, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    : Stack.of(scope).formatArn({
+        service: 'secretsmanager',
+        resource: 'secret',
+        resourceName: secret,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      });
   return secretsmanager.Secret.fromSecretAttributes(scope, id, { secretPartialArn, ...key });
 }
 
@@ -38,7 +49,13 @@ export function sourceSecretOf(scope: Construct, id: string, secret: secretsmana
  */
 export function grantSourceSecretRead(role: iam.IRole, secret: secretsmanager.ISecret): string {
   const resource = secret.secretFullArn ?? `${secret.secretArn}-??????`;
-  role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'ReadSourceSecret', actions: ['secretsmanager:GetSecretValue'], resources: [resource] }));
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      sid: 'ReadSourceSecret',
+      actions: ['secretsmanager:GetSecretValue'],
+      resources: [resource],
+    }),
+  );
   if (secret.encryptionKey) {
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({

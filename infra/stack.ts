@@ -28,12 +28,17 @@ export class CatalogSyncStack extends Stack {
   readonly alarmTopic?: sns.ITopic;
 
   constructor(scope: Construct, id: string, props: CatalogSyncStackProps) {
-    super(scope, id, { description: 'catalog-sync: a NuGet V3 catalog follower (cursor in DynamoDB, leaf snapshots in S3)', ...props });
+    super(scope, id, {
+      description: 'catalog-sync: a NuGet V3 catalog follower (cursor in DynamoDB, leaf snapshots in S3)',
+      ...props,
+    });
     const { config } = props;
     Tags.of(this).add('project', 'catalog-sync');
 
     if (config.alarmEmails.length > 0 && config.alarmTopicArn) {
-      throw new ContextError('catalog-sync:alarmEmails and catalog-sync:alarmTopicArn: set one or the other (subscribe the addresses to your topic)');
+      throw new ContextError(
+        'catalog-sync:alarmEmails and catalog-sync:alarmTopicArn: set one or the other (subscribe the addresses to your topic)',
+      );
     }
     if (config.alarmEmails.length > 0) {
       const topic = new sns.Topic(this, 'AlarmTopic', { displayName: 'catalog-sync alarms', enforceSSL: true });
@@ -73,6 +78,7 @@ export class CatalogSyncStack extends Stack {
         description: 'Start a backfill: catalog-sync backfill --state-machine <this ARN> (or the console, input {})',
       });
     }
-    if (this.alarmTopic) new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn, description: 'SNS topic of the alarms' });
+    if (this.alarmTopic)
+      new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn, description: 'SNS topic of the alarms' });
   }
 }

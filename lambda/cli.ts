@@ -65,7 +65,8 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings, 130 a handler stopp
  */
 function unknownCommandAlone(root: Command, argv: readonly string[]): string[] {
   const [node = '', script = '', ...args] = argv;
-  const known = (name: string): boolean => root.commands.some((command) => command.name() === name || command.aliases().includes(name));
+  const known = (name: string): boolean =>
+    root.commands.some((command) => command.name() === name || command.aliases().includes(name));
   const word = args[0] === 'help' ? args[1] : args[0];
   if (word === undefined || word.startsWith('-') || known(word)) return [...argv];
   return [node, script, word];

@@ -7,8 +7,34 @@
  * A face only: it re-exports the floors' own faces and decides nothing. Importing it loads the AWS SDK
  * (the DynamoDB and S3 stores); the CLI does not import it for that reason.
  */
-export { lagSeconds, listQuarantine, retryQuarantine, runSlice, SyncError, type BackfillDeps, type EngineDeps, type EngineLogger, type Progress, type QuarantineRecord, type RetryOptions, type RetryOutcome } from './sync/index.js';
-export { BackfillIncompleteError, BackfillPlanError, BackfillRangeError, cutRanges, finishBackfill, planBackfill, readRanges, runRange, type PlannedBackfill, type PlanOptions, type RangeOptions, type RangeOutcome } from './backfill/index.js';
+export {
+  lagSeconds,
+  listQuarantine,
+  retryQuarantine,
+  runSlice,
+  SyncError,
+  type BackfillDeps,
+  type EngineDeps,
+  type EngineLogger,
+  type Progress,
+  type QuarantineRecord,
+  type RetryOptions,
+  type RetryOutcome,
+} from './sync/index.js';
+export {
+  BackfillIncompleteError,
+  BackfillPlanError,
+  BackfillRangeError,
+  cutRanges,
+  finishBackfill,
+  planBackfill,
+  readRanges,
+  runRange,
+  type PlannedBackfill,
+  type PlanOptions,
+  type RangeOptions,
+  type RangeOutcome,
+} from './backfill/index.js';
 export {
   awsClients,
   DynamoStore,

@@ -33,17 +33,23 @@ const lazyModules = {
   name: 'lazy-modules',
   setup(build) {
     build.onResolve({ filter: /^node:child_process$/ }, (args) =>
-      /[\\/]commander[\\/]lib[\\/]command\.js$/.test(args.importer) ? { path: 'child_process', namespace: 'lazy-child-process' } : undefined,
+      /[\\/]commander[\\/]lib[\\/]command\.js$/.test(args.importer)
+        ? { path: 'child_process', namespace: 'lazy-child-process' }
+        : undefined,
     );
     build.onLoad({ filter: /.*/, namespace: 'lazy-child-process' }, () => ({
-      contents: "let real; module.exports = new Proxy({}, { get: (_, key) => (real ??= require('node:' + 'child_process'))[key] });",
+      contents:
+        "let real; module.exports = new Proxy({}, { get: (_, key) => (real ??= require('node:' + 'child_process'))[key] });",
       loader: 'js',
     }));
     build.onResolve({ filter: /^\.\/client-h2\.js$/ }, (args) =>
-      /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/.test(args.importer) ? { path: 'client-h2', namespace: 'lazy-undici-h2' } : undefined,
+      /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/.test(args.importer)
+        ? { path: 'client-h2', namespace: 'lazy-undici-h2' }
+        : undefined,
     );
     build.onLoad({ filter: /.*/, namespace: 'lazy-undici-h2' }, () => ({
-      contents: "module.exports = function connectH2(...args) { return require('undici/lib/dispatcher/client-h2.js')(...args); };",
+      contents:
+        "module.exports = function connectH2(...args) { return require('undici/lib/dispatcher/client-h2.js')(...args); };",
       loader: 'js',
       resolveDir: repo,
     }));

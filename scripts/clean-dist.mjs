@@ -2,4 +2,5 @@
 // was deleted or moved, and `files` in package.json would ship such a stale file in the tarball.
 import { rmSync } from 'node:fs';
 
-for (const folder of ['dist/lambda', 'dist/infra', 'dist/cli']) rmSync(new URL(`../${folder}`, import.meta.url), { recursive: true, force: true });
+for (const folder of ['dist/lambda', 'dist/infra', 'dist/cli'])
+  rmSync(new URL(`../${folder}`, import.meta.url), { recursive: true, force: true });

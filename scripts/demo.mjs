@@ -69,7 +69,11 @@ async function keysUnder(/** @type {string} */ dir) {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   return entries
     .filter((entry) => entry.isFile())
-    .map((entry) => relative(dir, join(entry.parentPath ?? entry.path, entry.name)).split(/[\\/]/).join('/'))
+    .map((entry) =>
+      relative(dir, join(entry.parentPath ?? entry.path, entry.name))
+        .split(/[\\/]/)
+        .join('/'),
+    )
     .filter((key) => !key.startsWith('.catalog-sync/'))
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
@@ -93,7 +97,13 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
   });
 }
 
-const catalog = generateCatalog({ commits, seed: 2017, leavesPerCommit: [1, 4], sameMillisecondPairs: 2, semver2Ratio: 0.1 });
+const catalog = generateCatalog({
+  commits,
+  seed: 2017,
+  leavesPerCommit: [1, 4],
+  sameMillisecondPairs: 2,
+  semver2Ratio: 0.1,
+});
 const leaves = catalog.commits.reduce((n, commit) => n + commit.leaves.length, 0);
 const replica = await CatalogReplica.start({ catalog, pageSize: 100, latencyMs });
 const dataDir = await mkdtemp(join(tmpdir(), 'catalog-sync-demo-'));
@@ -113,18 +123,25 @@ try {
     const keys = await keysUnder(dataDir);
     const manifests = keys.filter((key) => key.startsWith('commits/'));
     const leafKeys = keys.filter((key) => key.startsWith('leaves/'));
-    process.stdout.write(`\nstored: ${manifests.length} manifests under commits/, ${leafKeys.length} leaves under leaves/\n`);
-    for (const key of [...manifests.slice(0, 3), '...', ...leafKeys.slice(0, 5), '...', ...leafKeys.slice(-2)]) process.stdout.write(`  ${key}\n`);
+    process.stdout.write(
+      `\nstored: ${manifests.length} manifests under commits/, ${leafKeys.length} leaves under leaves/\n`,
+    );
+    for (const key of [...manifests.slice(0, 3), '...', ...leafKeys.slice(0, 5), '...', ...leafKeys.slice(-2)])
+      process.stdout.write(`  ${key}\n`);
     // watermark.json is the bound a reader trusts (docs/contract.md), never the newest manifest: manifests of
     // different commits may be written in any order.
     const watermark = await readFile(join(dataDir, 'watermark.json'), 'utf8').catch(() => undefined);
     if (watermark !== undefined) {
-      process.stdout.write(`\nwatermark.json (everything at or before its cursor is stored, manifests included: read up to it):\n${JSON.stringify(JSON.parse(watermark), null, 2)}\n`);
+      process.stdout.write(
+        `\nwatermark.json (everything at or before its cursor is stored, manifests included: read up to it):\n${JSON.stringify(JSON.parse(watermark), null, 2)}\n`,
+      );
     }
     const newest = manifests.at(-1);
     if (newest !== undefined) {
       const manifest = JSON.parse(await readFile(join(dataDir, ...newest.split('/')), 'utf8'));
-      process.stdout.write(`\n${newest} (one commit's manifest: its leaves, each under leaves/):\n${JSON.stringify(manifest, null, 2)}\n`);
+      process.stdout.write(
+        `\n${newest} (one commit's manifest: its leaves, each under leaves/):\n${JSON.stringify(manifest, null, 2)}\n`,
+      );
     }
     // Keys sort by commit time: `keys` gives the ListObjectsV2 StartAfter of a date, here a plain comparison.
     since = `${catalog.commits[Math.floor(commits / 2)].timestamp.slice(0, 19)}Z`;
@@ -133,10 +150,14 @@ try {
     const startAfter = keysRun.stdout.trim();
     process.stdout.write(`\n$ catalog-sync ${args.join(' ')}\n${keysRun.stdout}${keysRun.stderr}`);
     if (keysRun.status !== 0) exitCode = keysRun.status ?? 1;
-    else process.stdout.write(`(${leafKeys.filter((key) => key > startAfter).length} of the ${leafKeys.length} leaves sort after it: those committed from ${since} on)\n`);
+    else
+      process.stdout.write(
+        `(${leafKeys.filter((key) => key > startAfter).length} of the ${leafKeys.length} leaves sort after it: those committed from ${since} on)\n`,
+      );
   }
   if (exitCode === 0 && !interrupted) {
-    const command = (/** @type {string[]} */ args) => `  $ ${[process.execPath, cli, ...args].map(shellWord).join(' ')}\n`;
+    const command = (/** @type {string[]} */ args) =>
+      `  $ ${[process.execPath, cli, ...args].map(shellWord).join(' ')}\n`;
     waiting = true;
     process.stdout.write(
       `\nThe replica stays up at ${replica.origin} and the mirror in ${dataDir}. Try, in another terminal:\n` +
@@ -163,6 +184,9 @@ try {
   await replica.stop();
   await rm(acks, { force: true });
   if (values.clean) await rm(dataDir, { recursive: true, force: true });
-  else process.stdout.write(`\nreplica stopped; the mirror stays in ${dataDir} (rm -rf ${shellWord(dataDir)} to remove it)\n`);
+  else
+    process.stdout.write(
+      `\nreplica stopped; the mirror stays in ${dataDir} (rm -rf ${shellWord(dataDir)} to remove it)\n`,
+    );
 }
 process.exit(interrupted && exitCode === 0 ? 130 : exitCode);

@@ -9,8 +9,14 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const pages = ['README.md', 'bench/README.md', 'chaos/README.md',
-  ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const pages = [
+  'README.md',
+  'bench/README.md',
+  'chaos/README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** Each line outside fenced code blocks, with inline code blanked (links and headings there are text). */
 function proseLines(text) {
@@ -35,7 +41,11 @@ function anchorsOf(path) {
       if (/^\s*```/.test(line)) fenced = !fenced;
       const heading = !fenced && /^#{1,6}\s+(.*)$/.exec(line);
       if (!heading) continue;
-      const base = heading[1].trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+      const base = heading[1]
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+        .replace(/\s/g, '-');
       const count = seen.get(base) ?? 0;
       seen.set(base, count + 1);
       slugs.add(count === 0 ? base : `${base}-${count}`);

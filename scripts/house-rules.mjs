@@ -43,9 +43,13 @@ export function wingOrder(graph = WING_GRAPH) {
   const order = [];
   const state = new Map();
   const visit = (wing, path) => {
-    if (!(wing in graph)) throw new Error(`house-rules: wing ${path.at(-1)} imports ${wing}, which is not a declared wing`);
+    if (!(wing in graph))
+      throw new Error(`house-rules: wing ${path.at(-1)} imports ${wing}, which is not a declared wing`);
     if (state.get(wing) === 'done') return;
-    if (state.get(wing) === 'open') throw new Error(`house-rules: the wing graph has a circle: ${[...path.slice(path.indexOf(wing)), wing].join(' -> ')}`);
+    if (state.get(wing) === 'open')
+      throw new Error(
+        `house-rules: the wing graph has a circle: ${[...path.slice(path.indexOf(wing)), wing].join(' -> ')}`,
+      );
     state.set(wing, 'open');
     for (const used of graph[wing]) visit(used, [...path, wing]);
     state.set(wing, 'done');
@@ -146,7 +150,9 @@ const wingRules = WINGS.flatMap((wing) => {
       ? []
       : [
           {
-            name: WING_GRAPH[wing].length ? `${wing}-imports-only-${WING_GRAPH[wing].join('-and-')}` : `${wing}-imports-no-other-wing`,
+            name: WING_GRAPH[wing].length
+              ? `${wing}-imports-only-${WING_GRAPH[wing].join('-and-')}`
+              : `${wing}-imports-no-other-wing`,
             comment: `wings import each other only along the declared graph: ${wing} -> ${WING_GRAPH[wing].length ? WING_GRAPH[wing].join(', ') : 'no other wing'}`,
             severity: 'error',
             from: { path: `^lambda/${wing}/` },
@@ -203,7 +209,8 @@ export const RULES = [
   },
   {
     name: 'infra-knows-only-the-contract',
-    comment: 'infra imports lambda/contract/ and nothing else of lambda/ (handler entry paths are strings, not imports)',
+    comment:
+      'infra imports lambda/contract/ and nothing else of lambda/ (handler entry paths are strings, not imports)',
     severity: 'error',
     from: { path: pathOf('infra') },
     to: { path: '^lambda/', pathNot: pathOf('contract') },

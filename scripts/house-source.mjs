@@ -33,7 +33,9 @@ export function withoutComments(text) {
     return { end: text.length, opened: false };
   };
   const regexMayStart = () =>
-    last === '' || /[(,=:[!&|?{};+\-*%<>~^]/.test(last) || /\b(return|typeof|case|do|else|in|of|void|yield|await)$/.test(out.trimEnd());
+    last === '' ||
+    /[(,=:[!&|?{};+\-*%<>~^]/.test(last) ||
+    /\b(return|typeof|case|do|else|in|of|void|yield|await)$/.test(out.trimEnd());
   while (i < text.length) {
     const c = text[i];
     const next = text[i + 1];

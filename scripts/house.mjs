@@ -149,7 +149,9 @@ function violations() {
   }
   const order = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
   const rank = ({ rule }) => (rule.severity === 'error' ? 0 : 1);
-  return found.sort((a, b) => rank(a) - rank(b) || order(a.rule.name, b.rule.name) || order(a.from, b.from) || order(a.to, b.to));
+  return found.sort(
+    (a, b) => rank(a) - rank(b) || order(a.rule.name, b.rule.name) || order(a.from, b.from) || order(a.to, b.to),
+  );
 }
 
 /** Each broken import once, with every rule it breaks; the rules first, with what they mean. */
@@ -171,7 +173,9 @@ function printViolations() {
   for (const [name, { rule, count }] of byRule) console.log(`  ${name} (${rule.severity}, ${count}): ${rule.comment}`);
   console.log('\n# Imports that break them (errors first)\n');
   if (imports.size === 0) console.log('  none');
-  const sorted = [...imports.values()].sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'error' ? -1 : 1));
+  const sorted = [...imports.values()].sort((a, b) =>
+    a.severity === b.severity ? 0 : a.severity === 'error' ? -1 : 1,
+  );
   for (const entry of sorted) console.log(`  ${entry.severity.padEnd(5)}  ${entry.key}  [${entry.rules.join(', ')}]`);
   return {
     errors: sorted.filter((entry) => entry.severity === 'error').length,
@@ -251,7 +255,9 @@ function printLargestFiles() {
   const shown = sized.slice(0, Math.max(top, over.length));
   console.log(`\n# Largest source files (${sized.length} files; over ${MAX_LINES} lines flagged)\n`);
   for (const file of shown) {
-    console.log(`  ${String(file.lines).padStart(5)}  ${file.path}${file.lines > MAX_LINES ? `  OVER ${MAX_LINES}` : ''}`);
+    console.log(
+      `  ${String(file.lines).padStart(5)}  ${file.path}${file.lines > MAX_LINES ? `  OVER ${MAX_LINES}` : ''}`,
+    );
   }
   return over.length;
 }
@@ -260,13 +266,19 @@ function printLargestFiles() {
 function sourceFiles() {
   let listed;
   try {
-    listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z', '--', ...SOURCE_FOLDERS], {
-      cwd: root,
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    listed = execFileSync(
+      'git',
+      ['ls-files', '--cached', '--others', '--exclude-standard', '-z', '--', ...SOURCE_FOLDERS],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
   } catch (error) {
-    console.error(`house: cannot list the source files with git (${error.message.split('\n')[0]}); run it from a git checkout`);
+    console.error(
+      `house: cannot list the source files with git (${error.message.split('\n')[0]}); run it from a git checkout`,
+    );
     process.exit(2);
   }
   const paths = new Set(listed.split('\0').filter((path) => SOURCE_FILE.test(path) && !NOT_SOURCE.test(path)));
@@ -301,7 +313,11 @@ function importsOf(path) {
 }
 
 function isCore(specifier) {
-  return specifier.startsWith('node:') || builtinModules.includes(specifier.split('/')[0]) || builtinModules.includes(specifier);
+  return (
+    specifier.startsWith('node:') ||
+    builtinModules.includes(specifier.split('/')[0]) ||
+    builtinModules.includes(specifier)
+  );
 }
 
 /** A relative specifier as TypeScript resolves it (`.js` names the `.ts` beside it, folders their index), to a source file. */

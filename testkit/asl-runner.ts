@@ -55,7 +55,8 @@ const bytes = (value: Json): number => Buffer.byteLength(JSON.stringify(value ??
 
 function limit(what: string, value: Json): void {
   const size = bytes(value);
-  if (size > PAYLOAD_LIMIT) throw new AslFailure('States.DataLimitExceeded', `${what} is ${size} bytes, over ${PAYLOAD_LIMIT}`);
+  if (size > PAYLOAD_LIMIT)
+    throw new AslFailure('States.DataLimitExceeded', `${what} is ${size} bytes, over ${PAYLOAD_LIMIT}`);
 }
 
 let executions = 0;
@@ -110,24 +111,61 @@ async function runStates(machine: Json, input: Json, world: AslWorld, trace: Asl
   }
 }
 
-async function runState(name: string, state: Json, input: Json, world: AslWorld, trace: AslTrace, ctx: Context): Promise<Json> {
-  const known = new Set(['Type', 'Comment', 'Next', 'End', 'Parameters', 'ResultSelector', 'ResultPath', 'OutputPath', 'InputPath', 'Retry', 'Catch', 'Resource']);
-  const mapKeys = new Set(['ItemReader', 'ItemBatcher', 'ItemProcessor', 'MaxConcurrency', 'ToleratedFailurePercentage', 'ResultWriter', 'Label']);
+async function runState(
+  name: string,
+  state: Json,
+  input: Json,
+  world: AslWorld,
+  trace: AslTrace,
+  ctx: Context,
+): Promise<Json> {
+  const known = new Set([
+    'Type',
+    'Comment',
+    'Next',
+    'End',
+    'Parameters',
+    'ResultSelector',
+    'ResultPath',
+    'OutputPath',
+    'InputPath',
+    'Retry',
+    'Catch',
+    'Resource',
+  ]);
+  const mapKeys = new Set([
+    'ItemReader',
+    'ItemBatcher',
+    'ItemProcessor',
+    'MaxConcurrency',
+    'ToleratedFailurePercentage',
+    'ResultWriter',
+    'Label',
+  ]);
   const choiceKeys = new Set(['Choices', 'Default']);
   const failKeys = new Set(['Error', 'Cause', 'ErrorPath', 'CausePath']);
   for (const key of Object.keys(state)) {
-    if (!known.has(key) && !mapKeys.has(key) && !choiceKeys.has(key) && !failKeys.has(key)) throw new Error(`state ${name}: field ${key} is not supported here`);
+    if (!known.has(key) && !mapKeys.has(key) && !choiceKeys.has(key) && !failKeys.has(key))
+      throw new Error(`state ${name}: field ${key} is not supported here`);
   }
   const effective = state.InputPath === undefined ? input : select(input, state.InputPath);
   switch (state.Type) {
     case 'Pass':
-      return output(state, input, state.Parameters === undefined ? effective : template(state.Parameters, effective, ctx), ctx);
+      return output(
+        state,
+        input,
+        state.Parameters === undefined ? effective : template(state.Parameters, effective, ctx),
+        ctx,
+      );
     case 'Succeed':
       return state.OutputPath === undefined ? effective : select(effective, state.OutputPath);
     case 'Choice':
       return effective;
     case 'Fail':
-      throw new AslFailure(state.ErrorPath ? select(input, state.ErrorPath) : state.Error, state.CausePath ? select(input, state.CausePath) : state.Cause);
+      throw new AslFailure(
+        state.ErrorPath ? select(input, state.ErrorPath) : state.Error,
+        state.CausePath ? select(input, state.CausePath) : state.Cause,
+      );
     case 'Task':
       return output(state, input, await withRetry(name, state, trace, () => task(state, effective, world, ctx)), ctx);
     case 'Map':
@@ -162,38 +200,62 @@ async function withRetry(name: string, state: Json, trace: AslTrace, attempt: ()
     try {
       return await attempt();
     } catch (thrown) {
-      const error = thrown instanceof AslFailure ? thrown : new AslFailure((thrown as Error)?.name ?? 'Error', (thrown as Error)?.message ?? String(thrown));
+      const error =
+        thrown instanceof AslFailure
+          ? thrown
+          : new AslFailure((thrown as Error)?.name ?? 'Error', (thrown as Error)?.message ?? String(thrown));
       const retrier = (state.Retry ?? []).find((r: Json) => matches(r.ErrorEquals, error.error));
       const used = counts.get(retrier) ?? 0;
       if (retrier === undefined || used >= (retrier.MaxAttempts ?? 3)) throw error;
       counts.set(retrier, used + 1);
       const wait = (retrier.IntervalSeconds ?? 1) * (retrier.BackoffRate ?? 2) ** used;
-      trace.retries.push({ state: name, error: error.error, attempt: used + 1, waitSeconds: Math.min(wait, retrier.MaxDelaySeconds ?? Infinity) });
+      trace.retries.push({
+        state: name,
+        error: error.error,
+        attempt: used + 1,
+        waitSeconds: Math.min(wait, retrier.MaxDelaySeconds ?? Infinity),
+      });
     }
   }
 }
 
 function matches(errorEquals: string[], error: string): boolean {
-  return errorEquals.includes(error) || (errorEquals.includes('States.ALL') && !['States.Runtime', 'States.DataLimitExceeded'].includes(error));
+  return (
+    errorEquals.includes(error) ||
+    (errorEquals.includes('States.ALL') && !['States.Runtime', 'States.DataLimitExceeded'].includes(error))
+  );
 }
 
-async function distributedMap(name: string, state: Json, input: Json, world: AslWorld, trace: AslTrace, ctx: Context): Promise<Json> {
+async function distributedMap(
+  name: string,
+  state: Json,
+  input: Json,
+  world: AslWorld,
+  trace: AslTrace,
+  ctx: Context,
+): Promise<Json> {
   const processor = state.ItemProcessor;
-  if (processor?.ProcessorConfig?.Mode !== 'DISTRIBUTED') throw new Error(`map ${name}: only a Distributed Map is supported here`);
+  if (processor?.ProcessorConfig?.Mode !== 'DISTRIBUTED')
+    throw new Error(`map ${name}: only a Distributed Map is supported here`);
   const reader = state.ItemReader;
-  if (reader?.Resource !== 'arn:aws:states:::s3:getObject' || reader.ReaderConfig?.InputType !== 'JSON') throw new Error(`map ${name}: only a JSON ItemReader is supported here`);
+  if (reader?.Resource !== 'arn:aws:states:::s3:getObject' || reader.ReaderConfig?.InputType !== 'JSON')
+    throw new Error(`map ${name}: only a JSON ItemReader is supported here`);
   const { Bucket, Key } = template(reader.Parameters, input, ctx);
   const items = JSON.parse(await world.getObject(Bucket, Key)) as Json[];
   if (!Array.isArray(items)) throw new AslFailure('States.ItemReaderFailed', `${Key} is not a JSON array`);
   const batches = batch(name, state.ItemBatcher, items, input, ctx);
   const outputs: Json[] = new Array(batches.length);
   // ToleratedFailurePercentage 0 (the only tolerance supported here): one failed child fails the map.
-  if ((state.ToleratedFailurePercentage ?? 0) !== 0) throw new Error(`map ${name}: only ToleratedFailurePercentage 0 is supported here`);
+  if ((state.ToleratedFailurePercentage ?? 0) !== 0)
+    throw new Error(`map ${name}: only ToleratedFailurePercentage 0 is supported here`);
   let failed: AslFailure | undefined;
   let onFailure!: () => void;
   const failure = new Promise<void>((resolve) => (onFailure = resolve));
   let nextBatch = 0;
-  const childContext = (i: number): Context => ({ Execution: { Id: `${ctx.Execution.Id}/batch-${i}` }, stopped: () => failed !== undefined });
+  const childContext = (i: number): Context => ({
+    Execution: { Id: `${ctx.Execution.Id}/batch-${i}` },
+    stopped: () => failed !== undefined,
+  });
   const lane = async (): Promise<void> => {
     while (failed === undefined && nextBatch < batches.length) {
       const i = nextBatch++;
@@ -211,7 +273,9 @@ async function distributedMap(name: string, state: Json, input: Json, world: Asl
       }
     }
   };
-  const lanes = Promise.all(Array.from({ length: Math.max(1, Math.min(state.MaxConcurrency ?? 1, batches.length)) }, lane));
+  const lanes = Promise.all(
+    Array.from({ length: Math.max(1, Math.min(state.MaxConcurrency ?? 1, batches.length)) }, lane),
+  );
   // The first failed child fails the map run at once, as on AWS: the others are stopped, though a task of theirs
   // already started (a Lambda invocation) runs on to its end, after the map and the execution have moved on.
   await Promise.race([lanes, failure]);
@@ -221,11 +285,24 @@ async function distributedMap(name: string, state: Json, input: Json, world: Asl
   }
   if (state.ResultWriter === undefined) return outputs;
   const writer = state.ResultWriter;
-  if (writer.Resource !== 'arn:aws:states:::s3:putObject') throw new Error(`map ${name}: ResultWriter ${writer.Resource} is not supported here`);
+  if (writer.Resource !== 'arn:aws:states:::s3:putObject')
+    throw new Error(`map ${name}: ResultWriter ${writer.Resource} is not supported here`);
   const target = template(writer.Parameters, input, ctx);
   const prefix = `${target.Prefix}${target.Prefix.endsWith('/') ? '' : '/'}map-run-1/`;
-  await world.putObject(target.Bucket, `${prefix}SUCCEEDED_0.json`, JSON.stringify(outputs.map((Output) => ({ Output: JSON.stringify(Output), Status: 'SUCCEEDED' }))));
-  await world.putObject(target.Bucket, `${prefix}manifest.json`, JSON.stringify({ DestinationBucket: target.Bucket, MapRunArn: 'map-run-1', ResultFiles: { SUCCEEDED: [{ Key: `${prefix}SUCCEEDED_0.json` }] } }));
+  await world.putObject(
+    target.Bucket,
+    `${prefix}SUCCEEDED_0.json`,
+    JSON.stringify(outputs.map((Output) => ({ Output: JSON.stringify(Output), Status: 'SUCCEEDED' }))),
+  );
+  await world.putObject(
+    target.Bucket,
+    `${prefix}manifest.json`,
+    JSON.stringify({
+      DestinationBucket: target.Bucket,
+      MapRunArn: 'map-run-1',
+      ResultFiles: { SUCCEEDED: [{ Key: `${prefix}SUCCEEDED_0.json` }] },
+    }),
+  );
   return { MapRunArn: 'map-run-1', ResultWriterDetails: { Bucket: target.Bucket, Key: `${prefix}manifest.json` } };
 }
 
@@ -237,9 +314,16 @@ function batch(name: string, batcher: Json, items: Json[], input: Json, ctx: Con
   const maxBytes = batcher.MaxInputBytesPerBatch ?? PAYLOAD_LIMIT;
   const batches: Json[] = [];
   let current: Json[] = [];
-  const wrap = (batchItems: Json[]) => ({ Items: batchItems, ...(batchInput === undefined ? {} : { BatchInput: batchInput }) });
+  const wrap = (batchItems: Json[]) => ({
+    Items: batchItems,
+    ...(batchInput === undefined ? {} : { BatchInput: batchInput }),
+  });
   for (const item of items) {
-    if (bytes(wrap([item])) > maxBytes) throw new AslFailure('States.ItemReaderFailed', `an item of ${bytes(item)} bytes does not fit MaxInputBytesPerBatch ${maxBytes}`);
+    if (bytes(wrap([item])) > maxBytes)
+      throw new AslFailure(
+        'States.ItemReaderFailed',
+        `an item of ${bytes(item)} bytes does not fit MaxInputBytesPerBatch ${maxBytes}`,
+      );
     if (current.length >= maxItems || bytes(wrap([...current, item])) > maxBytes) {
       batches.push(wrap(current));
       current = [];
@@ -254,8 +338,10 @@ function choose(state: Json, data: Json): string {
   for (const rule of state.Choices) {
     const value = select(data, rule.Variable);
     if ('BooleanEquals' in rule && value === rule.BooleanEquals) return rule.Next;
-    else if ('NumericGreaterThanEquals' in rule && typeof value === 'number' && value >= rule.NumericGreaterThanEquals) return rule.Next;
-    else if (!('BooleanEquals' in rule) && !('NumericGreaterThanEquals' in rule)) throw new Error(`choice rule ${JSON.stringify(rule)} is not supported here`);
+    else if ('NumericGreaterThanEquals' in rule && typeof value === 'number' && value >= rule.NumericGreaterThanEquals)
+      return rule.Next;
+    else if (!('BooleanEquals' in rule) && !('NumericGreaterThanEquals' in rule))
+      throw new Error(`choice rule ${JSON.stringify(rule)} is not supported here`);
   }
   if (state.Default === undefined) throw new AslFailure('States.NoChoiceMatched', JSON.stringify(data));
   return state.Default;
@@ -290,7 +376,11 @@ function select(data: Json, path: string): Json {
   if (!/^\$(\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(path)) throw new Error(`path ${path} is not supported here`);
   let value = data;
   for (const part of path.slice(2).split('.')) {
-    if (value === null || typeof value !== 'object' || !(part in value)) throw new AslFailure('States.Runtime', `the path ${path} matches nothing in ${JSON.stringify(data).slice(0, 200)}`);
+    if (value === null || typeof value !== 'object' || !(part in value))
+      throw new AslFailure(
+        'States.Runtime',
+        `the path ${path} matches nothing in ${JSON.stringify(data).slice(0, 200)}`,
+      );
     value = value[part];
   }
   return value;
@@ -299,7 +389,8 @@ function select(data: Json, path: string): Json {
 function applyResultPath(input: Json, result: Json, resultPath: string | null | undefined): Json {
   if (resultPath === null) return input;
   if (resultPath === undefined || resultPath === '$') return result;
-  if (!/^\$(\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(resultPath)) throw new Error(`ResultPath ${resultPath} is not supported here`);
+  if (!/^\$(\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(resultPath))
+    throw new Error(`ResultPath ${resultPath} is not supported here`);
   const copy = structuredClone(input ?? {});
   const parts = resultPath.slice(2).split('.');
   let at = copy;

@@ -81,16 +81,21 @@ export class AwsRequestRecorder {
     const body = await bodyOf(req);
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
-    const forward = request({ host: this.upstream.hostname, port: this.upstream.port, method, path: url, headers: req.headers }, (response) => {
-      const status = response.statusCode ?? 502;
-      try {
-        this.calls.push(this.service === 's3' ? s3Call(method, url, status) : dynamoCall(req.headers['x-amz-target'], body, status));
-      } catch (error) {
-        this.unreadable.push(`${method} ${url}: ${(error as Error).message}`);
-      }
-      res.writeHead(status, response.headers);
-      response.pipe(res);
-    });
+    const forward = request(
+      { host: this.upstream.hostname, port: this.upstream.port, method, path: url, headers: req.headers },
+      (response) => {
+        const status = response.statusCode ?? 502;
+        try {
+          this.calls.push(
+            this.service === 's3' ? s3Call(method, url, status) : dynamoCall(req.headers['x-amz-target'], body, status),
+          );
+        } catch (error) {
+          this.unreadable.push(`${method} ${url}: ${(error as Error).message}`);
+        }
+        res.writeHead(status, response.headers);
+        response.pipe(res);
+      },
+    );
     forward.on('error', () => res.destroy());
     forward.end(body);
   }
@@ -101,9 +106,19 @@ export function s3Call(method: string, url: string, status: number): S3Call {
   const [path = '/', query = ''] = url.split('?', 2);
   const [, bucket = '', ...keyParts] = path.split('/');
   const params = new URLSearchParams(query);
-  const key = keyParts.length === 0 || (keyParts.length === 1 && keyParts[0] === '') ? undefined : keyParts.map((part) => decodeURIComponent(part)).join('/');
+  const key =
+    keyParts.length === 0 || (keyParts.length === 1 && keyParts[0] === '')
+      ? undefined
+      : keyParts.map((part) => decodeURIComponent(part)).join('/');
   const listPrefix = key === undefined && params.has('prefix') ? params.get('prefix')! : undefined;
-  return { service: 's3', method, bucket: decodeURIComponent(bucket), ...(key === undefined ? {} : { key }), ...(listPrefix === undefined ? {} : { listPrefix }), status };
+  return {
+    service: 's3',
+    method,
+    bucket: decodeURIComponent(bucket),
+    ...(key === undefined ? {} : { key }),
+    ...(listPrefix === undefined ? {} : { listPrefix }),
+    status,
+  };
 }
 
 type AttributeValue = Record<string, unknown>;
@@ -119,14 +134,16 @@ export function dynamoCall(target: string | string[] | undefined, body: Buffer, 
     ExpressionAttributeNames?: Record<string, string>;
     ExpressionAttributeValues?: Record<string, AttributeValue>;
   };
-  if (!input.TableName) throw new Error(`${operation} without TableName (batch and transaction operations are not read here)`);
+  if (!input.TableName)
+    throw new Error(`${operation} without TableName (batch and transaction operations are not read here)`);
   const partitionKeys: string[] = [];
   const item = input.Key ?? input.Item;
   if (item) partitionKeys.push(scalar(item[PARTITION_KEY]));
   if (input.KeyConditionExpression) {
     const names = input.ExpressionAttributeNames ?? {};
     for (const [, name, value] of input.KeyConditionExpression.matchAll(/(#?[A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)/g)) {
-      if ((names[name!] ?? name) === PARTITION_KEY) partitionKeys.push(scalar(input.ExpressionAttributeValues?.[value!]));
+      if ((names[name!] ?? name) === PARTITION_KEY)
+        partitionKeys.push(scalar(input.ExpressionAttributeValues?.[value!]));
     }
   }
   if (partitionKeys.length === 0) throw new Error(`${operation} on ${input.TableName}: no partition key found`);

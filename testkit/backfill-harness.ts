@@ -22,7 +22,12 @@ import { FAST_RETRY, SyncHarness } from './sync-harness.js';
 /** Where a backfill or a follower writes, and how a test reads it back. */
 export interface BackfillTarget {
   readonly kind: string;
-  readonly stores: { cursors: CursorStore; snapshots: SnapshotStore & SnapshotReader; runLog: RunLogStore; backfills: BackfillStore };
+  readonly stores: {
+    cursors: CursorStore;
+    snapshots: SnapshotStore & SnapshotReader;
+    runLog: RunLogStore;
+    backfills: BackfillStore;
+  };
   /** Every snapshot key (not the state folder), in byte order. */
   keys(): Promise<string[]>;
   /** A key's bytes, and its S3 user metadata where the store keeps it. */
@@ -60,7 +65,10 @@ export async function openTarget(kind: (typeof TARGET_KINDS)[number]): Promise<B
     keys: () => localKeys(dir),
     object: async (key) => ({ body: readFileSync(join(dir, key)) }),
     // Ranges files are the backfill's own keys: not a commit's, so the folder verifier would call them unexpected.
-    verify: async (catalog, origin, upTo) => (await verifyLocal(dir, catalog, origin, upTo)).filter((problem) => !/^unexpected file backfill\/[^/]+\/ranges\.json$/.test(problem)),
+    verify: async (catalog, origin, upTo) =>
+      (await verifyLocal(dir, catalog, origin, upTo)).filter(
+        (problem) => !/^unexpected file backfill\/[^/]+\/ranges\.json$/.test(problem),
+      ),
     close: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
@@ -79,7 +87,11 @@ export async function withDeps<T>(
 ): Promise<T> {
   const http = new HttpClient({ connections: settings.concurrency, retry: FAST_RETRY });
   try {
-    return await action({ catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), ...target.stores, ...extra });
+    return await action({
+      catalog: new CatalogClient(http, settings.source, settings.allowedOrigins),
+      ...target.stores,
+      ...extra,
+    });
   } finally {
     await http.close();
   }

@@ -10,9 +10,21 @@ import { localKeys, verifyLocal } from './local-verify.js';
 const RANGES_FILE = /^backfill\/[0-9A-Za-z]{32}\/ranges\.json$/;
 
 /** {@link verifyLocal}, the backfill's ranges files allowed. */
-export async function verifyBackfilled(dataDir: string, catalog: GeneratedCatalog, origin: string, upTo: Ticks, prefix = ''): Promise<string[]> {
+export async function verifyBackfilled(
+  dataDir: string,
+  catalog: GeneratedCatalog,
+  origin: string,
+  upTo: Ticks,
+  prefix = '',
+): Promise<string[]> {
   const problems = await verifyLocal(dataDir, catalog, origin, upTo, prefix);
-  return problems.filter((problem) => !(problem.startsWith(`unexpected file ${prefix}`) && RANGES_FILE.test(problem.slice(`unexpected file ${prefix}`.length))));
+  return problems.filter(
+    (problem) =>
+      !(
+        problem.startsWith(`unexpected file ${prefix}`) &&
+        RANGES_FILE.test(problem.slice(`unexpected file ${prefix}`.length))
+      ),
+  );
 }
 
 /** The snapshot keys of a folder (as {@link localKeys}), without the backfill's ranges files. */

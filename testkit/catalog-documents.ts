@@ -39,17 +39,36 @@ export function renderServiceIndex(origin: string, catalogIndexUrl: string): str
   return pretty({
     version: '3.0.0',
     resources: [
-      { '@id': `${origin}/v3-flatcontainer/`, '@type': 'PackageBaseAddress/3.0.0', comment: 'Base URL of where NuGet packages are stored' },
+      {
+        '@id': `${origin}/v3-flatcontainer/`,
+        '@type': 'PackageBaseAddress/3.0.0',
+        comment: 'Base URL of where NuGet packages are stored',
+      },
       { '@id': catalogIndexUrl, '@type': 'Catalog/3.0.0', comment: 'Index of the NuGet package catalog.' },
-      { '@id': `${origin}/v3/registration5-semver1/`, '@type': 'RegistrationsBaseUrl/3.6.0', comment: 'Base URL of where package metadata is stored' },
-      { '@id': `${origin}/query`, '@type': 'SearchQueryService/3.5.0', comment: 'Query endpoint of NuGet Search service' },
+      {
+        '@id': `${origin}/v3/registration5-semver1/`,
+        '@type': 'RegistrationsBaseUrl/3.6.0',
+        comment: 'Base URL of where package metadata is stored',
+      },
+      {
+        '@id': `${origin}/query`,
+        '@type': 'SearchQueryService/3.5.0',
+        comment: 'Query endpoint of NuGet Search service',
+      },
     ],
-    '@context': { '@vocab': 'http://schema.nuget.org/services#', comment: 'http://www.w3.org/2000/01/rdf-schema#comment' },
+    '@context': {
+      '@vocab': 'http://schema.nuget.org/services#',
+      comment: 'http://www.w3.org/2000/01/rdf-schema#comment',
+    },
   });
 }
 
 /** The catalog index of `pages`, items shuffled. */
-export function renderCatalogIndex(pages: readonly LaidOutPage[], commits: readonly GeneratedCommit[], origin: string): string {
+export function renderCatalogIndex(
+  pages: readonly LaidOutPage[],
+  commits: readonly GeneratedCommit[],
+  origin: string,
+): string {
   const newest = commits.at(-1) ?? NO_COMMIT;
   const lastOf = (type: string): string =>
     [...commits].reverse().find((c) => c.leaves.some((l) => l.type === type))?.timestamp ?? NO_COMMIT.timestamp;

@@ -79,7 +79,8 @@ const UNLIST_RATIO = 0.05;
 export function generateCatalog(options: CatalogOptions): GeneratedCatalog {
   const resolved: ResolvedCatalogOptions = { ...DEFAULT_CATALOG_OPTIONS, ...options };
   const [min, max] = resolved.leavesPerCommit;
-  if (!(min >= 1 && max >= min)) throw new Error(`leavesPerCommit must be [min >= 1, max >= min], got [${min}, ${max}]`);
+  if (!(min >= 1 && max >= min))
+    throw new Error(`leavesPerCommit must be [min >= 1, max >= min], got [${min}, ${max}]`);
   parseTicks(resolved.start);
   const catalog: GeneratedCatalog = { commits: [], options: resolved };
   grow(catalog, resolved.commits, resolved.seed, resolved.sameMillisecondPairs);
@@ -222,7 +223,11 @@ function chooseLeaf(
   return record(registry, { id, version, type: 'PackageDetails', listed: true, path: leafPath(ticks, id, version) });
 }
 
-function propose(prng: Prng, registry: PackageRegistry, options: ResolvedCatalogOptions): Omit<GeneratedLeaf, 'path'> | undefined {
+function propose(
+  prng: Prng,
+  registry: PackageRegistry,
+  options: ResolvedCatalogOptions,
+): Omit<GeneratedLeaf, 'path'> | undefined {
   if (prng.chance(options.deleteRatio)) {
     const victim = registry.pickLive(prng);
     if (!victim) return undefined;

@@ -29,7 +29,11 @@ export interface LaidOutPage {
  * @param splitCommits fill every page to exactly `pageSize`, splitting a commit across two pages
  *   when needed; otherwise a commit is never split (a commit larger than a page gets a page of its own).
  */
-export function layoutPages(commits: readonly GeneratedCommit[], pageSize: number, splitCommits: boolean): LaidOutPage[] {
+export function layoutPages(
+  commits: readonly GeneratedCommit[],
+  pageSize: number,
+  splitCommits: boolean,
+): LaidOutPage[] {
   if (!(pageSize >= 1)) throw new Error(`pageSize must be at least 1, got ${pageSize}`);
   const pages: LaidOutPage[] = [];
   let current: LaidOutPage | undefined;

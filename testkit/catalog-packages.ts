@@ -46,13 +46,15 @@ export function attachPackages(catalog: GeneratedCatalog, options: PackageOption
         held.delete(key);
         continue;
       }
-      leaf.package ??= held.get(key) ?? generatedPackage({
-        id: leaf.id,
-        version: leaf.version,
-        dependencies: options.dependencies?.(leaf) ?? [],
-        fillerBytes: options.fillerBytes?.(leaf) ?? 0,
-        targetFramework: options.targetFramework ?? DEFAULT_TARGET_FRAMEWORK,
-      });
+      leaf.package ??=
+        held.get(key) ??
+        generatedPackage({
+          id: leaf.id,
+          version: leaf.version,
+          dependencies: options.dependencies?.(leaf) ?? [],
+          fillerBytes: options.fillerBytes?.(leaf) ?? 0,
+          targetFramework: options.targetFramework ?? DEFAULT_TARGET_FRAMEWORK,
+        });
       held.set(key, leaf.package);
     }
   }

@@ -9,7 +9,13 @@
  * // ... run the client against replica.serviceIndexUrl ...
  * await replica.stop();
  */
-import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { once, setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -21,14 +27,19 @@ import { FlatContainer } from './flat-container.js';
 import { GeneratedSource } from './generated-source.js';
 import { matchesPath, type PathMatch } from './path-match.js';
 import { FaultList } from './replica-faults.js';
-import { DEFAULT_PAGE_SIZE, type LoggedRequest, type OverrideOptions, type ReplicaOptions, type ReplicaServerOptions } from './replica-options.js';
+import {
+  DEFAULT_PAGE_SIZE,
+  type LoggedRequest,
+  type OverrideOptions,
+  type ReplicaOptions,
+  type ReplicaServerOptions,
+} from './replica-options.js';
 import { ReplicaResponder } from './replica-responses.js';
 import type { ReplicaSource, ServedDocument } from './replica-source.js';
 
 export type { PathMatch } from './path-match.js';
 export type { FixtureSelection } from './fixture-source.js';
 export type { LoggedRequest, OverrideOptions, ReplicaOptions, ReplicaServerOptions } from './replica-options.js';
-
 
 /** A NuGet V3 catalog served over HTTP on 127.0.0.1. See the module documentation. */
 export class CatalogReplica {
@@ -43,7 +54,9 @@ export class CatalogReplica {
    * The `PackageBaseAddress/3.0.0` resource of a generated catalog: the `.nupkg` of its details leaves that carry one
    * (testkit/catalog-packages.ts), withheld or corrupted on demand (testkit/flat-container.ts).
    */
-  readonly packages = new FlatContainer(() => (this.source instanceof GeneratedSource ? this.source.catalog : undefined));
+  readonly packages = new FlatContainer(() =>
+    this.source instanceof GeneratedSource ? this.source.catalog : undefined,
+  );
 
   private source!: ReplicaSource;
   private latencyMs: number;
@@ -61,10 +74,14 @@ export class CatalogReplica {
     this.latencyMs = options.latencyMs ?? 0;
     // Every delayed answer listens on it: many requests in flight are normal, not a leak.
     setMaxListeners(0, this.closing.signal);
-    this.responder = new ReplicaResponder(() => this.source, this.closing.signal, (path) => {
-      this.abandoned.push(path);
-      this.wakeAbandonWaiters();
-    });
+    this.responder = new ReplicaResponder(
+      () => this.source,
+      this.closing.signal,
+      (path) => {
+        this.abandoned.push(path);
+        this.wakeAbandonWaiters();
+      },
+    );
   }
 
   /** Starts a replica of a generated catalog. */
@@ -145,7 +162,9 @@ export class CatalogReplica {
 
   /** The page paths of the catalog index, oldest page first (the index itself lists them shuffled). */
   pagePaths(): string[] {
-    const index = this.parsed(this.source.catalogIndexPath) as { items?: { '@id': string; commitTimeStamp: string }[] } | undefined;
+    const index = this.parsed(this.source.catalogIndexPath) as
+      | { items?: { '@id': string; commitTimeStamp: string }[] }
+      | undefined;
     return (index?.items ?? [])
       .map((item) => ({ path: new URL(item['@id']).pathname, ticks: parseTicks(item.commitTimeStamp) }))
       .sort((a, b) => (a.ticks < b.ticks ? -1 : a.ticks > b.ticks ? 1 : 0))
@@ -301,7 +320,8 @@ export class CatalogReplica {
 
   /** How many logged requests match (optionally only of `method`). */
   countRequests(match: PathMatch, method?: string): number {
-    return this.requests.filter((r) => (method === undefined || r.method === method) && matchesPath(match, r.path)).length;
+    return this.requests.filter((r) => (method === undefined || r.method === method) && matchesPath(match, r.path))
+      .length;
   }
 
   /** Empties the request log and the record of abandoned responses. */
@@ -341,8 +361,14 @@ export class CatalogReplica {
     if (held.length > 0) {
       // Until every hold on it is released, or the replica stops (the listener goes with the answer).
       const stopping = new AbortController();
-      const stopped = once(this.closing.signal, 'abort', { signal: stopping.signal }).then(() => 'stopped' as const, () => 'released' as const);
-      const outcome = await Promise.race([Promise.all(held.map((hold) => hold.released)).then(() => 'released' as const), stopped]);
+      const stopped = once(this.closing.signal, 'abort', { signal: stopping.signal }).then(
+        () => 'stopped' as const,
+        () => 'released' as const,
+      );
+      const outcome = await Promise.race([
+        Promise.all(held.map((hold) => hold.released)).then(() => 'released' as const),
+        stopped,
+      ]);
       stopping.abort();
       if (outcome === 'stopped') {
         res.destroy();

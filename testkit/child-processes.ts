@@ -27,7 +27,10 @@ const OUTPUT_LIMIT = 8 * 1024;
 
 /** Absolute path of a script in testkit/children (also from a compiled copy under dist/). */
 export function childScript(name: string): string {
-  const candidates = [new URL(`./children/${name}`, import.meta.url), new URL(`../../testkit/children/${name}`, import.meta.url)];
+  const candidates = [
+    new URL(`./children/${name}`, import.meta.url),
+    new URL(`../../testkit/children/${name}`, import.meta.url),
+  ];
   const found = candidates.map((url) => fileURLToPath(url)).find((path) => existsSync(path));
   if (!found) throw new Error(`child script ${name} not found next to ${fileURLToPath(import.meta.url)}`);
   return found;
@@ -37,7 +40,12 @@ export function childScript(name: string): string {
  * Starts `command` with a stdin pipe held open by this process (the child's lifeline), stdout and
  * stderr captured. The child never keeps this process alive.
  */
-export function startChild(name: string, command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): ManagedChild {
+export function startChild(
+  name: string,
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): ManagedChild {
   installExitHandlers();
   const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
   let output = '';
@@ -55,7 +63,8 @@ export function startChild(name: string, command: string, args: readonly string[
   });
   // Neither the child nor its pipes may hold the test process open.
   child.unref();
-  for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
+  for (const stream of [child.stdin, child.stdout, child.stderr])
+    (stream as unknown as { unref?: () => void } | null)?.unref?.();
 
   const managed: ManagedChild = {
     name,

@@ -26,7 +26,11 @@ export function startCliGroup(args: readonly string[], env: Record<string, strin
   let stderr = '';
   let partial = '';
   const lines: string[] = [];
-  const waiters: { match: (line: string) => boolean; resolve: (line: string) => void; reject: (error: Error) => void }[] = [];
+  const waiters: {
+    match: (line: string) => boolean;
+    resolve: (line: string) => void;
+    reject: (error: Error) => void;
+  }[] = [];
   let exited = false;
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => {
@@ -49,7 +53,10 @@ export function startCliGroup(args: readonly string[], env: Record<string, strin
     child.on('error', reject);
     child.on('close', (code, signal) => {
       exited = true;
-      for (const waiter of waiters.splice(0)) waiter.reject(new Error(`the CLI exited (${signal ?? code}) before printing the line waited for; stderr:\n${stderr}`));
+      for (const waiter of waiters.splice(0))
+        waiter.reject(
+          new Error(`the CLI exited (${signal ?? code}) before printing the line waited for; stderr:\n${stderr}`),
+        );
       resolve({ code, signal, stdout, stderr });
     });
   });
@@ -59,7 +66,8 @@ export function startCliGroup(args: readonly string[], env: Record<string, strin
     stderrLine(match) {
       const seen = lines.find(match);
       if (seen !== undefined) return Promise.resolve(seen);
-      if (exited) return Promise.reject(new Error(`the CLI exited before printing the line waited for; stderr:\n${stderr}`));
+      if (exited)
+        return Promise.reject(new Error(`the CLI exited before printing the line waited for; stderr:\n${stderr}`));
       return new Promise((resolve, reject) => waiters.push({ match, resolve, reject }));
     },
     killGroup() {

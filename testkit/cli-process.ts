@@ -16,7 +16,11 @@ export interface CliResult {
 }
 
 /** Starts the CLI; `done` resolves when it exits. */
-export function startCli(args: readonly string[], env: Record<string, string> = {}, cwd?: string): { child: ChildProcess; done: Promise<CliResult> } {
+export function startCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  cwd?: string,
+): { child: ChildProcess; done: Promise<CliResult> } {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, ...env, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -39,7 +43,12 @@ export function runCli(args: readonly string[], env: Record<string, string> = {}
 }
 
 /** Waits until `condition` holds, checking after each `check` interval; fails after `attempts` checks. */
-export async function waitFor(condition: () => Promise<boolean> | boolean, what: string, attempts = 600, checkEveryMs = 50): Promise<void> {
+export async function waitFor(
+  condition: () => Promise<boolean> | boolean,
+  what: string,
+  attempts = 600,
+  checkEveryMs = 50,
+): Promise<void> {
   for (let i = 0; i < attempts; i++) {
     if (await condition()) return;
     await new Promise((resolve) => setTimeout(resolve, checkEveryMs));

@@ -54,7 +54,10 @@ export class DynamoAnswerDrop {
       let answered!: () => void;
       this.gate = new Promise((resolve) => (answered = resolve));
       // Applied upstream, answer thrown away: the client hears nothing until its timeout.
-      await this.forward(req, body).then(() => undefined, () => undefined);
+      await this.forward(req, body).then(
+        () => undefined,
+        () => undefined,
+      );
       this.dropped++;
       answered();
       return;
@@ -70,11 +73,26 @@ export class DynamoAnswerDrop {
     }
   }
 
-  private forward(req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
+  private forward(
+    req: IncomingMessage,
+    body: Buffer,
+  ): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
     return new Promise((resolve, reject) => {
-      const upstream = request({ host: this.upstream.hostname, port: this.upstream.port, method: req.method, path: req.url, headers: req.headers }, (response) => {
-        bodyOf(response).then((answer) => resolve({ status: response.statusCode ?? 502, headers: response.headers, body: answer }), reject);
-      });
+      const upstream = request(
+        {
+          host: this.upstream.hostname,
+          port: this.upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: req.headers,
+        },
+        (response) => {
+          bodyOf(response).then(
+            (answer) => resolve({ status: response.statusCode ?? 502, headers: response.headers, body: answer }),
+            reject,
+          );
+        },
+      );
       upstream.on('error', reject);
       upstream.end(body);
     });

@@ -1,7 +1,12 @@
 /**
  * AWS SDK clients for the emulators, and the table and buckets tests create on them.
  */
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -63,7 +68,10 @@ export async function createCursorTable(endpoint: string, tableName: string): Pr
     await untilActive(client, tableName);
     try {
       await client.send(
-        new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true } }),
+        new UpdateTimeToLiveCommand({
+          TableName: tableName,
+          TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+        }),
       );
       return { ttlEnabled: true };
     } catch (error) {

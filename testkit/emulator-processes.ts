@@ -58,7 +58,8 @@ export async function startDynamo(): Promise<DynamoEmulator> {
   }
   if (forced === 'dynalite') return startDynalite();
   if (!javaWorks()) {
-    if (forced === 'dynamodb-local') throw new Error('CATALOG_SYNC_TEST_DYNAMO=dynamodb-local, but `java -version` fails');
+    if (forced === 'dynamodb-local')
+      throw new Error('CATALOG_SYNC_TEST_DYNAMO=dynamodb-local, but `java -version` fails');
     return startDynalite();
   }
   return startDynamoDbLocal();
@@ -82,7 +83,11 @@ function s3rverRoot(): string {
 /** Starts s3rver on 127.0.0.1 with a fresh temporary directory. */
 export async function startS3(): Promise<S3Emulator> {
   const directory = mkdtempSync(join(s3rverRoot(), 'catalog-sync-s3rver-'));
-  const child = startChild('s3rver', process.execPath, ['--openssl-legacy-provider', childScript('s3rver-server.mjs'), directory]);
+  const child = startChild('s3rver', process.execPath, [
+    '--openssl-legacy-provider',
+    childScript('s3rver-server.mjs'),
+    directory,
+  ]);
   const removeDirectory = (): void => rmSync(directory, { recursive: true, force: true });
   // Also when the run ends without stop(): the directory is ours, so it goes too.
   process.once('exit', removeDirectory);
@@ -183,7 +188,11 @@ export function freePort(): Promise<number> {
 }
 
 /** Polls ListTables until the emulator answers 200; fails fast if the process exits. */
-export async function untilAnswering(endpoint: string, child: ManagedChild, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+export async function untilAnswering(
+  endpoint: string,
+  child: ManagedChild,
+  timeoutMs = READY_TIMEOUT_MS,
+): Promise<void> {
   let exited = false;
   void child.exited.then(() => (exited = true));
   const started = Date.now();
@@ -192,7 +201,9 @@ export async function untilAnswering(endpoint: string, child: ManagedChild, time
     const status = await listTablesStatus(endpoint);
     if (status === 200) return;
     if (Date.now() - started > timeoutMs) {
-      throw new Error(`${child.name} did not answer ListTables in ${timeoutMs} ms (last: ${status}); output:\n${child.output()}`);
+      throw new Error(
+        `${child.name} did not answer ListTables in ${timeoutMs} ms (last: ${status}); output:\n${child.output()}`,
+      );
     }
     // Polling a starting server for readiness: short pauses, growing a little.
     await delay(Math.min(25 + attempt * 10, 200));

@@ -30,7 +30,11 @@ let counter = 0;
  * digits and dashes, at most 63 characters) and as a DynamoDB table name.
  */
 export function uniqueName(prefix: string): string {
-  const cleaned = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') || 'test';
+  const cleaned =
+    prefix
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'test';
   const suffix = `${process.pid.toString(36)}-${(counter++).toString(36)}-${randomBytes(3).toString('hex')}`;
   return `${cleaned.slice(0, 63 - suffix.length - 1)}-${suffix}`;
 }

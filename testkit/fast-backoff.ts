@@ -6,7 +6,10 @@
 import type { StandardRetryBackoffStrategy } from '@smithy/types';
 
 /** 1 ms before each retry. */
-export const FAST_BACKOFF: StandardRetryBackoffStrategy = { computeNextBackoffDelay: () => 1, setDelayBase: () => undefined };
+export const FAST_BACKOFF: StandardRetryBackoffStrategy = {
+  computeNextBackoffDelay: () => 1,
+  setDelayBase: () => undefined,
+};
 
 /** `ms` before each retry (a test that must stop a PUT in its wait). */
 export function fixedBackoff(ms: number): StandardRetryBackoffStrategy {

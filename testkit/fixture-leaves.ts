@@ -23,19 +23,35 @@ export interface FixtureLeaf {
 export function fixtureLeafCatalog(dir: string): { catalog: GeneratedCatalog; leaves: FixtureLeaf[] } {
   const leaves: FixtureLeaf[] = [];
   let commit: { commitId: string; timestamp: string } | undefined;
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.json')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((name) => name.endsWith('.json'))
+    .sort()) {
     const bytes = readFileSync(join(dir, file));
     const text = bytes.toString('utf8');
-    if (!Buffer.from(text, 'utf8').equals(bytes)) throw new Error(`${file}: not valid UTF-8, cannot be served byte for byte from text`);
+    if (!Buffer.from(text, 'utf8').equals(bytes))
+      throw new Error(`${file}: not valid UTF-8, cannot be served byte for byte from text`);
     const bom = text.startsWith(BOM);
     const json = bom ? text.slice(BOM.length) : text;
     const document = JSON.parse(json) as Record<string, unknown>;
     const types = [document['@type']].flat();
     const type = types.includes('PackageDelete') ? 'PackageDelete' : 'PackageDetails';
-    const found = { commitId: String(document['catalog:commitId']), timestamp: String(document['catalog:commitTimeStamp']) };
+    const found = {
+      commitId: String(document['catalog:commitId']),
+      timestamp: String(document['catalog:commitTimeStamp']),
+    };
     commit ??= found;
-    if (found.commitId !== commit.commitId || found.timestamp !== commit.timestamp) throw new Error(`${file}: commit ${found.commitId} ${found.timestamp}, not ${commit.commitId} ${commit.timestamp} as the others`);
-    const leaf: GeneratedLeaf = { id: String(document['id']), version: String(document['version']), type, path: new URL(String(document['@id'])).pathname, body: json, ...(bom ? { bom } : {}) };
+    if (found.commitId !== commit.commitId || found.timestamp !== commit.timestamp)
+      throw new Error(
+        `${file}: commit ${found.commitId} ${found.timestamp}, not ${commit.commitId} ${commit.timestamp} as the others`,
+      );
+    const leaf: GeneratedLeaf = {
+      id: String(document['id']),
+      version: String(document['version']),
+      type,
+      path: new URL(String(document['@id'])).pathname,
+      body: json,
+      ...(bom ? { bom } : {}),
+    };
     leaves.push({ file, bytes, bom, leaf });
   }
   if (commit === undefined) throw new Error(`no fixture leaves in ${dir}`);

@@ -42,10 +42,12 @@ export class FixtureSource implements ReplicaSource {
       const text = readFileSync(join(dir, name), 'utf8');
       const parsed = JSON.parse(text.replace(/^\uFEFF/, '')) as Record<string, unknown>;
       const id = parsed['@id'];
-      if (typeof id !== 'string' || !id.startsWith(baseUrl)) throw new Error(`${name}: @id ${String(id)} is not under ${baseUrl}`);
+      if (typeof id !== 'string' || !id.startsWith(baseUrl))
+        throw new Error(`${name}: @id ${String(id)} is not under ${baseUrl}`);
       const path = `/${id.slice(baseUrl.length)}`;
       const other = claimed.get(path);
-      if (other) throw new Error(`${name} and ${other} both claim ${path}: select one catalog with a prefix or a file list`);
+      if (other)
+        throw new Error(`${name} and ${other} both claim ${path}: select one catalog with a prefix or a file list`);
       claimed.set(path, name);
       const types = [parsed['@type']].flat();
       if (types.includes('CatalogRoot')) indexPath = path;

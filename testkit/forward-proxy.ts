@@ -147,7 +147,13 @@ export class ForwardProxy {
     return false;
   }
 
-  private forward(via: ProxiedRequest['via'], target: string, req: IncomingMessage, res: ServerResponse, path = req.url ?? '/'): void {
+  private forward(
+    via: ProxiedRequest['via'],
+    target: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    path = req.url ?? '/',
+  ): void {
     const method = req.method ?? 'GET';
     this.requests.push({ via, target, method, path });
     const [host, port] = splitHostPort(target);

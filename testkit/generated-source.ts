@@ -69,12 +69,18 @@ export class GeneratedSource implements ReplicaSource {
     const { pages } = this.current();
     const page = pages.find((p) => pagePath(p.number) === path);
     if (!page) throw new Error(`no page at ${path}`);
-    if (!(Number.isInteger(commitsBack) && commitsBack >= 1)) throw new Error(`commitsBack must be a positive integer, got ${commitsBack}`);
+    if (!(Number.isInteger(commitsBack) && commitsBack >= 1))
+      throw new Error(`commitsBack must be a positive integer, got ${commitsBack}`);
     // The distinct commits on the page, oldest first; the older copy ends `commitsBack` before the newest.
     const commitIndexes = [...new Set(page.entries.map((e) => this.catalog.commits.indexOf(e.commit)))];
     const end = commitIndexes[commitIndexes.length - 1 - commitsBack];
-    if (end === undefined) throw new Error(`page ${path} has only ${commitIndexes.length} commit(s): no copy ${commitsBack} commit(s) older`);
-    const older = layoutPages(this.catalog.commits.slice(0, end + 1), this.options.pageSize, this.options.splitCommits)[page.number];
+    if (end === undefined)
+      throw new Error(
+        `page ${path} has only ${commitIndexes.length} commit(s): no copy ${commitsBack} commit(s) older`,
+      );
+    const older = layoutPages(this.catalog.commits.slice(0, end + 1), this.options.pageSize, this.options.splitCommits)[
+      page.number
+    ];
     if (!older) throw new Error(`page ${path} did not exist ${commitsBack} commit(s) ago`);
     return this.pageDocument(older);
   }
@@ -93,7 +99,10 @@ export class GeneratedSource implements ReplicaSource {
   private render(rendered: Rendered, path: string): ServedDocument | undefined {
     const { origin, leafOrigin } = this.options;
     if (path === SERVICE_INDEX_PATH) {
-      return { body: Buffer.from(renderServiceIndex(origin, `${origin}${CATALOG_INDEX_PATH}`)), contentType: JSON_TYPE };
+      return {
+        body: Buffer.from(renderServiceIndex(origin, `${origin}${CATALOG_INDEX_PATH}`)),
+        contentType: JSON_TYPE,
+      };
     }
     if (path === CATALOG_INDEX_PATH) {
       const newest = this.catalog.commits.at(-1);

@@ -17,7 +17,10 @@ import { startDynamo, startS3, type DynamoEmulator, type S3Emulator } from './em
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // The integration tests run the built CLI: `npm ci` no longer builds it (the package has no install script).
-  if (!existsSync(CLI_BUNDLE)) throw new Error(`${CLI_BUNDLE} is missing: run \`npm run build\` first (npm test and npm run test:integration build it)`);
+  if (!existsSync(CLI_BUNDLE))
+    throw new Error(
+      `${CLI_BUNDLE} is missing: run \`npm run build\` first (npm test and npm run test:integration build it)`,
+    );
   const shared = globalThis as { [SHARED]?: SharedEmulators };
   shared[SHARED] ??= { users: 0, services: startEmulators() };
   const emulators = shared[SHARED];

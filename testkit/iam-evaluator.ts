@@ -39,7 +39,10 @@ export interface RequiredPermission {
 }
 
 /** The permissions a recorded request needs on AWS. */
-export function requiredPermissions(call: RecordedCall, names: Pick<TemplateNames, 'region' | 'account'>): RequiredPermission[] {
+export function requiredPermissions(
+  call: RecordedCall,
+  names: Pick<TemplateNames, 'region' | 'account'>,
+): RequiredPermission[] {
   if (call.service === 'dynamodb') {
     return [
       {
@@ -52,9 +55,18 @@ export function requiredPermissions(call: RecordedCall, names: Pick<TemplateName
   }
   const bucketArn = `arn:aws:s3:::${call.bucket}`;
   if (call.key === undefined) {
-    if (call.method !== 'GET' && call.method !== 'HEAD') throw new Error(`S3 ${call.method} on bucket ${call.bucket}: no action known for it`);
-    const context: Record<string, readonly string[]> = call.listPrefix === undefined ? {} : { 's3:prefix': [call.listPrefix] };
-    return [{ action: 's3:ListBucket', resource: bucketArn, context, why: `LIST ${call.bucket} prefix=${call.listPrefix ?? '(none)'} → ${call.status}` }];
+    if (call.method !== 'GET' && call.method !== 'HEAD')
+      throw new Error(`S3 ${call.method} on bucket ${call.bucket}: no action known for it`);
+    const context: Record<string, readonly string[]> =
+      call.listPrefix === undefined ? {} : { 's3:prefix': [call.listPrefix] };
+    return [
+      {
+        action: 's3:ListBucket',
+        resource: bucketArn,
+        context,
+        why: `LIST ${call.bucket} prefix=${call.listPrefix ?? '(none)'} → ${call.status}`,
+      },
+    ];
   }
   const why = `${call.method} ${call.bucket}/${call.key} → ${call.status}`;
   const objectArn = `${bucketArn}/${call.key}`;
@@ -63,7 +75,13 @@ export function requiredPermissions(call: RecordedCall, names: Pick<TemplateName
     case 'HEAD': {
       const needed: RequiredPermission[] = [{ action: 's3:GetObject', resource: objectArn, context: {}, why }];
       // S3 tells "no such key" (404) only to a caller who may list the bucket; anyone else gets 403.
-      if (call.status === 404) needed.push({ action: 's3:ListBucket', resource: bucketArn, context: {}, why: `${why} (a missing key answers 404 only with ListBucket)` });
+      if (call.status === 404)
+        needed.push({
+          action: 's3:ListBucket',
+          resource: bucketArn,
+          context: {},
+          why: `${why} (a missing key answers 404 only with ListBucket)`,
+        });
       return needed;
     }
     case 'PUT':
@@ -78,12 +96,20 @@ export function requiredPermissions(call: RecordedCall, names: Pick<TemplateName
 /** Whether one of `statements` allows `permission`. */
 export function allows(statements: readonly Json[], permission: RequiredPermission, names: TemplateNames): boolean {
   return statements.some((statement) => {
-    if (statement.NotAction !== undefined || statement.NotResource !== undefined || statement.NotPrincipal !== undefined) {
+    if (
+      statement.NotAction !== undefined ||
+      statement.NotResource !== undefined ||
+      statement.NotPrincipal !== undefined
+    ) {
       throw new Error(`statement ${JSON.stringify(statement)}: NotAction/NotResource/NotPrincipal are not modelled`);
     }
     if (statement.Effect !== 'Allow') return false;
-    if (!list(statement.Action).some((action) => globMatch(String(action).toLowerCase(), permission.action.toLowerCase()))) return false;
-    if (!list(statement.Resource).some((resource) => globMatch(resolve(resource, names), permission.resource))) return false;
+    if (
+      !list(statement.Action).some((action) => globMatch(String(action).toLowerCase(), permission.action.toLowerCase()))
+    )
+      return false;
+    if (!list(statement.Resource).some((resource) => globMatch(resolve(resource, names), permission.resource)))
+      return false;
     return conditionHolds(statement.Condition as Json | undefined, permission.context, names);
   });
 }
@@ -93,16 +119,26 @@ export function uncovered(statements: readonly Json[], calls: readonly RecordedC
   const missing = new Set<string>();
   for (const call of calls) {
     for (const permission of requiredPermissions(call, names)) {
-      if (!allows(statements, permission, names)) missing.add(`${permission.action} on ${permission.resource}${contextText(permission.context)} (${permission.why})`);
+      if (!allows(statements, permission, names))
+        missing.add(
+          `${permission.action} on ${permission.resource}${contextText(permission.context)} (${permission.why})`,
+        );
     }
   }
   return [...missing];
 }
 
-const SINGLE_VALUED = { StringEquals: (pattern: string, value: string) => pattern === value, StringLike: globMatch } as const;
+const SINGLE_VALUED = {
+  StringEquals: (pattern: string, value: string) => pattern === value,
+  StringLike: globMatch,
+} as const;
 const KNOWN_KEYS = new Set(['s3:prefix', 'dynamodb:LeadingKeys']);
 
-function conditionHolds(condition: Json | undefined, context: Readonly<Record<string, readonly string[]>>, names: TemplateNames): boolean {
+function conditionHolds(
+  condition: Json | undefined,
+  context: Readonly<Record<string, readonly string[]>>,
+  names: TemplateNames,
+): boolean {
   if (condition === undefined) return true;
   return Object.entries(condition).every(([operator, block]) => {
     const forAll = operator.startsWith('ForAllValues:');
@@ -131,7 +167,8 @@ export function resolve(value: unknown, names: TemplateNames): string {
   }
   if (object?.['Fn::GetAtt']) {
     const [id, attribute] = object['Fn::GetAtt'] as [string, string];
-    if (attribute === 'Arn' && names.tables[id] !== undefined) return `arn:aws:dynamodb:${names.region}:${names.account}:table/${names.tables[id]}`;
+    if (attribute === 'Arn' && names.tables[id] !== undefined)
+      return `arn:aws:dynamodb:${names.region}:${names.account}:table/${names.tables[id]}`;
     if (attribute === 'Arn' && names.buckets[id] !== undefined) return `arn:aws:s3:::${names.buckets[id]}`;
     return `<unresolved ${id}.${attribute}>`;
   }
@@ -148,7 +185,10 @@ export function resolve(value: unknown, names: TemplateNames): string {
 
 /** IAM's wildcard match: `*` any run of characters (`/` included), `?` exactly one. */
 export function globMatch(pattern: string, value: string): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${source}$`, 's').test(value);
 }
 

@@ -8,7 +8,13 @@
  * emulators); both load fine outside a vitest run.
  */
 export { CATALOG_CONTEXT, CATALOG_INDEX_PATH, pagePath, SERVICE_INDEX_PATH } from './catalog-documents.js';
-export { appendCommits, generateCatalog, leafBody, type GeneratedCatalog, type GeneratedLeaf } from './catalog-generator.js';
+export {
+  appendCommits,
+  generateCatalog,
+  leafBody,
+  type GeneratedCatalog,
+  type GeneratedLeaf,
+} from './catalog-generator.js';
 export { layoutPages } from './catalog-layout.js';
 export { renderLeafBody } from './leaf-body.js';
 export { grownLeafParts } from './large-leaves.js';
@@ -22,7 +28,14 @@ export type { ServedDocument } from './replica-source.js';
 export { negotiateCoding, type ContentCoding } from './http-encoding.js';
 export { formatTicks, parseTicks, TICKS_PER_SECOND } from './catalog-time.js';
 export { mulberry32, type Prng } from './prng.js';
-export { clientsFor, createBucket, createCursorTable, startDynamo, startS3, type EmulatorClients } from './emulators.js';
+export {
+  clientsFor,
+  createBucket,
+  createCursorTable,
+  startDynamo,
+  startS3,
+  type EmulatorClients,
+} from './emulators.js';
 export { dynamoDbLocalDirectory, freePort, javaWorks, untilAnswering } from './emulator-processes.js';
 export { childScript, startChild, waitForReady, type ManagedChild } from './child-processes.js';
 export { CLI, startCli, type CliResult } from './cli-process.js';

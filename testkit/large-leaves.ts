@@ -48,7 +48,11 @@ function entriesOf(bytes: number): string {
  */
 export function grownLeafParts(body: string, bytes: number): { head: string; entries: string; tail: string } {
   const end = body.lastIndexOf('}');
-  return { head: `${body.slice(0, end).trimEnd()},\n  "packageEntries": [\n`, entries: entriesOf(Math.max(0, bytes - end)), tail: '\n  ]\n}' };
+  return {
+    head: `${body.slice(0, end).trimEnd()},\n  "packageEntries": [\n`,
+    entries: entriesOf(Math.max(0, bytes - end)),
+    tail: '\n  ]\n}',
+  };
 }
 
 /** `body` (a leaf document, pretty-printed) with a `packageEntries` array that makes it at least `bytes` long. */
@@ -84,6 +88,7 @@ export function growLeavesOf(catalog: GeneratedCatalog, index: number, bytes: nu
  */
 export function serveUncompressed(replica: CatalogReplica, commit: GeneratedCommit): void {
   for (const leaf of commit.leaves) {
-    if (leaf.body !== undefined) replica.overrideBody(leaf.path, leaf.body, { headers: { 'Content-Encoding': 'identity' } });
+    if (leaf.body !== undefined)
+      replica.overrideBody(leaf.path, leaf.body, { headers: { 'Content-Encoding': 'identity' } });
   }
 }

@@ -71,13 +71,19 @@ function jsonOf(commit: GeneratedCommit, leaf: GeneratedLeaf, origin: string): s
   const prng = mulberry32(hashSeed(`${commit.commitId}|${leaf.path}`));
   const url = `${origin}${leaf.path}`;
   const commitTicks = parseTicks(commit.timestamp);
-  const document = leaf.type === 'PackageDelete' ? deleteDocument(prng, commit, leaf, url, commitTicks) : detailsDocument(prng, commit, leaf, url, commitTicks);
+  const document =
+    leaf.type === 'PackageDelete'
+      ? deleteDocument(prng, commit, leaf, url, commitTicks)
+      : detailsDocument(prng, commit, leaf, url, commitTicks);
   return JSON.stringify(document, null, 2).replace(new RegExp(`"${RAW}([^"]*)"`, 'g'), '$1');
 }
 
 /** A time `maxSeconds` or less before `ticks`, with seven fractional digits. */
 function before(prng: Prng, ticks: bigint, maxSeconds: number): string {
-  return formatTicks(ticks - BigInt(prng.int(1, maxSeconds)) * TICKS_PER_SECOND - BigInt(prng.int(0, 9_999_999)), false);
+  return formatTicks(
+    ticks - BigInt(prng.int(1, maxSeconds)) * TICKS_PER_SECOND - BigInt(prng.int(0, 9_999_999)),
+    false,
+  );
 }
 
 function deleteDocument(prng: Prng, commit: GeneratedCommit, leaf: GeneratedLeaf, url: string, ticks: bigint): object {
@@ -126,7 +132,11 @@ function detailsDocument(prng: Prng, commit: GeneratedCommit, leaf: GeneratedLea
   if (leaf.package) withPackage(document, leaf, url);
   if (leaf.deprecation) document.deprecation = { '@id': `${url}#deprecation`, ...leaf.deprecation };
   if (leaf.vulnerabilities) {
-    document.vulnerabilities = leaf.vulnerabilities.map((v, i) => ({ '@id': `${url}#vulnerability/GitHub/${i + 1}`, '@type': 'Vulnerability', ...v }));
+    document.vulnerabilities = leaf.vulnerabilities.map((v, i) => ({
+      '@id': `${url}#vulnerability/GitHub/${i + 1}`,
+      '@type': 'Vulnerability',
+      ...v,
+    }));
   }
   // Not in any documented schema: a client must keep it anyway.
   document.futureProperty = { '@type': 'catalogSync:Unknown', weight: `${RAW}1.50`, flags: [] };
@@ -141,21 +151,30 @@ function withPackage(document: Record<string, unknown>, leaf: GeneratedLeaf, url
   delete document.dependencyGroups;
   if (dependencies.length > 0) {
     const groupId = `${url}#dependencygroup/${targetFramework.toLowerCase()}`;
-    document.dependencyGroups = [{
-      '@id': groupId,
-      '@type': 'PackageDependencyGroup',
-      dependencies: dependencies.map((d) => ({ '@id': `${groupId}/${d.id.toLowerCase()}`, '@type': 'PackageDependency', id: d.id, range: d.range })),
-      targetFramework,
-    }];
+    document.dependencyGroups = [
+      {
+        '@id': groupId,
+        '@type': 'PackageDependencyGroup',
+        dependencies: dependencies.map((d) => ({
+          '@id': `${groupId}/${d.id.toLowerCase()}`,
+          '@type': 'PackageDependency',
+          id: d.id,
+          range: d.range,
+        })),
+        targetFramework,
+      },
+    ];
   }
 }
 
 function dependencyGroups(prng: Prng, url: string): object[] {
-  return prng.shuffle(FRAMEWORKS)
+  return prng
+    .shuffle(FRAMEWORKS)
     .slice(0, prng.int(1, 2))
     .map((framework) => {
       const groupId = `${url}#dependencygroup/${framework.toLowerCase()}`;
-      const dependencies = prng.shuffle(DEPENDENCIES)
+      const dependencies = prng
+        .shuffle(DEPENDENCIES)
         .slice(0, prng.int(0, 3))
         .map((id) => ({
           '@id': `${groupId}/${id.toLowerCase()}`,

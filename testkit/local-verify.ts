@@ -69,17 +69,29 @@ export async function localKeys(dataDir: string, prefix = ''): Promise<string[]>
  * Manifests of commits after `upTo` that are not of a whole commit. A run writes each manifest as its commit
  * completes, in any order, so a run that stopped may leave manifests past its cursor: each must be whole.
  */
-export async function strayLocalManifests(dataDir: string, catalog: GeneratedCatalog, origin: string, upTo: Ticks, prefix = ''): Promise<string[]> {
+export async function strayLocalManifests(
+  dataDir: string,
+  catalog: GeneratedCatalog,
+  origin: string,
+  upTo: Ticks,
+  prefix = '',
+): Promise<string[]> {
   const stray = new Set(await localManifestsAfter(dataDir, catalog, upTo, prefix));
   const problems: string[] = [];
   for (const commit of catalog.commits) {
-    if (stray.has(manifestKey(prefix, commitKey(parseTimestamp(commit.timestamp))))) problems.push(...(await verifyCommit(dataDir, catalog, commit, origin, prefix)));
+    if (stray.has(manifestKey(prefix, commitKey(parseTimestamp(commit.timestamp)))))
+      problems.push(...(await verifyCommit(dataDir, catalog, commit, origin, prefix)));
   }
   return problems;
 }
 
 /** Manifest keys of commits after `upTo` that are stored. */
-export async function localManifestsAfter(dataDir: string, catalog: GeneratedCatalog, upTo: Ticks, prefix = ''): Promise<string[]> {
+export async function localManifestsAfter(
+  dataDir: string,
+  catalog: GeneratedCatalog,
+  upTo: Ticks,
+  prefix = '',
+): Promise<string[]> {
   const stored = new Set(await localKeys(dataDir, `${prefix}commits/`));
   return catalog.commits
     .filter((commit) => parseTimestamp(commit.timestamp) > upTo)
@@ -93,10 +105,17 @@ export async function localManifestsAfter(dataDir: string, catalog: GeneratedCat
  * byte for byte as served from `origin`; that every snapshot file is a key of some commit of the catalog (later
  * commits may be partly stored); and that no temporary file is left (in `.catalog-sync/tmp/`, or beside a key). Returns the problems.
  */
-export async function verifyLocal(dataDir: string, catalog: GeneratedCatalog, origin: string, upTo: Ticks, prefix = ''): Promise<string[]> {
+export async function verifyLocal(
+  dataDir: string,
+  catalog: GeneratedCatalog,
+  origin: string,
+  upTo: Ticks,
+  prefix = '',
+): Promise<string[]> {
   const problems: string[] = [];
   const files = await listFiles(dataDir);
-  for (const file of files) if (file.includes('.tmp-') || file.startsWith(`${STATE_DIR}/tmp/`)) problems.push(`temporary file left: ${file}`);
+  for (const file of files)
+    if (file.includes('.tmp-') || file.startsWith(`${STATE_DIR}/tmp/`)) problems.push(`temporary file left: ${file}`);
 
   const known = new Set<string>([`${prefix}watermark.json`]);
   for (const commit of catalog.commits) {
@@ -135,8 +154,10 @@ export function manifestProblems(manifest: StoredManifest, commit: GeneratedComm
   const problems: string[] = [];
   const ticks = parseTimestamp(commit.timestamp);
   const key = commitKey(ticks);
-  if (manifest.commitId !== commit.commitId) problems.push(`${key}: manifest commitId ${manifest.commitId} != ${commit.commitId}`);
-  if (manifest.commitTimeStamp !== formatTimestamp(ticks)) problems.push(`${key}: manifest commitTimeStamp ${manifest.commitTimeStamp}`);
+  if (manifest.commitId !== commit.commitId)
+    problems.push(`${key}: manifest commitId ${manifest.commitId} != ${commit.commitId}`);
+  if (manifest.commitTimeStamp !== formatTimestamp(ticks))
+    problems.push(`${key}: manifest commitTimeStamp ${manifest.commitTimeStamp}`);
   const expectedKeys = commit.leaves.map((leaf) => leafKey(prefix, key, leaf.id, leaf.version)).sort();
   const manifestKeys = manifest.leaves.map((leaf) => leaf.key);
   if (JSON.stringify(manifestKeys) !== JSON.stringify(expectedKeys)) {
@@ -144,12 +165,19 @@ export function manifestProblems(manifest: StoredManifest, commit: GeneratedComm
   }
   for (const entry of manifest.leaves) {
     const leaf = commit.leaves.find((candidate) => leafKey(prefix, key, candidate.id, candidate.version) === entry.key);
-    if (leaf && (entry.id !== leaf.id || entry.type !== leaf.type)) problems.push(`${entry.key}: manifest entry ${JSON.stringify(entry)}`);
+    if (leaf && (entry.id !== leaf.id || entry.type !== leaf.type))
+      problems.push(`${entry.key}: manifest entry ${JSON.stringify(entry)}`);
   }
   return problems;
 }
 
-async function verifyCommit(dataDir: string, catalog: GeneratedCatalog, commit: GeneratedCommit, origin: string, prefix: string): Promise<string[]> {
+async function verifyCommit(
+  dataDir: string,
+  catalog: GeneratedCatalog,
+  commit: GeneratedCommit,
+  origin: string,
+  prefix: string,
+): Promise<string[]> {
   const problems: string[] = [];
   const ticks = parseTimestamp(commit.timestamp);
   const key = commitKey(ticks);
@@ -170,7 +198,8 @@ async function verifyCommit(dataDir: string, catalog: GeneratedCatalog, commit: 
       problems.push(`${objectKey}: missing (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
       continue;
     }
-    if (!body.equals(Buffer.from(leafBody(catalog, leaf, origin)))) problems.push(`${objectKey}: body differs from the served bytes`);
+    if (!body.equals(Buffer.from(leafBody(catalog, leaf, origin))))
+      problems.push(`${objectKey}: body differs from the served bytes`);
   }
   return problems;
 }

@@ -17,7 +17,11 @@ export function longId(length: number, serial: number): string {
  * Renames the first leaf of commit `commitIndex` to an id of each length, one commit after another, and returns
  * the leaves (page item and body both carry the new id; the leaf's URL keeps its old path).
  */
-export function giveLongIds(catalog: GeneratedCatalog, lengths: readonly number[], commitIndex: number): GeneratedLeaf[] {
+export function giveLongIds(
+  catalog: GeneratedCatalog,
+  lengths: readonly number[],
+  commitIndex: number,
+): GeneratedLeaf[] {
   return lengths.map((length, i) => {
     const leaf = catalog.commits[commitIndex + i]!.leaves[0]!;
     leaf.id = longId(length, commitIndex + i);

@@ -44,11 +44,12 @@ const xmlEscape = (text: string): string =>
 export function renderNuspec(spec: NupkgSpec): string {
   const framework = spec.targetFramework ?? DEFAULT_TARGET_FRAMEWORK;
   const dependencies = spec.dependencies ?? [];
-  const group = dependencies.length === 0
-    ? ''
-    : `\n    <dependencies>\n      <group targetFramework="${xmlEscape(framework)}">\n${dependencies
-      .map((d) => `        <dependency id="${xmlEscape(d.id)}" version="${xmlEscape(d.range)}" />`)
-      .join('\n')}\n      </group>\n    </dependencies>`;
+  const group =
+    dependencies.length === 0
+      ? ''
+      : `\n    <dependencies>\n      <group targetFramework="${xmlEscape(framework)}">\n${dependencies
+          .map((d) => `        <dependency id="${xmlEscape(d.id)}" version="${xmlEscape(d.range)}" />`)
+          .join('\n')}\n      </group>\n    </dependencies>`;
   return `<?xml version="1.0" encoding="utf-8"?>
 <package xmlns="http://schemas.microsoft.com/packaging/2013/05/nuspec.xsd">
   <metadata>

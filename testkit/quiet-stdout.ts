@@ -16,7 +16,10 @@ if (!state[installed]) {
     [process.stderr, (text: string) => console.error(text)],
   ] as const) {
     stream.write = ((chunk: string | Uint8Array, encoding?: unknown, callback?: unknown): boolean => {
-      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString(typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+      const text =
+        typeof chunk === 'string'
+          ? chunk
+          : Buffer.from(chunk).toString(typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
       print(text.endsWith('\n') ? text.slice(0, -1) : text);
       const done = typeof encoding === 'function' ? encoding : callback;
       if (typeof done === 'function') process.nextTick(done as () => void);

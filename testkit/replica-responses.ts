@@ -47,7 +47,11 @@ export class ReplicaResponder {
         return;
       case 'gzip-bomb': {
         const body = await gzipBomb();
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Content-Length': body.length });
+        res.writeHead(200, {
+          'Content-Type': 'application/json',
+          'Content-Encoding': 'gzip',
+          'Content-Length': body.length,
+        });
         res.end(body);
         return;
       }

@@ -19,7 +19,8 @@ export function runSeed(what: string, seeds: readonly number[]): number {
   const forced = process.env[SEED_VARIABLE];
   let seed: number;
   if (forced !== undefined && forced !== '') {
-    if (!/^\d+$/.test(forced)) throw new Error(`${SEED_VARIABLE} must be a whole number, got ${JSON.stringify(forced)}`);
+    if (!/^\d+$/.test(forced))
+      throw new Error(`${SEED_VARIABLE} must be a whole number, got ${JSON.stringify(forced)}`);
     seed = Number(forced);
   } else {
     if (seeds.length === 0) throw new Error('runSeed needs at least one seed to choose from');

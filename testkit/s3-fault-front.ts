@@ -16,7 +16,14 @@
  * against vectors computed by aws4, an independent SigV4 implementation (test/fixtures/sigv4/); it lives in
  * s3-signed-request.ts.
  */
-import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { bodyOf, closeTracked, listenOnLoopback } from './loopback-listen.js';
 import { checkSignedRequest, parseAmzDate, type S3Refusal, type SeenRequest } from './s3-signed-request.js';
@@ -25,7 +32,13 @@ export type { SeenRequest } from './s3-signed-request.js';
 
 /** What the front does instead of forwarding. */
 export type S3Fault =
-  | { readonly kind: 'answer'; readonly status: number; readonly code: string; readonly message?: string; readonly headers?: Record<string, string> }
+  | {
+      readonly kind: 'answer';
+      readonly status: number;
+      readonly code: string;
+      readonly message?: string;
+      readonly headers?: Record<string, string>;
+    }
   | { readonly kind: 'reset' }
   | { readonly kind: 'hang' };
 
@@ -48,7 +61,10 @@ export interface S3FaultFrontOptions {
 /** An S3 error body as S3 writes it. */
 export function s3ErrorXml(code: string, message: string, extra: Record<string, string> = {}): string {
   const fields = Object.entries({ Code: code, Message: message, ...extra, RequestId: 'FRONT', HostId: 'FRONT' })
-    .map(([name, value]) => `<${name}>${value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</${name}>`)
+    .map(
+      ([name, value]) =>
+        `<${name}>${value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</${name}>`,
+    )
     .join('');
   return `<?xml version="1.0" encoding="UTF-8"?>\n<Error>${fields}</Error>`;
 }
@@ -77,7 +93,12 @@ export class S3FaultFront {
   /** Starts a front on 127.0.0.1 forwarding to `target` (s3rver's `http://127.0.0.1:PORT`). */
   static async start(target: string, options: S3FaultFrontOptions = {}): Promise<S3FaultFront> {
     const server = createServer();
-    const front = new S3FaultFront(server, new URL(target), options.secrets ?? { S3RVER: 'S3RVER' }, options.clockOffsetMs ?? 0);
+    const front = new S3FaultFront(
+      server,
+      new URL(target),
+      options.secrets ?? { S3RVER: 'S3RVER' },
+      options.clockOffsetMs ?? 0,
+    );
     server.on('request', (req: IncomingMessage, res: ServerResponse) => void front.handle(req, res));
     await listenOnLoopback(server, front.sockets);
     return front;
@@ -145,7 +166,12 @@ export class S3FaultFront {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.on('error', () => {});
-    const seen: SeenRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: await bodyOf(req) };
+    const seen: SeenRequest = {
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      headers: req.headers,
+      body: await bodyOf(req),
+    };
     this.seen.push(seen);
     const gate = this.gate;
     if (gate) {
@@ -170,12 +196,22 @@ export class S3FaultFront {
     }
     if (fault) {
       this.count(fault.code);
-      return answer(res, fault.status, fault.code, fault.message ?? `injected ${fault.code}`, { date: this.httpDate(), ...fault.headers });
+      return answer(res, fault.status, fault.code, fault.message ?? `injected ${fault.code}`, {
+        date: this.httpDate(),
+        ...fault.headers,
+      });
     }
     const refusal = this.verify(seen);
-    if (refusal) return answer(res, refusal.status, refusal.code, refusal.message, { date: this.httpDate() }, refusal.extra);
+    if (refusal)
+      return answer(res, refusal.status, refusal.code, refusal.message, { date: this.httpDate() }, refusal.extra);
     const forward = request(
-      { host: this.upstream.hostname, port: this.upstream.port, method: seen.method, path: seen.url, headers: this.upstreamHeaders(req.headers) },
+      {
+        host: this.upstream.hostname,
+        port: this.upstream.port,
+        method: seen.method,
+        path: seen.url,
+        headers: this.upstreamHeaders(req.headers),
+      },
       (response) => {
         res.writeHead(response.statusCode ?? 502, { ...response.headers, date: this.httpDate() });
         response.pipe(res);
@@ -223,7 +259,10 @@ export class S3FaultFront {
   private upstreamHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
     const amzDate = headers['x-amz-date'];
     if (this.clockOffsetMs === 0 || typeof amzDate !== 'string') return headers;
-    const machine = new Date(parseAmzDate(amzDate) - this.clockOffsetMs).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+    const machine = new Date(parseAmzDate(amzDate) - this.clockOffsetMs)
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d{3}/, '');
     return { ...headers, 'x-amz-date': machine };
   }
 
@@ -236,7 +275,14 @@ export class S3FaultFront {
   }
 }
 
-function answer(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}, extra: Record<string, string> = {}): void {
+function answer(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+  extra: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/xml', ...headers });
   res.end(s3ErrorXml(code, message, extra));
 }

@@ -32,7 +32,11 @@ export interface S3Refusal {
  * 15 minutes of `serverNow`, the payload's SHA-256 and CRC32, and the SigV4 signature (rebuilt on node:crypto
  * from what arrived); undefined when it passes, or when the request is not header-signed.
  */
-export function checkSignedRequest(seen: SeenRequest, secrets: Readonly<Record<string, string>>, serverNow: number): S3Refusal | undefined {
+export function checkSignedRequest(
+  seen: SeenRequest,
+  secrets: Readonly<Record<string, string>>,
+  serverNow: number,
+): S3Refusal | undefined {
   const authorization = seen.headers.authorization;
   if (typeof authorization !== 'string' || !authorization.startsWith('AWS4-HMAC-SHA256 ')) return undefined;
   const parts = new Map(
@@ -43,7 +47,8 @@ export function checkSignedRequest(seen: SeenRequest, secrets: Readonly<Record<s
   );
   const [accessKeyId, date, region, service] = (parts.get('Credential') ?? '').split('/');
   const secret = secrets[accessKeyId ?? ''];
-  if (secret === undefined) return { status: 403, code: 'InvalidAccessKeyId', message: `no such access key ${accessKeyId}` };
+  if (secret === undefined)
+    return { status: 403, code: 'InvalidAccessKeyId', message: `no such access key ${accessKeyId}` };
   const amzDate = String(seen.headers['x-amz-date'] ?? '');
   const signedAt = parseAmzDate(amzDate);
   if (!(Math.abs(serverNow - signedAt) <= S3_MAX_SKEW_MS)) {
@@ -51,37 +56,68 @@ export function checkSignedRequest(seen: SeenRequest, secrets: Readonly<Record<s
       status: 403,
       code: 'RequestTimeTooSkewed',
       message: 'The difference between the request time and the current time is too large.',
-      extra: { RequestTime: amzDate, ServerTime: new Date(serverNow).toISOString(), MaxAllowedSkewMilliseconds: String(S3_MAX_SKEW_MS) },
+      extra: {
+        RequestTime: amzDate,
+        ServerTime: new Date(serverNow).toISOString(),
+        MaxAllowedSkewMilliseconds: String(S3_MAX_SKEW_MS),
+      },
     };
   }
   const payloadHash = String(seen.headers['x-amz-content-sha256'] ?? '');
   if (/^[0-9a-f]{64}$/.test(payloadHash) && payloadHash !== sha256Hex(seen.body)) {
-    return { status: 400, code: 'XAmzContentSHA256Mismatch', message: "The provided 'x-amz-content-sha256' header does not match what was computed." };
+    return {
+      status: 400,
+      code: 'XAmzContentSHA256Mismatch',
+      message: "The provided 'x-amz-content-sha256' header does not match what was computed.",
+    };
   }
   const checksum = seen.headers['x-amz-checksum-crc32'];
   if (typeof checksum === 'string' && checksum !== crc32Base64(seen.body)) {
-    return { status: 400, code: 'BadDigest', message: 'The CRC32 you specified did not match the calculated checksum.' };
+    return {
+      status: 400,
+      code: 'BadDigest',
+      message: 'The CRC32 you specified did not match the calculated checksum.',
+    };
   }
   const signedHeaders = parts.get('SignedHeaders') ?? '';
   const [path = '/', query = ''] = seen.url.split('?', 2);
   const canonicalQuery = query
     .split('&')
     .filter((pair) => pair !== '')
-    .map((pair) => pair.split('=', 2).map((part) => encodeRfc3986(decodeURIComponent(part.replace(/\+/g, '%20')))) as [string, string?])
+    .map(
+      (pair) =>
+        pair.split('=', 2).map((part) => encodeRfc3986(decodeURIComponent(part.replace(/\+/g, '%20')))) as [
+          string,
+          string?,
+        ],
+    )
     .map(([name, value = '']) => `${name}=${value}`)
     .sort()
     .join('&');
   const canonicalHeaders = signedHeaders
     .split(';')
-    .map((name) => `${name}:${String(seen.headers[name] ?? '').trim().replace(/\s+/g, ' ')}\n`)
+    .map(
+      (name) =>
+        `${name}:${String(seen.headers[name] ?? '')
+          .trim()
+          .replace(/\s+/g, ' ')}\n`,
+    )
     .join('');
   const canonical = [seen.method, path, canonicalQuery, canonicalHeaders, signedHeaders, payloadHash].join('\n');
   const scope = `${date}/${region}/${service}/aws4_request`;
   const stringToSign = `AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256Hex(canonical)}`;
-  const key = ['aws4_request', service ?? '', region ?? '', date ?? ''].reduceRight<Buffer | string>((k, part) => hmac(k, part), `AWS4${secret}`);
+  const key = ['aws4_request', service ?? '', region ?? '', date ?? ''].reduceRight<Buffer | string>(
+    (k, part) => hmac(k, part),
+    `AWS4${secret}`,
+  );
   const expected = createHmac('sha256', key).update(stringToSign).digest('hex');
   if (expected !== parts.get('Signature')) {
-    return { status: 403, code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' };
+    return {
+      status: 403,
+      code: 'SignatureDoesNotMatch',
+      message:
+        'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+    };
   }
   return undefined;
 }
@@ -93,7 +129,8 @@ export function parseAmzDate(amzDate: string): number {
 
 const sha256Hex = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 const hmac = (key: Buffer | string, data: string): Buffer => createHmac('sha256', key).update(data).digest();
-const encodeRfc3986 = (text: string): string => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const encodeRfc3986 = (text: string): string =>
+  encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /** The CRC32 of `body`, big-endian, base64: `x-amz-checksum-crc32` as S3 computes it. */
 function crc32Base64(body: Buffer): string {

@@ -43,7 +43,8 @@ export class SecretsManagerServer {
 
   /** Reads of `secretId` so far. */
   readsOf(secretId: string): number {
-    return this.requests.filter((r) => r.target === `${TARGET_PREFIX}GetSecretValue` && r.body.SecretId === secretId).length;
+    return this.requests.filter((r) => r.target === `${TARGET_PREFIX}GetSecretValue` && r.body.SecretId === secretId)
+      .length;
   }
 
   async stop(): Promise<void> {
@@ -61,13 +62,18 @@ export class SecretsManagerServer {
     } catch {
       return this.error(response, 'InvalidRequestException', 'the body is not JSON');
     }
-    this.requests.push({ target, body, signed: String(request.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 ') });
+    this.requests.push({
+      target,
+      body,
+      signed: String(request.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 '),
+    });
     if (request.method !== 'POST' || target !== `${TARGET_PREFIX}GetSecretValue`) {
       return this.error(response, 'UnknownOperationException', `${target || '(no X-Amz-Target)'} is not served here`);
     }
     const id = String(body.SecretId ?? '');
     const found = [...this.secrets].find(([arn]) => arn === id || /:secret:(.+)-[A-Za-z0-9]{6}$/.exec(arn)?.[1] === id);
-    if (!found) return this.error(response, 'ResourceNotFoundException', "Secrets Manager can't find the specified secret.");
+    if (!found)
+      return this.error(response, 'ResourceNotFoundException', "Secrets Manager can't find the specified secret.");
     const [arn, value] = found;
     this.json(response, 200, {
       ARN: arn,
@@ -87,7 +93,10 @@ export class SecretsManagerServer {
 
   private json(response: ServerResponse, status: number, body: unknown): void {
     const text = JSON.stringify(body);
-    response.writeHead(status, { 'content-type': 'application/x-amz-json-1.1', 'content-length': Buffer.byteLength(text) });
+    response.writeHead(status, {
+      'content-type': 'application/x-amz-json-1.1',
+      'content-length': Buffer.byteLength(text),
+    });
     response.end(text);
   }
 }

@@ -73,10 +73,15 @@ export class StaticFeedServer {
       const status = size < 0 ? (method === 'GET' || method === 'HEAD' ? missing : 405) : 200;
       feed.requests.push({ method, path, status });
       if (status !== 200) {
-        res.writeHead(status, { 'Content-Type': 'application/xml' }).end(`<Error><Code>${status === 403 ? 'AccessDenied' : 'NoSuchKey'}</Code></Error>`);
+        res
+          .writeHead(status, { 'Content-Type': 'application/xml' })
+          .end(`<Error><Code>${status === 403 ? 'AccessDenied' : 'NoSuchKey'}</Code></Error>`);
         return;
       }
-      res.writeHead(200, { 'Content-Type': extname(file) === '.json' ? 'application/json' : 'application/octet-stream', 'Content-Length': size });
+      res.writeHead(200, {
+        'Content-Type': extname(file) === '.json' ? 'application/json' : 'application/octet-stream',
+        'Content-Length': size,
+      });
       if (method === 'HEAD') res.end();
       else createReadStream(file).pipe(res);
     });

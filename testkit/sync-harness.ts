@@ -11,7 +11,13 @@ import { formatTimestamp, parseTimestamp, type Ticks } from '../lambda/contract/
 import { commitKey } from '../lambda/contract/keys.js';
 import { DynamoStore } from '../lambda/stores/dynamo-store.js';
 import { S3SnapshotStore } from '../lambda/stores/s3-store.js';
-import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, ReadOptions } from '../lambda/stores/types.js';
+import type {
+  CompareAndSetResult,
+  CursorState,
+  CursorStore,
+  CursorTarget,
+  ReadOptions,
+} from '../lambda/stores/types.js';
 import { runSlice, type EngineDeps } from '../lambda/sync/index.js';
 import type { RunSummary } from '../lambda/contract/run-summary.js';
 import { parseSettings, type RawSettings } from '../lambda/contract/settings.js';
@@ -33,7 +39,12 @@ export class RecordingCursorStore implements CursorStore {
   read(name: string, options?: ReadOptions): Promise<CursorState | undefined> {
     return this.inner.read(name, options);
   }
-  async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget, options?: ReadOptions): Promise<CompareAndSetResult> {
+  async compareAndSet(
+    name: string,
+    expected: CursorState | undefined,
+    next: CursorTarget,
+    options?: ReadOptions,
+  ): Promise<CompareAndSetResult> {
     const result = await this.inner.compareAndSet(name, expected, next, options);
     if (result.outcome === 'written') {
       this.written.push(next.value);
@@ -109,7 +120,9 @@ export class SyncHarness {
     return keys;
   }
 
-  async getObject(key: string): Promise<{ body: Buffer; metadata: Record<string, string>; contentType: string | undefined }> {
+  async getObject(
+    key: string,
+  ): Promise<{ body: Buffer; metadata: Record<string, string>; contentType: string | undefined }> {
     const response = await this.clients.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
     return {
       body: Buffer.from(await response.Body!.transformToByteArray()),
@@ -165,7 +178,8 @@ export class SyncHarness {
     const manifests = new Set(await this.manifestsAfter(catalog, upTo, prefix));
     const problems: string[] = [];
     for (const commit of catalog.commits) {
-      if (manifests.has(manifestKey(prefix, commitKey(parseTimestamp(commit.timestamp))))) problems.push(...(await this.verifyCommit(catalog, commit, origin, prefix)));
+      if (manifests.has(manifestKey(prefix, commitKey(parseTimestamp(commit.timestamp)))))
+        problems.push(...(await this.verifyCommit(catalog, commit, origin, prefix)));
     }
     return problems;
   }
@@ -179,7 +193,12 @@ export class SyncHarness {
       .filter((key) => manifests.has(key));
   }
 
-  private async verifyCommit(catalog: GeneratedCatalog, commit: GeneratedCommit, origin: string, prefix: string): Promise<string[]> {
+  private async verifyCommit(
+    catalog: GeneratedCatalog,
+    commit: GeneratedCommit,
+    origin: string,
+    prefix: string,
+  ): Promise<string[]> {
     const problems: string[] = [];
     const ticks = parseTimestamp(commit.timestamp);
     const key = commitKey(ticks);
@@ -198,8 +217,13 @@ export class SyncHarness {
       if (!object.body.equals(expected)) problems.push(`${objectKey}: body differs from the served bytes`);
       if (object.contentType !== 'application/json') problems.push(`${objectKey}: content type ${object.contentType}`);
       const meta = object.metadata;
-      if (meta['nuget-id'] !== leaf.id || meta['nuget-version'] !== leaf.version || meta['catalog-type'] !== leaf.type ||
-          meta['commit-id'] !== commit.commitId || meta['commit-timestamp'] !== formatTimestamp(ticks)) {
+      if (
+        meta['nuget-id'] !== leaf.id ||
+        meta['nuget-version'] !== leaf.version ||
+        meta['catalog-type'] !== leaf.type ||
+        meta['commit-id'] !== commit.commitId ||
+        meta['commit-timestamp'] !== formatTimestamp(ticks)
+      ) {
         problems.push(`${objectKey}: metadata ${JSON.stringify(meta)}`);
       }
     }

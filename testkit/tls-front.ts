@@ -29,8 +29,33 @@ export function selfSignedCertificate(): TestCertificate {
   const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-tls-'));
   const keyFile = join(dir, 'key.pem');
   const certFile = join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-days', '1', '-keyout', keyFile, '-out', certFile], { stdio: 'ignore' });
-  return { key: readFileSync(keyFile), cert: readFileSync(certFile), certFile, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-days',
+      '1',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+    ],
+    { stdio: 'ignore' },
+  );
+  return {
+    key: readFileSync(keyFile),
+    cert: readFileSync(certFile),
+    certFile,
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 export class TlsFront {
@@ -54,10 +79,20 @@ export class TlsFront {
     server.on('request', (req, res) => {
       this.requests.push({ method: req.method ?? 'GET', path: req.url ?? '/' });
       const to = new URL(this.target ?? 'http://127.0.0.1:1');
-      const out = request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers, agent: this.upstream }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const out = request(
+        {
+          host: to.hostname,
+          port: to.port,
+          method: req.method,
+          path: req.url,
+          headers: req.headers,
+          agent: this.upstream,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       out.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
       req.pipe(out);
     });

@@ -32,7 +32,10 @@ export async function openViewTarget(kind: (typeof VIEW_KINDS)[number], prefix =
       cursors: harness.store,
       documents: new S3ViewDocuments(harness.bucket, harness.clients.s3),
       mirror: { store: harness.snapshots, prefix, where: `s3://${harness.bucket}/${prefix}` },
-      cli: { args: ['--bucket', harness.bucket, '--cursor-table', harness.table, '--prefix', prefix], env: harness.env() },
+      cli: {
+        args: ['--bucket', harness.bucket, '--cursor-table', harness.table, '--prefix', prefix],
+        env: harness.env(),
+      },
       harness,
       close: () => {
         harness.clients.dynamo.destroy();

@@ -88,7 +88,9 @@ export class InvariantChecker {
   private refresh(): void {
     if (this.ticks.length === this.catalog.commits.length) return;
     this.ticks = this.catalog.commits.map((commit) => parseTicks(commit.timestamp));
-    this.keys = this.catalog.commits.map((commit) => manifestKey(this.target.prefix, commitKey(parseTimestamp(commit.timestamp))));
+    this.keys = this.catalog.commits.map((commit) =>
+      manifestKey(this.target.prefix, commitKey(parseTimestamp(commit.timestamp))),
+    );
   }
 
   /** Reads the cursor and checks invariant 1; returns the catalog index of the cursor (-1: none stored). */
@@ -99,7 +101,8 @@ export class InvariantChecker {
       if (this.highest >= 0) this.problem(where, `the cursor disappeared (it was ${this.highestText})`);
       return -1;
     }
-    if (!STORED_CURSOR.test(stored.cursor)) this.problem(where, `cursor ${JSON.stringify(stored.cursor)} is not written with exactly 7 fractional digits`);
+    if (!STORED_CURSOR.test(stored.cursor))
+      this.problem(where, `cursor ${JSON.stringify(stored.cursor)} is not written with exactly 7 fractional digits`);
     let index = -1;
     try {
       const ticks = parseTicks(stored.cursor);
@@ -113,10 +116,16 @@ export class InvariantChecker {
     }
     const commit = this.catalog.commits[index]!;
     if (stored.commitId !== undefined && stored.commitId !== commit.commitId) {
-      this.problem(where, `cursor ${stored.cursor} carries commitId ${stored.commitId}, the catalog's is ${commit.commitId}`);
+      this.problem(
+        where,
+        `cursor ${stored.cursor} carries commitId ${stored.commitId}, the catalog's is ${commit.commitId}`,
+      );
     }
     if (index < this.highest) {
-      this.problem(where, `the cursor moved BACKWARD: ${this.highestText} (commit #${this.highest}) -> ${stored.cursor} (commit #${index})`);
+      this.problem(
+        where,
+        `the cursor moved BACKWARD: ${this.highestText} (commit #${this.highest}) -> ${stored.cursor} (commit #${index})`,
+      );
     } else {
       this.highest = index;
       this.highestText = stored.cursor;
@@ -146,7 +155,11 @@ export class InvariantChecker {
     this.samples++;
     const stored = new Set(keys);
     const missing = this.keys.slice(0, index + 1).filter((key) => !stored.has(key));
-    if (missing.length > 0) this.problem('sample', `cursor at commit #${index} but ${missing.length} manifest(s) at or before it are missing: ${missing.slice(0, 3).join(', ')}`);
+    if (missing.length > 0)
+      this.problem(
+        'sample',
+        `cursor at commit #${index} but ${missing.length} manifest(s) at or before it are missing: ${missing.slice(0, 3).join(', ')}`,
+      );
     if (this.options.sampleObjects) await this.sampleObjects(index);
   }
 
@@ -158,15 +171,21 @@ export class InvariantChecker {
       const key = commitKey(parseTimestamp(commit.timestamp));
       objects.push({ key: this.keys[i]! });
       for (const leaf of commit.leaves) {
-        objects.push({ key: leafKey(this.target.prefix, key, leaf.id, leaf.version), expected: Buffer.from(leafBody(this.catalog, leaf, this.origin)) });
+        objects.push({
+          key: leafKey(this.target.prefix, key, leaf.id, leaf.version),
+          expected: Buffer.from(leafBody(this.catalog, leaf, this.origin)),
+        });
       }
     }
-    const faults = await Promise.all(objects.map(async (object) => ({ ...object, fault: await this.target.readObject(object.key, object.expected) })));
+    const faults = await Promise.all(
+      objects.map(async (object) => ({ ...object, fault: await this.target.readObject(object.key, object.expected) })),
+    );
     this.objectsSampled += objects.length;
     for (const { key, expected, fault } of faults) {
       if (!fault) continue;
       if (this.options.tornReadsTolerated) {
-        if (!this.suspects.has(key)) this.suspects.set(key, { fault, cursorIndex: index, ...(expected ? { expected } : {}) });
+        if (!this.suspects.has(key))
+          this.suspects.set(key, { fault, cursorIndex: index, ...(expected ? { expected } : {}) });
       } else {
         this.problem('sample', `cursor at commit #${index} but ${key} is not readable whole: ${fault}`);
       }
@@ -179,7 +198,10 @@ export class InvariantChecker {
       const fault = await this.target.readObject(key, suspect.expected);
       if (fault) {
         this.lost++;
-        this.problem(where, `LOST: ${key} (commit at or before the cursor #${suspect.cursorIndex}) read torn during the runs (${suspect.fault}) and still with no run in flight: ${fault}`);
+        this.problem(
+          where,
+          `LOST: ${key} (commit at or before the cursor #${suspect.cursorIndex}) read torn during the runs (${suspect.fault}) and still with no run in flight: ${fault}`,
+        );
       } else {
         this.tornReads++;
       }
@@ -204,7 +226,8 @@ export class InvariantChecker {
     let newest = -1;
     for (let i = 0; i < this.keys.length; i++) if (stored.has(this.keys[i]!)) newest = i;
     for (let i = 0; i < newest; i++) {
-      if (!stored.has(this.keys[i]!)) this.problem(where, `GAP: no manifest for commit #${i} (${this.keys[i]}) but commit #${newest}'s is stored`);
+      if (!stored.has(this.keys[i]!))
+        this.problem(where, `GAP: no manifest for commit #${i} (${this.keys[i]}) but commit #${newest}'s is stored`);
     }
     if (index > newest) this.problem(where, `cursor at commit #${index} but the newest manifest is commit #${newest}`);
     const upTo = Math.max(index, newest);
@@ -223,7 +246,8 @@ export class InvariantChecker {
       }
       for (const text of problems) this.problem(where, text);
       // verifyLocal always reads every commit up to upTo.
-      for (let i = this.target.kind === 'local' ? 0 : from; i <= upTo; i++) this.leavesChecked += this.catalog.commits[i]!.leaves.length;
+      for (let i = this.target.kind === 'local' ? 0 : from; i <= upTo; i++)
+        this.leavesChecked += this.catalog.commits[i]!.leaves.length;
       this.verifiedUpTo = Math.max(this.verifiedUpTo, upTo);
     }
     return index;

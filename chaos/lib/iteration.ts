@@ -83,8 +83,22 @@ function lastLine(text: string): string {
 export async function frame(
   ctx: ChaosContext,
   stats: KindStats,
-  options: { label: string; target: () => Promise<Target> | Target; runner: Runner; commits: number; latencyMs: number; sampleEveryMs?: number; sampleObjects?: boolean },
-  body: (f: { target: Target; catalog: GeneratedCatalog; replica: CatalogReplica; checker: InvariantChecker; sampler: Sampler }) => Promise<void>,
+  options: {
+    label: string;
+    target: () => Promise<Target> | Target;
+    runner: Runner;
+    commits: number;
+    latencyMs: number;
+    sampleEveryMs?: number;
+    sampleObjects?: boolean;
+  },
+  body: (f: {
+    target: Target;
+    catalog: GeneratedCatalog;
+    replica: CatalogReplica;
+    checker: InvariantChecker;
+    sampler: Sampler;
+  }) => Promise<void>,
 ): Promise<void> {
   const catalog = chaosCatalog(ctx.prng, options.commits);
   const replica = await replicaFor(ctx.prng, catalog, options.latencyMs);
@@ -96,10 +110,16 @@ export async function frame(
     target = await options.target();
     bump(stats.stores, target.kind);
     bump(stats.runners, options.runner);
-    checker = new InvariantChecker(target, catalog, replica.origin, `${options.label} [${target.kind}, ${options.runner}]`, {
-      tornReadsTolerated: ctx.s3 === 'stock' && target.kind === 'aws',
-      sampleObjects: options.sampleObjects ?? true,
-    });
+    checker = new InvariantChecker(
+      target,
+      catalog,
+      replica.origin,
+      `${options.label} [${target.kind}, ${options.runner}]`,
+      {
+        tornReadsTolerated: ctx.s3 === 'stock' && target.kind === 'aws',
+        sampleObjects: options.sampleObjects ?? true,
+      },
+    );
     sampler = new Sampler(checker, options.sampleEveryMs ?? 100);
     await body({ target, catalog, replica, checker, sampler });
     await sampler.stop();
@@ -109,7 +129,8 @@ export async function frame(
   } finally {
     await sampler?.stop();
     if (checker) {
-      if (checker.problems.length > 0) stats.diagnostics.push(diagnose(options.label, catalog, replica, checker.problems, target));
+      if (checker.problems.length > 0)
+        stats.diagnostics.push(diagnose(options.label, catalog, replica, checker.problems, target));
       absorb(stats, checker);
     }
     await replica.stop();
@@ -118,12 +139,19 @@ export async function frame(
 }
 
 /** The iteration's story, for a problem: the runs, the catalog, and how its pages cut it. */
-function diagnose(label: string, catalog: GeneratedCatalog, replica: CatalogReplica, problems: string[], target: Target | undefined): Record<string, unknown> {
+function diagnose(
+  label: string,
+  catalog: GeneratedCatalog,
+  replica: CatalogReplica,
+  problems: string[],
+  target: Target | undefined,
+): Record<string, unknown> {
   const indexOf = new Map(catalog.commits.map((c, i) => [c.commitId, i]));
   const pages = replica.pagePaths().map((path) => {
     const page = JSON.parse(replica.documentAt(path)) as { commitTimeStamp: string; items: { commitId: string }[] };
     const counts = new Map<number, number>();
-    for (const item of page.items) counts.set(indexOf.get(item.commitId) ?? -1, (counts.get(indexOf.get(item.commitId) ?? -1) ?? 0) + 1);
+    for (const item of page.items)
+      counts.set(indexOf.get(item.commitId) ?? -1, (counts.get(indexOf.get(item.commitId) ?? -1) ?? 0) + 1);
     return `${path} (${page.commitTimeStamp}): ${[...counts].map(([i, n]) => `#${i}×${n}`).join(' ')}`;
   });
   return {
@@ -131,24 +159,47 @@ function diagnose(label: string, catalog: GeneratedCatalog, replica: CatalogRepl
     target: target ? `${target.kind} ${target.cliArgs().join(' ')}` : undefined,
     problems,
     runs: journal.lines,
-    commits: catalog.commits.map((c, i) => `#${i} ${c.timestamp} ${c.commitId} ${c.leaves.map((l) => `${l.type === 'PackageDelete' ? 'DEL ' : ''}${l.id}/${l.version}`).join(', ')}`),
+    commits: catalog.commits.map(
+      (c, i) =>
+        `#${i} ${c.timestamp} ${c.commitId} ${c.leaves.map((l) => `${l.type === 'PackageDelete' ? 'DEL ' : ''}${l.id}/${l.version}`).join(', ')}`,
+    ),
     pages,
   };
 }
 
 /** One in-process engine run, journaled and counted. */
-export async function engineRun(stats: KindStats, target: Target, replica: CatalogReplica, options: EngineRunOptions): Promise<EngineRunResult> {
+export async function engineRun(
+  stats: KindStats,
+  target: Target,
+  replica: CatalogReplica,
+  options: EngineRunOptions,
+): Promise<EngineRunResult> {
   const n = journal.start(`engine max-commits ${options.maxCommits} concurrency ${options.concurrency}`);
   const result = await runEngine(target, replica.serviceIndexUrl, options);
   recordRun(stats, result.outcome, result.error);
-  journal.note(`run ${n} end: ${result.outcome} cursor ${result.cursorAfter ?? '-'}${result.error ? ` error: ${result.error}` : ''}`);
+  journal.note(
+    `run ${n} end: ${result.outcome} cursor ${result.cursorAfter ?? '-'}${result.error ? ` error: ${result.error}` : ''}`,
+  );
   return result;
 }
 
 /** One CLI run (a child process), journaled and counted; SIGKILLed after `killAfterMs` if given. */
-export async function cliRun(ctx: ChaosContext, stats: KindStats, target: Target, replica: CatalogReplica, args: string[], killAfterMs?: number): Promise<CliRunResult> {
+export async function cliRun(
+  ctx: ChaosContext,
+  stats: KindStats,
+  target: Target,
+  replica: CatalogReplica,
+  args: string[],
+  killAfterMs?: number,
+): Promise<CliRunResult> {
   const n = journal.start(`CLI ${args.join(' ')}${killAfterMs === undefined ? '' : `, SIGKILL at ${killAfterMs} ms`}`);
-  const result = await startCliRun(target, replica.serviceIndexUrl, args, ctx.env, killAfterMs === undefined ? {} : { killAfterMs }).done;
+  const result = await startCliRun(
+    target,
+    replica.serviceIndexUrl,
+    args,
+    ctx.env,
+    killAfterMs === undefined ? {} : { killAfterMs },
+  ).done;
   const error = result.outcome === 'error' ? lastLine(result.stderr) : undefined;
   recordRun(stats, result.outcome, error);
   if (result.killed) stats.kills++;
@@ -164,7 +215,9 @@ export async function cliRun(ctx: ChaosContext, stats: KindStats, target: Target
         return line.slice(0, 200);
       }
     });
-  journal.note(`run ${n} end: ${result.outcome}${summaries.length ? ` [${summaries.join(' | ')}]` : ''}${error ? ` error: ${error}` : ''}`);
+  journal.note(
+    `run ${n} end: ${result.outcome}${summaries.length ? ` [${summaries.join(' | ')}]` : ''}${error ? ` error: ${error}` : ''}`,
+  );
   return result;
 }
 
@@ -190,5 +243,7 @@ async function complete(
     await checker.check(`clean run ${attempt}`, { full: true });
     if (checker.atHead) return;
   }
-  stats.incomplete.push(`${checker.cursorIndex + 1}/${catalog.commits.length} commits stored after 4 clean runs; last: ${last}`);
+  stats.incomplete.push(
+    `${checker.cursorIndex + 1}/${catalog.commits.length} commits stored after 4 clean runs; last: ${last}`,
+  );
 }

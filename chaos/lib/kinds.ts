@@ -35,7 +35,13 @@ async function overlapIteration(ctx: ChaosContext, stats: KindStats, i: number):
   await frame(
     ctx,
     stats,
-    { label: `overlap #${i + 1}`, runner, commits: 24, latencyMs: prng.int(1, 4), target: () => (aws ? awsTarget(ctx.emulators, prefix) : localTarget(prefix)) },
+    {
+      label: `overlap #${i + 1}`,
+      runner,
+      commits: 24,
+      latencyMs: prng.int(1, 4),
+      target: () => (aws ? awsTarget(ctx.emulators, prefix) : localTarget(prefix)),
+    },
     async ({ target, catalog, replica, checker }) => {
       let grown = 0;
       for (let round = 1; round <= 3; round++) {
@@ -53,7 +59,13 @@ async function overlapIteration(ctx: ChaosContext, stats: KindStats, i: number):
           const maxCommits = prng.int(2, 15);
           const concurrency = prng.pick([1, 2, 4, 8, 16]);
           if (runner === 'engine') await engineRun(stats, target, replica, { maxCommits, concurrency });
-          else await cliRun(ctx, stats, target, replica, ['--max-commits', String(maxCommits), '--concurrency', String(concurrency)]);
+          else
+            await cliRun(ctx, stats, target, replica, [
+              '--max-commits',
+              String(maxCommits),
+              '--concurrency',
+              String(concurrency),
+            ]);
         });
         await Promise.all(runs);
         await growth;
@@ -72,13 +84,21 @@ async function killIteration(ctx: ChaosContext, stats: KindStats, i: number): Pr
   await frame(
     ctx,
     stats,
-    { label: `kill #${i + 1}`, runner: 'cli', commits: 30, latencyMs: prng.int(4, 10), target: () => (aws ? awsTarget(ctx.emulators, prefix) : localTarget(prefix)) },
+    {
+      label: `kill #${i + 1}`,
+      runner: 'cli',
+      commits: 30,
+      latencyMs: prng.int(4, 10),
+      target: () => (aws ? awsTarget(ctx.emulators, prefix) : localTarget(prefix)),
+    },
     async ({ target, replica, checker }) => {
       const episodes = prng.int(2, 3);
       for (let episode = 1; episode <= episodes; episode++) {
         const together = prng.chance(0.3) ? 2 : 1;
         const runs = Array.from({ length: together }, () => {
-          const args = prng.chance(0.3) ? ['--follow', '--poll-interval', '0.2'] : ['--max-commits', String(prng.int(5, 40))];
+          const args = prng.chance(0.3)
+            ? ['--follow', '--poll-interval', '0.2']
+            : ['--max-commits', String(prng.int(5, 40))];
           args.push('--concurrency', String(prng.pick([1, 2, 4, 8])));
           // From spawn: so some land in start-up, most mid-run (the AWS SDK takes longer to load).
           return cliRun(ctx, stats, target, replica, args, prng.int(30, aws ? 3_000 : 2_000));
@@ -101,14 +121,24 @@ async function faultsIteration(ctx: ChaosContext, stats: KindStats, i: number): 
     await frame(
       ctx,
       stats,
-      { label: `faults #${i + 1}`, runner: 'engine', commits: 24, latencyMs: prng.int(0, 2), target: () => (aws ? awsTarget(ctx.emulators, prefix) : localTarget(prefix)) },
+      {
+        label: `faults #${i + 1}`,
+        runner: 'engine',
+        commits: 24,
+        latencyMs: prng.int(0, 2),
+        target: () => (aws ? awsTarget(ctx.emulators, prefix) : localTarget(prefix)),
+      },
       async ({ target, replica, checker }) => {
         faults = new RandomFaults(replica, { prng, rate: 0.3, maxPerPath: 3, retryAfterSeconds: 1 });
         for (let round = 1; round <= 10; round++) {
           // Two runs at once, so faults also land while another run holds the cursor.
           await Promise.all(
             Array.from({ length: 2 }, () =>
-              engineRun(stats, target, replica, { maxCommits: prng.int(5, 30), concurrency: prng.pick([2, 4, 8]), onRetry: () => retries++ }),
+              engineRun(stats, target, replica, {
+                maxCommits: prng.int(5, 30),
+                concurrency: prng.pick([2, 4, 8]),
+                onRetry: () => retries++,
+              }),
             ),
           );
           await checker.check(`after round ${round}`);
@@ -151,14 +181,25 @@ async function restartIteration(ctx: ChaosContext, stats: KindStats, i: number):
           inFlight++;
           try {
             if (runner === 'engine') await engineRun(stats, target, replica, { maxCommits: 100_000, concurrency });
-            else await cliRun(ctx, stats, target, replica, ['--max-commits', '100000', '--concurrency', String(concurrency)]);
+            else
+              await cliRun(ctx, stats, target, replica, [
+                '--max-commits',
+                '100000',
+                '--concurrency',
+                String(concurrency),
+              ]);
           } finally {
             inFlight--;
           }
           await delay(100);
         }
       };
-      const bounce = async (server: Restartable, startAfterMs: number, downMs: number, count: () => void): Promise<void> => {
+      const bounce = async (
+        server: Restartable,
+        startAfterMs: number,
+        downMs: number,
+        count: () => void,
+      ): Promise<void> => {
         await delay(startAfterMs);
         if (inFlight > 0) stats.stopsMidRun++;
         note(`${server.name} stopping (${inFlight} run(s) in flight)`);
@@ -172,9 +213,19 @@ async function restartIteration(ctx: ChaosContext, stats: KindStats, i: number):
       const runners = Array.from({ length: runner === 'engine' ? 2 : 1 }, keepRunning);
       try {
         await Promise.all([
-          bounce(emulators.s3, prng.int(50, runner === 'cli' ? 2_000 : 1_200), prng.int(100, 1_500), () => stats.s3Restarts++),
+          bounce(
+            emulators.s3,
+            prng.int(50, runner === 'cli' ? 2_000 : 1_200),
+            prng.int(100, 1_500),
+            () => stats.s3Restarts++,
+          ),
           // DynamoDB Local's own start-up (a JVM) is a downtime of seconds already.
-          bounce(emulators.dynamo, prng.int(50, runner === 'cli' ? 2_000 : 1_200), prng.int(0, 300), () => stats.dynamoRestarts++),
+          bounce(
+            emulators.dynamo,
+            prng.int(50, runner === 'cli' ? 2_000 : 1_200),
+            prng.int(0, 300),
+            () => stats.dynamoRestarts++,
+          ),
         ]);
       } finally {
         disrupting = false;
@@ -184,4 +235,3 @@ async function restartIteration(ctx: ChaosContext, stats: KindStats, i: number):
     },
   );
 }
-

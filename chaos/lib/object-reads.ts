@@ -29,6 +29,7 @@ export async function readS3Object(s3: S3Client, bucket: string, key: string, ex
     return `unreadable: ${e.name ?? 'Error'} ${e.$metadata?.httpStatusCode ?? ''} ${e.message ?? ''}`.trim();
   }
   if (expected) return describeMismatch(body, expected);
-  if (declared !== undefined && declared !== body.length) return `short: ${body.length} of a Content-Length of ${declared}`;
+  if (declared !== undefined && declared !== body.length)
+    return `short: ${body.length} of a Content-Length of ${declared}`;
   return undefined;
 }

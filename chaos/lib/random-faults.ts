@@ -28,7 +28,9 @@ export interface RandomFaultOptions {
 
 export class RandomFaults {
   /** Faults served, by kind. */
-  readonly served: Record<RandomFaultKind, number> = Object.fromEntries(RANDOM_FAULT_KINDS.map((k) => [k, 0])) as Record<RandomFaultKind, number>;
+  readonly served: Record<RandomFaultKind, number> = Object.fromEntries(
+    RANDOM_FAULT_KINDS.map((k) => [k, 0]),
+  ) as Record<RandomFaultKind, number>;
   /** Paths judged, and how many of them were given faults. */
   pathsSeen = 0;
   pathsFaulty = 0;

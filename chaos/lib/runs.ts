@@ -64,7 +64,12 @@ export async function runEngine(target: Target, source: string, options: EngineR
     });
     return { outcome: summary.stoppedBy, cursorAfter: summary.cursorAfter };
   } catch (error) {
-    if (error instanceof SyncError) return { outcome: 'error', error: (error.cause as Error)?.message ?? error.message, cursorAfter: error.summary.cursorAfter };
+    if (error instanceof SyncError)
+      return {
+        outcome: 'error',
+        error: (error.cause as Error)?.message ?? error.message,
+        cursorAfter: error.summary.cursorAfter,
+      };
     return { outcome: 'error', error: (error as Error)?.message ?? String(error) };
   } finally {
     stores.close();

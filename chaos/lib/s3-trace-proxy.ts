@@ -37,7 +37,9 @@ export class S3Trace {
 
   /** PUTs of `key` whose time at the server may overlap [fromMs, toMs]: arrived before `toMs`, answered after `fromMs` (or not yet). */
   putsOverlapping(key: string, fromMs: number, toMs: number): TracedRequest[] {
-    return (this.byKey.get(key) ?? []).filter((r) => r.method === 'PUT' && r.startMs < toMs && (r.answeredMs === undefined || r.answeredMs > fromMs));
+    return (this.byKey.get(key) ?? []).filter(
+      (r) => r.method === 'PUT' && r.startMs < toMs && (r.answeredMs === undefined || r.answeredMs > fromMs),
+    );
   }
 
   /** When the first successful PUT of `key` was answered; undefined when none was (yet). */

@@ -22,9 +22,7 @@ import {
   waitForReady,
 } from '../../testkit/index.js';
 
-
 const READY_TIMEOUT_MS = 90_000;
-
 
 /** One emulator process that can be stopped and started again on the same port with the same data. */
 export interface Restartable {
@@ -78,7 +76,11 @@ abstract class RestartableProcess implements Restartable {
 }
 
 class S3rverProcess extends RestartableProcess {
-  constructor(port: number, directory: string, private readonly raw: boolean) {
+  constructor(
+    port: number,
+    directory: string,
+    private readonly raw: boolean,
+  ) {
     super('s3rver', port, directory);
   }
   protected async spawn(): Promise<ManagedChild> {
@@ -174,7 +176,9 @@ export interface Emulators {
 }
 
 /** Starts both emulators (in parallel) under a fresh temporary folder. */
-export async function startEmulators(options: { dynamo?: 'auto' | 'dynamodb-local' | 'dynalite'; rawS3rver?: boolean } = {}): Promise<Emulators> {
+export async function startEmulators(
+  options: { dynamo?: 'auto' | 'dynamodb-local' | 'dynalite'; rawS3rver?: boolean } = {},
+): Promise<Emulators> {
   const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
   const root = mkdtempSync(join(base, 'catalog-sync-chaos-'));
   const remove = (): void => rmSync(root, { recursive: true, force: true });
@@ -210,5 +214,3 @@ export async function startEmulators(options: { dynamo?: 'auto' | 'dynamodb-loca
     close,
   };
 }
-
-

@@ -37,7 +37,6 @@ import {
 import { describeMismatch, readS3Object, type ReadFault } from './object-reads.js';
 import type { Emulators } from './servers.js';
 
-
 /** The stores one engine run uses. */
 export interface EngineStores {
   cursors: CursorStore;
@@ -107,7 +106,9 @@ export async function awsTarget(emulators: Emulators, prefix: string): Promise<T
     prefix,
     async readCursor() {
       current();
-      const { Item } = await documents.send(new GetCommand({ TableName: table, Key: { pk: DEFAULT_CURSOR_NAME, sk: 'cursor' }, ConsistentRead: true }));
+      const { Item } = await documents.send(
+        new GetCommand({ TableName: table, Key: { pk: DEFAULT_CURSOR_NAME, sk: 'cursor' }, ConsistentRead: true }),
+      );
       if (!Item) return undefined;
       return { cursor: String(Item.cursor), ...(typeof Item.commitId === 'string' ? { commitId: Item.commitId } : {}) };
     },
@@ -117,7 +118,11 @@ export async function awsTarget(emulators: Emulators, prefix: string): Promise<T
       let token: string | undefined;
       do {
         const page = await clients.s3.send(
-          new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}commits/`, ...(token ? { ContinuationToken: token } : {}) }),
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: `${prefix}commits/`,
+            ...(token ? { ContinuationToken: token } : {}),
+          }),
         );
         for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -190,21 +195,26 @@ export function localTarget(prefix: string): Target {
     // Temporary files live in `.catalog-sync/tmp/`, never beside a key, so every file here is a manifest.
     manifestKeys: async () => localKeys(dir, `${prefix}commits/`),
     async verify(catalog, origin, upTo) {
-      return (await verifyLocal(dir, catalog, origin, upTo, prefix)).filter((problem) => !problem.startsWith('temporary file left'));
+      return (await verifyLocal(dir, catalog, origin, upTo, prefix)).filter(
+        (problem) => !problem.startsWith('temporary file left'),
+      );
     },
     async readObject(key, expected) {
       let body: Buffer;
       try {
         body = await readFile(join(dir, key));
       } catch (error) {
-        return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing (no such file)' : `unreadable: ${(error as Error).message}`;
+        return (error as NodeJS.ErrnoException).code === 'ENOENT'
+          ? 'missing (no such file)'
+          : `unreadable: ${(error as Error).message}`;
       }
       if (!expected) return undefined;
       return describeMismatch(body, expected);
     },
     async temporaryFiles() {
       // Beside a key (before 21be406) or in the state folder's tmp/ (since).
-      return (await listFiles(dir)).filter((file) => file.includes('.tmp-') || file.startsWith(`${STATE_DIR}/tmp/`)).length;
+      return (await listFiles(dir)).filter((file) => file.includes('.tmp-') || file.startsWith(`${STATE_DIR}/tmp/`))
+        .length;
     },
     cliArgs: () => ['--data-dir', dir, ...(prefix ? ['--prefix', prefix] : [])],
     engineStores() {

@@ -41,10 +41,23 @@ export const LAMBDA_SERVICE_ERRORS = [
 export const LAMBDA_THROTTLE_ERRORS = ['Lambda.TooManyRequestsException', 'Lambda.EC2ThrottledException'];
 
 /** Any error (after the Lambda retriers): 10 s doubling, 3 times. The worker resumes from its checkpoint; Finish is idempotent. */
-export const ANY_ERROR_RETRY = { errors: ['States.ALL'], interval: Duration.seconds(10), backoffRate: 2, maxAttempts: 3, jitterStrategy: sfn.JitterType.FULL };
+export const ANY_ERROR_RETRY = {
+  errors: ['States.ALL'],
+  interval: Duration.seconds(10),
+  backoffRate: 2,
+  maxAttempts: 3,
+  jitterStrategy: sfn.JitterType.FULL,
+};
 
 /** Throttle retries: 5 s doubling to at most 2 minutes, 14 times (about 20 minutes of waiting at most). */
-export const THROTTLE_RETRY = { errors: LAMBDA_THROTTLE_ERRORS, interval: Duration.seconds(5), backoffRate: 2, maxDelay: Duration.minutes(2), maxAttempts: 14, jitterStrategy: sfn.JitterType.FULL };
+export const THROTTLE_RETRY = {
+  errors: LAMBDA_THROTTLE_ERRORS,
+  interval: Duration.seconds(5),
+  backoffRate: 2,
+  maxDelay: Duration.minutes(2),
+  maxAttempts: 14,
+  jitterStrategy: sfn.JitterType.FULL,
+};
 
 /**
  * The Distributed Map's ResultWriter: its children's results (and failures) as JSON files under `prefix` in the
@@ -72,11 +85,19 @@ export interface BackfillDefinitionProps {
 
 /** The chain Plan → Ranges → Finish. */
 export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps): sfn.IChainable {
-  const serviceRetry = { errors: LAMBDA_SERVICE_ERRORS, interval: Duration.seconds(2), backoffRate: 2, maxAttempts: 6, jitterStrategy: sfn.JitterType.FULL };
-  const retried = (task: tasks.LambdaInvoke): tasks.LambdaInvoke => task.addRetry(THROTTLE_RETRY).addRetry(serviceRetry) as tasks.LambdaInvoke;
+  const serviceRetry = {
+    errors: LAMBDA_SERVICE_ERRORS,
+    interval: Duration.seconds(2),
+    backoffRate: 2,
+    maxAttempts: 6,
+    jitterStrategy: sfn.JitterType.FULL,
+  };
+  const retried = (task: tasks.LambdaInvoke): tasks.LambdaInvoke =>
+    task.addRetry(THROTTLE_RETRY).addRetry(serviceRetry) as tasks.LambdaInvoke;
   const plan = new tasks.LambdaInvoke(scope, 'Plan', {
     lambdaFunction: o.planner,
-    comment: 'Reads the index once, cuts the ranges, writes <prefix>backfill/<id>/ranges.json and the plan item (or resumes the unfinished plan).',
+    comment:
+      'Reads the index once, cuts the ranges, writes <prefix>backfill/<id>/ranges.json and the plan item (or resumes the unfinished plan).',
     // The execution's input as it is (`{}`, `{ "until": "...", "rangeLeaves": 5000 }`, `{ "abandon": true }`) and the
     // execution's id: the lease holder, named to a second execution, and the same execution's retried Plan resumes.
     payload: sfn.TaskInput.fromObject({ 'input.$': '$', 'execution.$': '$$.Execution.Id' }),
@@ -87,7 +108,7 @@ export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps)
 
   const work = new tasks.LambdaInvoke(scope, 'RunBatch', {
     lambdaFunction: o.worker,
-    comment: 'Runs the batch\'s ranges within its time; a done range is skipped, a stopped one checkpointed.',
+    comment: "Runs the batch's ranges within its time; a done range is skipped, a stopped one checkpointed.",
     payload: sfn.TaskInput.fromObject({ 'Items.$': '$.Items', 'BatchInput.$': '$.BatchInput' }),
     resultSelector: { 'done.$': '$.Payload.done' },
     resultPath: '$.result',
@@ -101,19 +122,32 @@ export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps)
     comment: 'The batch stopped at its time limit: run it again (done ranges are skipped, the others resume).',
     parameters: {
       'Items.$': '$.Items',
-      BatchInput: { 'backfillId.$': '$.BatchInput.backfillId', 'leaseHolder.$': '$.BatchInput.leaseHolder', 'passes.$': 'States.MathAdd($.BatchInput.passes, 1)' },
+      BatchInput: {
+        'backfillId.$': '$.BatchInput.backfillId',
+        'leaseHolder.$': '$.BatchInput.leaseHolder',
+        'passes.$': 'States.MathAdd($.BatchInput.passes, 1)',
+      },
     },
   });
-  const tooMany = new sfn.Fail(scope, 'TooManyPasses', { error: 'BackfillBatchStuck', cause: `A batch came back not done ${o.maxPasses} times.` });
+  const tooMany = new sfn.Fail(scope, 'TooManyPasses', {
+    error: 'BackfillBatchStuck',
+    cause: `A batch came back not done ${o.maxPasses} times.`,
+  });
   const loop = new sfn.Choice(scope, 'BatchDone?')
     // The child's output is what the map collects (and the ResultWriter writes): `{"done":true}` only, never the batch.
-    .when(sfn.Condition.booleanEquals('$.result.done', true), new sfn.Succeed(scope, 'BatchDone', { outputPath: '$.result' }))
+    .when(
+      sfn.Condition.booleanEquals('$.result.done', true),
+      new sfn.Succeed(scope, 'BatchDone', { outputPath: '$.result' }),
+    )
     .when(sfn.Condition.numberGreaterThanEquals('$.BatchInput.passes', o.maxPasses), tooMany)
     .otherwise(again.next(work));
   const writer = new PrefixResultWriter({ bucket: o.resultsBucket, prefix: o.resultsPrefix });
   const ranges = new sfn.DistributedMap(scope, 'Ranges', {
     comment: 'Every range of the plan, batchSize per worker invocation, maxConcurrency at once; no failure tolerated.',
-    itemReader: new sfn.S3JsonItemReader({ bucketNamePath: sfn.JsonPath.stringAt('$.bucket'), key: sfn.JsonPath.stringAt('$.rangesKey') }),
+    itemReader: new sfn.S3JsonItemReader({
+      bucketNamePath: sfn.JsonPath.stringAt('$.bucket'),
+      key: sfn.JsonPath.stringAt('$.rangesKey'),
+    }),
     itemBatcher: new sfn.ItemBatcher({
       maxItemsPerBatch: o.batchSize,
       maxInputBytesPerBatch: MAX_BATCH_INPUT_BYTES,
@@ -145,7 +179,7 @@ export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps)
   // follower is not held off for nothing and a new execution resumes the plan without waiting for the lease to lapse.
   const release = new tasks.LambdaInvoke(scope, 'Release', {
     lambdaFunction: o.finalizer,
-    comment: 'The map failed: gives the plan\'s lease back (done ranges stay done; a new execution resumes the plan).',
+    comment: "The map failed: gives the plan's lease back (done ranges stay done; a new execution resumes the plan).",
     payload: sfn.TaskInput.fromObject({ 'backfillId.$': '$.backfillId', release: true }),
     payloadResponseOnly: true,
     resultPath: sfn.JsonPath.DISCARD,

@@ -63,7 +63,15 @@ export interface CatalogBackfillProps {
 export function checkBackfillProps(
   path: string,
   settings: Record<string, string>,
-  o: { prefix: string; maxConcurrency: number; batchSize: number; workerTimeout: Duration; maxPasses: number; runtime: lambda.Runtime; props: CatalogBackfillProps },
+  o: {
+    prefix: string;
+    maxConcurrency: number;
+    batchSize: number;
+    workerTimeout: Duration;
+    maxPasses: number;
+    runtime: lambda.Runtime;
+    props: CatalogBackfillProps;
+  },
 ): void {
   const fail = (message: string): never => {
     throw new CatalogSyncPropsError(`${path}: ${message}`);
@@ -76,17 +84,21 @@ export function checkBackfillProps(
       throw error;
     }
   }
-  if (/[*?$]/.test(o.prefix)) fail(`prefix ${JSON.stringify(o.prefix)} must not hold *, ? or $ (IAM wildcards and variables)`);
+  if (/[*?$]/.test(o.prefix))
+    fail(`prefix ${JSON.stringify(o.prefix)} must not hold *, ? or $ (IAM wildcards and variables)`);
   const whole = (name: string, value: number, lo: number, hi: number) => {
-    if (!Number.isInteger(value) || value < lo || value > hi) fail(`${name} must be a whole number from ${lo} to ${hi} (got ${value})`);
+    if (!Number.isInteger(value) || value < lo || value > hi)
+      fail(`${name} must be a whole number from ${lo} to ${hi} (got ${value})`);
   };
   whole('maxConcurrency', o.maxConcurrency, 1, 1_000);
   whole('batchSize', o.batchSize, 1, 100);
   whole('maxPasses', o.maxPasses, 1, 1_000);
-  if (o.props.workerReservedConcurrency !== undefined) whole('workerReservedConcurrency', o.props.workerReservedConcurrency, o.maxConcurrency, 10_000);
+  if (o.props.workerReservedConcurrency !== undefined)
+    whole('workerReservedConcurrency', o.props.workerReservedConcurrency, o.maxConcurrency, 10_000);
   if (o.props.workerMemorySize !== undefined) whole('workerMemorySize', o.props.workerMemorySize, 128, 10_240);
   const seconds = o.workerTimeout.toSeconds();
-  if (seconds < 60 || seconds > 900) fail(`workerTimeout must be from 1 to 15 minutes (got ${o.workerTimeout.toHumanString()})`);
+  if (seconds < 60 || seconds > 900)
+    fail(`workerTimeout must be from 1 to 15 minutes (got ${o.workerTimeout.toHumanString()})`);
   const major = Number(/^nodejs(\d+)/.exec(o.runtime.name)?.[1] ?? NaN);
   if (!(major >= 22)) fail(`runtime must be Node.js 22 or newer (got ${o.runtime.name})`);
 }

@@ -86,7 +86,15 @@ export class CatalogBackfill extends Construct {
       CURSOR_NAME: this.cursorName,
       SNAPSHOT_PREFIX: this.prefix,
     };
-    checkBackfillProps(this.node.path, settings, { prefix: this.prefix, maxConcurrency: this.maxConcurrency, batchSize: this.batchSize, workerTimeout, maxPasses, runtime, props });
+    checkBackfillProps(this.node.path, settings, {
+      prefix: this.prefix,
+      maxConcurrency: this.maxConcurrency,
+      batchSize: this.batchSize,
+      workerTimeout,
+      maxPasses,
+      runtime,
+      props,
+    });
     const serviceName = (this.serviceName = `catalog-sync-${this.cursorName}-backfill`);
     const environment: Record<string, string> = {
       ...settings,
@@ -98,7 +106,11 @@ export class CatalogBackfill extends Construct {
       NODE_OPTIONS: '--enable-source-maps',
     };
     const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
-    const fn = (name: 'Planner' | 'Worker' | 'Finalizer', entry: string, o: { memorySize: number; timeout: Duration; reserved?: number }) => {
+    const fn = (
+      name: 'Planner' | 'Worker' | 'Finalizer',
+      entry: string,
+      o: { memorySize: number; timeout: Duration; reserved?: number },
+    ) => {
       const logGroup = new logs.LogGroup(this, `${name}Logs`, { retention, removalPolicy: RemovalPolicy.RETAIN });
       const role = new iam.Role(this, `${name}Role`, {
         assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
@@ -145,15 +157,26 @@ export class CatalogBackfill extends Construct {
     this.finalizer = finalizer.f;
 
     // --- exactly the calls each function makes (lambda/stores/dynamo-store.ts, s3-store.ts) ---------------
-    const dependsOn = (settings.DEPENDS_ON ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '');
+    const dependsOn = (settings.DEPENDS_ON ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '');
     const items = (role: iam.Role, sid: string, actions: string[], keys: string[] = [this.cursorName]) =>
       role.addToPrincipalPolicy(
-        new iam.PolicyStatement({ sid, actions, resources: [props.table.tableArn], conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': keys } } }),
+        new iam.PolicyStatement({
+          sid,
+          actions,
+          resources: [props.table.tableArn],
+          conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': keys } },
+        }),
       );
     const objects = (role: iam.Role, sid: string, actions: string[], under: string, why: string) => {
       const arn = props.bucket.arnForObjects(`${under}*`);
       role.addToPrincipalPolicy(new iam.PolicyStatement({ sid, actions, resources: [arn] }));
-      Validations.of(role).acknowledge({ id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(this).resolve(arn))}]`, reason: why });
+      Validations.of(role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(this).resolve(arn))}]`,
+        reason: why,
+      });
     };
     const rangesPrefix = `${this.prefix}backfill/`;
     // Planner: its cursor and its dependencies' (GetItem), the newest plan (Query), the active-plan item and the
@@ -161,7 +184,13 @@ export class CatalogBackfill extends Construct {
     // writes the ranges file and reads it back when it resumes a plan.
     items(planner.role, 'ReadCursors', ['dynamodb:GetItem'], [this.cursorName, ...dependsOn]);
     items(planner.role, 'PlanItems', ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
-    objects(planner.role, 'RangesFile', ['s3:PutObject', 's3:GetObject'], rangesPrefix, `The plan's ranges file is named by the backfill's id, unknown in advance: PutObject and GetObject under "${rangesPrefix}" only.`);
+    objects(
+      planner.role,
+      'RangesFile',
+      ['s3:PutObject', 's3:GetObject'],
+      rangesPrefix,
+      `The plan's ranges file is named by the backfill's id, unknown in advance: PutObject and GetObject under "${rangesPrefix}" only.`,
+    );
     // Worker: the range items (GetItem; progress and done: conditional UpdateItem) and the plan's lease; leaves,
     // manifests and quarantine records in the layout's folders, as the follower writes them, and filter.json (the
     // first to run on a mirror records its filter). Not watermark.json: the finalizer writes it.
@@ -172,22 +201,34 @@ export class CatalogBackfill extends Construct {
     });
     // Finalizer: the plan, every range (Query), the cursor and the active-plan item (conditional UpdateItem), the run
     // log (PutItem), the lease given back after a failed map (UpdateItem); filter.json and watermark.json (those keys).
-    items(finalizer.role, 'FinishItems', ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    items(finalizer.role, 'FinishItems', [
+      'dynamodb:GetItem',
+      'dynamodb:Query',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
     // The planner finishes a plan with no range at once (B at the cursor), so it writes the watermark too. Both record
     // the id filter in filter.json when they are the first to run on a mirror (checkIdFilter; the worker's grant
     // names filter.json too).
-    const mirrorState = [props.bucket.arnForObjects(filterKeyOf(this.prefix)), props.bucket.arnForObjects(watermarkKeyOf(this.prefix))];
+    const mirrorState = [
+      props.bucket.arnForObjects(filterKeyOf(this.prefix)),
+      props.bucket.arnForObjects(watermarkKeyOf(this.prefix)),
+    ];
     for (const role of [planner.role, finalizer.role]) {
-      role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PutFilterAndWatermark', actions: ['s3:PutObject'], resources: mirrorState }));
+      role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ sid: 'PutFilterAndWatermark', actions: ['s3:PutObject'], resources: mirrorState }),
+      );
     }
     // All three read filter.json (checkIdFilter, lambda/backfill/lambda/warm.ts) and the watermark (the filter check; before
     // each watermark write, which never moves it back): GetObject of those two keys, and ListBucket on the bucket so
     // that a missing one answers 404, not 403 (mirror-grants.ts says why).
-    for (const role of [planner.role, worker.role, finalizer.role]) grantMirrorStateRead(role, props.bucket, this.prefix);
+    for (const role of [planner.role, worker.role, finalizer.role])
+      grantMirrorStateRead(role, props.bucket, this.prefix);
     // The follower's gate (a Query of its cursor's items) is the follower's own grant: infra/constructs/sync-function.ts.
     // A bucket encrypted with a customer key: the functions write (GenerateDataKey) and read (Decrypt) through it.
     // (An imported bucket known by name alone brings no key: grant it yourself, docs/deploy.md.)
-    for (const role of [planner.role, worker.role, finalizer.role]) grantBucketKey(role, props.bucket, ['kms:Decrypt', 'kms:GenerateDataKey']);
+    for (const role of [planner.role, worker.role, finalizer.role])
+      grantBucketKey(role, props.bucket, ['kms:Decrypt', 'kms:GenerateDataKey']);
 
     // --- the state machine ----------------------------------------------------------------------------------
     const definition = backfillDefinition(this, {
@@ -215,7 +256,13 @@ export class CatalogBackfill extends Construct {
       logs: { destination: machineLogs, level: sfn.LogLevel.ALL, includeExecutionData: false },
     });
     // ItemReader: GetObject of the ranges files only (the bucket comes from the planner's output, so CDK adds none).
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'ReadRanges', actions: ['s3:GetObject'], resources: [props.bucket.arnForObjects(`${rangesPrefix}*`)] }));
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadRanges',
+        actions: ['s3:GetObject'],
+        resources: [props.bucket.arnForObjects(`${rangesPrefix}*`)],
+      }),
+    );
     // ResultWriter: the map runs' results (multipart uploads, read back by the service) under their prefix only.
     const resultsArn = props.bucket.arnForObjects(`${backfillResultsPrefix(this.prefix)}*`);
     role.addToPrincipalPolicy(
@@ -243,7 +290,11 @@ export class CatalogBackfill extends Construct {
       alarmDescription: `catalog-sync ${this.cursorName}: a backfill execution failed, timed out or was aborted (the cursor did not move past a range not done; start it again to resume)`,
       metric: new cloudwatch.MathExpression({
         expression: 'failed + timedOut + aborted',
-        usingMetrics: { failed: metric('ExecutionsFailed'), timedOut: metric('ExecutionsTimedOut'), aborted: metric('ExecutionsAborted') },
+        usingMetrics: {
+          failed: metric('ExecutionsFailed'),
+          timedOut: metric('ExecutionsTimedOut'),
+          aborted: metric('ExecutionsAborted'),
+        },
         period: Duration.minutes(5),
         label: 'Executions failed, timed out or aborted',
       }),
@@ -275,7 +326,8 @@ export class CatalogBackfill extends Construct {
           if (!name.includes('*')) continue;
           Validations.of(mapPolicy).acknowledge({
             id: `AwsSolutions-IAM5[Resource::${name}]`,
-            reason: 'A Distributed Map runs each batch as a child execution of this state machine: DescribeExecution, StopExecution and RedriveExecution on this state machine\'s own executions (ids made by the service), as AWS documents for Distributed Map.',
+            reason:
+              "A Distributed Map runs each batch as a child execution of this state machine: DescribeExecution, StopExecution and RedriveExecution on this state machine's own executions (ids made by the service), as AWS documents for Distributed Map.",
           });
         }
       }
@@ -287,9 +339,9 @@ export class CatalogBackfill extends Construct {
     for (const fn of [this.planner, this.worker, this.finalizer]) {
       Validations.of(role).acknowledge({
         id: `AwsSolutions-IAM5[Resource::<${resolved(fn.node.defaultChild && Stack.of(this).getLogicalId(fn.node.defaultChild as lambda.CfnFunction))}.Arn>:*]`,
-        reason: 'lambda:InvokeFunction on the function and its versions/aliases (CDK\'s LambdaInvoke grant): the state machine invokes exactly its three functions.',
+        reason:
+          "lambda:InvokeFunction on the function and its versions/aliases (CDK's LambdaInvoke grant): the state machine invokes exactly its three functions.",
       });
     }
   }
-
 }

@@ -34,7 +34,12 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { consumerCursorKey, CURSOR_NAME_PATTERN, DEFAULT_METRICS_NAMESPACE, mirrorKeyOf } from '../../lambda/contract/index.js';
+import {
+  consumerCursorKey,
+  CURSOR_NAME_PATTERN,
+  DEFAULT_METRICS_NAMESPACE,
+  mirrorKeyOf,
+} from '../../lambda/contract/index.js';
 import type { ConsumableSync } from './consumable-sync.js';
 import { CatalogSyncPropsError } from '../catalog-sync-props.js';
 import { nagResource } from './nag.js';
@@ -107,7 +112,10 @@ export class CatalogConsumer extends Construct {
     const schedule = props.schedule ?? DEFAULT_CONSUMER_SCHEDULE;
 
     this.function = props.function ?? this.buildFunction(props);
-    const timeout = props.function === undefined ? (props.timeout ?? DEFAULT_CONSUMER_TIMEOUT) : (props.function.timeout ?? Duration.seconds(3));
+    const timeout =
+      props.function === undefined
+        ? (props.timeout ?? DEFAULT_CONSUMER_TIMEOUT)
+        : (props.function.timeout ?? Duration.seconds(3));
     const environment: Record<string, string> = {
       CONSUMER_NAME: consumerName,
       CURSOR_TABLE: sync.table.tableName,
@@ -125,7 +133,11 @@ export class CatalogConsumer extends Construct {
     this.grant(props, dependsOn);
 
     // --- wake-ups: the sync's commit events, in a queue of this consumer's own ---------------------------------
-    this.wakeDeadLetterQueue = new sqs.Queue(this, 'WakeDeadLetters', { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(1) });
+    this.wakeDeadLetterQueue = new sqs.Queue(this, 'WakeDeadLetters', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(1),
+    });
     this.wakeQueue = new sqs.Queue(this, 'Wake', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -137,9 +149,11 @@ export class CatalogConsumer extends Construct {
     });
     Validations.of(this.wakeDeadLetterQueue).acknowledge({
       id: 'AwsSolutions-SQS3',
-      reason: 'This queue IS the dead-letter queue of the wake-up queue. Its messages are only wake-ups (the schedule and the next event wake the consumer again); nothing is lost when they expire.',
+      reason:
+        'This queue IS the dead-letter queue of the wake-up queue. Its messages are only wake-ups (the schedule and the next event wake the consumer again); nothing is lost when they expire.',
     });
-    if (sync.commitRule) sync.commitRule.addTarget(new targets.SqsQueue(this.wakeQueue, { deadLetterQueue: this.wakeDeadLetterQueue }));
+    if (sync.commitRule)
+      sync.commitRule.addTarget(new targets.SqsQueue(this.wakeQueue, { deadLetterQueue: this.wakeDeadLetterQueue }));
     else {
       Annotations.of(this).addWarningV2(
         'catalog-sync:consumer-without-events',
@@ -148,20 +162,41 @@ export class CatalogConsumer extends Construct {
     }
     // Many events, one run: a batch of up to 1,000 wake-ups gathered for up to 20 s; the poller's fewest concurrent
     // invocations (2), so that few batches meet the reserved concurrency of 1 and are throttled.
-    this.function.addEventSource(new SqsEventSource(this.wakeQueue, { batchSize: 1_000, maxBatchingWindow: Duration.seconds(20), maxConcurrency: 2 }));
+    this.function.addEventSource(
+      new SqsEventSource(this.wakeQueue, {
+        batchSize: 1_000,
+        maxBatchingWindow: Duration.seconds(20),
+        maxConcurrency: 2,
+      }),
+    );
 
     // --- the backstop schedule, failures to a dead-letter queue ------------------------------------------------
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
     Validations.of(this.deadLetterQueue).acknowledge({
       id: 'AwsSolutions-SQS3',
-      reason: 'This queue IS the dead-letter queue of the consumer\'s scheduled runs (on-failure destination and rule-target DLQ); the dead-letter alarm watches it.',
+      reason:
+        "This queue IS the dead-letter queue of the consumer's scheduled runs (on-failure destination and rule-target DLQ); the dead-letter alarm watches it.",
     });
-    this.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.hours(1), onFailure: new SendMessageOnly(this.deadLetterQueue) });
+    this.function.configureAsyncInvoke({
+      retryAttempts: 0,
+      maxEventAge: Duration.hours(1),
+      onFailure: new SendMessageOnly(this.deadLetterQueue),
+    });
     this.scheduleRule = new events.Rule(this, 'Schedule', {
       description: `catalog-sync consumer ${consumerName}: a run every ${schedule.toMinutes()} min, besides the commit events`,
       schedule: events.Schedule.rate(schedule),
     });
-    this.scheduleRule.addTarget(new targets.LambdaFunction(this.function, { retryAttempts: 0, maxEventAge: Duration.hours(1), deadLetterQueue: this.deadLetterQueue }));
+    this.scheduleRule.addTarget(
+      new targets.LambdaFunction(this.function, {
+        retryAttempts: 0,
+        maxEventAge: Duration.hours(1),
+        deadLetterQueue: this.deadLetterQueue,
+      }),
+    );
 
     // --- alarms and the dashboard ----------------------------------------------------------------------------
     const period = Duration.minutes(5);
@@ -179,7 +214,10 @@ export class CatalogConsumer extends Construct {
     });
     this.deadLetterAlarm = new cloudwatch.Alarm(this, 'DeadLettersAlarm', {
       alarmDescription: `catalog-sync consumer ${consumerName}: a scheduled run failed (its error is in the dead-letter queue).`,
-      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: cloudwatch.Stats.MAXIMUM }),
+      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period,
+        statistic: cloudwatch.Stats.MAXIMUM,
+      }),
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -201,7 +239,10 @@ export class CatalogConsumer extends Construct {
 
   private buildFunction(props: CatalogConsumerProps): lambda.Function {
     const runtime = props.runtime ?? lambda.Runtime.NODEJS_22_X;
-    const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.RETAIN });
+    const logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
     const role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: `catalog-sync consumer ${props.consumerName}: its cursor, reads of the mirror, its logs`,
@@ -220,7 +261,10 @@ export class CatalogConsumer extends Construct {
       bundling: nodeBundling(runtime),
     });
     if (runtime.name !== latestNodeRuntime().name) {
-      Validations.of(fn).acknowledge({ id: 'AwsSolutions-L1', reason: `${runtime.name} is chosen deliberately (the runtime prop; Node.js 22 by default), as for the sync's own function.` });
+      Validations.of(fn).acknowledge({
+        id: 'AwsSolutions-L1',
+        reason: `${runtime.name} is chosen deliberately (the runtime prop; Node.js 22 by default), as for the sync's own function.`,
+      });
     }
     return fn;
   }
@@ -238,7 +282,11 @@ export class CatalogConsumer extends Construct {
         sid: 'ReadCursors',
         actions: ['dynamodb:GetItem'],
         resources: [sync.table.tableArn],
-        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [keyed(consumerName), ...dependsOn.map(keyed), consumerName, ...dependsOn] } },
+        conditions: {
+          'ForAllValues:StringEquals': {
+            'dynamodb:LeadingKeys': [keyed(consumerName), ...dependsOn.map(keyed), consumerName, ...dependsOn],
+          },
+        },
       }),
     );
     fn.addToRolePolicy(
@@ -267,12 +315,17 @@ export class CatalogConsumer extends Construct {
 }
 
 function checkProps(props: CatalogConsumerProps, dependsOn: readonly string[]): void {
-  const problem = (what: string): CatalogSyncPropsError => new CatalogSyncPropsError(`CatalogConsumer ${JSON.stringify(props.consumerName)}: ${what}`);
-  if (!CURSOR_NAME_PATTERN.test(props.consumerName)) throw problem('consumerName must be 1 to 128 characters of A-Z a-z 0-9 . _ - and start with a letter or digit');
-  if (props.consumerName === props.sync.cursorName) throw problem('consumerName is the sync\'s own cursor name: a consumer needs a cursor of its own');
-  if ((props.entry === undefined) === (props.function === undefined)) throw problem('give exactly one of "entry" (a file exporting handler = consumerHandler(…)) and "function"');
+  const problem = (what: string): CatalogSyncPropsError =>
+    new CatalogSyncPropsError(`CatalogConsumer ${JSON.stringify(props.consumerName)}: ${what}`);
+  if (!CURSOR_NAME_PATTERN.test(props.consumerName))
+    throw problem('consumerName must be 1 to 128 characters of A-Z a-z 0-9 . _ - and start with a letter or digit');
+  if (props.consumerName === props.sync.cursorName)
+    throw problem("consumerName is the sync's own cursor name: a consumer needs a cursor of its own");
+  if ((props.entry === undefined) === (props.function === undefined))
+    throw problem('give exactly one of "entry" (a file exporting handler = consumerHandler(…)) and "function"');
   for (const dependency of dependsOn) {
-    if (!CURSOR_NAME_PATTERN.test(dependency) || dependency === props.consumerName) throw problem(`dependsOn ${JSON.stringify(dependency)} is not another cursor's name`);
+    if (!CURSOR_NAME_PATTERN.test(dependency) || dependency === props.consumerName)
+      throw problem(`dependsOn ${JSON.stringify(dependency)} is not another cursor's name`);
   }
   const every = props.checkpointEvery ?? 1;
   if (!Number.isInteger(every) || every < 1) throw problem(`checkpointEvery ${every} must be a whole number >= 1`);

@@ -77,7 +77,10 @@ export class CommitEvents {
       alarmDescription:
         `catalog-sync ${props.cursorName}: the commit-events dead-letter queue holds messages: a consumer failed one 5 times, ` +
         'or EventBridge could not deliver an event. Read them, fix the consumer, then move them back (SQS redrive) or purge the queue.',
-      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM }),
+      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: cloudwatch.Stats.MAXIMUM,
+      }),
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

@@ -32,8 +32,11 @@ export interface HandlerCode {
 export function handlerCode(name: string): HandlerCode {
   const source = join(ROOT, 'lambda', `${name}.ts`);
   const lockFile = join(ROOT, 'package-lock.json');
-  if (existsSync(source) && existsSync(lockFile)) return { entry: source, project: { projectRoot: ROOT, depsLockFilePath: lockFile } };
+  if (existsSync(source) && existsSync(lockFile))
+    return { entry: source, project: { projectRoot: ROOT, depsLockFilePath: lockFile } };
   const compiled = join(ROOT, 'lambda', `${name}.js`);
   if (existsSync(compiled)) return { entry: compiled, project: {} };
-  throw new Error(`catalog-sync: the Lambda handler ${name} is missing: neither ${source} nor ${compiled} exists (reinstall the package)`);
+  throw new Error(
+    `catalog-sync: the Lambda handler ${name} is missing: neither ${source} nor ${compiled} exists (reinstall the package)`,
+  );
 }

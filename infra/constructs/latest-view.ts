@@ -16,9 +16,16 @@ import { nagResource } from './nag.js';
 
 /** Adds the view consumer to `sync` (construct id `LatestView`). */
 export function addLatestView(sync: ConsumableSync, alarmTopic?: sns.ITopic): CatalogConsumer {
-  const view = new CatalogConsumer(sync, 'LatestView', { sync, consumerName: VIEW_CONSUMER, entry: handlerCode('view/lambda').entry, ...(alarmTopic ? { alarmTopic } : {}) });
+  const view = new CatalogConsumer(sync, 'LatestView', {
+    sync,
+    consumerName: VIEW_CONSUMER,
+    entry: handlerCode('view/lambda').entry,
+    ...(alarmTopic ? { alarmTopic } : {}),
+  });
   const objects = sync.bucket.arnForObjects(`${sync.prefix}${VIEW_KEYS}`);
-  view.function.addToRolePolicy(new iam.PolicyStatement({ sid: 'WriteView', actions: ['s3:PutObject'], resources: [objects] }));
+  view.function.addToRolePolicy(
+    new iam.PolicyStatement({ sid: 'WriteView', actions: ['s3:PutObject'], resources: [objects] }),
+  );
   Validations.of(view.function.role ?? view.function).acknowledge({
     id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(sync).resolve(objects))}]`,
     reason: `The latest view writes one index per package, ids unknown in advance: PutObject (only) under "${sync.prefix}packages/".`,

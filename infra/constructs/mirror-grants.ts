@@ -17,12 +17,24 @@ import { nagResource } from './nag.js';
  * `watermark.json`. The run log is in the table, not the bucket. cdk-nag's finding on each folder's wildcard is
  * acknowledged with `why`.
  */
-export function grantSnapshotWrites(role: iam.Role, bucket: s3.IBucket, prefix: string, o: { readonly watermark: boolean; readonly why: string }): void {
+export function grantSnapshotWrites(
+  role: iam.Role,
+  bucket: s3.IBucket,
+  prefix: string,
+  o: { readonly watermark: boolean; readonly why: string },
+): void {
   const folders = SNAPSHOT_FOLDERS.map((folder) => bucket.arnForObjects(`${prefix}${folder}*`));
-  const keys = [filterKeyOf(prefix), ...(o.watermark ? [watermarkKeyOf(prefix)] : [])].map((key) => bucket.arnForObjects(key));
-  role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'PutSnapshots', actions: ['s3:PutObject'], resources: [...folders, ...keys] }));
+  const keys = [filterKeyOf(prefix), ...(o.watermark ? [watermarkKeyOf(prefix)] : [])].map((key) =>
+    bucket.arnForObjects(key),
+  );
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ sid: 'PutSnapshots', actions: ['s3:PutObject'], resources: [...folders, ...keys] }),
+  );
   for (const arn of folders) {
-    Validations.of(role).acknowledge({ id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(role).resolve(arn))}]`, reason: o.why });
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(role).resolve(arn))}]`,
+      reason: o.why,
+    });
   }
 }
 
@@ -36,7 +48,11 @@ export function grantSnapshotWrites(role: iam.Role, bucket: s3.IBucket, prefix: 
  */
 export function grantMirrorStateRead(role: iam.Role, bucket: s3.IBucket, prefix: string): void {
   role.addToPrincipalPolicy(
-    new iam.PolicyStatement({ sid: 'ReadMirrorState', actions: ['s3:GetObject'], resources: [bucket.arnForObjects(filterKeyOf(prefix)), bucket.arnForObjects(watermarkKeyOf(prefix))] }),
+    new iam.PolicyStatement({
+      sid: 'ReadMirrorState',
+      actions: ['s3:GetObject'],
+      resources: [bucket.arnForObjects(filterKeyOf(prefix)), bucket.arnForObjects(watermarkKeyOf(prefix))],
+    }),
   );
   grantMissingKeys(role, bucket);
 }
@@ -46,12 +62,23 @@ export function grantMirrorStateRead(role: iam.Role, bucket: s3.IBucket, prefix:
  * that key: `kms:GenerateDataKey` for a PUT, `kms:Decrypt` for a GET (no `*` actions, as `grantEncryptDecrypt` would
  * give). An imported bucket known by name alone brings no key: grant it yourself (docs/deploy.md).
  */
-export function grantBucketKey(grantee: iam.IGrantable, bucket: s3.IBucket, actions: ReadonlyArray<'kms:Decrypt' | 'kms:GenerateDataKey'>): void {
+export function grantBucketKey(
+  grantee: iam.IGrantable,
+  bucket: s3.IBucket,
+  actions: ReadonlyArray<'kms:Decrypt' | 'kms:GenerateDataKey'>,
+): void {
   if (!bucket.encryptionKey) return;
   // One Sid per kind of use: the view's role holds the consumer's Decrypt and its own GenerateDataKey, and IAM refuses
   // a policy with two statements of one Sid.
-  const sid = actions.length > 1 ? 'UseBucketKey' : actions[0] === 'kms:Decrypt' ? 'DecryptWithBucketKey' : 'EncryptWithBucketKey';
-  grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ sid, actions: [...actions], resources: [bucket.encryptionKey.keyArn] }));
+  const sid =
+    actions.length > 1
+      ? 'UseBucketKey'
+      : actions[0] === 'kms:Decrypt'
+        ? 'DecryptWithBucketKey'
+        : 'EncryptWithBucketKey';
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new iam.PolicyStatement({ sid, actions: [...actions], resources: [bucket.encryptionKey.keyArn] }),
+  );
 }
 
 /**
@@ -59,5 +86,7 @@ export function grantBucketKey(grantee: iam.IGrantable, bucket: s3.IBucket, acti
  * AccessDenied into 404 NoSuchKey, which the code reads as "absent" (see {@link grantMirrorStateRead}).
  */
 export function grantMissingKeys(grantee: iam.IGrantable, bucket: s3.IBucket): void {
-  grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'SeeMissingKeys', actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new iam.PolicyStatement({ sid: 'SeeMissingKeys', actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+  );
 }

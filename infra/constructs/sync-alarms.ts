@@ -62,7 +62,11 @@ export interface SyncAlarmsProps {
 }
 
 /** A metric of a sync's EMF output (namespace `CatalogSync`, dimension `service`). */
-export function syncMetric(serviceName: string, metricName: string, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+export function syncMetric(
+  serviceName: string,
+  metricName: string,
+  props: cloudwatch.MetricOptions = {},
+): cloudwatch.Metric {
   return new cloudwatch.Metric({
     namespace: DEFAULT_METRICS_NAMESPACE,
     metricName,
@@ -101,7 +105,10 @@ export class SyncAlarms {
     });
     this.deadLetterAlarm = alarm('DeadLettersAlarm', {
       alarmDescription: `catalog-sync ${cursorName}: the dead-letter queue holds failed or undelivered runs. Read them, then purge the queue.`,
-      metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM }),
+      metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: cloudwatch.Stats.MAXIMUM,
+      }),
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

@@ -69,7 +69,8 @@ export class SyncDashboard extends Construct {
   constructor(scope: Construct, id: string, props: SyncDashboardProps) {
     super(scope, id);
     const period = (this.period = props.schedule);
-    const emf = (metricName: string, statistic: string, label: string) => syncMetric(props.serviceName, metricName, { period, statistic, label });
+    const emf = (metricName: string, statistic: string, label: string) =>
+      syncMetric(props.serviceName, metricName, { period, statistic, label });
     const minutes = period.toMinutes();
     this.dashboard = new cloudwatch.Dashboard(this, 'Resource', {
       ...(props.dashboardName === undefined ? {} : { dashboardName: props.dashboardName }),
@@ -88,20 +89,35 @@ export class SyncDashboard extends Construct {
     );
 
     const leaves = emf('Leaves', cloudwatch.Stats.SUM, 'Leaves');
-    const busy = props.function.metricDuration({ period, statistic: cloudwatch.Stats.SUM, label: 'Duration (sum, ms)' });
+    const busy = props.function.metricDuration({
+      period,
+      statistic: cloudwatch.Stats.SUM,
+      label: 'Duration (sum, ms)',
+    });
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Cursor lag (seconds behind the catalog head)',
         left: [emf('CursorLagSeconds', cloudwatch.Stats.MAXIMUM, 'CursorLagSeconds (max)')],
         leftYAxis: { min: 0, label: 'seconds', showUnits: false },
-        leftAnnotations: [{ value: props.lagThreshold.toSeconds(), label: `lag alarm (${props.lagThreshold.toHumanString()})`, color: cloudwatch.Color.RED }],
+        leftAnnotations: [
+          {
+            value: props.lagThreshold.toSeconds(),
+            label: `lag alarm (${props.lagThreshold.toHumanString()})`,
+            color: cloudwatch.Color.RED,
+          },
+        ],
         width: HALF,
         height: HEIGHT,
       }),
       new cloudwatch.GraphWidget({
         title: 'Leaves per second, and S3 PUT retries',
         left: [
-          new cloudwatch.MathExpression({ expression: 'leaves / PERIOD(leaves)', usingMetrics: { leaves }, period, label: 'leaves/s (over the period)' }),
+          new cloudwatch.MathExpression({
+            expression: 'leaves / PERIOD(leaves)',
+            usingMetrics: { leaves },
+            period,
+            label: 'leaves/s (over the period)',
+          }),
           new cloudwatch.MathExpression({
             expression: 'IF(busy > 0, leaves / (busy / 1000), 0)',
             usingMetrics: { leaves, busy },
@@ -139,13 +155,20 @@ export class SyncDashboard extends Construct {
           props.function.metricDuration({ period, statistic: cloudwatch.Stats.MAXIMUM, label: 'Duration (max)' }),
         ],
         leftYAxis: { min: 0, showUnits: false },
-        leftAnnotations: [{ value: props.timeout.toMilliseconds(), label: `timeout (${props.timeout.toHumanString()})`, color: cloudwatch.Color.RED }],
+        leftAnnotations: [
+          {
+            value: props.timeout.toMilliseconds(),
+            label: `timeout (${props.timeout.toHumanString()})`,
+            color: cloudwatch.Color.RED,
+          },
+        ],
         width: HALF,
         height: HEIGHT,
       }),
     );
 
-    const depth = (queue: sqs.IQueue, label: string) => queue.metricApproximateNumberOfMessagesVisible({ period, statistic: cloudwatch.Stats.MAXIMUM, label });
+    const depth = (queue: sqs.IQueue, label: string) =>
+      queue.metricApproximateNumberOfMessagesVisible({ period, statistic: cloudwatch.Stats.MAXIMUM, label });
     const queues = [depth(props.deadLetterQueue, 'Run dead-letter queue')];
     if (props.commitDeadLetterQueue) queues.push(depth(props.commitDeadLetterQueue, 'Commit-events dead-letter queue'));
     const row: cloudwatch.IWidget[] = [
@@ -158,7 +181,9 @@ export class SyncDashboard extends Construct {
       }),
     ];
     if (props.alarms && props.alarms.length > 0) {
-      row.push(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: HALF, height: HEIGHT }));
+      row.push(
+        new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: HALF, height: HEIGHT }),
+      );
     }
     this.dashboard.addWidgets(...row);
   }
@@ -169,7 +194,8 @@ export class SyncDashboard extends Construct {
    */
   addBackfill(stateMachine: sfn.IStateMachine, failedAlarm?: cloudwatch.IAlarm, serviceName?: string): void {
     const period = this.period;
-    const executions = (name: string, label: string) => stateMachine.metric(name, { period, statistic: cloudwatch.Stats.SUM, label });
+    const executions = (name: string, label: string) =>
+      stateMachine.metric(name, { period, statistic: cloudwatch.Stats.SUM, label });
     const row: cloudwatch.IWidget[] = [
       new cloudwatch.GraphWidget({
         title: 'Backfill executions',
@@ -188,11 +214,19 @@ export class SyncDashboard extends Construct {
     if (serviceName !== undefined) {
       // The range workers' own EMF metrics (lambda/backfill/lambda/worker.ts): while a backfill runs the follower is held
       // off, so its leaves/s graph reads zero and this one is where the work shows.
-      const metric = (name: string, label: string) => syncMetric(serviceName, name, { period, statistic: cloudwatch.Stats.SUM, label });
+      const metric = (name: string, label: string) =>
+        syncMetric(serviceName, name, { period, statistic: cloudwatch.Stats.SUM, label });
       row.push(
         new cloudwatch.GraphWidget({
           title: 'Backfill leaves per second',
-          left: [new cloudwatch.MathExpression({ expression: 'leaves / PERIOD(leaves)', usingMetrics: { leaves: metric('Leaves', 'Leaves') }, period, label: 'leaves/s (all workers)' })],
+          left: [
+            new cloudwatch.MathExpression({
+              expression: 'leaves / PERIOD(leaves)',
+              usingMetrics: { leaves: metric('Leaves', 'Leaves') },
+              period,
+              label: 'leaves/s (all workers)',
+            }),
+          ],
           right: [metric('SlowDowns', 'S3 SlowDown answers'), metric('RangesDone', 'ranges done')],
           leftYAxis: { min: 0, showUnits: false },
           rightYAxis: { min: 0, showUnits: false },
@@ -201,7 +235,15 @@ export class SyncDashboard extends Construct {
         }),
       );
     }
-    if (failedAlarm) row.push(new cloudwatch.AlarmStatusWidget({ title: 'Backfill alarm', alarms: [failedAlarm], width: HALF, height: HEIGHT }));
+    if (failedAlarm)
+      row.push(
+        new cloudwatch.AlarmStatusWidget({
+          title: 'Backfill alarm',
+          alarms: [failedAlarm],
+          width: HALF,
+          height: HEIGHT,
+        }),
+      );
     this.dashboard.addWidgets(...row);
   }
 
@@ -211,7 +253,8 @@ export class SyncDashboard extends Construct {
    */
   addConsumer(consumerName: string, serviceName: string, alarms: readonly cloudwatch.IAlarm[]): void {
     const period = this.period;
-    const metric = (name: string, statistic: string, label: string) => syncMetric(serviceName, name, { period, statistic, label });
+    const metric = (name: string, statistic: string, label: string) =>
+      syncMetric(serviceName, name, { period, statistic, label });
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: `Consumer ${consumerName}: lag behind the watermark (seconds)`,
@@ -230,6 +273,14 @@ export class SyncDashboard extends Construct {
         height: HEIGHT,
       }),
     );
-    if (alarms.length > 0) this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: `Consumer ${consumerName}: alarms`, alarms: [...alarms], width: HALF, height: HEIGHT }));
+    if (alarms.length > 0)
+      this.dashboard.addWidgets(
+        new cloudwatch.AlarmStatusWidget({
+          title: `Consumer ${consumerName}: alarms`,
+          alarms: [...alarms],
+          width: HALF,
+          height: HEIGHT,
+        }),
+      );
   }
 }

@@ -238,7 +238,13 @@ export class SendMessageOnly implements lambda.IDestination {
   constructor(private readonly queue: sqs.IQueue) {}
 
   bind(_scope: Construct, fn: lambda.IFunction): lambda.DestinationConfig {
-    fn.addToRolePolicy(new iam.PolicyStatement({ sid: 'SendFailedRuns', actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }));
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'SendFailedRuns',
+        actions: ['sqs:SendMessage'],
+        resources: [this.queue.queueArn],
+      }),
+    );
     return { destination: this.queue.queueArn };
   }
 }
@@ -260,7 +266,8 @@ export function nodeBundling(runtime: lambda.Runtime): BundlingOptions {
     sourceMap: true,
     sourcesContent: false,
     // CommonJS dependencies (undici, parts of the SDK) call require(): give the ESM bundle one.
-    banner: "import { createRequire as __catalogSyncRequire } from 'node:module'; const require = __catalogSyncRequire(import.meta.url);",
+    banner:
+      "import { createRequire as __catalogSyncRequire } from 'node:module'; const require = __catalogSyncRequire(import.meta.url);",
     // The AWS SDK is bundled, not taken from the runtime: the Lambda runs the version of package-lock.json
     // that the integration tests exercise (ConditionalCheckFailedException handing back the stored item;
     // S3 request checksums, whose defaults changed in 3.729), while the runtime's copy is updated by AWS

@@ -31,7 +31,14 @@ export function addSyncOutputs(scope: Construct, prefix: string, values: SyncOut
   out('FunctionName', values.functionName, 'The Lambda function (invoke it by hand to run a slice now)');
   out('LogGroup', values.logGroupName, 'Logs and EMF metrics of the runs');
   out('DeadLetterQueueUrl', values.deadLetterQueueUrl, 'Failed runs, with their error');
-  if (values.dashboardName !== undefined) out('DashboardName', values.dashboardName, 'CloudWatch dashboard of this sync (lag, leaves/s, errors, duration, DLQ depths)');
-  if (values.commitQueueUrl !== undefined) out('CommitQueueUrl', values.commitQueueUrl, 'commits/ object-created events for consumers');
-  if (values.commitQueueArn !== undefined) out('CommitQueueArn', values.commitQueueArn, 'commits/ object-created events for consumers');
+  if (values.dashboardName !== undefined)
+    out(
+      'DashboardName',
+      values.dashboardName,
+      'CloudWatch dashboard of this sync (lag, leaves/s, errors, duration, DLQ depths)',
+    );
+  if (values.commitQueueUrl !== undefined)
+    out('CommitQueueUrl', values.commitQueueUrl, 'commits/ object-created events for consumers');
+  if (values.commitQueueArn !== undefined)
+    out('CommitQueueArn', values.commitQueueArn, 'commits/ object-created events for consumers');
 }

@@ -15,7 +15,14 @@ import { formatTimestamp, type Ticks } from '../contract/time.js';
  *
  * Pure and linear after one sort: 25,000 pages take a few milliseconds.
  */
-export function cutRanges(index: CatalogIndex, start: Ticks, bound: Ticks, rangeLeaves: number, backfillId: string, maxPageBytes = RANGE_PAGE_BYTES): BackfillRange[] {
+export function cutRanges(
+  index: CatalogIndex,
+  start: Ticks,
+  bound: Ticks,
+  rangeLeaves: number,
+  backfillId: string,
+  maxPageBytes = RANGE_PAGE_BYTES,
+): BackfillRange[] {
   if (bound <= start) return [];
   const groups = groupsAfter(index.items, start);
   const ranges: BackfillRange[] = [];
@@ -57,10 +64,23 @@ export function cutRanges(index: CatalogIndex, start: Ticks, bound: Ticks, range
 }
 
 /** Pages whose newest commit is after `start`, grouped by newest commit, oldest first, each group by url. */
-function groupsAfter(items: readonly CatalogIndexEntry[], start: Ticks): { ticks: Ticks; pages: CatalogIndexEntry[] }[] {
+function groupsAfter(
+  items: readonly CatalogIndexEntry[],
+  start: Ticks,
+): { ticks: Ticks; pages: CatalogIndexEntry[] }[] {
   const sorted = items
     .filter((entry) => entry.commitTicks > start)
-    .sort((a, b) => (a.commitTicks < b.commitTicks ? -1 : a.commitTicks > b.commitTicks ? 1 : a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
+    .sort((a, b) =>
+      a.commitTicks < b.commitTicks
+        ? -1
+        : a.commitTicks > b.commitTicks
+          ? 1
+          : a.url < b.url
+            ? -1
+            : a.url > b.url
+              ? 1
+              : 0,
+    );
   const groups: { ticks: Ticks; pages: CatalogIndexEntry[] }[] = [];
   for (const entry of sorted) {
     const last = groups[groups.length - 1];

@@ -34,16 +34,25 @@ export interface FinishOptions {
  * @throws {@link BackfillIncompleteError} while a range is not done (the cursor does not move).
  * @throws {@link BackfillPlanError} when there is no such plan.
  */
-export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps, backfillId: string, options: FinishOptions = {}): Promise<RunSummary> {
+export async function finishBackfill(
+  settings: SyncSettings,
+  deps: BackfillDeps,
+  backfillId: string,
+  options: FinishOptions = {},
+): Promise<RunSummary> {
   const { backfills } = deps;
   if (backfills === undefined) throw new BackfillPlanError('finishBackfill needs a backfill store (deps.backfills)');
   const plan = await backfills.readPlan(settings.cursorName, backfillId);
-  if (plan === undefined) throw new BackfillPlanError(`backfill ${backfillId} of cursor ${settings.cursorName}: no such plan`);
+  if (plan === undefined)
+    throw new BackfillPlanError(`backfill ${backfillId} of cursor ${settings.cursorName}: no such plan`);
   if (plan.status === BackfillStatus.finished && plan.summary !== undefined) {
     await backfills.releaseActive(settings.cursorName, backfillId);
     return plan.summary;
   }
-  if (plan.status === BackfillStatus.abandoned) throw new BackfillPlanError(`backfill ${backfillId} of cursor ${settings.cursorName} was abandoned at ${plan.abandonedAt}: it never finishes`);
+  if (plan.status === BackfillStatus.abandoned)
+    throw new BackfillPlanError(
+      `backfill ${backfillId} of cursor ${settings.cursorName} was abandoned at ${plan.abandonedAt}: it never finishes`,
+    );
 
   const states = await backfills.listRanges(settings.cursorName, backfillId);
   const byN = new Map<number, RangeState>(states.map((state) => [state.n, state]));
@@ -62,7 +71,8 @@ export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps,
       if (newest === undefined || value > newest.value) newest = { value, commitId: state.progressCommitId ?? '' };
     }
   }
-  if (notDone.length > 0) throw new BackfillIncompleteError(backfillId, notDone.slice(0, NOT_DONE_SHOWN), notDone.length);
+  if (notDone.length > 0)
+    throw new BackfillIncompleteError(backfillId, notDone.slice(0, NOT_DONE_SHOWN), notDone.length);
 
   const stored = await deps.cursors.read(settings.cursorName);
   const checkpointer = new Checkpointer(deps.cursors, settings.cursorName, stored, backfillId);
@@ -73,10 +83,23 @@ export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps,
   // either: a refill backfill's cursor ends at its --until, behind the follower's watermark.
   if (cursor !== undefined) await writeWatermarkForward(deps.snapshots, watermarkKeyOf(settings.prefix), cursor);
   // B short of the head (`--until`): everything up to it is stored, and the catalog has more.
-  const head = options.head ?? (plan.until === undefined ? undefined : await catalogHeadOrUnknown(deps.catalog, (message, error) => deps.logger?.warn(message, { error: error.message })));
+  const head =
+    options.head ??
+    (plan.until === undefined
+      ? undefined
+      : await catalogHeadOrUnknown(deps.catalog, (message, error) =>
+          deps.logger?.warn(message, { error: error.message }),
+        ));
   const short = head !== undefined && parseTimestamp(plan.bound) < head;
   // Every range done: the stop is decided as a run's that took everything up to its bound (`until` when it is short).
-  const stop = decideStop({ staleIndex: false, boundByDependency: false, aborted: false, lostRace: false, failed: false, boundByCeiling: short });
+  const stop = decideStop({
+    staleIndex: false,
+    boundByDependency: false,
+    aborted: false,
+    lostRace: false,
+    failed: false,
+    boundByCeiling: short,
+  });
   const summary: RunSummary = {
     runId: backfillId,
     cursorName: settings.cursorName,
@@ -108,11 +131,14 @@ export async function finishBackfill(settings: SyncSettings, deps: BackfillDeps,
  * The catalog head now, or undefined when the index cannot be read (told to `warn`): a finished backfill is not
  * failed over it. The CLI's `backfill` reads it the same way, to print the lag left past `--until`.
  */
-export async function catalogHeadOrUnknown(catalog: BackfillDeps['catalog'], warn?: (message: string, error: Error) => void): Promise<Ticks | undefined> {
+export async function catalogHeadOrUnknown(
+  catalog: BackfillDeps['catalog'],
+  warn?: (message: string, error: Error) => void,
+): Promise<Ticks | undefined> {
   try {
     return (await catalog.getIndex()).commitTicks;
   } catch (error) {
-    warn?.('could not read the catalog head to tell the lag past the backfill\'s --until', error as Error);
+    warn?.("could not read the catalog head to tell the lag past the backfill's --until", error as Error);
     return undefined;
   }
 }

@@ -1,5 +1,17 @@
-import { backfillRangesKey, BackfillStatus, MAX_RANGE_ITEM_BYTES, MAX_RANGE_LEAVES, type BackfillPlan, type BackfillRange } from '../contract/backfill.js';
-import { DEFAULT_BACKFILL_LEASE_SECONDS, DEFAULT_RANGE_LEAVES, SettingsError, type SyncSettings } from '../contract/settings.js';
+import {
+  backfillRangesKey,
+  BackfillStatus,
+  MAX_RANGE_ITEM_BYTES,
+  MAX_RANGE_LEAVES,
+  type BackfillPlan,
+  type BackfillRange,
+} from '../contract/backfill.js';
+import {
+  DEFAULT_BACKFILL_LEASE_SECONDS,
+  DEFAULT_RANGE_LEAVES,
+  SettingsError,
+  type SyncSettings,
+} from '../contract/settings.js';
 import { judgeLease } from '../contract/lease.js';
 import { formatTimestamp, MIN_TICKS, type Ticks } from '../contract/time.js';
 import { id as newId } from '../ids/kuuid.js';
@@ -50,10 +62,20 @@ export interface PlannedBackfill {
  * ranges file, then the plan item (the plan's commit point). With B at or before the cursor the plan has no range
  * and is finished at once.
  */
-export async function planBackfill(settings: SyncSettings, deps: BackfillDeps, options: PlanOptions = {}): Promise<PlannedBackfill> {
+export async function planBackfill(
+  settings: SyncSettings,
+  deps: BackfillDeps,
+  options: PlanOptions = {},
+): Promise<PlannedBackfill> {
   const backfills = storeOf(deps, 'planBackfill');
-  if (options.rangeLeaves !== undefined && !(Number.isSafeInteger(options.rangeLeaves) && options.rangeLeaves >= 1 && options.rangeLeaves <= MAX_RANGE_LEAVES)) {
-    throw new SettingsError('rangeLeaves', `must be a whole number from 1 to ${MAX_RANGE_LEAVES} (got ${JSON.stringify(options.rangeLeaves)})`);
+  if (
+    options.rangeLeaves !== undefined &&
+    !(Number.isSafeInteger(options.rangeLeaves) && options.rangeLeaves >= 1 && options.rangeLeaves <= MAX_RANGE_LEAVES)
+  ) {
+    throw new SettingsError(
+      'rangeLeaves',
+      `must be a whole number from 1 to ${MAX_RANGE_LEAVES} (got ${JSON.stringify(options.rangeLeaves)})`,
+    );
   }
   const leaseMs = (options.leaseSeconds ?? DEFAULT_BACKFILL_LEASE_SECONDS) * 1000;
   const newest = await backfills.newestPlan(settings.cursorName);
@@ -68,7 +90,8 @@ export async function planBackfill(settings: SyncSettings, deps: BackfillDeps, o
     return await planAnew(settings, deps, backfillId, options, leaseMs);
   } catch (error) {
     // No plan (or a plan that can never run): let the next planner claim the cursor at once.
-    if ((await backfills.readPlan(settings.cursorName, backfillId)) === undefined) await backfills.releaseActive(settings.cursorName, backfillId).catch(() => undefined);
+    if ((await backfills.readPlan(settings.cursorName, backfillId)) === undefined)
+      await backfills.releaseActive(settings.cursorName, backfillId).catch(() => undefined);
     throw error;
   }
 }
@@ -84,9 +107,17 @@ export async function abandonBackfill(settings: SyncSettings, deps: BackfillDeps
   const newest = await backfills.newestPlan(settings.cursorName);
   const active = await backfills.readActive(settings.cursorName);
   let abandoned: BackfillPlan | undefined;
-  if (newest !== undefined && newest.status === BackfillStatus.running && (await backfills.abandonPlan(settings.cursorName, newest.backfillId, new Date().toISOString()))) {
+  if (
+    newest !== undefined &&
+    newest.status === BackfillStatus.running &&
+    (await backfills.abandonPlan(settings.cursorName, newest.backfillId, new Date().toISOString()))
+  ) {
     abandoned = await backfills.readPlan(settings.cursorName, newest.backfillId);
-    deps.logger?.warn('backfill abandoned', { backfillId: newest.backfillId, leaseUntil: newest.leaseUntil, holder: newest.leaseHolder });
+    deps.logger?.warn('backfill abandoned', {
+      backfillId: newest.backfillId,
+      leaseUntil: newest.leaseUntil,
+      holder: newest.leaseHolder,
+    });
   }
   if (active !== undefined) await backfills.releaseActive(settings.cursorName, active.backfillId);
   return abandoned;
@@ -96,52 +127,91 @@ export async function abandonBackfill(settings: SyncSettings, deps: BackfillDeps
  * Gives a running plan's lease back at once (a clean stop of the CLI, a failed map on AWS): the follower is no longer
  * held off, and the next planner resumes the plan without waiting. Done ranges stay done.
  */
-export async function releaseBackfillLease(settings: SyncSettings, deps: BackfillDeps, backfillId: string): Promise<void> {
+export async function releaseBackfillLease(
+  settings: SyncSettings,
+  deps: BackfillDeps,
+  backfillId: string,
+): Promise<void> {
   await storeOf(deps, 'releaseBackfillLease').setLease(settings.cursorName, backfillId, Date.now(), undefined);
 }
 
 /** Takes up a running plan, or undefined when its ranges file is gone (the plan is abandoned: plan anew). */
-async function resume(settings: SyncSettings, deps: BackfillDeps, plan: BackfillPlan, options: PlanOptions, leaseMs: number): Promise<PlannedBackfill | undefined> {
+async function resume(
+  settings: SyncSettings,
+  deps: BackfillDeps,
+  plan: BackfillPlan,
+  options: PlanOptions,
+  leaseMs: number,
+): Promise<PlannedBackfill | undefined> {
   const backfills = storeOf(deps, 'planBackfill');
   const differences = [];
   if (options.until !== undefined && plan.until !== formatTimestamp(options.until)) {
-    differences.push({ name: 'until', plan: plan.until ?? `none (B = ${plan.bound}, the index head then)`, asked: formatTimestamp(options.until) });
+    differences.push({
+      name: 'until',
+      plan: plan.until ?? `none (B = ${plan.bound}, the index head then)`,
+      asked: formatTimestamp(options.until),
+    });
   }
   if (options.rangeLeaves !== undefined && plan.rangeLeaves !== options.rangeLeaves) {
-    differences.push({ name: 'rangeLeaves', plan: String(plan.rangeLeaves ?? 'unknown (planned before it was recorded)'), asked: String(options.rangeLeaves) });
+    differences.push({
+      name: 'rangeLeaves',
+      plan: String(plan.rangeLeaves ?? 'unknown (planned before it was recorded)'),
+      asked: String(options.rangeLeaves),
+    });
   }
   if (differences.length > 0) throw new BackfillMismatchError(plan.backfillId, differences);
   const now = Date.now();
   // The lease's own holder takes it again (a retried planner of the same execution); a holder known to be gone too.
-  if (judgeLease(plan, options.holder, now, options.holderGone) === 'held') throw new BackfillRunningError(plan.backfillId, settings.cursorName, plan.leaseUntil, plan.leaseHolder);
+  if (judgeLease(plan, options.holder, now, options.holderGone) === 'held')
+    throw new BackfillRunningError(plan.backfillId, settings.cursorName, plan.leaseUntil, plan.leaseHolder);
   // Compare-and-set on the lease seen: of two planners taking it up at once, one wins; the other is refused.
-  if (!(await backfills.setLease(settings.cursorName, plan.backfillId, now + leaseMs, plan.leaseUntil, options.holder))) {
+  if (
+    !(await backfills.setLease(settings.cursorName, plan.backfillId, now + leaseMs, plan.leaseUntil, options.holder))
+  ) {
     const current = await backfills.readPlan(settings.cursorName, plan.backfillId);
     throw new BackfillRunningError(plan.backfillId, settings.cursorName, current?.leaseUntil, current?.leaseHolder);
   }
   const key = backfillRangesKey(plan.prefix, plan.backfillId);
   if ((await deps.snapshots.getJson(key).catch(() => null)) === undefined) {
-    deps.logger?.warn('backfill abandoned: its ranges file is gone; planning anew', { backfillId: plan.backfillId, key });
+    deps.logger?.warn('backfill abandoned: its ranges file is gone; planning anew', {
+      backfillId: plan.backfillId,
+      key,
+    });
     await backfills.abandonPlan(settings.cursorName, plan.backfillId, new Date().toISOString());
     await backfills.releaseActive(settings.cursorName, plan.backfillId);
     return undefined;
   }
   const ranges = await readRanges(settings, deps, plan);
-  return { plan: { ...plan, leaseUntil: now + leaseMs, ...(options.holder === undefined ? {} : { leaseHolder: options.holder }) }, ranges, resumed: true };
+  return {
+    plan: {
+      ...plan,
+      leaseUntil: now + leaseMs,
+      ...(options.holder === undefined ? {} : { leaseHolder: options.holder }),
+    },
+    ranges,
+    resumed: true,
+  };
 }
 
 /**
  * Claims the cursor's active-plan item for `backfillId` (naming `holder`), taking over a stale claim; refuses when
  * another holds it.
  */
-async function claim(settings: SyncSettings, backfills: BackfillStore, backfillId: string, leaseMs: number, holder: string | undefined): Promise<void> {
+async function claim(
+  settings: SyncSettings,
+  backfills: BackfillStore,
+  backfillId: string,
+  leaseMs: number,
+  holder: string | undefined,
+): Promise<void> {
   const now = Date.now();
   const active = await backfills.readActive(settings.cursorName);
   let replacing: string | undefined;
   if (active !== undefined) {
     const plan = await backfills.readPlan(settings.cursorName, active.backfillId);
     const planning = plan === undefined && active.claimedAt + leaseMs > now;
-    if (planning || (plan?.status === BackfillStatus.running && plan.leaseUntil > now)) throw runningError(settings, active, plan, leaseMs);
+    if (planning || (plan?.status === BackfillStatus.running && plan.leaseUntil > now))
+      throw runningError(settings, active, plan, leaseMs);
     // A claim left behind: its planner died before its plan item (and a lease's time ago), or its plan is over.
     replacing = active.backfillId;
   }
@@ -157,17 +227,37 @@ async function claim(settings: SyncSettings, backfills: BackfillStore, backfillI
  * The refusal naming the plan that holds the cursor, who holds it and until when: its plan's lease, or, while the
  * plan is still being planned, its claim's (the claim holds the cursor for a lease's time from when it was made).
  */
-function runningError(settings: SyncSettings, active: ActivePlanClaim | undefined, plan: BackfillPlan | undefined, leaseMs: number): BackfillRunningError {
+function runningError(
+  settings: SyncSettings,
+  active: ActivePlanClaim | undefined,
+  plan: BackfillPlan | undefined,
+  leaseMs: number,
+): BackfillRunningError {
   const planning = plan === undefined;
   const until = plan?.leaseUntil ?? (active === undefined ? undefined : active.claimedAt + leaseMs);
-  return new BackfillRunningError(active?.backfillId ?? '(unknown)', settings.cursorName, until, plan?.leaseHolder ?? active?.holder, planning);
+  return new BackfillRunningError(
+    active?.backfillId ?? '(unknown)',
+    settings.cursorName,
+    until,
+    plan?.leaseHolder ?? active?.holder,
+    planning,
+  );
 }
 
-async function planAnew(settings: SyncSettings, deps: BackfillDeps, backfillId: string, options: PlanOptions, leaseMs: number): Promise<PlannedBackfill> {
+async function planAnew(
+  settings: SyncSettings,
+  deps: BackfillDeps,
+  backfillId: string,
+  options: PlanOptions,
+  leaseMs: number,
+): Promise<PlannedBackfill> {
   const backfills = storeOf(deps, 'planBackfill');
   const stored = await deps.cursors.read(settings.cursorName);
   const start = stored?.value ?? settings.startCursor;
-  const bounds = { ...(deps.deadline === undefined ? {} : { deadline: deps.deadline }), ...(deps.signal === undefined ? {} : { signal: deps.signal }) };
+  const bounds = {
+    ...(deps.deadline === undefined ? {} : { deadline: deps.deadline }),
+    ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+  };
   const index = await deps.catalog.getIndex(bounds);
   deps.onIndex?.(index.commitTicks);
   let bound = index.commitTicks;
@@ -181,7 +271,9 @@ async function planAnew(settings: SyncSettings, deps: BackfillDeps, backfillId: 
   for (const range of ranges) {
     const bytes = Buffer.byteLength(JSON.stringify(range));
     if (bytes > MAX_RANGE_ITEM_BYTES) {
-      throw new BackfillPlanError(`backfill of cursor ${settings.cursorName}: range ${range.n} (${range.pages.length} pages) takes ${bytes} bytes, more than a batch may hold (${MAX_RANGE_ITEM_BYTES}); no plan was made`);
+      throw new BackfillPlanError(
+        `backfill of cursor ${settings.cursorName}: range ${range.n} (${range.pages.length} pages) takes ${bytes} bytes, more than a batch may hold (${MAX_RANGE_ITEM_BYTES}); no plan was made`,
+      );
     }
   }
   const plan: BackfillPlan = {
@@ -201,7 +293,8 @@ async function planAnew(settings: SyncSettings, deps: BackfillDeps, backfillId: 
     rangeLeaves,
   };
   await deps.snapshots.putJson(backfillRangesKey(settings.prefix, backfillId), ranges);
-  if (!(await backfills.createPlan(plan))) throw new BackfillPlanError(`backfill ${backfillId} of cursor ${settings.cursorName} exists already`);
+  if (!(await backfills.createPlan(plan)))
+    throw new BackfillPlanError(`backfill ${backfillId} of cursor ${settings.cursorName} exists already`);
   if (ranges.length === 0) {
     await finishBackfill(settings, deps, backfillId);
     const finished = await backfills.readPlan(settings.cursorName, backfillId);
@@ -216,13 +309,20 @@ function storeOf(deps: BackfillDeps, what: string): BackfillStore {
 }
 
 /** A plan's ranges, from its ranges file. */
-export async function readRanges(settings: SyncSettings, deps: BackfillDeps, plan: BackfillPlan): Promise<BackfillRange[]> {
+export async function readRanges(
+  settings: SyncSettings,
+  deps: BackfillDeps,
+  plan: BackfillPlan,
+): Promise<BackfillRange[]> {
   const key = backfillRangesKey(plan.prefix, plan.backfillId);
   let ranges: unknown;
   try {
     ranges = await deps.snapshots.getJson(key);
   } catch (cause) {
-    throw new BackfillPlanError(`backfill ${plan.backfillId}: cannot read its ranges file ${key}: ${(cause as Error).message}`, { cause });
+    throw new BackfillPlanError(
+      `backfill ${plan.backfillId}: cannot read its ranges file ${key}: ${(cause as Error).message}`,
+      { cause },
+    );
   }
   if (!Array.isArray(ranges) || ranges.length !== plan.ranges) {
     throw new BackfillPlanError(

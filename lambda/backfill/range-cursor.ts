@@ -26,7 +26,11 @@ export class RangeCursor implements CursorStore {
     return rangeCursorState(await this.store.readRange(this.cursorName, this.backfillId, this.n));
   }
 
-  async compareAndSet(_name: string, expected: CursorState | undefined, next: CursorTarget): Promise<CompareAndSetResult> {
+  async compareAndSet(
+    _name: string,
+    expected: CursorState | undefined,
+    next: CursorTarget,
+  ): Promise<CompareAndSetResult> {
     const progress = {
       progress: formatTimestamp(next.value),
       progressCommitId: next.commitId,
@@ -58,5 +62,11 @@ export function rangeCursorState(state: RangeState | undefined): CursorState | u
 /** The totals part of a range state. */
 export function totalsOf(state: BackfillTotals | undefined): BackfillTotals {
   if (state === undefined) return ZERO_TOTALS;
-  return { commits: state.commits, leaves: state.leaves, deletes: state.deletes, quarantined: state.quarantined, bytes: state.bytes };
+  return {
+    commits: state.commits,
+    leaves: state.leaves,
+    deletes: state.deletes,
+    quarantined: state.quarantined,
+    bytes: state.bytes,
+  };
 }

@@ -1,6 +1,12 @@
 import type { CatalogIndex, CatalogIndexEntry } from '../catalog/index.js';
 import { FetchAbortedError } from '../catalog/index.js';
-import { addTotals, BackfillStatus, ZERO_TOTALS, type BackfillRange, type BackfillTotals } from '../contract/backfill.js';
+import {
+  addTotals,
+  BackfillStatus,
+  ZERO_TOTALS,
+  type BackfillRange,
+  type BackfillTotals,
+} from '../contract/backfill.js';
 import { StoppedBy } from '../contract/run-summary.js';
 import { DEFAULT_BACKFILL_LEASE_SECONDS, type SyncSettings } from '../contract/settings.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../contract/time.js';
@@ -61,7 +67,12 @@ const NOOP_LOGGER: EngineLogger = { info() {}, warn() {}, error() {} };
  *   completed before it); the range is not done.
  * @throws {@link BackfillPlanError} when its plan was abandoned.
  */
-export async function runRange(settings: SyncSettings, deps: BackfillDeps, range: BackfillRange, options: RangeOptions = {}): Promise<RangeOutcome> {
+export async function runRange(
+  settings: SyncSettings,
+  deps: BackfillDeps,
+  range: BackfillRange,
+  options: RangeOptions = {},
+): Promise<RangeOutcome> {
   const { backfills } = deps;
   if (backfills === undefined) throw new BackfillPlanError('runRange needs a backfill store (deps.backfills)');
   const logger = deps.logger ?? NOOP_LOGGER;
@@ -71,9 +82,20 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
   if (state?.done) return { n, done: true, skipped: true, totals: ZERO_TOTALS, stoppedBy: StoppedBy.caughtUp };
   // An abandoned plan's ranges are never run again (a worker of another execution, a CLI worker still running).
   const plan = await backfills.readPlan(cursorName, backfillId);
-  if (plan?.status === BackfillStatus.abandoned) throw new BackfillPlanError(`backfill ${backfillId} of cursor ${cursorName} was abandoned at ${plan.abandonedAt}: range ${n} is not run`);
+  if (plan?.status === BackfillStatus.abandoned)
+    throw new BackfillPlanError(
+      `backfill ${backfillId} of cursor ${cursorName} was abandoned at ${plan.abandonedAt}: range ${n} is not run`,
+    );
   const leaseSeconds = options.leaseSeconds ?? DEFAULT_BACKFILL_LEASE_SECONDS;
-  const lease = new LeaseRenewer(backfills, cursorName, backfillId, leaseSeconds * 1000, options.now ?? Date.now, logger, options.holder);
+  const lease = new LeaseRenewer(
+    backfills,
+    cursorName,
+    backfillId,
+    leaseSeconds * 1000,
+    options.now ?? Date.now,
+    logger,
+    options.holder,
+  );
   await lease.renew();
 
   const lo = parseTimestamp(range.lo);
@@ -84,7 +106,10 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
   const cursorStore = new RangeCursor(backfills, cursorName, backfillId, n, base, range.hi, () => lease.onCheckpoint());
   const checkpointer = new Checkpointer(cursorStore, cursorName, stored, deps.runId ?? newId());
   const budget = startRunBudget(deps.deadline, deps.signal);
-  const bounds = { ...(deps.deadline === undefined ? {} : { deadline: deps.deadline }), ...(budget.signal === undefined ? {} : { signal: budget.signal }) };
+  const bounds = {
+    ...(deps.deadline === undefined ? {} : { deadline: deps.deadline }),
+    ...(budget.signal === undefined ? {} : { signal: budget.signal }),
+  };
   let pipeline: PipelineOutcome | undefined;
   let failure: unknown;
   let aborted = false;
@@ -118,7 +143,11 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
   }
   const totals = pipeline?.totals ?? ZERO_TOTALS;
   if (failure !== undefined) {
-    logger.error('backfill range stopped on an error', { backfillId, n, error: (failure as Error)?.message ?? String(failure) });
+    logger.error('backfill range stopped on an error', {
+      backfillId,
+      n,
+      error: (failure as Error)?.message ?? String(failure),
+    });
     throw new BackfillRangeError(backfillId, n, urlOf(failure), failure);
   }
   const exhausted = !aborted && (pipeline === undefined || pipeline.exhausted);
@@ -141,7 +170,8 @@ export async function runRange(settings: SyncSettings, deps: BackfillDeps, range
   }
   // Every commit of the range is stored: its newest is the one this run completed last (after a lost race the
   // checkpointer stopped writing, but the pipeline completed what it had taken), or the stored progress.
-  const last = checkpointer.requested ?? (stored === undefined ? undefined : { value: stored.value, commitId: stored.commitId });
+  const last =
+    checkpointer.requested ?? (stored === undefined ? undefined : { value: stored.value, commitId: stored.commitId });
   await backfills.markRangeDone(cursorName, backfillId, n, {
     ...(last === undefined ? {} : { progress: formatTimestamp(last.value) }),
     ...(last?.commitId === undefined ? {} : { progressCommitId: last.commitId }),

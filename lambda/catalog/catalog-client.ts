@@ -4,7 +4,14 @@ import type { BodyMemory } from './body-memory.js';
 import type { HttpClient } from './http-client.js';
 import type { RequestBounds } from './http-options.js';
 import { FetchError } from './http-errors.js';
-import { SourceKind, type CatalogIndex, type CatalogIndexEntry, type CatalogPage, type Leaf, type PageItem } from './documents.js';
+import {
+  SourceKind,
+  type CatalogIndex,
+  type CatalogIndexEntry,
+  type CatalogPage,
+  type Leaf,
+  type PageItem,
+} from './documents.js';
 import { readCatalogIndex, readLeaf, readPage, readSource } from './read-documents.js';
 import { findCatalogUrl } from './source-kind.js';
 import { formatTimestamp } from '../contract/time.js';

@@ -56,14 +56,23 @@ export function unsafeCatalogUrlReason(sourceUrl: string, catalogUrl: string, ru
 }
 
 /** Throws {@link UnsafeCatalogUrlError} when {@link unsafeCatalogUrlReason} gives a reason. */
-export function checkCatalogUrl(sourceUrl: string, catalogUrl: string, runtimeApi = process.env.AWS_LAMBDA_RUNTIME_API): void {
+export function checkCatalogUrl(
+  sourceUrl: string,
+  catalogUrl: string,
+  runtimeApi = process.env.AWS_LAMBDA_RUNTIME_API,
+): void {
   const why = unsafeCatalogUrlReason(sourceUrl, catalogUrl, runtimeApi?.trim() || undefined);
   if (why !== undefined) throw new UnsafeCatalogUrlError(sourceUrl, catalogUrl, why);
 }
 
 /** The kind of special address `url` names, if any. The URL parser has already normalized IPv4 forms (0x7f.1). */
 export function specialHost(url: URL, runtimeApi?: string): SpecialHost | undefined {
-  if (runtimeApi !== undefined && URL.canParse(`http://${runtimeApi}`) && url.host === new URL(`http://${runtimeApi}`).host) return 'Lambda runtime API';
+  if (
+    runtimeApi !== undefined &&
+    URL.canParse(`http://${runtimeApi}`) &&
+    url.host === new URL(`http://${runtimeApi}`).host
+  )
+    return 'Lambda runtime API';
   const host = url.hostname.toLowerCase().replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return 'this machine';
   if (host.startsWith('[')) return ipv6Kind(host.slice(1, -1));
@@ -105,6 +114,7 @@ function ipv6Groups(text: string): number[] | undefined {
   const start = parse(head);
   const end = parse(tail);
   if (tail !== undefined && start.length + end.length > 7) return undefined;
-  const groups = tail === undefined ? start : [...start, ...new Array<number>(8 - start.length - end.length).fill(0), ...end];
+  const groups =
+    tail === undefined ? start : [...start, ...new Array<number>(8 - start.length - end.length).fill(0), ...end];
   return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
 }

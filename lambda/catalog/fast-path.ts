@@ -7,7 +7,14 @@
  * same as with zod alone; test/unit/fast-path.test.ts checks the two agree on generated and mutated documents.
  * This file loads no zod.
  */
-import { LeafType, type CatalogIndex, type CatalogIndexEntry, type PageItem, type ServiceIndex, type ServiceIndexResource } from './documents.js';
+import {
+  LeafType,
+  type CatalogIndex,
+  type CatalogIndexEntry,
+  type PageItem,
+  type ServiceIndex,
+  type ServiceIndexResource,
+} from './documents.js';
 import { resolveLeafType, urlProblem } from './field-checks.js';
 import { isTimestamp, parseTimestamp, type Ticks } from '../contract/time.js';
 
@@ -132,14 +139,21 @@ function detailsValid(leaf: Json): boolean {
   }
   const deprecation = leaf.deprecation;
   if (deprecation != null) {
-    if (!isObject(deprecation) || !isStringArray(deprecation.reasons) || !isOptionalString(deprecation.message)) return false;
+    if (!isObject(deprecation) || !isStringArray(deprecation.reasons) || !isOptionalString(deprecation.message))
+      return false;
     const alternate = deprecation.alternatePackage;
-    if (alternate != null && (!isObject(alternate) || typeof alternate.id !== 'string' || !isOptionalString(alternate.range))) {
+    if (
+      alternate != null &&
+      (!isObject(alternate) || typeof alternate.id !== 'string' || !isOptionalString(alternate.range))
+    ) {
       return false;
     }
   }
   const packageTypes = leaf.packageTypes;
-  if (packageTypes != null && !isObjectArray(packageTypes, (t) => typeof t.name === 'string' && isOptionalString(t.version))) {
+  if (
+    packageTypes != null &&
+    !isObjectArray(packageTypes, (t) => typeof t.name === 'string' && isOptionalString(t.version))
+  ) {
     return false;
   }
   const groups = leaf.dependencyGroups;
@@ -147,7 +161,8 @@ function detailsValid(leaf: Json): boolean {
     groups != null &&
     !isObjectArray(
       groups,
-      (g) => isOptionalString(g.targetFramework) && (g.dependencies == null || isObjectArray(g.dependencies, () => true)),
+      (g) =>
+        isOptionalString(g.targetFramework) && (g.dependencies == null || isObjectArray(g.dependencies, () => true)),
     )
   ) {
     return false;
@@ -165,13 +180,22 @@ export function fastLeafFields(leaf: Json): LeafFields | undefined {
   const commitTimeStamp = leaf['catalog:commitTimeStamp'];
   const id = leaf.id;
   const version = leaf.version;
-  if (typed === undefined || !isNonEmptyString(commitId) || !isNonEmptyString(id) || !isNonEmptyString(version)) return undefined;
+  if (typed === undefined || !isNonEmptyString(commitId) || !isNonEmptyString(id) || !isNonEmptyString(version))
+    return undefined;
   const commitTicks = ticksOf(commitTimeStamp, leafMemo);
   if (commitTicks === undefined) return undefined;
   // `published` differs from leaf to leaf: checked without touching the commit's memo.
   if (typeof leaf.published !== 'string' || !isTimestamp(leaf.published)) return undefined;
   if (typed.type === LeafType.details && !detailsValid(leaf)) return undefined;
-  return { types: typed.types, type: typed.type, commitId, commitTimeStamp: commitTimeStamp as string, commitTicks, id, version };
+  return {
+    types: typed.types,
+    type: typed.type,
+    commitId,
+    commitTimeStamp: commitTimeStamp as string,
+    commitTicks,
+    id,
+    version,
+  };
 }
 
 /** One page item's fields, as `pageItemSchema` gives them (the bounds check, `problem`, comes after). */
@@ -205,12 +229,21 @@ export function fastPageFields(page: Json): PageFields | undefined {
     const itemCommitId = raw.commitId;
     const id = raw['nuget:id'];
     const version = raw['nuget:version'];
-    if (typed === undefined || !isNonEmptyString(itemCommitId) || !isNonEmptyString(id) || !isNonEmptyString(version)) return undefined;
+    if (typed === undefined || !isNonEmptyString(itemCommitId) || !isNonEmptyString(id) || !isNonEmptyString(version))
+      return undefined;
     const text = raw.commitTimeStamp;
     const ticks = ticksOf(text, memo);
     if (ticks === undefined) return undefined;
     if (typeof url !== 'string' || urlProblem(url) !== undefined) return undefined;
-    items[i] = { url, type: typed.type, commitId: itemCommitId, commitTimeStamp: text as string, commitTicks: ticks, id, version };
+    items[i] = {
+      url,
+      type: typed.type,
+      commitId: itemCommitId,
+      commitTimeStamp: text as string,
+      commitTicks: ticks,
+      id,
+      version,
+    };
   }
   return {
     commitId,
@@ -243,7 +276,13 @@ export function fastIndexFields(index: Json): CatalogIndex | undefined {
     const ticks = ticksOf(text, memo);
     if (ticks === undefined) return undefined;
     if (typeof url !== 'string' || urlProblem(url) !== undefined) return undefined;
-    items[i] = { url, commitId: entryCommitId, commitTimeStamp: text as string, commitTicks: ticks, count: entryCount as number };
+    items[i] = {
+      url,
+      commitId: entryCommitId,
+      commitTimeStamp: text as string,
+      commitTicks: ticks,
+      count: entryCount as number,
+    };
   }
   return {
     commitId,

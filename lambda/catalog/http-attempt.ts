@@ -38,9 +38,13 @@ export class SignalFanOut {
       const set = new Set<AttemptStop>();
       stops = set;
       this.attempts.set(signal, set);
-      signal.addEventListener('abort', () => {
-        for (const each of set) each.abort(signal.reason);
-      }, { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const each of set) each.abort(signal.reason);
+        },
+        { once: true },
+      );
     }
     stops.add(stop);
   }
@@ -114,7 +118,8 @@ export function readBody(
     body.on('error', (error: Error) => fail(interrupted(error)));
     // Destroyed without an error (or before its end): cut short all the same.
     body.on('close', () => {
-      if (!settled) fail(interrupted(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
+      if (!settled)
+        fail(interrupted(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
     });
   });
 }

@@ -1,7 +1,13 @@
 import { setTimeout as wait } from 'node:timers/promises';
 import { Agent, EnvHttpProxyAgent, type Dispatcher } from '../contract/undici-lean.js';
 import { holdBody } from './body-memory.js';
-import { BodyDeferredError, BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from './http-errors.js';
+import {
+  BodyDeferredError,
+  BodyTooLargeError,
+  FetchAbortedError,
+  FetchError,
+  ForbiddenOriginError,
+} from './http-errors.js';
 import { decode, parseRetryAfter } from './http-decode.js';
 import { AttemptStop, discard, readBody, SignalFanOut } from './http-attempt.js';
 import { describeNetworkError, networkHint } from './network-hints.js';
@@ -10,7 +16,14 @@ export { parseRetryAfter };
 import { anyProxy, proxyFor, readProxyEnv, type ProxyEnv } from '../contract/proxy-env.js';
 import { redactUrl } from '../contract/redact.js';
 import { untrustedCertificateCode } from '../contract/tls-trust.js';
-import { DEFAULT_HTTP_OPTIONS, type GetOptions, type HttpClientOptions, type HttpResponse, type RequestListener, type RetryListener } from './http-options.js';
+import {
+  DEFAULT_HTTP_OPTIONS,
+  type GetOptions,
+  type HttpClientOptions,
+  type HttpResponse,
+  type RequestListener,
+  type RetryListener,
+} from './http-options.js';
 
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 
@@ -48,15 +61,14 @@ export class HttpClient {
       keepAliveTimeout: 30_000,
       pipelining: 1,
     };
-    this.agent =
-      !anyProxy(this.proxies)
-        ? new Agent(pool)
-        : new EnvHttpProxyAgent({
-            ...pool,
-            httpProxy: this.proxies.http?.url ?? '',
-            httpsProxy: this.proxies.https?.url ?? '',
-            noProxy: this.proxies.noProxy,
-          });
+    this.agent = !anyProxy(this.proxies)
+      ? new Agent(pool)
+      : new EnvHttpProxyAgent({
+          ...pool,
+          httpProxy: this.proxies.http?.url ?? '',
+          httpsProxy: this.proxies.https?.url ?? '',
+          noProxy: this.proxies.noProxy,
+        });
   }
 
   /** Permits requests to `origin` (scheme, host and port, e.g. `https://api.nuget.org`). */
@@ -107,7 +119,8 @@ export class HttpClient {
     const parsed = options.anyOrigin ? undefined : this.parseAllowed(url);
     const { retry } = this.options;
     for (let attempt = 1; ; attempt++) {
-      if (options.signal?.aborted) throw new FetchAbortedError(url, `before attempt ${attempt}`, { cause: options.signal.reason });
+      if (options.signal?.aborted)
+        throw new FetchAbortedError(url, `before attempt ${attempt}`, { cause: options.signal.reason });
       try {
         const response = await this.attempt(url, parsed, options, attempt);
         return { ...response, attempts: attempt };
@@ -115,7 +128,11 @@ export class HttpClient {
         if (error instanceof FetchAbortedError || error instanceof BodyDeferredError) throw error;
         const failure =
           // A certificate the client does not trust is refused the same way on every attempt: fail at once, with the hint.
-          error instanceof FetchError ? error : new FetchError(url, describeNetworkError(error), untrustedCertificateCode(error) === undefined, { cause: error });
+          error instanceof FetchError
+            ? error
+            : new FetchError(url, describeNetworkError(error), untrustedCertificateCode(error) === undefined, {
+                cause: error,
+              });
         failure.attempts = attempt;
         const hint = (): string | undefined => networkHint(failure.cause, url, proxyFor(this.proxies, url));
         if (!failure.retryable || attempt >= retry.attempts) throw failure.gaveUp(attempt, hint());
@@ -143,7 +160,12 @@ export class HttpClient {
    * One attempt, bounded by the total timeout and by the caller's signal: either aborts the request, which
    * closes its connection.
    */
-  private async attempt(url: string, parsed: URL | undefined, options: GetOptions, attempt: number): Promise<Omit<HttpResponse, 'attempts'>> {
+  private async attempt(
+    url: string,
+    parsed: URL | undefined,
+    options: GetOptions,
+    attempt: number,
+  ): Promise<Omit<HttpResponse, 'attempts'>> {
     if (this.onRequest === undefined) return this.bounded(url, parsed, options);
     const started = performance.now();
     const proxy = proxyFor(this.proxies, url)?.variable;
@@ -154,14 +176,28 @@ export class HttpClient {
       return response;
     } catch (error) {
       const status = error instanceof FetchError ? error.status : undefined;
-      const reason = error instanceof FetchError ? error.reason : error instanceof FetchAbortedError ? 'aborted' : describeNetworkError(error);
-      this.onRequest({ ...event, ...(status === undefined ? {} : { status }), ms: Math.round(performance.now() - started), error: reason });
+      const reason =
+        error instanceof FetchError
+          ? error.reason
+          : error instanceof FetchAbortedError
+            ? 'aborted'
+            : describeNetworkError(error);
+      this.onRequest({
+        ...event,
+        ...(status === undefined ? {} : { status }),
+        ms: Math.round(performance.now() - started),
+        error: reason,
+      });
       throw error;
     }
   }
 
   /** One attempt, bounded in time. */
-  private async bounded(url: string, parsed: URL | undefined, options: GetOptions): Promise<Omit<HttpResponse, 'attempts'>> {
+  private async bounded(
+    url: string,
+    parsed: URL | undefined,
+    options: GetOptions,
+  ): Promise<Omit<HttpResponse, 'attempts'>> {
     const stop = new AttemptStop();
     const timeoutMs = this.options.totalTimeoutMs;
     const timer = setTimeout(() => stop.abort(new Error(`total timeout of ${timeoutMs} ms`)), timeoutMs);
@@ -173,7 +209,9 @@ export class HttpClient {
       // The caller's stop comes first: a request cut by it is aborted, whatever error the cut surfaced as.
       if (callerSignal?.aborted) throw new FetchAbortedError(url, 'in flight', { cause: error });
       if (stop.aborted) {
-        throw new FetchError(url, `total timeout of ${timeoutMs / 1000} s exceeded (response headers and body)`, true, { cause: error });
+        throw new FetchError(url, `total timeout of ${timeoutMs / 1000} s exceeded (response headers and body)`, true, {
+          cause: error,
+        });
       }
       throw error;
     } finally {
@@ -182,7 +220,12 @@ export class HttpClient {
     }
   }
 
-  private async exchange(url: string, parsed: URL, options: GetOptions, signal: AttemptStop): Promise<Omit<HttpResponse, 'attempts'>> {
+  private async exchange(
+    url: string,
+    parsed: URL,
+    options: GetOptions,
+    signal: AttemptStop,
+  ): Promise<Omit<HttpResponse, 'attempts'>> {
     const origin = parsed.origin;
     const authorization = this.credentials.get(origin);
     const response = await this.agent.request({
@@ -206,7 +249,10 @@ export class HttpClient {
     if (statusCode < 200 || statusCode >= 300) {
       await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       const retryAfterMs = parseRetryAfter(headers['retry-after']);
-      const location = statusCode >= 300 && statusCode < 400 ? ` to ${redirectTarget(url, headers.location)} (redirects are not followed)` : '';
+      const location =
+        statusCode >= 300 && statusCode < 400
+          ? ` to ${redirectTarget(url, headers.location)} (redirects are not followed)`
+          : '';
       throw new FetchError(url, `HTTP ${statusCode}${location}`, RETRYABLE_STATUS.has(statusCode), {
         status: statusCode,
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
@@ -227,7 +273,10 @@ export class HttpClient {
       }
     }
     // Without a declared length, the bytes are held as they come.
-    const onReceived = memory === undefined || Number.isFinite(declared) ? undefined : (received: number) => holdBody(memory, url, received);
+    const onReceived =
+      memory === undefined || Number.isFinite(declared)
+        ? undefined
+        : (received: number) => holdBody(memory, url, received);
     const raw = await readBody(response.body, url, options.maxBytes, onReceived);
     const body = await decode(url, raw, String(headers['content-encoding'] ?? 'identity'), options.maxBytes, memory);
     return { url, status: statusCode, headers, body };

@@ -22,7 +22,13 @@ export const SYNC_DECODE_MAX_BYTES = 256 * 1024;
  * decoded off the event loop has its most held before it starts (its size is known only after), one decoded at
  * once (a small body) is held as it is.
  */
-export async function decode(url: string, raw: Buffer, encoding: string, maxBytes: number, memory?: BodyMemory): Promise<Buffer> {
+export async function decode(
+  url: string,
+  raw: Buffer,
+  encoding: string,
+  maxBytes: number,
+  memory?: BodyMemory,
+): Promise<Buffer> {
   const name = encoding.trim().toLowerCase();
   if (name === '' || name === 'identity') return raw;
   const limit = memory === undefined ? maxBytes : Math.max(0, Math.min(maxBytes, memory.budget.bytes - raw.length));
@@ -49,7 +55,8 @@ export async function decode(url: string, raw: Buffer, encoding: string, maxByte
     if (error instanceof FetchError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
       // Cut off at what the budget could ever hold, below the document limit: it can never be held.
-      if (memory !== undefined && limit < maxBytes) throw new LeafMemoryError(url, raw.length + limit, memory.budget, true);
+      if (memory !== undefined && limit < maxBytes)
+        throw new LeafMemoryError(url, raw.length + limit, memory.budget, true);
       throw new BodyTooLargeError(url, maxBytes, 'decompressed body');
     }
     // A truncated compressed stream is the usual cause: another attempt may get it whole.

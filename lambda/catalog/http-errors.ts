@@ -57,7 +57,11 @@ export class ForbiddenOriginError extends FetchError {
     return ErrorCode.forbiddenOrigin;
   }
   constructor(url: string, allowed: readonly string[]) {
-    super(url, `origin not allowed (allowed: ${allowed.join(', ') || 'none'}); set ALLOWED_ORIGINS / --allow-origin to permit it`, false);
+    super(
+      url,
+      `origin not allowed (allowed: ${allowed.join(', ') || 'none'}); set ALLOWED_ORIGINS / --allow-origin to permit it`,
+      false,
+    );
   }
 }
 
@@ -91,7 +95,11 @@ export class LeafMemoryError extends FetchError {
     /** `bytes` is a lower bound: the decoded copy was cut off at the budget. */
     atLeast = false,
   ) {
-    super(url, `body needs ${atLeast ? 'over ' : ''}${bytes} bytes, more than the leaf memory budget of ${budget.bytes} bytes (${budget.from}); give the process more memory or set LEAF_MEMORY_MB`, false);
+    super(
+      url,
+      `body needs ${atLeast ? 'over ' : ''}${bytes} bytes, more than the leaf memory budget of ${budget.bytes} bytes (${budget.from}); give the process more memory or set LEAF_MEMORY_MB`,
+      false,
+    );
   }
 }
 

@@ -56,7 +56,14 @@ export {
   type RetryListener,
   type RetryPolicy,
 } from './http-options.js';
-export { BodyDeferredError, BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError, LeafMemoryError } from './http-errors.js';
+export {
+  BodyDeferredError,
+  BodyTooLargeError,
+  FetchAbortedError,
+  FetchError,
+  ForbiddenOriginError,
+  LeafMemoryError,
+} from './http-errors.js';
 export { holdBody, type BodyHold, type BodyMemory } from './body-memory.js';
 export { networkHint } from './network-hints.js';
 export { proxyFor, readProxyEnv, shownProxy, type ProxyChoice, type ProxyEnv } from '../contract/proxy-env.js';

@@ -43,7 +43,9 @@ function proxyStatus(error: unknown): number | undefined {
 export function describeNetworkError(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as { code?: string }).code ?? networkCode(error);
-    const message = error.message || (error instanceof AggregateError ? error.errors.map((e) => (e as Error).message).join('; ') : '');
+    const message =
+      error.message ||
+      (error instanceof AggregateError ? error.errors.map((e) => (e as Error).message).join('; ') : '');
     return code ? `${code}: ${message}` : message;
   }
   return String(error);

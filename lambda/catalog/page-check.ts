@@ -38,7 +38,13 @@ export function pageFrom(page: PageFields, url: string): CatalogPage {
     items[i] =
       unstorable === undefined
         ? item
-        : { ...item, problem: new InvalidDocumentError(url, `items[${i}]: ${describeItem(item)} cannot be stored: ${unstorable}`) };
+        : {
+            ...item,
+            problem: new InvalidDocumentError(
+              url,
+              `items[${i}]: ${describeItem(item)} cannot be stored: ${unstorable}`,
+            ),
+          };
 
     const sameUrl = byUrl.get(item.url);
     if (sameUrl !== undefined) problems.add(['items', i, '@id'], `duplicate of items[${sameUrl}]: ${quote(item.url)}`);

@@ -6,7 +6,16 @@
  * checks across items (index-check.ts, page-check.ts, leaf-match.ts), so they cannot drift apart.
  */
 import { DocumentKind } from './errors.js';
-import { SourceKind, type CatalogIndex, type CatalogPage, type DocumentBody, type Leaf, type PageItem, type ServiceIndex, type SourceDocument } from './documents.js';
+import {
+  SourceKind,
+  type CatalogIndex,
+  type CatalogPage,
+  type DocumentBody,
+  type Leaf,
+  type PageItem,
+  type ServiceIndex,
+  type SourceDocument,
+} from './documents.js';
 import { fastIndexFields, fastLeafFields, fastPageFields, fastServiceIndex } from './fast-path.js';
 import { indexFrom } from './index-check.js';
 import { parseJson, requireObject } from './json.js';

@@ -25,7 +25,10 @@ export function findCatalogUrl(serviceIndex: ServiceIndex, url: string): string 
     }
   }
   const seen = [...new Set(serviceIndex.resources.flatMap((resource) => resource['@type']))];
-  const listed = seen.slice(0, 5).map((type) => quote(type)).join(', ');
+  const listed = seen
+    .slice(0, 5)
+    .map((type) => quote(type))
+    .join(', ');
   const more = seen.length > 5 ? ` and ${seen.length - 5} more` : '';
   const has = seen.length === 0 ? 'it has no resources' : `it has ${listed}${more}`;
   throw new InvalidDocumentError(url, `the service index has no ${CATALOG_RESOURCE_TYPE} resource (${has})`);

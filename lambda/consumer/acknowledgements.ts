@@ -34,7 +34,8 @@ export class Acknowledgements {
     readonly window: number = DEFAULT_ACK_WINDOW,
     private readonly hooks: { readonly onSettling?: () => void } = {},
   ) {
-    if (!Number.isInteger(window) || window < 1) throw new ConsumerError(`window ${window} must be a whole number >= 1`);
+    if (!Number.isInteger(window) || window < 1)
+      throw new ConsumerError(`window ${window} must be a whole number >= 1`);
   }
 
   /** Commits delivered and not yet acknowledged. */
@@ -59,7 +60,9 @@ export class Acknowledgements {
     if (at < 0) {
       const error = new AcknowledgementError(
         `acknowledgement ${JSON.stringify(commitKey)} names no commit delivered and not yet acknowledged` +
-          (this.outstanding.length === 0 ? ' (none is waiting)' : ` (waiting: ${first!.commitKey} to ${this.outstanding.at(-1)!.commitKey})`),
+          (this.outstanding.length === 0
+            ? ' (none is waiting)'
+            : ` (waiting: ${first!.commitKey} to ${this.outstanding.at(-1)!.commitKey})`),
       );
       this.fail(error);
       return Promise.reject(error);
@@ -89,14 +92,19 @@ export class Acknowledgements {
 
   /** @internal A commit was handed over to the reader. */
   delivered(commit: Delivered): void {
-    this.outstanding.push({ commitKey: commit.commitKey, commitId: commit.commitId, commitTimeStamp: commit.commitTimeStamp });
+    this.outstanding.push({
+      commitKey: commit.commitKey,
+      commitId: commit.commitId,
+      commitTimeStamp: commit.commitTimeStamp,
+    });
   }
 
   /** @internal Resolves once fewer than `window` commits wait (or the channel ended, or `signal` aborted). */
   async room(signal?: AbortSignal, onFull?: () => void): Promise<void> {
     if (this.outstanding.length < this.window || this.ended !== undefined) return this.check();
     onFull?.();
-    while (this.outstanding.length >= this.window && this.ended === undefined && !signal?.aborted) await this.next(signal);
+    while (this.outstanding.length >= this.window && this.ended === undefined && !signal?.aborted)
+      await this.next(signal);
     return this.check();
   }
 

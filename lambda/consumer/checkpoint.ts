@@ -26,10 +26,19 @@ export async function checkpoint(
   for (;;) {
     const result = await store.compareAndSet(key, from, target);
     if (result.outcome === 'written') {
-      return { outcome: 'written', state: { value: target.value, stored: formatTimestamp(target.value), commitId: target.commitId, runId: target.runId } };
+      return {
+        outcome: 'written',
+        state: {
+          value: target.value,
+          stored: formatTimestamp(target.value),
+          commitId: target.commitId,
+          runId: target.runId,
+        },
+      };
     }
     const current = result.current;
-    if (current !== undefined && current.value === target.value && current.runId === target.runId) return { outcome: 'written', state: current };
+    if (current !== undefined && current.value === target.value && current.runId === target.runId)
+      return { outcome: 'written', state: current };
     if (current !== undefined && current.value >= target.value) return { outcome: 'lost-race', state: current };
     from = current;
   }

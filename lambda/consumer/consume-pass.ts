@@ -33,15 +33,26 @@ export interface PassContext {
 }
 
 /** Runs the consumer from its stored cursor (after a seek, if asked) while it may. */
-export async function runPass(name: string, key: string, handler: BatchHandler, options: ConsumeOptions & { readonly batchSize: number }, pass: PassContext): Promise<PassResult> {
+export async function runPass(
+  name: string,
+  key: string,
+  handler: BatchHandler,
+  options: ConsumeOptions & { readonly batchSize: number },
+  pass: PassContext,
+): Promise<PassResult> {
   const { cursors, mirror, acknowledgements: acks } = options;
   const { runId, lease } = pass;
   let state = await openConsumerCursor(cursors, mirror, name, runId);
   const cursorBefore = state?.stored ?? null;
-  if (pass.seek !== undefined) state = await seekCursor(cursors, key, state, { ...(await seekTarget(mirror, pass.seek)), runId });
+  if (pass.seek !== undefined)
+    state = await seekCursor(cursors, key, state, { ...(await seekTarget(mirror, pass.seek)), runId });
   const start = state === undefined ? (options.start ?? {}) : { after: keyOrUndefined(state.value) };
   const stop = new AbortController();
-  const signal = AbortSignal.any([stop.signal, ...(options.signal ? [options.signal] : []), ...(lease ? [lease.lost] : [])]);
+  const signal = AbortSignal.any([
+    stop.signal,
+    ...(options.signal ? [options.signal] : []),
+    ...(lease ? [lease.lost] : []),
+  ]);
   const keeper = new CursorKeeper(cursors, key, state, runId, policyOf(options), {
     mayWrite: () => lease === undefined || lease.held,
     leased: lease !== undefined,

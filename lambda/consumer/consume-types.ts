@@ -92,5 +92,8 @@ export type BatchHandler = (commits: readonly MirrorCommit[], context: ConsumeCo
 
 /** The checkpoint policy of `options`, with the defaults. */
 export function policyOf(options: Pick<ConsumeOptions, 'checkpointEvery' | 'checkpointIntervalMs'>): CheckpointPolicy {
-  return { every: options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY, intervalMs: options.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS };
+  return {
+    every: options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY,
+    intervalMs: options.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS,
+  };
 }

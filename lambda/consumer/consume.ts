@@ -4,12 +4,25 @@ import { id as kuuidId } from '../ids/kuuid.js';
 import type { LeaseRecord } from '../stores/types.js';
 import { consumerKey, consumerStateOf } from './consumer-cursors.js';
 import { runPass } from './consume-pass.js';
-import { ConsumeStop, type BatchHandler, type CommitHandler, type ConsumeOptions, type ConsumeResult } from './consume-types.js';
+import {
+  ConsumeStop,
+  type BatchHandler,
+  type CommitHandler,
+  type ConsumeOptions,
+  type ConsumeResult,
+} from './consume-types.js';
 import { ConsumerError } from './errors.js';
 import { ConsumerLease } from './lease.js';
 import { checkMirror } from './mirror-place.js';
 
-export { ConsumeStop, type BatchHandler, type CommitHandler, type ConsumeContext, type ConsumeOptions, type ConsumeResult } from './consume-types.js';
+export {
+  ConsumeStop,
+  type BatchHandler,
+  type CommitHandler,
+  type ConsumeContext,
+  type ConsumeOptions,
+  type ConsumeResult,
+} from './consume-types.js';
 
 /**
  * Runs `handler` on every commit of the mirror after the consumer `name`'s stored cursor, in commit order, and
@@ -36,7 +49,11 @@ export function consume(name: string, handler: CommitHandler, options: ConsumeOp
  * delivered again whole (`ConsumerHandlerError` names its first commit). For handlers whose cost is per round trip,
  * not per commit (the latest view writes each package once per batch).
  */
-export async function consumeBatches(name: string, handler: BatchHandler, options: ConsumeOptions & { readonly batchSize: number }): Promise<ConsumeResult> {
+export async function consumeBatches(
+  name: string,
+  handler: BatchHandler,
+  options: ConsumeOptions & { readonly batchSize: number },
+): Promise<ConsumeResult> {
   checkName(name, options);
   return consumeAs(name, handler, options);
 }
@@ -46,17 +63,26 @@ export async function consumeBatches(name: string, handler: BatchHandler, option
  * view). Not part of the package's face.
  * @internal
  */
-export async function consumeAs(name: string, handler: BatchHandler, options: ConsumeOptions & { readonly batchSize: number }): Promise<ConsumeResult> {
+export async function consumeAs(
+  name: string,
+  handler: BatchHandler,
+  options: ConsumeOptions & { readonly batchSize: number },
+): Promise<ConsumeResult> {
   const dependsOn = checkOptions(name, options);
   const runId = options.runId ?? kuuidId();
   const key = consumerKey(options.mirror, name);
   const state = consumerStateOf(options.cursors);
   if (options.lease !== undefined && options.lease !== false && state === undefined) {
-    throw new ConsumerError('this cursor store keeps no leases (DynamoStore and the local folder\'s stores do): give lease: false to run without one');
+    throw new ConsumerError(
+      "this cursor store keeps no leases (DynamoStore and the local folder's stores do): give lease: false to run without one",
+    );
   }
   // The place first: a wrong folder, bucket or prefix is an error before the lease writes anything there.
   if (options.awaitMirror !== true) await checkMirror(options.mirror);
-  const lease = options.lease === false || state === undefined ? undefined : new ConsumerLease(state, key, runId, options.lease ?? {});
+  const lease =
+    options.lease === false || state === undefined
+      ? undefined
+      : new ConsumerLease(state, key, runId, options.lease ?? {});
   const standby = (options.lease === false ? undefined : options.lease?.standby) ?? options.follow === true;
   let seek = options.seek;
   const totals = { commits: 0, checkpoints: 0 };
@@ -79,7 +105,12 @@ export async function consumeAs(name: string, handler: BatchHandler, options: Co
     }
     let pass;
     try {
-      pass = await runPass(name, key, handler, options, { runId, dependsOn, ...(lease === undefined ? {} : { lease }), ...(seek === undefined ? {} : { seek }) });
+      pass = await runPass(name, key, handler, options, {
+        runId,
+        dependsOn,
+        ...(lease === undefined ? {} : { lease }),
+        ...(seek === undefined ? {} : { seek }),
+      });
     } finally {
       await lease?.release();
     }
@@ -89,7 +120,13 @@ export async function consumeAs(name: string, handler: BatchHandler, options: Co
     totals.commits += pass.commits;
     totals.checkpoints += pass.checkpoints;
     // Standing by again after a lost lease: not with acknowledgements, whose reader has seen this pass's commits.
-    if (pass.stoppedBy === ConsumeStop.lostLease && standby && options.acknowledgements === undefined && !options.signal?.aborted) continue;
+    if (
+      pass.stoppedBy === ConsumeStop.lostLease &&
+      standby &&
+      options.acknowledgements === undefined &&
+      !options.signal?.aborted
+    )
+      continue;
     return done(pass.stoppedBy);
   }
 }
@@ -106,31 +143,40 @@ export function checkConsumerName(name: string, followerCursor?: string): void {
 
 function checkName(name: string, options: Pick<ConsumeOptions, 'followerCursor'>): void {
   if (typeof name === 'string' && BUILT_IN_CONSUMERS.includes(name)) {
-    throw new ConsumerError(`consumer name ${JSON.stringify(name)} is a built-in consumer's (${BUILT_IN_CONSUMERS.join(', ')}): a consumer of your own needs a name of its own (it may depend on ${JSON.stringify(name)})`);
+    throw new ConsumerError(
+      `consumer name ${JSON.stringify(name)} is a built-in consumer's (${BUILT_IN_CONSUMERS.join(', ')}): a consumer of your own needs a name of its own (it may depend on ${JSON.stringify(name)})`,
+    );
   }
   if (name === (options.followerCursor ?? DEFAULT_CURSOR_NAME)) {
-    throw new ConsumerError(`consumer name ${JSON.stringify(name)} is the follower's cursor: a consumer needs a cursor of its own`);
+    throw new ConsumerError(
+      `consumer name ${JSON.stringify(name)} is the follower's cursor: a consumer needs a cursor of its own`,
+    );
   }
 }
 
 function checkPattern(name: string): void {
   if (typeof name !== 'string' || !CURSOR_NAME_PATTERN.test(name)) {
-    throw new ConsumerError(`consumer name ${JSON.stringify(name)} must be 1 to 128 characters of A-Z a-z 0-9 . _ - and start with a letter or digit`);
+    throw new ConsumerError(
+      `consumer name ${JSON.stringify(name)} must be 1 to 128 characters of A-Z a-z 0-9 . _ - and start with a letter or digit`,
+    );
   }
 }
 
 function checkOptions(name: string, options: ConsumeOptions & { readonly batchSize: number }): readonly string[] {
   checkPattern(name);
   const wholeAtLeastOne = (what: string, value: number | undefined): void => {
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new ConsumerError(`${what} ${value} must be a whole number >= 1`);
+    if (value !== undefined && (!Number.isInteger(value) || value < 1))
+      throw new ConsumerError(`${what} ${value} must be a whole number >= 1`);
   };
   wholeAtLeastOne('checkpointEvery', options.checkpointEvery);
   wholeAtLeastOne('batchSize', options.batchSize);
   const interval = options.checkpointIntervalMs;
-  if (interval !== undefined && !(Number.isFinite(interval) && interval > 0)) throw new ConsumerError(`checkpointIntervalMs ${interval} must be a number of ms > 0`);
+  if (interval !== undefined && !(Number.isFinite(interval) && interval > 0))
+    throw new ConsumerError(`checkpointIntervalMs ${interval} must be a number of ms > 0`);
   const dependsOn = [...new Set(options.dependsOn ?? [])];
   for (const dependency of dependsOn) {
-    if (!CURSOR_NAME_PATTERN.test(dependency)) throw new ConsumerError(`dependency ${JSON.stringify(dependency)} is not a cursor name`);
+    if (!CURSOR_NAME_PATTERN.test(dependency))
+      throw new ConsumerError(`dependency ${JSON.stringify(dependency)} is not a cursor name`);
     if (dependency === name) throw new ConsumerError(`consumer ${JSON.stringify(name)} cannot depend on itself`);
   }
   return dependsOn;

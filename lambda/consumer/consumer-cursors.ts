@@ -23,19 +23,27 @@ export function consumerKey(mirror: Mirror, name: string): string {
 export function consumerStateOf(cursors: CursorStore): (CursorStore & ConsumerStateStore) | undefined {
   const store = cursors as Partial<ConsumerStateStore>;
   const methods = [store.readLease, store.swapLease, store.listConsumers, store.readLegacy, store.adoptLegacy];
-  return methods.every((method) => typeof method === 'function') ? (cursors as CursorStore & ConsumerStateStore) : undefined;
+  return methods.every((method) => typeof method === 'function')
+    ? (cursors as CursorStore & ConsumerStateStore)
+    : undefined;
 }
 
 /**
  * The consumer's cursor as others see it (a dependency, the lag): the one under its key, or, while it has none, a
  * cursor stored under its name alone that no other mirror's consumer adopted (its own, not yet moved).
  */
-export async function readConsumerCursor(cursors: CursorStore, mirror: Mirror, name: string): Promise<CursorState | undefined> {
+export async function readConsumerCursor(
+  cursors: CursorStore,
+  mirror: Mirror,
+  name: string,
+): Promise<CursorState | undefined> {
   const key = consumerKey(mirror, name);
   const own = await cursors.read(key);
   if (own !== undefined) return own;
   const legacy = await consumerStateOf(cursors)?.readLegacy(name);
-  return legacy !== undefined && (legacy.adoptedBy === undefined || legacy.adoptedBy === key) ? legacy.state : undefined;
+  return legacy !== undefined && (legacy.adoptedBy === undefined || legacy.adoptedBy === key)
+    ? legacy.state
+    : undefined;
 }
 
 /**
@@ -44,7 +52,12 @@ export async function readConsumerCursor(cursors: CursorStore, mirror: Mirror, n
  * key, with its commit id): the legacy item is marked `adoptedBy` this key (a conditional write; another mirror's
  * consumer of the same name then starts afresh), and its value written under this key with `runId`.
  */
-export async function openConsumerCursor(cursors: CursorStore, mirror: Mirror, name: string, runId: string): Promise<CursorState | undefined> {
+export async function openConsumerCursor(
+  cursors: CursorStore,
+  mirror: Mirror,
+  name: string,
+  runId: string,
+): Promise<CursorState | undefined> {
   const key = consumerKey(mirror, name);
   const own = await cursors.read(key);
   const state = consumerStateOf(cursors);

@@ -51,28 +51,55 @@ export interface ConsumersView {
  * those named in `names` (their cursors read directly, one stored under the name alone by an earlier version
  * included).
  */
-export async function describeConsumers(mirror: Mirror, cursors: CursorStore, names?: readonly string[], now = Date.now()): Promise<ConsumersView> {
+export async function describeConsumers(
+  mirror: Mirror,
+  cursors: CursorStore,
+  names?: readonly string[],
+  now = Date.now(),
+): Promise<ConsumersView> {
   const state = consumerStateOf(cursors);
   let found: { name: string; cursor?: CursorState; lease?: LeaseRecord }[];
   if (names !== undefined) {
     found = await Promise.all(
       names.map(async (name) => {
-        const [cursor, lease] = await Promise.all([readConsumerCursor(cursors, mirror, name), state?.readLease(consumerKey(mirror, name))]);
+        const [cursor, lease] = await Promise.all([
+          readConsumerCursor(cursors, mirror, name),
+          state?.readLease(consumerKey(mirror, name)),
+        ]);
         return { name, ...(cursor === undefined ? {} : { cursor }), ...(lease === undefined ? {} : { lease }) };
       }),
     );
   } else {
-    if (state === undefined) throw new ConsumerError('this cursor store cannot list its consumers (DynamoStore and the local folder\'s stores can)');
+    if (state === undefined)
+      throw new ConsumerError(
+        "this cursor store cannot list its consumers (DynamoStore and the local folder's stores can)",
+      );
     const key = mirrorKey(mirror);
     const stored = await state.listConsumers(`${CONSUMER_KEY_PREFIX}${key}#`);
     found = stored.flatMap((entry) => {
       const name = consumerNameOf(entry.key, key);
-      return name === undefined ? [] : [{ name, ...(entry.cursor === undefined ? {} : { cursor: entry.cursor }), ...(entry.lease === undefined ? {} : { lease: entry.lease }) }];
+      return name === undefined
+        ? []
+        : [
+            {
+              name,
+              ...(entry.cursor === undefined ? {} : { cursor: entry.cursor }),
+              ...(entry.lease === undefined ? {} : { lease: entry.lease }),
+            },
+          ];
     });
   }
   const watermark = await readWatermark(mirror);
-  const keyOf = (cursor: CursorState | undefined): string | null => (cursor === undefined || cursor.value < UNIX_EPOCH_TICKS ? null : commitKeyOfTicks(cursor.value));
-  const counted = watermark === undefined ? undefined : await commitKeysBehind(mirror, found.map((entry) => keyOf(entry.cursor)), watermark.commitKey);
+  const keyOf = (cursor: CursorState | undefined): string | null =>
+    cursor === undefined || cursor.value < UNIX_EPOCH_TICKS ? null : commitKeyOfTicks(cursor.value);
+  const counted =
+    watermark === undefined
+      ? undefined
+      : await commitKeysBehind(
+          mirror,
+          found.map((entry) => keyOf(entry.cursor)),
+          watermark.commitKey,
+        );
   const consumers = found.map(({ name, cursor, lease }): ConsumerStatus => {
     const key = keyOf(cursor);
     const behind = counted?.behind(key);
@@ -85,20 +112,34 @@ export async function describeConsumers(mirror: Mirror, cursors: CursorStore, na
       runId: cursor?.runId ?? null,
       lagCommits: behind?.count ?? null,
       lagCommitsAtLeast: behind?.atLeast ?? false,
-      lagSeconds: watermark !== undefined && cursor !== undefined ? secondsBetween(cursor.value, watermark.ticks) : null,
+      lagSeconds:
+        watermark !== undefined && cursor !== undefined ? secondsBetween(cursor.value, watermark.ticks) : null,
       heldBy: lease !== undefined && lease.until > now ? lease.holder : null,
       leaseUntil: lease === undefined ? null : new Date(lease.until).toISOString(),
     };
   });
-  return { mirror: mirror.where, watermark: watermark === undefined ? null : { cursor: watermark.cursor, commitKey: watermark.commitKey }, consumers };
+  return {
+    mirror: mirror.where,
+    watermark: watermark === undefined ? null : { cursor: watermark.cursor, commitKey: watermark.commitKey },
+    consumers,
+  };
 }
 
 /** The commit keys after the lowest of `from` up to `upTo` (one listing, at most {@link LAG_COUNT_LIMIT}), and a count behind any key. */
-async function commitKeysBehind(mirror: Mirror, from: readonly (string | null)[], upTo: string): Promise<{ behind(key: string | null): { count: number; atLeast: boolean } }> {
-  const lowest = from.includes(null) ? undefined : from.reduce<string | undefined>((low, key) => (low === undefined || key! < low ? key! : low), undefined);
+async function commitKeysBehind(
+  mirror: Mirror,
+  from: readonly (string | null)[],
+  upTo: string,
+): Promise<{ behind(key: string | null): { count: number; atLeast: boolean } }> {
+  const lowest = from.includes(null)
+    ? undefined
+    : from.reduce<string | undefined>((low, key) => (low === undefined || key! < low ? key! : low), undefined);
   const keys: string[] = [];
   let full = false;
-  for await (const key of mirror.store.listKeys(`${mirror.prefix}commits/`, lowest === undefined ? undefined : manifestKey(mirror.prefix, lowest))) {
+  for await (const key of mirror.store.listKeys(
+    `${mirror.prefix}commits/`,
+    lowest === undefined ? undefined : manifestKey(mirror.prefix, lowest),
+  )) {
     const commitKey = commitKeyOfManifestKey(mirror.prefix, key);
     if (commitKey === undefined) continue;
     if (commitKey > upTo) break;

@@ -82,13 +82,18 @@ export class CursorKeeper {
     // A checkpoint after every commit is asked for the fewest redeliveries: each is written before the next commit.
     if (this.policy.every === 1) return this.flush();
     // Handling goes on while a checkpoint is in flight, up to a backlog; then it waits for it.
-    if (this.writing !== undefined && this.count + this.inFlight >= this.policy.every * CHECKPOINT_BACKLOG) await this.writing;
+    if (this.writing !== undefined && this.count + this.inFlight >= this.policy.every * CHECKPOINT_BACKLOG)
+      await this.writing;
     this.background();
   }
 
   /** True when the policy calls for a checkpoint of what is handled. */
   private due(): boolean {
-    return this.pending !== undefined && (this.count >= this.policy.every || (this.firstPendingAt !== undefined && Date.now() - this.firstPendingAt >= this.policy.intervalMs));
+    return (
+      this.pending !== undefined &&
+      (this.count >= this.policy.every ||
+        (this.firstPendingAt !== undefined && Date.now() - this.firstPendingAt >= this.policy.intervalMs))
+    );
   }
 
   /** Writes a checkpoint beside the handling, unless one is in flight (then the next one, once it is done). */
@@ -128,7 +133,9 @@ export class CursorKeeper {
     this.inFlight = this.count;
     this.clear();
     this.pending = undefined;
-    const outcome = await checkpoint(this.cursors, this.key, this.state, { ...target, runId: this.runId }).finally(() => (this.inFlight = 0));
+    const outcome = await checkpoint(this.cursors, this.key, this.state, { ...target, runId: this.runId }).finally(
+      () => (this.inFlight = 0),
+    );
     this.state = outcome.state;
     if (outcome.outcome === 'written') this.checkpoints++;
     else if (!this.hooks.leased) {

@@ -58,9 +58,20 @@ export function parseWatermark(bytes: Buffer, where: string): Watermark & { read
   }
   if (typeof commitKey !== 'string') throw new MirrorDocumentError(where, '"commitKey" is missing or not a string');
   const expected = keyOfTimestamp(cursor, where);
-  if (commitKey !== expected) throw new MirrorDocumentError(where, `"commitKey" ${JSON.stringify(commitKey)} is not the key of "cursor" ${cursor} (${expected})`);
-  if (commitId !== null && commitId !== undefined && typeof commitId !== 'string') throw new MirrorDocumentError(where, '"commitId" is not a string');
-  return { cursor, commitId: (commitId as string | undefined) ?? null, commitKey, updatedAt: typeof updatedAt === 'string' ? updatedAt : '', ticks };
+  if (commitKey !== expected)
+    throw new MirrorDocumentError(
+      where,
+      `"commitKey" ${JSON.stringify(commitKey)} is not the key of "cursor" ${cursor} (${expected})`,
+    );
+  if (commitId !== null && commitId !== undefined && typeof commitId !== 'string')
+    throw new MirrorDocumentError(where, '"commitId" is not a string');
+  return {
+    cursor,
+    commitId: (commitId as string | undefined) ?? null,
+    commitKey,
+    updatedAt: typeof updatedAt === 'string' ? updatedAt : '',
+    ticks,
+  };
 }
 
 /** A manifest read at `commits/{commitKey}.json`, checked: its timestamp must be that key's. */
@@ -68,11 +79,17 @@ export function parseManifest(bytes: Buffer, commitKey: string, where: string): 
   const value = parseJson(bytes, where);
   const { commitId, commitTimeStamp, filtered, leaves } = value;
   if (typeof commitId !== 'string') throw new MirrorDocumentError(where, '"commitId" is missing or not a string');
-  if (typeof commitTimeStamp !== 'string') throw new MirrorDocumentError(where, '"commitTimeStamp" is missing or not a string');
+  if (typeof commitTimeStamp !== 'string')
+    throw new MirrorDocumentError(where, '"commitTimeStamp" is missing or not a string');
   const key = keyOfTimestamp(commitTimeStamp, where);
-  if (key !== commitKey) throw new MirrorDocumentError(where, `"commitTimeStamp" ${commitTimeStamp} has the key ${key}, not the manifest's ${commitKey}`);
+  if (key !== commitKey)
+    throw new MirrorDocumentError(
+      where,
+      `"commitTimeStamp" ${commitTimeStamp} has the key ${key}, not the manifest's ${commitKey}`,
+    );
   if (!Array.isArray(leaves)) throw new MirrorDocumentError(where, '"leaves" is missing or not an array');
-  if (filtered !== undefined && !(Number.isSafeInteger(filtered) && (filtered as number) >= 0)) throw new MirrorDocumentError(where, '"filtered" is not a whole number >= 0');
+  if (filtered !== undefined && !(Number.isSafeInteger(filtered) && (filtered as number) >= 0))
+    throw new MirrorDocumentError(where, '"filtered" is not a whole number >= 0');
   return {
     commitKey,
     commitId,
@@ -85,11 +102,18 @@ export function parseManifest(bytes: Buffer, commitKey: string, where: string): 
 function parseLeaf(value: unknown, where: string): ManifestLeaf {
   if (!isObject(value)) throw new MirrorDocumentError(where, 'not a JSON object');
   const { key, id, version, type, quarantined } = value;
-  for (const [name, field] of [['key', key], ['id', id], ['version', version]] as const) {
-    if (typeof field !== 'string' || field === '') throw new MirrorDocumentError(where, `"${name}" is missing or not a non-empty string`);
+  for (const [name, field] of [
+    ['key', key],
+    ['id', id],
+    ['version', version],
+  ] as const) {
+    if (typeof field !== 'string' || field === '')
+      throw new MirrorDocumentError(where, `"${name}" is missing or not a non-empty string`);
   }
-  if (typeof type !== 'string' || !LEAF_TYPES.has(type)) throw new MirrorDocumentError(where, `"type" ${JSON.stringify(type)} is not PackageDetails or PackageDelete`);
-  if (quarantined !== undefined && quarantined !== true) throw new MirrorDocumentError(where, '"quarantined" is not true');
+  if (typeof type !== 'string' || !LEAF_TYPES.has(type))
+    throw new MirrorDocumentError(where, `"type" ${JSON.stringify(type)} is not PackageDetails or PackageDelete`);
+  if (quarantined !== undefined && quarantined !== true)
+    throw new MirrorDocumentError(where, '"quarantined" is not true');
   return {
     key: key as string,
     id: id as string,
@@ -103,7 +127,9 @@ function keyOfTimestamp(timestamp: string, where: string): string {
   try {
     return commitKeyOf(timestamp);
   } catch (cause) {
-    throw new MirrorDocumentError(where, `${JSON.stringify(timestamp)} is not a commit timestamp with a key`, { cause });
+    throw new MirrorDocumentError(where, `${JSON.stringify(timestamp)} is not a commit timestamp with a key`, {
+      cause,
+    });
   }
 }
 

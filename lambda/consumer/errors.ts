@@ -60,7 +60,10 @@ export class NoMirrorError extends CatalogSyncError {
     readonly hint?: string,
     options?: { cause?: unknown },
   ) {
-    super(`${where}: no mirror here: no ${prefix}watermark.json, no manifests under ${prefix}commits/, no leaves under ${prefix}leaves/${hint === undefined ? '' : ` (${hint})`}`, options);
+    super(
+      `${where}: no mirror here: no ${prefix}watermark.json, no manifests under ${prefix}commits/, no leaves under ${prefix}leaves/${hint === undefined ? '' : ` (${hint})`}`,
+      options,
+    );
   }
 }
 
@@ -95,6 +98,9 @@ export class ConsumerHandlerError extends CatalogSyncError {
     readonly commitKey: string,
     options?: { cause?: unknown },
   ) {
-    super(`consumer ${JSON.stringify(consumer)}: the handler failed on commit ${commitKey}: ${(options?.cause as Error)?.message ?? String(options?.cause)}`, options);
+    super(
+      `consumer ${JSON.stringify(consumer)}: the handler failed on commit ${commitKey}: ${(options?.cause as Error)?.message ?? String(options?.cause)}`,
+      options,
+    );
   }
 }

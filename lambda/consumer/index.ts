@@ -5,7 +5,16 @@
  * consumers and their lag. Importing it loads the AWS SDK.
  */
 export { readCommits, DEFAULT_READ_AHEAD, type ReadOptions } from './reader.js';
-export { consume, consumeBatches, ConsumeStop, type BatchHandler, type CommitHandler, type ConsumeContext, type ConsumeOptions, type ConsumeResult } from './consume.js';
+export {
+  consume,
+  consumeBatches,
+  ConsumeStop,
+  type BatchHandler,
+  type CommitHandler,
+  type ConsumeContext,
+  type ConsumeOptions,
+  type ConsumeResult,
+} from './consume.js';
 export { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_INTERVAL_MS } from './cursor-keeper.js';
 export { DEFAULT_LEASE_MS, DEFAULT_STANDBY_POLL_MS, type LeaseOptions } from './lease.js';
 export { Acknowledgements, DEFAULT_ACK_WINDOW } from './acknowledgements.js';
@@ -18,6 +27,13 @@ export { WakeUp, DEFAULT_POLL, type PollOptions } from './wake.js';
 export { consumerLag, type ConsumerLag } from './lag.js';
 export { awsConsumerStores, folderConsumerStores, type AwsConsumerOptions, type ConsumerStores } from './open.js';
 export { parseStoredLeaf, type StoredLeafPlace } from './stored-leaf.js';
-export { AcknowledgementError, ConsumerError, ConsumerHandlerError, MirrorDocumentError, NoMirrorError, StoredLeafError } from './errors.js';
+export {
+  AcknowledgementError,
+  ConsumerError,
+  ConsumerHandlerError,
+  MirrorDocumentError,
+  NoMirrorError,
+  StoredLeafError,
+} from './errors.js';
 export type { Manifest, ManifestLeaf, Watermark } from './documents.js';
 export type { CursorStore, LeaseRecord, SnapshotReader } from '../stores/types.js';

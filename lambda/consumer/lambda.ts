@@ -75,7 +75,15 @@ export function batchConsumerHandler(
   const consumeUnder = internal.builtIn === true ? consumeAs : consumeBatches;
   // A Lambda's process: its first invocation should not pay for compiling undici's HTTP parser twice.
   deferWasmTierUp();
-  let warm: { settings: ConsumerLambdaSettings; cursors: DynamoStore; snapshots: S3SnapshotStore; metrics: Metrics; logger: Logger } | undefined;
+  let warm:
+    | {
+        settings: ConsumerLambdaSettings;
+        cursors: DynamoStore;
+        snapshots: S3SnapshotStore;
+        metrics: Metrics;
+        logger: Logger;
+      }
+    | undefined;
   return async (event, context) => {
     if (warm === undefined) {
       const settings = consumerLambdaSettings(env);
@@ -127,12 +135,29 @@ export function batchConsumerHandler(
       logger.info('consumer run', { runId, ...run });
       return run;
     } catch (error) {
-      const lag = await consumerLag(mirror, cursors, settings.consumerName).catch(() => ({ lagSeconds: null, cursor: null }));
+      const lag = await consumerLag(mirror, cursors, settings.consumerName).catch(() => ({
+        lagSeconds: null,
+        cursor: null,
+      }));
       record(metrics, commits, lag.lagSeconds, 1);
       const failedCommitKey = error instanceof ConsumerHandlerError ? error.commitKey : undefined;
-      logger.error('consumer run failed', { runId, wake, error: (error as Error).message, ...(failedCommitKey ? { commitKey: failedCommitKey } : {}) });
+      logger.error('consumer run failed', {
+        runId,
+        wake,
+        error: (error as Error).message,
+        ...(failedCommitKey ? { commitKey: failedCommitKey } : {}),
+      });
       if (wake !== 'sqs' || failedCommitKey === undefined) throw error;
-      return { consumer: settings.consumerName, wake, cursorBefore: before, cursorAfter: lag.cursor, commits, stoppedBy: 'handler-failed', failedCommitKey, lagSeconds: lag.lagSeconds };
+      return {
+        consumer: settings.consumerName,
+        wake,
+        cursorBefore: before,
+        cursorAfter: lag.cursor,
+        commits,
+        stoppedBy: 'handler-failed',
+        failedCommitKey,
+        lagSeconds: lag.lagSeconds,
+      };
     } finally {
       clearTimeout(timer);
       metrics.publishStoredMetrics();

@@ -76,7 +76,12 @@ export class ConsumerLease {
       if (signal?.aborted) return { taken: false };
       const seen = await this.store.readLease(this.key, signal === undefined ? undefined : { signal });
       const now = Date.now();
-      const verdict = judgeLease(seen && { leaseUntil: seen.until, leaseHolder: seen.holder }, this.holder, now, this.gone);
+      const verdict = judgeLease(
+        seen && { leaseUntil: seen.until, leaseHolder: seen.holder },
+        this.holder,
+        now,
+        this.gone,
+      );
       if (verdict !== 'held') {
         const next = { holder: this.holder, until: now + this.durationMs };
         if (await this.store.swapLease(this.key, seen, next)) {

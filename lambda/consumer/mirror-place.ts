@@ -56,14 +56,22 @@ async function hintOf(mirror: Mirror): Promise<string | undefined> {
   // A prefix too long (or given where none is needed): a mirror at one of its parent prefixes.
   const segments = mirror.prefix.split('/').slice(0, -1);
   for (let n = segments.length - 1; n >= 0; n--) {
-    const parent = segments.slice(0, n).map((segment) => `${segment}/`).join('');
-    if ((await mirror.store.getBytes(watermarkKeyOf(parent))) !== undefined) return parent === '' ? 'there is a mirror here with no prefix' : `there is a mirror here under the prefix ${JSON.stringify(parent)}`;
+    const parent = segments
+      .slice(0, n)
+      .map((segment) => `${segment}/`)
+      .join('');
+    if ((await mirror.store.getBytes(watermarkKeyOf(parent))) !== undefined)
+      return parent === ''
+        ? 'there is a mirror here with no prefix'
+        : `there is a mirror here under the prefix ${JSON.stringify(parent)}`;
   }
   if (mirror.folder === undefined) return undefined;
   // A prefix forgotten: a mirror in a folder of this one.
   if (mirror.prefix === '') {
     const entries = await readdir(mirror.folder, { withFileTypes: true }).catch(() => []);
-    for (const entry of entries) if (entry.isDirectory() && (await exists(join(mirror.folder, entry.name, 'watermark.json')))) return `there is a mirror here under the prefix ${JSON.stringify(`${entry.name}/`)}`;
+    for (const entry of entries)
+      if (entry.isDirectory() && (await exists(join(mirror.folder, entry.name, 'watermark.json'))))
+        return `there is a mirror here under the prefix ${JSON.stringify(`${entry.name}/`)}`;
   }
   // A folder inside a mirror (`catalog-data/commits`): the mirror in a folder above it.
   for (let dir = dirname(mirror.folder); dir !== dirname(dir); dir = dirname(dir)) {

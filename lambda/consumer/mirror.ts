@@ -29,7 +29,8 @@ export async function readWatermark(mirror: Mirror): Promise<(Watermark & { read
   try {
     bytes = await mirror.store.getBytes(key);
   } catch (error) {
-    if (hasErrorCode(error, ErrorCode.s3Put) && (error as { readonly s3Code?: string }).s3Code === 'NoSuchBucket') throw new NoMirrorError(mirror.where, mirror.prefix, 'the bucket does not exist', { cause: error });
+    if (hasErrorCode(error, ErrorCode.s3Put) && (error as { readonly s3Code?: string }).s3Code === 'NoSuchBucket')
+      throw new NoMirrorError(mirror.where, mirror.prefix, 'the bucket does not exist', { cause: error });
     throw error;
   }
   return bytes === undefined ? undefined : parseWatermark(bytes, `${mirror.where} ${key}`);
@@ -68,7 +69,7 @@ export class MirrorLeaf implements ManifestLeaf {
   async body(): Promise<Buffer> {
     if (this.quarantined) throw this.#error('quarantined, no body is stored (see quarantine/)');
     const bytes = await this.#mirror.store.getBytes(this.key);
-    if (bytes === undefined) throw this.#error('listed in its commit\'s manifest but not stored');
+    if (bytes === undefined) throw this.#error("listed in its commit's manifest but not stored");
     return bytes;
   }
 

@@ -27,7 +27,11 @@ export interface ConsumerStores {
 export function folderConsumerStores(dataDir: string, options: { readonly prefix?: string } = {}): ConsumerStores {
   const root = resolve(dataDir);
   const { cursors, snapshots } = openLocalStores(root);
-  return { mirror: { store: snapshots, prefix: options.prefix ?? '', where: root, folder: root }, cursors, close: () => undefined };
+  return {
+    mirror: { store: snapshots, prefix: options.prefix ?? '', where: root, folder: root },
+    cursors,
+    close: () => undefined,
+  };
 }
 
 /** Where a mirror in S3 is, and the sync's DynamoDB table for named consumers' cursors. */
@@ -51,8 +55,13 @@ export function awsConsumerStores(options: AwsConsumerOptions, env?: NodeJS.Proc
   const owned = options.clients === undefined;
   const clients = options.clients ?? awsClients(env, DEFAULT_READ_AHEAD);
   const prefix = options.prefix ?? '';
-  const mirror = { store: new S3SnapshotStore(options.bucket, clients.s3), prefix, where: `s3://${options.bucket}/${prefix}` };
-  const cursors: CursorStore = options.cursorTable === undefined ? noCursorTable : new DynamoStore(options.cursorTable, clients.dynamo);
+  const mirror = {
+    store: new S3SnapshotStore(options.bucket, clients.s3),
+    prefix,
+    where: `s3://${options.bucket}/${prefix}`,
+  };
+  const cursors: CursorStore =
+    options.cursorTable === undefined ? noCursorTable : new DynamoStore(options.cursorTable, clients.dynamo);
   return {
     mirror,
     cursors,
@@ -71,5 +80,7 @@ const noCursorTable: CursorStore = {
 };
 
 function missingTable(): ConsumerError {
-  return new ConsumerError('no cursorTable was given: a named consumer keeps its cursor in the sync\'s DynamoDB table (awsConsumerStores({ bucket, cursorTable }))');
+  return new ConsumerError(
+    "no cursorTable was given: a named consumer keeps its cursor in the sync's DynamoDB table (awsConsumerStores({ bucket, cursorTable }))",
+  );
 }

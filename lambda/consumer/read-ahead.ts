@@ -3,7 +3,11 @@
  * the order of the sequence. Memory is bounded by `limit` results whatever the sequence's length; nothing is
  * fetched further ahead than that while the caller is busy with earlier results.
  */
-export async function* mapInOrder<T, R>(source: AsyncIterable<T>, limit: number, fetch: (item: T) => Promise<R>): AsyncGenerator<R> {
+export async function* mapInOrder<T, R>(
+  source: AsyncIterable<T>,
+  limit: number,
+  fetch: (item: T) => Promise<R>,
+): AsyncGenerator<R> {
   const queue: Promise<R>[] = [];
   try {
     for await (const item of source) {

@@ -65,11 +65,17 @@ export interface ReaderHooks {
  * @throws {@link ConsumerError} for a bad start; {@link NoMirrorError} for a place that holds no mirror;
  * {@link MirrorDocumentError} for a watermark or manifest that breaks the contract; the store's errors as they are.
  */
-export async function* readCommits(mirror: Mirror, options: ReadOptions = {}, hooks: ReaderHooks = {}): AsyncGenerator<MirrorCommit> {
+export async function* readCommits(
+  mirror: Mirror,
+  options: ReadOptions = {},
+  hooks: ReaderHooks = {},
+): AsyncGenerator<MirrorCommit> {
   const readAhead = options.readAhead ?? DEFAULT_READ_AHEAD;
-  if (!Number.isInteger(readAhead) || readAhead < 1) throw new ConsumerError(`readAhead ${readAhead} must be a whole number >= 1`);
+  if (!Number.isInteger(readAhead) || readAhead < 1)
+    throw new ConsumerError(`readAhead ${readAhead} must be a whole number >= 1`);
   const poll = { minMs: options.poll?.minMs ?? DEFAULT_POLL.minMs, maxMs: options.poll?.maxMs ?? DEFAULT_POLL.maxMs };
-  if (!(poll.minMs > 0) || !(poll.maxMs >= poll.minMs)) throw new ConsumerError(`poll ${JSON.stringify(poll)}: minMs must be > 0 and maxMs >= minMs`);
+  if (!(poll.minMs > 0) || !(poll.maxMs >= poll.minMs))
+    throw new ConsumerError(`poll ${JSON.stringify(poll)}: minMs must be > 0 and maxMs >= minMs`);
   const wake = options.wake ?? new WakeUp();
   const { signal } = options;
   let startAfter = startAfterOf(mirror.prefix, options);
@@ -79,7 +85,8 @@ export async function* readCommits(mirror: Mirror, options: ReadOptions = {}, ho
   for (;;) {
     if (signal?.aborted) return;
     const { bound, watermark } = await boundOf(mirror, hooks);
-    if (first && !watermark && !options.awaitMirror && !(await holdsMirrorKeys(mirror))) throw await noMirrorError(mirror);
+    if (first && !watermark && !options.awaitMirror && !(await holdsMirrorKeys(mirror)))
+      throw await noMirrorError(mirror);
     first = false;
     if (bound !== null && (startAfter === undefined || manifestKey(mirror.prefix, bound) > startAfter)) {
       for await (const commit of commitsUpTo(mirror, startAfter, bound, readAhead)) {
@@ -98,18 +105,32 @@ export async function* readCommits(mirror: Mirror, options: ReadOptions = {}, ho
 
 /** The commit key the read may go up to now (the watermark's, or the hooks' bound when that is lower), and whether there is a watermark. */
 async function boundOf(mirror: Mirror, hooks: ReaderHooks): Promise<{ bound: string | null; watermark: boolean }> {
-  const [watermark, extra] = await Promise.all([readWatermark(mirror), hooks.bound ? hooks.bound() : Promise.resolve(undefined)]);
+  const [watermark, extra] = await Promise.all([
+    readWatermark(mirror),
+    hooks.bound ? hooks.bound() : Promise.resolve(undefined),
+  ]);
   if (watermark === undefined || extra === null) return { bound: null, watermark: watermark !== undefined };
   return { bound: extra !== undefined && extra < watermark.commitKey ? extra : watermark.commitKey, watermark: true };
 }
 
 /** The manifests after `startAfter` up to and including `bound`'s, parsed, in key order. */
-function commitsUpTo(mirror: Mirror, startAfter: string | undefined, bound: string, readAhead: number): AsyncGenerator<MirrorCommit> {
+function commitsUpTo(
+  mirror: Mirror,
+  startAfter: string | undefined,
+  bound: string,
+  readAhead: number,
+): AsyncGenerator<MirrorCommit> {
   // Keys are listed up to two pages ahead, so the GETs never wait on the next page of the listing.
-  return mapInOrder(bufferAhead(manifestKeysUpTo(mirror, startAfter, bound), LISTED_AHEAD), readAhead, (key) => readManifest(mirror, key));
+  return mapInOrder(bufferAhead(manifestKeysUpTo(mirror, startAfter, bound), LISTED_AHEAD), readAhead, (key) =>
+    readManifest(mirror, key),
+  );
 }
 
-async function* manifestKeysUpTo(mirror: Mirror, startAfter: string | undefined, bound: string): AsyncGenerator<{ key: string; commitKey: string }> {
+async function* manifestKeysUpTo(
+  mirror: Mirror,
+  startAfter: string | undefined,
+  bound: string,
+): AsyncGenerator<{ key: string; commitKey: string }> {
   for await (const key of mirror.store.listKeys(`${mirror.prefix}commits/`, startAfter)) {
     const commitKey = commitKeyOfManifestKey(mirror.prefix, key);
     // Only manifests are read: any other object under commits/ is not catalog-sync's.
@@ -119,10 +140,14 @@ async function* manifestKeysUpTo(mirror: Mirror, startAfter: string | undefined,
   }
 }
 
-async function readManifest(mirror: Mirror, { key, commitKey }: { key: string; commitKey: string }): Promise<MirrorCommit> {
+async function readManifest(
+  mirror: Mirror,
+  { key, commitKey }: { key: string; commitKey: string },
+): Promise<MirrorCommit> {
   const where = `${mirror.where} ${key}`;
   const bytes = await mirror.store.getBytes(key);
-  if (bytes === undefined) throw new MirrorDocumentError(where, 'listed but gone when read (manifests are never deleted)');
+  if (bytes === undefined)
+    throw new MirrorDocumentError(where, 'listed but gone when read (manifests are never deleted)');
   const manifest = parseManifest(bytes, commitKey, where);
   return {
     commitKey: manifest.commitKey,
@@ -134,13 +159,19 @@ async function readManifest(mirror: Mirror, { key, commitKey }: { key: string; c
 }
 
 /** The listing's `StartAfter` of a start: after a key (exclusive), at a time (inclusive), or from the beginning. */
-export function startAfterOf(prefix: string, start: { readonly after?: string; readonly since?: Date | string }): string | undefined {
-  if (start.after !== undefined && start.since !== undefined) throw new ConsumerError('give "after" (a commit key) or "since" (a time), not both');
+export function startAfterOf(
+  prefix: string,
+  start: { readonly after?: string; readonly since?: Date | string },
+): string | undefined {
+  if (start.after !== undefined && start.since !== undefined)
+    throw new ConsumerError('give "after" (a commit key) or "since" (a time), not both');
   if (start.after !== undefined) {
     try {
       decodeCommitKey(start.after);
     } catch (cause) {
-      throw new ConsumerError(`after ${JSON.stringify(start.after)} is not a commit key: ${(cause as Error).message}`, { cause });
+      throw new ConsumerError(`after ${JSON.stringify(start.after)} is not a commit key: ${(cause as Error).message}`, {
+        cause,
+      });
     }
     return manifestKey(prefix, start.after);
   }
@@ -160,6 +191,9 @@ export function ticksOfTime(since: Date | string): Ticks {
     }
     return parseTimeInput(since);
   } catch (cause) {
-    throw new ConsumerError(`since ${JSON.stringify(since)} is not a time: give a timestamp with Z or an offset, or a date: ${(cause as Error).message}`, { cause });
+    throw new ConsumerError(
+      `since ${JSON.stringify(since)} is not a time: give a timestamp with Z or an offset, or a date: ${(cause as Error).message}`,
+      { cause },
+    );
   }
 }

@@ -31,11 +31,18 @@ export function parseStoredLeaf(bytes: Uint8Array, place: StoredLeafPlace): Reco
     json = parseJson(bytes, place.key);
   } catch (error) {
     if (!(error instanceof InvalidDocumentError)) throw error;
-    throw new StoredLeafError(place.where, place.key, place.commitKey, `the stored leaf is ${error.reason}`, { cause: error });
+    throw new StoredLeafError(place.where, place.key, place.commitKey, `the stored leaf is ${error.reason}`, {
+      cause: error,
+    });
   }
   // As the follower's `requireObject`: a leaf is a JSON object.
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
-    throw new StoredLeafError(place.where, place.key, place.commitKey, `the stored leaf is not a JSON object (${json === null ? 'null' : Array.isArray(json) ? 'an array' : typeof json})`);
+    throw new StoredLeafError(
+      place.where,
+      place.key,
+      place.commitKey,
+      `the stored leaf is not a JSON object (${json === null ? 'null' : Array.isArray(json) ? 'an array' : typeof json})`,
+    );
   }
   return json as Record<string, unknown>;
 }

@@ -153,7 +153,6 @@ export function addTotals(a: BackfillTotals, b: BackfillTotals): BackfillTotals 
   };
 }
 
-
 /** A range's state: the item `backfill#<id>#range#<n>` (or the local range file). */
 export interface RangeState extends BackfillTotals {
   readonly n: number;

@@ -42,7 +42,8 @@ export function keepsId(filter: IdFilter | undefined, id: string): boolean {
   if (test === undefined) {
     const include = filter.include.map(globToRegExp);
     const exclude = filter.exclude.map(globToRegExp);
-    test = (candidate) => (include.length === 0 || include.some((r) => r.test(candidate))) && !exclude.some((r) => r.test(candidate));
+    test = (candidate) =>
+      (include.length === 0 || include.some((r) => r.test(candidate))) && !exclude.some((r) => r.test(candidate));
     compiled.set(filter, test);
   }
   return test(id);
@@ -60,7 +61,11 @@ export function sameIdFilter(a: IdFilter | undefined, b: IdFilter | undefined): 
 export function widens(previous: IdFilter | undefined, next: IdFilter | undefined): boolean {
   if (previous === undefined) return false;
   if (next === undefined) return true;
-  if (previous.include.length > 0 && (next.include.length === 0 || next.include.some((p) => !previous.include.includes(p)))) return true;
+  if (
+    previous.include.length > 0 &&
+    (next.include.length === 0 || next.include.some((p) => !previous.include.includes(p)))
+  )
+    return true;
   return previous.exclude.some((p) => !next.exclude.includes(p));
 }
 

@@ -222,7 +222,10 @@ export function identityKeyProblem(id: string, version: string, maxSegmentBytes 
   if (version !== '' && !version.startsWith('+')) {
     const idAtMost = encodedBytesAtMost(id);
     const versionAtMost = encodedBytesAtMost(version) + NORMALIZATION_GROWTH;
-    if (idAtMost + versionAtMost <= MAX_IDENTITY_SEGMENT_BYTES && Math.max(idAtMost, versionAtMost + '.json'.length) <= maxSegmentBytes) {
+    if (
+      idAtMost + versionAtMost <= MAX_IDENTITY_SEGMENT_BYTES &&
+      Math.max(idAtMost, versionAtMost + '.json'.length) <= maxSegmentBytes
+    ) {
       return undefined;
     }
   }

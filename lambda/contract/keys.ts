@@ -43,7 +43,10 @@ export class CommitKeyError extends CatalogSyncError {
     reason: string,
     options?: { cause?: unknown },
   ) {
-    super(`invalid commit key input ${typeof input === 'bigint' ? `${input} ticks` : JSON.stringify(input)}: ${reason}`, options);
+    super(
+      `invalid commit key input ${typeof input === 'bigint' ? `${input} ticks` : JSON.stringify(input)}: ${reason}`,
+      options,
+    );
   }
 }
 

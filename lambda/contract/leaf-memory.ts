@@ -51,11 +51,17 @@ export interface LeafMemoryBudget {
  *
  * @throws {@link SettingsError} naming `LEAF_MEMORY_MB` when it is not a whole number of MiB from 1.
  */
-export function leafMemoryBudget(env: Readonly<Record<string, string | undefined>>, memory: ProcessMemory): LeafMemoryBudget {
+export function leafMemoryBudget(
+  env: Readonly<Record<string, string | undefined>>,
+  memory: ProcessMemory,
+): LeafMemoryBudget {
   const explicit = env[LEAF_MEMORY_ENV]?.trim();
   if (explicit !== undefined && explicit !== '') {
     if (!/^\d+$/.test(explicit) || Number(explicit) < 1 || Number(explicit) > MAX_LEAF_MEMORY_MB) {
-      throw new SettingsError(LEAF_MEMORY_ENV, `${JSON.stringify(explicit)} must be a whole number of MiB from 1 to ${MAX_LEAF_MEMORY_MB}`);
+      throw new SettingsError(
+        LEAF_MEMORY_ENV,
+        `${JSON.stringify(explicit)} must be a whole number of MiB from 1 to ${MAX_LEAF_MEMORY_MB}`,
+      );
     }
     return { bytes: Number(explicit) * MIB, from: `${LEAF_MEMORY_ENV}=${explicit}` };
   }
@@ -65,7 +71,9 @@ export function leafMemoryBudget(env: Readonly<Record<string, string | undefined
   }
   const limits: [number, string][] = [
     [memory.totalBytes, "the machine's memory"],
-    ...(memory.constrainedBytes !== undefined && memory.constrainedBytes > 0 ? [[memory.constrainedBytes, "the container's memory limit"] as [number, string]] : []),
+    ...(memory.constrainedBytes !== undefined && memory.constrainedBytes > 0
+      ? [[memory.constrainedBytes, "the container's memory limit"] as [number, string]]
+      : []),
     [memory.heapLimitBytes, "V8's heap limit"],
   ];
   const [bytes, what] = limits.reduce((least, each) => (each[0] < least[0] ? each : least));
@@ -74,7 +82,9 @@ export function leafMemoryBudget(env: Readonly<Record<string, string | undefined
 
 function shareOf(bytes: number, from: string): LeafMemoryBudget {
   const share = Math.floor(bytes * LEAF_MEMORY_SHARE);
-  return share >= MIN_LEAF_MEMORY_BYTES ? { bytes: share, from } : { bytes: MIN_LEAF_MEMORY_BYTES, from: `the least budget, ${MIN_LEAF_MEMORY_BYTES / MIB} MiB` };
+  return share >= MIN_LEAF_MEMORY_BYTES
+    ? { bytes: share, from }
+    : { bytes: MIN_LEAF_MEMORY_BYTES, from: `the least budget, ${MIN_LEAF_MEMORY_BYTES / MIB} MiB` };
 }
 
 /** This process's {@link ProcessMemory}. */
@@ -83,7 +93,9 @@ export function processMemory(): ProcessMemory {
   const constrained = (process as { constrainedMemory?: () => number | undefined }).constrainedMemory?.();
   return {
     totalBytes: totalmem(),
-    ...(constrained !== undefined && constrained > 0 && constrained < Number.MAX_SAFE_INTEGER ? { constrainedBytes: constrained } : {}),
+    ...(constrained !== undefined && constrained > 0 && constrained < Number.MAX_SAFE_INTEGER
+      ? { constrainedBytes: constrained }
+      : {}),
     heapLimitBytes: getHeapStatistics().heap_size_limit,
   };
 }

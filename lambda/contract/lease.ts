@@ -18,7 +18,12 @@ export interface LeaseView {
 export type LeaseVerdict = 'free' | 'mine' | 'gone' | 'held';
 
 /** Whether `holder` may take `lease` at `now`. */
-export function judgeLease(lease: LeaseView | undefined, holder: string | undefined, now: number, holderGone?: (holder: string) => boolean): LeaseVerdict {
+export function judgeLease(
+  lease: LeaseView | undefined,
+  holder: string | undefined,
+  now: number,
+  holderGone?: (holder: string) => boolean,
+): LeaseVerdict {
   if (lease === undefined) return 'free';
   if (lease.leaseHolder !== undefined && lease.leaseHolder === holder) return 'mine';
   if (lease.leaseUntil <= now) return 'free';

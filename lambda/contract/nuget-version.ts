@@ -156,7 +156,8 @@ export function parseNuGetVersion(value: string): NuGetVersionParts | undefined 
   const numbers = parseNumbers(sections.versionString);
   if (numbers === undefined) return undefined;
   if (sections.labels !== undefined && !sections.labels.every((label) => isValidPart(label, false))) return undefined;
-  if (sections.metadata !== undefined && !sections.metadata.split('.').every((part) => isValidPart(part, true))) return undefined;
+  if (sections.metadata !== undefined && !sections.metadata.split('.').every((part) => isValidPart(part, true)))
+    return undefined;
   return { numbers, labels: sections.labels ?? [], metadata: sections.metadata };
 }
 
@@ -206,7 +207,8 @@ export function compareNuGetVersions(a: NuGetVersionParts, b: NuGetVersionParts)
     const order = a.numbers[i]! - b.numbers[i]!;
     if (order !== 0) return order;
   }
-  if (a.labels.length === 0 || b.labels.length === 0) return (a.labels.length === 0 ? 1 : 0) - (b.labels.length === 0 ? 1 : 0);
+  if (a.labels.length === 0 || b.labels.length === 0)
+    return (a.labels.length === 0 ? 1 : 0) - (b.labels.length === 0 ? 1 : 0);
   for (let i = 0; i < Math.min(a.labels.length, b.labels.length); i++) {
     const order = compareLabel(a.labels[i]!, b.labels[i]!);
     if (order !== 0) return order;

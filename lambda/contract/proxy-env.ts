@@ -43,7 +43,11 @@ function checkedProxyUrl(name: string, value: string): string {
   }
   // `user:password@host:port` parses with `user:` as its scheme: not what was meant either.
   if (protocol === '' || !value.includes('://')) throw new SettingsError(name, `is not a URL: ${form}`);
-  if (protocol !== 'http:' && protocol !== 'https:') throw new SettingsError(name, `is a ${protocol.slice(0, -1)} proxy; only http: and https: proxies are supported: ${form}`);
+  if (protocol !== 'http:' && protocol !== 'https:')
+    throw new SettingsError(
+      name,
+      `is a ${protocol.slice(0, -1)} proxy; only http: and https: proxies are supported: ${form}`,
+    );
   return value;
 }
 

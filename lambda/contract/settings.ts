@@ -119,15 +119,22 @@ export function parseSettings(raw: RawSettings, names: SettingNames = ENV_NAMES)
   checkSourceCredentials(names.CATALOG_SOURCE, new URL(source));
   const cursorName = cursorNameOf(names.CURSOR_NAME, blankToUndefined(raw.CURSOR_NAME) ?? DEFAULT_CURSOR_NAME);
   const dependsOn = list(raw.DEPENDS_ON).map((name) => cursorNameOf(names.DEPENDS_ON, name));
-  if (dependsOn.includes(cursorName)) throw new SettingsError(names.DEPENDS_ON, `a cursor cannot depend on itself (${cursorName})`);
+  if (dependsOn.includes(cursorName))
+    throw new SettingsError(names.DEPENDS_ON, `a cursor cannot depend on itself (${cursorName})`);
   const prefix = raw.SNAPSHOT_PREFIX ?? '';
   if (prefix.startsWith('/') || prefix.includes('..') || /[\u0000-\u001f\u007f\\]/.test(prefix)) {
-    throw new SettingsError(names.SNAPSHOT_PREFIX, `${JSON.stringify(prefix)} must not start with "/" nor contain "..", "\\" or control characters`);
+    throw new SettingsError(
+      names.SNAPSHOT_PREFIX,
+      `${JSON.stringify(prefix)} must not start with "/" nor contain "..", "\\" or control characters`,
+    );
   }
   const prefixBytes = Buffer.byteLength(prefix, 'utf8');
   if (prefixBytes > MAX_PREFIX_BYTES) {
     // The bound on ids and versions leaves room for this much prefix and no more below S3's 1,024-byte keys.
-    throw new SettingsError(names.SNAPSHOT_PREFIX, `${JSON.stringify(prefix)} is ${prefixBytes} bytes of UTF-8; at most ${MAX_PREFIX_BYTES} keep every key below 1,024 bytes`);
+    throw new SettingsError(
+      names.SNAPSHOT_PREFIX,
+      `${JSON.stringify(prefix)} is ${prefixBytes} bytes of UTF-8; at most ${MAX_PREFIX_BYTES} keep every key below 1,024 bytes`,
+    );
   }
   let startCursor: Ticks;
   const startText = blankToUndefined(raw.START_CURSOR) ?? MIN_TIMESTAMP;
@@ -136,7 +143,10 @@ export function parseSettings(raw: RawSettings, names: SettingNames = ENV_NAMES)
   } catch (cause) {
     throw new SettingsError(names.START_CURSOR, (cause as Error).message, { cause });
   }
-  const idFilter = idFilterOf(idPatterns(names.INCLUDE_IDS, raw.INCLUDE_IDS), idPatterns(names.EXCLUDE_IDS, raw.EXCLUDE_IDS));
+  const idFilter = idFilterOf(
+    idPatterns(names.INCLUDE_IDS, raw.INCLUDE_IDS),
+    idPatterns(names.EXCLUDE_IDS, raw.EXCLUDE_IDS),
+  );
   return {
     source,
     cursorName,
@@ -196,7 +206,9 @@ function checkSourceCredentials(setting: string, url: URL): void {
     decodeURIComponent(url.username);
     decodeURIComponent(url.password);
   } catch (cause) {
-    throw new SettingsError(setting, `${shown} has credentials that are not valid percent-encoding (write % as %25)`, { cause });
+    throw new SettingsError(setting, `${shown} has credentials that are not valid percent-encoding (write % as %25)`, {
+      cause,
+    });
   }
 }
 
@@ -207,14 +219,20 @@ function originOf(setting: string, text: string): string {
     throw new SettingsError(setting, `${JSON.stringify(redactUrl(text))} must be an origin only, without credentials`);
   }
   if (url.pathname !== '/' || url.search || url.hash) {
-    throw new SettingsError(setting, `${JSON.stringify(redactUrl(text))} must be an origin only (scheme://host[:port]), without a path`);
+    throw new SettingsError(
+      setting,
+      `${JSON.stringify(redactUrl(text))} must be an origin only (scheme://host[:port]), without a path`,
+    );
   }
   return url.origin;
 }
 
 function cursorNameOf(setting: string, name: string): string {
   if (!CURSOR_NAME_PATTERN.test(name)) {
-    throw new SettingsError(setting, `${JSON.stringify(name)} must be 1 to 128 characters of A-Z a-z 0-9 . _ - and start with a letter or digit`);
+    throw new SettingsError(
+      setting,
+      `${JSON.stringify(name)} must be 1 to 128 characters of A-Z a-z 0-9 . _ - and start with a letter or digit`,
+    );
   }
   return name;
 }
@@ -243,6 +261,7 @@ function booleanOf(setting: string, value: string | boolean | undefined): boolea
  */
 export function parseRunLogDays(text: string | undefined): number {
   const daysText = text?.trim() || String(DEFAULT_RUN_LOG_DAYS);
-  if (!/^\d+$/.test(daysText) || Number(daysText) < 1) throw new SettingsError('RUN_LOG_DAYS', `${JSON.stringify(daysText)} must be a whole number of days, at least 1`);
+  if (!/^\d+$/.test(daysText) || Number(daysText) < 1)
+    throw new SettingsError('RUN_LOG_DAYS', `${JSON.stringify(daysText)} must be a whole number of days, at least 1`);
   return Number(daysText);
 }

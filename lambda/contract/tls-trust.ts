@@ -43,6 +43,7 @@ export function untrustedCertificateCode(error: unknown): string | undefined {
 
 /** What to do about the certificate of `where` (a host, or a setting and its value) refused with `code`. */
 export function untrustedCertificateAdvice(where: string, code: string): string {
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `the TLS certificate of ${where} is made for another name (${code}): correct the URL, or the proxy's TLS inspection`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
+    return `the TLS certificate of ${where} is made for another name (${code}): correct the URL, or the proxy's TLS inspection`;
   return `the TLS certificate of ${where} is not trusted (${code}): when a proxy inspecting TLS or a private CA signs it, give that CA's certificate (a PEM file) in NODE_EXTRA_CA_CERTS`;
 }

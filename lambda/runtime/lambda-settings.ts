@@ -4,7 +4,14 @@
  * source) and a named consumer's (the latest view's too: a consumer's names are checked as cursor names, its
  * `SNAPSHOT_PREFIX` as the follower's is). Each error names its variable.
  */
-import { DEFAULT_CURSOR_NAME, ENV_NAMES, parseRunLogDays, parseSettings, SettingsError, type SyncSettings } from '../contract/index.js';
+import {
+  DEFAULT_CURSOR_NAME,
+  ENV_NAMES,
+  parseRunLogDays,
+  parseSettings,
+  SettingsError,
+  type SyncSettings,
+} from '../contract/index.js';
 import { withSourceCredentials, type SourceCredentials } from './source-secret.js';
 
 /**
@@ -43,11 +50,16 @@ export function consumerLambdaSettings(env: NodeJS.ProcessEnv): ConsumerLambdaSe
     return value;
   };
   const every = env.CHECKPOINT_EVERY?.trim() || '1';
-  if (!/^\d+$/.test(every) || Number(every) < 1) throw new SettingsError('CHECKPOINT_EVERY', `${JSON.stringify(every)} must be a whole number >= 1`);
+  if (!/^\d+$/.test(every) || Number(every) < 1)
+    throw new SettingsError('CHECKPOINT_EVERY', `${JSON.stringify(every)} must be a whole number >= 1`);
   // The follower's checks: the consumer's name and those it depends on are cursor names (and it depends not on
   // itself), the prefix a key prefix; CURSOR_NAME, the follower's cursor, a cursor name.
   const checked = parseSettings(
-    { CURSOR_NAME: required('CONSUMER_NAME', 'the name of the consumer\'s cursor'), DEPENDS_ON: env.DEPENDS_ON, SNAPSHOT_PREFIX: env.SNAPSHOT_PREFIX },
+    {
+      CURSOR_NAME: required('CONSUMER_NAME', "the name of the consumer's cursor"),
+      DEPENDS_ON: env.DEPENDS_ON,
+      SNAPSHOT_PREFIX: env.SNAPSHOT_PREFIX,
+    },
     { ...ENV_NAMES, CURSOR_NAME: 'CONSUMER_NAME' },
   );
   return {

@@ -6,8 +6,15 @@
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { sdkRequestHandler } from '../stores/proxy-agents.js';
-import { ENV_NAMES, parseSettings, redactUrl, SettingsError, SOURCE_SECRET_ENV, type RawSettings, type SyncSettings } from '../contract/index.js';
-
+import {
+  ENV_NAMES,
+  parseSettings,
+  redactUrl,
+  SettingsError,
+  SOURCE_SECRET_ENV,
+  type RawSettings,
+  type SyncSettings,
+} from '../contract/index.js';
 
 /**
  * The user name sent with a secret that is a bare token. Azure Artifacts and GitHub Packages take a personal
@@ -59,7 +66,8 @@ function checked(credentials: SourceCredentials, fail: (reason: string) => never
   if (credentials.password === '') fail('has an empty "password"');
   // HTTP Basic joins them with ':' and the feed splits at the first one: a ':' in the user name would move
   // part of it into the password.
-  if (credentials.username.includes(':')) fail('has a "username" holding ":", which HTTP Basic authentication cannot send');
+  if (credentials.username.includes(':'))
+    fail('has a "username" holding ":", which HTTP Basic authentication cannot send');
   return credentials;
 }
 
@@ -67,7 +75,11 @@ function checked(credentials: SourceCredentials, fail: (reason: string) => never
  * The settings with `credentials` joined to the source URL, checked as credentials in `CATALOG_SOURCE` are
  * (https only, or this machine). Credentials in both places are refused: which ones would win is a guess.
  */
-export function withSourceCredentials(raw: RawSettings, settings: SyncSettings, credentials: SourceCredentials): SyncSettings {
+export function withSourceCredentials(
+  raw: RawSettings,
+  settings: SyncSettings,
+  credentials: SourceCredentials,
+): SyncSettings {
   const source = new URL(settings.source);
   if (source.username || source.password) {
     throw new SettingsError(
@@ -78,7 +90,10 @@ export function withSourceCredentials(raw: RawSettings, settings: SyncSettings, 
   // Percent-encoded first: the URL setters leave '%' as it is, and HttpClient decodes what it finds.
   source.username = encodeURIComponent(credentials.username);
   source.password = encodeURIComponent(credentials.password);
-  const names = { ...ENV_NAMES, CATALOG_SOURCE: `${ENV_NAMES.CATALOG_SOURCE} (with the credentials of ${SOURCE_SECRET_ENV})` };
+  const names = {
+    ...ENV_NAMES,
+    CATALOG_SOURCE: `${ENV_NAMES.CATALOG_SOURCE} (with the credentials of ${SOURCE_SECRET_ENV})`,
+  };
   return { ...settings, source: parseSettings({ ...raw, CATALOG_SOURCE: source.href }, names).source };
 }
 

@@ -18,6 +18,7 @@ export const WASM_TIERING_BUDGET = 100_000_000;
  * their first request: a library import never changes its host's V8 flags.
  */
 export function deferWasmTierUp(execArgv: readonly string[] = process.execArgv): void {
-  if (execArgv.some((arg) => arg.startsWith('--wasm-tiering-budget') || arg.startsWith('--wasm_tiering_budget'))) return;
+  if (execArgv.some((arg) => arg.startsWith('--wasm-tiering-budget') || arg.startsWith('--wasm_tiering_budget')))
+    return;
   setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`);
 }

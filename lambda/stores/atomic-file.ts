@@ -89,8 +89,11 @@ export class AtomicFileWriter {
   private async syncFolders(dir: string): Promise<void> {
     if (!this.durable || !CAN_SYNC_DIRECTORIES) return;
     const unknown: string[] = [];
-    const depth = relative(this.root, dir).split(sep).filter((segment) => segment !== '').length;
-    for (let i = 0, folder = dir; i < depth && !this.durableFolders.has(folder); i++, folder = dirname(folder)) unknown.push(folder);
+    const depth = relative(this.root, dir)
+      .split(sep)
+      .filter((segment) => segment !== '').length;
+    for (let i = 0, folder = dir; i < depth && !this.durableFolders.has(folder); i++, folder = dirname(folder))
+      unknown.push(folder);
     await Promise.all([dir, ...unknown.map((folder) => dirname(folder))].map((folder) => this.syncFolder(folder)));
     for (const folder of unknown) this.rememberDurable(folder);
   }
@@ -106,7 +109,8 @@ export class AtomicFileWriter {
 
   private rememberDurable(folder: string): void {
     this.durableFolders.set(folder, true);
-    if (this.durableFolders.size > KNOWN_DURABLE_FOLDERS) this.durableFolders.delete(this.durableFolders.keys().next().value!);
+    if (this.durableFolders.size > KNOWN_DURABLE_FOLDERS)
+      this.durableFolders.delete(this.durableFolders.keys().next().value!);
   }
 
   /** Creates `tmpDir` once, and clears what killed processes left there long ago. */

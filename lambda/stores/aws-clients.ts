@@ -16,12 +16,26 @@ import { readProxyEnv } from '../contract/index.js';
  * Every request, the lean ones included, goes through the proxy `HTTPS_PROXY` / `HTTP_PROXY` name unless `NO_PROXY`
  * lists its host (proxy-agents.ts). `env` left undefined is the process's (the library's openers leave it so).
  */
-export function awsClients(env: NodeJS.ProcessEnv = process.env, concurrency: number): { dynamo: DynamoDBClient; s3: S3Client } {
-  const requestHandler = sdkRequestHandler(env, { sockets: Math.max(50, concurrency * 2), connectionTimeout: 10_000, requestTimeout: 60_000 });
+export function awsClients(
+  env: NodeJS.ProcessEnv = process.env,
+  concurrency: number,
+): { dynamo: DynamoDBClient; s3: S3Client } {
+  const requestHandler = sdkRequestHandler(env, {
+    sockets: Math.max(50, concurrency * 2),
+    connectionTimeout: 10_000,
+    requestTimeout: 60_000,
+  });
   return {
     // A request timeout: the writes that checkpoint after a run's stop are not aborted by it, and the SDK's
     // default handler waits for ever on a server that never answers.
-    dynamo: withSetupErrors(new DynamoDBClient({ maxAttempts: 5, requestHandler: sdkRequestHandler(env, { connectionTimeout: 10_000, requestTimeout: 10_000 }) }), AWS_SERVICE.dynamodb, env),
+    dynamo: withSetupErrors(
+      new DynamoDBClient({
+        maxAttempts: 5,
+        requestHandler: sdkRequestHandler(env, { connectionTimeout: 10_000, requestTimeout: 10_000 }),
+      }),
+      AWS_SERVICE.dynamodb,
+      env,
+    ),
     s3: withLeanPut(
       withSetupErrors(
         new S3Client({

@@ -24,7 +24,11 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNR
  * The settings error `error` stands for, when it is an AWS set-up problem of `service`; undefined otherwise (the
  * error is then the service's own, or a passing network failure, and is left as it is).
  */
-export function awsSetupErrorOf(error: unknown, service: AwsService, env: NodeJS.ProcessEnv = process.env): SettingsError | undefined {
+export function awsSetupErrorOf(
+  error: unknown,
+  service: AwsService,
+  env: NodeJS.ProcessEnv = process.env,
+): SettingsError | undefined {
   if (!(error instanceof Error) || error instanceof SettingsError) return undefined;
   // An empty AWS_REGION is as good as none; the SDK says so in other words.
   if (error.message === 'Region is missing' || error.message.startsWith('Region not accepted: region=""')) {
@@ -45,16 +49,25 @@ export function awsSetupErrorOf(error: unknown, service: AwsService, env: NodeJS
   if (certificate !== undefined) {
     const endpoint = env[service.endpointVariable];
     const named = endpoint !== undefined && endpoint !== '';
-    return new SettingsError(named ? service.endpointVariable : `${service.name} endpoint`, untrustedCertificateAdvice(named ? JSON.stringify(endpoint) : `the ${service.name} endpoint`, certificate), { cause: error });
+    return new SettingsError(
+      named ? service.endpointVariable : `${service.name} endpoint`,
+      untrustedCertificateAdvice(named ? JSON.stringify(endpoint) : `the ${service.name} endpoint`, certificate),
+      { cause: error },
+    );
   }
   const code = (error as NodeJS.ErrnoException).code ?? (error.cause as NodeJS.ErrnoException | undefined)?.code;
   if (code !== undefined && UNREACHABLE.has(code)) {
     const endpoint = env[service.endpointVariable];
     const detail = endpoint === undefined || endpoint === '' ? '' : ` ${JSON.stringify(endpoint)}`;
-    const what = endpoint === undefined || endpoint === ''
-      ? `the ${service.name} endpoint of the region could not be reached (${code}: ${error.message}): check the network, a proxy or AWS_REGION; for a local emulator set ${service.endpointVariable}`
-      : `${detail.trim()} could not be reached (${code}: ${error.message}): start the ${service.name} server there, or correct ${service.endpointVariable}`;
-    return new SettingsError(endpoint === undefined || endpoint === '' ? `${service.name} endpoint` : service.endpointVariable, what, { cause: error });
+    const what =
+      endpoint === undefined || endpoint === ''
+        ? `the ${service.name} endpoint of the region could not be reached (${code}: ${error.message}): check the network, a proxy or AWS_REGION; for a local emulator set ${service.endpointVariable}`
+        : `${detail.trim()} could not be reached (${code}: ${error.message}): start the ${service.name} server there, or correct ${service.endpointVariable}`;
+    return new SettingsError(
+      endpoint === undefined || endpoint === '' ? `${service.name} endpoint` : service.endpointVariable,
+      what,
+      { cause: error },
+    );
   }
   return undefined;
 }
@@ -65,7 +78,11 @@ export function awsSetupErrorOf(error: unknown, service: AwsService, env: NodeJS
  * retries). Returns `client`.
  */
 // biome-ignore lint/suspicious/noExplicitAny: the SDK's middleware stack is generic over every command's input and output
-export function withSetupErrors<C extends { readonly middlewareStack: MiddlewareStack<any, MetadataBearer> }>(client: C, service: AwsService, env: NodeJS.ProcessEnv = process.env): C {
+export function withSetupErrors<C extends { readonly middlewareStack: MiddlewareStack<any, MetadataBearer> }>(
+  client: C,
+  service: AwsService,
+  env: NodeJS.ProcessEnv = process.env,
+): C {
   client.middlewareStack.add(
     // biome-ignore lint/suspicious/noExplicitAny: a middleware of every command, whatever its input
     (next: InitializeHandler<any, MetadataBearer>) => async (args: InitializeHandlerArguments<any>) => {

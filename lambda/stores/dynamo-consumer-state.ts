@@ -2,7 +2,15 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LEASE_SK } from '../contract/consumer-keys.js';
 import { CURSOR_SK, cursorStateOf, CursorItemError } from './dynamo-cursor-item.js';
-import { sdkSendOptions, type ConsumerStateStore, type CursorState, type LeaseRecord, type LegacyCursor, type ReadOptions, type StoredConsumer } from './types.js';
+import {
+  sdkSendOptions,
+  type ConsumerStateStore,
+  type CursorState,
+  type LeaseRecord,
+  type LegacyCursor,
+  type ReadOptions,
+  type StoredConsumer,
+} from './types.js';
 
 /**
  * Named consumers' leases and listing in the cursor table (contract.md): a consumer's lease is the item beside its
@@ -17,7 +25,10 @@ export class DynamoConsumerState implements ConsumerStateStore {
   ) {}
 
   async readLease(key: string, options?: ReadOptions): Promise<LeaseRecord | undefined> {
-    const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: { pk: key, sk: LEASE_SK }, ConsistentRead: true }), sdkSendOptions(options));
+    const { Item } = await this.documents.send(
+      new GetCommand({ TableName: this.table, Key: { pk: key, sk: LEASE_SK }, ConsistentRead: true }),
+      sdkSendOptions(options),
+    );
     return Item === undefined ? undefined : this.leaseOf(key, Item);
   }
 
@@ -26,9 +37,18 @@ export class DynamoConsumerState implements ConsumerStateStore {
       await this.documents.send(
         new PutCommand({
           TableName: this.table,
-          Item: { pk: key, sk: LEASE_SK, leaseHolder: next.holder, leaseUntil: next.until, updatedAt: new Date().toISOString() },
-          ConditionExpression: expected === undefined ? 'attribute_not_exists(pk)' : 'leaseHolder = :holder AND leaseUntil = :until',
-          ...(expected === undefined ? {} : { ExpressionAttributeValues: { ':holder': expected.holder, ':until': expected.until } }),
+          Item: {
+            pk: key,
+            sk: LEASE_SK,
+            leaseHolder: next.holder,
+            leaseUntil: next.until,
+            updatedAt: new Date().toISOString(),
+          },
+          ConditionExpression:
+            expected === undefined ? 'attribute_not_exists(pk)' : 'leaseHolder = :holder AND leaseUntil = :until',
+          ...(expected === undefined
+            ? {}
+            : { ExpressionAttributeValues: { ':holder': expected.holder, ':until': expected.until } }),
         }),
       );
       return true;
@@ -64,9 +84,14 @@ export class DynamoConsumerState implements ConsumerStateStore {
   }
 
   async readLegacy(name: string): Promise<LegacyCursor | undefined> {
-    const { Item } = await this.documents.send(new GetCommand({ TableName: this.table, Key: { pk: name, sk: CURSOR_SK }, ConsistentRead: true }));
+    const { Item } = await this.documents.send(
+      new GetCommand({ TableName: this.table, Key: { pk: name, sk: CURSOR_SK }, ConsistentRead: true }),
+    );
     if (Item === undefined) return undefined;
-    return { state: cursorStateOf(this.table, name, Item), ...(typeof Item.adoptedBy === 'string' ? { adoptedBy: Item.adoptedBy } : {}) };
+    return {
+      state: cursorStateOf(this.table, name, Item),
+      ...(typeof Item.adoptedBy === 'string' ? { adoptedBy: Item.adoptedBy } : {}),
+    };
   }
 
   async adoptLegacy(name: string, by: string): Promise<boolean> {

@@ -19,7 +19,8 @@ export class CursorItemError extends CatalogSyncError {
 /** A cursor item of `table` (its `pk` is `name`) as a {@link CursorState}; throws {@link CursorItemError} when it is not one. */
 export function cursorStateOf(table: string, name: string, item: Record<string, unknown>): CursorState {
   const stored = item.cursor;
-  if (typeof stored !== 'string') throw new CursorItemError(table, name, 'attribute "cursor" is missing or not a string');
+  if (typeof stored !== 'string')
+    throw new CursorItemError(table, name, 'attribute "cursor" is missing or not a string');
   try {
     return {
       value: parseTimestamp(stored),
@@ -29,6 +30,8 @@ export function cursorStateOf(table: string, name: string, item: Record<string, 
       ...(typeof item.updatedAt === 'string' ? { updatedAt: item.updatedAt } : {}),
     };
   } catch (cause) {
-    throw new CursorItemError(table, name, `attribute "cursor" is not a timestamp: ${(cause as Error).message}`, { cause });
+    throw new CursorItemError(table, name, `attribute "cursor" is not a timestamp: ${(cause as Error).message}`, {
+      cause,
+    });
   }
 }

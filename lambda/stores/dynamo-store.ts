@@ -2,7 +2,24 @@ import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { formatTimestamp } from '../contract/time.js';
 import type { RunSummary } from '../contract/run-summary.js';
-import { sdkSendOptions, type ActivePlanClaim, type BackfillStore, type CompareAndSetResult, type ConsumerStateStore, type CursorState, type CursorStore, type CursorTarget, type LeaseRecord, type LegacyCursor, type StoredConsumer, type RangeProgress, type RangeWriteResult, type ReadOptions, type RunLogStore, type RunQuery } from './types.js';
+import {
+  sdkSendOptions,
+  type ActivePlanClaim,
+  type BackfillStore,
+  type CompareAndSetResult,
+  type ConsumerStateStore,
+  type CursorState,
+  type CursorStore,
+  type CursorTarget,
+  type LeaseRecord,
+  type LegacyCursor,
+  type StoredConsumer,
+  type RangeProgress,
+  type RangeWriteResult,
+  type ReadOptions,
+  type RunLogStore,
+  type RunQuery,
+} from './types.js';
 import type { BackfillPlan, BackfillTotals, RangeState } from '../contract/backfill.js';
 import { DynamoBackfillStore } from './dynamo-backfill.js';
 import { compareRunsNewestFirst, runSecond } from './run-order.js';
@@ -46,7 +63,12 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore, Con
     return Item ? this.toState(name, Item) : undefined;
   }
 
-  async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget, options?: ReadOptions): Promise<CompareAndSetResult> {
+  async compareAndSet(
+    name: string,
+    expected: CursorState | undefined,
+    next: CursorTarget,
+    options?: ReadOptions,
+  ): Promise<CompareAndSetResult> {
     const values: Record<string, unknown> = {
       ':cursor': formatTimestamp(next.value),
       ':commitId': next.commitId,
@@ -73,7 +95,8 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore, Con
       const old = error.Item ? unmarshallOld(error.Item) : undefined;
       const current = old ? this.toState(name, old) : await this.read(name, options);
       // A retry of our own write that had been applied (its answer lost to a timeout): written, not a lost race.
-      if (isOwnWrite(current, { stored: values[':cursor'] as string, runId: next.runId })) return { outcome: 'written' };
+      if (isOwnWrite(current, { stored: values[':cursor'] as string, runId: next.runId }))
+        return { outcome: 'written' };
       return { outcome: 'conflict', current };
     }
   }
@@ -142,11 +165,22 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore, Con
     return this.backfills.readRange(cursorName, backfillId, n);
   }
 
-  advanceRange(cursorName: string, backfillId: string, n: number, expected: string | undefined, next: RangeProgress): Promise<RangeWriteResult> {
+  advanceRange(
+    cursorName: string,
+    backfillId: string,
+    n: number,
+    expected: string | undefined,
+    next: RangeProgress,
+  ): Promise<RangeWriteResult> {
     return this.backfills.advanceRange(cursorName, backfillId, n, expected, next);
   }
 
-  markRangeDone(cursorName: string, backfillId: string, n: number, final: { progress?: string; progressCommitId?: string; totals: BackfillTotals }): Promise<RangeState> {
+  markRangeDone(
+    cursorName: string,
+    backfillId: string,
+    n: number,
+    final: { progress?: string; progressCommitId?: string; totals: BackfillTotals },
+  ): Promise<RangeState> {
     return this.backfills.markRangeDone(cursorName, backfillId, n, final);
   }
 
@@ -154,7 +188,13 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore, Con
     return this.backfills.listRanges(cursorName, backfillId);
   }
 
-  claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number, holder?: string): Promise<boolean> {
+  claimActive(
+    cursorName: string,
+    backfillId: string,
+    replacing: string | undefined,
+    claimedAt: number,
+    holder?: string,
+  ): Promise<boolean> {
     return this.backfills.claimActive(cursorName, backfillId, replacing, claimedAt, holder);
   }
 
@@ -166,7 +206,13 @@ export class DynamoStore implements CursorStore, RunLogStore, BackfillStore, Con
     return this.backfills.releaseActive(cursorName, backfillId);
   }
 
-  setLease(cursorName: string, backfillId: string, leaseUntil: number, expected: number | undefined, holder?: string): Promise<boolean> {
+  setLease(
+    cursorName: string,
+    backfillId: string,
+    leaseUntil: number,
+    expected: number | undefined,
+    holder?: string,
+  ): Promise<boolean> {
     return this.backfills.setLease(cursorName, backfillId, leaseUntil, expected, holder);
   }
 

@@ -74,15 +74,27 @@ export async function resolveFileNameMode(folder: FolderLayout): Promise<FileNam
  *
  * @throws {@link FileNameModeError} as {@link resolveFileNameMode} does.
  */
-export async function readFileNameMode(folder: Omit<FolderLayout, 'writeAtomic'>): Promise<{ mode: FileNameMode; settled: boolean } | undefined> {
-  if (!(await stat(folder.root).then((found) => found.isDirectory(), () => false))) return undefined;
+export async function readFileNameMode(
+  folder: Omit<FolderLayout, 'writeAtomic'>,
+): Promise<{ mode: FileNameMode; settled: boolean } | undefined> {
+  if (
+    !(await stat(folder.root).then(
+      (found) => found.isDirectory(),
+      () => false,
+    ))
+  )
+    return undefined;
   const recorded = await readRecord(join(folder.stateDir, FILE_NAMES_RECORD));
   const windows = onWindows(folder);
   // An `escaped` folder holds no name Windows reserves, so there `portable` reads it as it was written.
-  if (recorded === 'portable' || recorded === 'escaped') return { mode: recorded === 'escaped' && !windows ? 'escaped' : 'portable', settled: true };
+  if (recorded === 'portable' || recorded === 'escaped')
+    return { mode: recorded === 'escaped' && !windows ? 'escaped' : 'portable', settled: true };
   const seen = folder.forceCaseInsensitive === true ? true : await seemsCaseInsensitive(folder.root);
   // Settled (kept by the caller) once recorded or once an entry told the file system apart; until then, looked for again.
-  return { mode: await modeOf(folder, recorded, seen === true, windows), settled: recorded !== undefined || seen !== undefined };
+  return {
+    mode: await modeOf(folder, recorded, seen === true, windows),
+    settled: recorded !== undefined || seen !== undefined,
+  };
 }
 
 function onWindows(folder: Pick<FolderLayout, 'platform'>): boolean {
@@ -90,7 +102,12 @@ function onWindows(folder: Pick<FolderLayout, 'platform'>): boolean {
 }
 
 /** The mode of a folder whose record says `recorded` (`exact` or nothing) on a file system that is `insensitive` or not. */
-async function modeOf(folder: Omit<FolderLayout, 'writeAtomic'>, recorded: 'exact' | undefined, insensitive: boolean, windows: boolean): Promise<FileNameMode> {
+async function modeOf(
+  folder: Omit<FolderLayout, 'writeAtomic'>,
+  recorded: 'exact' | undefined,
+  insensitive: boolean,
+  windows: boolean,
+): Promise<FileNameMode> {
   const recordPath = join(folder.stateDir, FILE_NAMES_RECORD);
   const clash =
     'where keys differing only in case (commit keys do: 001e9fzMHc3F and 001e9fzmHc3F, 26 s apart) overwrite each other';
@@ -130,10 +147,15 @@ async function readRecord(path: string): Promise<FileNameMode | undefined> {
   try {
     mode = (JSON.parse(text) as { fileNames?: unknown } | null)?.fileNames;
   } catch (cause) {
-    throw new FileNameModeError(`${path}: not JSON (${(cause as Error).message}); expected {"fileNames":"exact"}, {"fileNames":"portable"} or {"fileNames":"escaped"}`, { cause });
+    throw new FileNameModeError(
+      `${path}: not JSON (${(cause as Error).message}); expected {"fileNames":"exact"}, {"fileNames":"portable"} or {"fileNames":"escaped"}`,
+      { cause },
+    );
   }
   if (mode !== 'exact' && mode !== 'escaped' && mode !== 'portable') {
-    throw new FileNameModeError(`${path}: "fileNames" is ${JSON.stringify(mode) ?? 'missing'}; expected "exact", "portable" or "escaped"`);
+    throw new FileNameModeError(
+      `${path}: "fileNames" is ${JSON.stringify(mode) ?? 'missing'}; expected "exact", "portable" or "escaped"`,
+    );
   }
   return mode;
 }
@@ -165,7 +187,10 @@ async function seemsCaseInsensitive(dir: string, depth = 2): Promise<boolean | u
   for (const entry of entries) {
     const other = swapCase(entry.name);
     if (other === entry.name) continue;
-    const [found, swapped] = await Promise.all([stat(join(dir, entry.name)).catch(() => undefined), stat(join(dir, other)).catch(() => undefined)]);
+    const [found, swapped] = await Promise.all([
+      stat(join(dir, entry.name)).catch(() => undefined),
+      stat(join(dir, other)).catch(() => undefined),
+    ]);
     if (found === undefined) continue;
     return swapped !== undefined && swapped.ino === found.ino && swapped.dev === found.dev;
   }
@@ -186,7 +211,13 @@ function swapCase(name: string): string {
  * (every key has a `/`, so every snapshot is in one). Files alone, like a `.DS_Store`, do not count.
  */
 async function filledBefore(folder: Omit<FolderLayout, 'writeAtomic'>): Promise<boolean> {
-  if (await stat(folder.stateFile).then(() => true, () => false)) return true;
+  if (
+    await stat(folder.stateFile).then(
+      () => true,
+      () => false,
+    )
+  )
+    return true;
   let entries;
   try {
     entries = await readdir(folder.root, { withFileTypes: true });

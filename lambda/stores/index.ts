@@ -7,7 +7,17 @@
  * `lambda/runtime/cli/open-stores.ts` imports `local-store.ts` directly and the AWS stores lazily.
  */
 export type { ActivePlanClaim, BackfillStore, RangeProgress, RangeWriteResult } from './types.js';
-export type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, PutRetryEvent, RunLogStore, RunQuery, SnapshotStore, WriteOptions } from './types.js';
+export type {
+  CompareAndSetResult,
+  CursorState,
+  CursorStore,
+  CursorTarget,
+  PutRetryEvent,
+  RunLogStore,
+  RunQuery,
+  SnapshotStore,
+  WriteOptions,
+} from './types.js';
 export { awsClients } from './aws-clients.js';
 export { DynamoStore } from './dynamo-store.js';
 export { S3SnapshotStore } from './s3-store.js';

@@ -48,7 +48,13 @@ export class LocalBackfillStore implements BackfillStore {
     return undefined;
   }
 
-  async renewLease(cursorName: string, backfillId: string, leaseUntil: number, holder?: string, now = Date.now()): Promise<void> {
+  async renewLease(
+    cursorName: string,
+    backfillId: string,
+    leaseUntil: number,
+    holder?: string,
+    now = Date.now(),
+  ): Promise<void> {
     await this.updatePlan(cursorName, backfillId, (plan) => {
       if (plan.leaseUntil >= leaseUntil) return undefined;
       // Still its holder's (a lease given back has none); without a holder, a lease still live.
@@ -57,7 +63,12 @@ export class LocalBackfillStore implements BackfillStore {
     });
   }
 
-  async finishPlan(cursorName: string, backfillId: string, finishedAt: string, summary: RunSummary): Promise<BackfillPlan> {
+  async finishPlan(
+    cursorName: string,
+    backfillId: string,
+    finishedAt: string,
+    summary: RunSummary,
+  ): Promise<BackfillPlan> {
     return this.folder.lock.hold(async (held) => {
       const path = this.planPath(cursorName, backfillId);
       const plan = await this.readJson<BackfillPlan>(path, 'backfillId');
@@ -73,14 +84,23 @@ export class LocalBackfillStore implements BackfillStore {
     return this.readJson<RangeState>(this.rangePath(cursorName, backfillId, n), 'n');
   }
 
-  async advanceRange(cursorName: string, backfillId: string, n: number, expected: string | undefined, next: RangeProgress): Promise<RangeWriteResult> {
+  async advanceRange(
+    cursorName: string,
+    backfillId: string,
+    n: number,
+    expected: string | undefined,
+    next: RangeProgress,
+  ): Promise<RangeWriteResult> {
     return this.rangeLock(cursorName, backfillId, n).hold(async (held) => {
       const path = this.rangePath(cursorName, backfillId, n);
       const current = await this.readJson<RangeState>(path, 'n');
       // A done range's totals never change again.
       if (current?.progress !== expected || current?.done) {
         // A repeat of a write already stored (a caller retrying after an error past the rename): written.
-        const mark = current === undefined || current.done ? undefined : { stored: current.progress, runId: (current as { runId?: string }).runId };
+        const mark =
+          current === undefined || current.done
+            ? undefined
+            : { stored: current.progress, runId: (current as { runId?: string }).runId };
         if (isOwnWrite(mark, { stored: next.progress, runId: next.runId })) return { outcome: 'written' };
         return { outcome: 'conflict', current };
       }
@@ -98,18 +118,14 @@ export class LocalBackfillStore implements BackfillStore {
     });
   }
 
-  async markRangeDone(
-    cursorName: string,
-    backfillId: string,
-    n: number,
-    final: RangeFinal,
-  ): Promise<RangeState> {
+  async markRangeDone(cursorName: string, backfillId: string, n: number, final: RangeFinal): Promise<RangeState> {
     return this.rangeLock(cursorName, backfillId, n).hold(async (held) => {
       const path = this.rangePath(cursorName, backfillId, n);
       const current = await this.readJson<RangeState>(path, 'n');
       if (current?.done) return current;
       // The final progress, unless a stored one is newer (it never moves back).
-      const keep = final.progress === undefined || (current?.progress !== undefined && current.progress > final.progress);
+      const keep =
+        final.progress === undefined || (current?.progress !== undefined && current.progress > final.progress);
       const progress = keep ? current?.progress : final.progress;
       const progressCommitId = keep ? current?.progressCommitId : final.progressCommitId;
       const state: RangeState = {
@@ -137,11 +153,21 @@ export class LocalBackfillStore implements BackfillStore {
     return states.sort((a, b) => a.n - b.n);
   }
 
-  async claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number, holder?: string): Promise<boolean> {
+  async claimActive(
+    cursorName: string,
+    backfillId: string,
+    replacing: string | undefined,
+    claimedAt: number,
+    holder?: string,
+  ): Promise<boolean> {
     return this.folder.lock.hold(async (held) => {
       const current = await this.readActive(cursorName);
       if (current?.backfillId !== replacing) return false;
-      await this.write(this.activePath(cursorName), { backfillId, claimedAt, ...(holder === undefined ? {} : { holder }) }, held.whileHeld);
+      await this.write(
+        this.activePath(cursorName),
+        { backfillId, claimedAt, ...(holder === undefined ? {} : { holder }) },
+        held.whileHeld,
+      );
       return true;
     });
   }
@@ -149,7 +175,11 @@ export class LocalBackfillStore implements BackfillStore {
   async readActive(cursorName: string): Promise<ActivePlanClaim | undefined> {
     const claim = await this.readJson<Partial<ActivePlanClaim>>(this.activePath(cursorName), 'backfillId');
     if (typeof claim?.backfillId !== 'string') return undefined;
-    return { backfillId: claim.backfillId, claimedAt: Number(claim.claimedAt ?? 0), ...(typeof claim.holder === 'string' ? { holder: claim.holder } : {}) };
+    return {
+      backfillId: claim.backfillId,
+      claimedAt: Number(claim.claimedAt ?? 0),
+      ...(typeof claim.holder === 'string' ? { holder: claim.holder } : {}),
+    };
   }
 
   async releaseActive(cursorName: string, backfillId: string): Promise<void> {
@@ -159,7 +189,13 @@ export class LocalBackfillStore implements BackfillStore {
     });
   }
 
-  async setLease(cursorName: string, backfillId: string, leaseUntil: number, expected: number | undefined, holder?: string): Promise<boolean> {
+  async setLease(
+    cursorName: string,
+    backfillId: string,
+    leaseUntil: number,
+    expected: number | undefined,
+    holder?: string,
+  ): Promise<boolean> {
     return this.updatePlan(cursorName, backfillId, (plan) => {
       if (expected !== undefined && plan.leaseUntil !== expected) return undefined;
       const { leaseHolder: _held, ...rest } = plan;
@@ -168,11 +204,19 @@ export class LocalBackfillStore implements BackfillStore {
   }
 
   async abandonPlan(cursorName: string, backfillId: string, abandonedAt: string): Promise<boolean> {
-    return this.updatePlan(cursorName, backfillId, (plan) => ({ ...plan, status: BackfillStatus.abandoned, abandonedAt }));
+    return this.updatePlan(cursorName, backfillId, (plan) => ({
+      ...plan,
+      status: BackfillStatus.abandoned,
+      abandonedAt,
+    }));
   }
 
   /** Rewrites a running plan under the folder's lock with `change` (undefined: no change); true when written. */
-  private async updatePlan(cursorName: string, backfillId: string, change: (plan: BackfillPlan) => BackfillPlan | undefined): Promise<boolean> {
+  private async updatePlan(
+    cursorName: string,
+    backfillId: string,
+    change: (plan: BackfillPlan) => BackfillPlan | undefined,
+  ): Promise<boolean> {
     return this.folder.lock.hold(async (held) => {
       const path = this.planPath(cursorName, backfillId);
       const plan = await this.readJson<BackfillPlan>(path, 'backfillId');
@@ -228,12 +272,19 @@ export class LocalBackfillStore implements BackfillStore {
 }
 
 function totals(value: BackfillTotals): BackfillTotals {
-  return { commits: value.commits, leaves: value.leaves, deletes: value.deletes, quarantined: value.quarantined, bytes: value.bytes };
+  return {
+    commits: value.commits,
+    leaves: value.leaves,
+    deletes: value.deletes,
+    quarantined: value.quarantined,
+    bytes: value.bytes,
+  };
 }
 
 /** A backfill id as a folder name: base-62 only, so it can never leave the cursor's folder. */
 function checkedId(backfillId: string): string {
-  if (!/^[0-9A-Za-z]+$/.test(backfillId)) throw new LocalStateError(`backfill id ${JSON.stringify(backfillId)} is not a kuuid id`);
+  if (!/^[0-9A-Za-z]+$/.test(backfillId))
+    throw new LocalStateError(`backfill id ${JSON.stringify(backfillId)} is not a kuuid id`);
   return backfillId;
 }
 

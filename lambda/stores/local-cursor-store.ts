@@ -4,10 +4,22 @@ import { isPlainObject, type LocalFolder, readTextIfExists } from './local-folde
 import { LocalStateError } from './local-state-error.js';
 import { isOwnWrite } from './own-write.js';
 import { LocalLeases } from './local-leases.js';
-import type { CompareAndSetResult, ConsumerStateStore, CursorState, CursorStore, CursorTarget, LeaseRecord, LegacyCursor, StoredConsumer } from './types.js';
+import type {
+  CompareAndSetResult,
+  ConsumerStateStore,
+  CursorState,
+  CursorStore,
+  CursorTarget,
+  LeaseRecord,
+  LegacyCursor,
+  StoredConsumer,
+} from './types.js';
 
 interface StateFile {
-  cursors: Record<string, { cursor: string; commitId?: string; runId?: string; updatedAt?: string; adoptedBy?: string }>;
+  cursors: Record<
+    string,
+    { cursor: string; commitId?: string; runId?: string; updatedAt?: string; adoptedBy?: string }
+  >;
 }
 
 /**
@@ -28,14 +40,24 @@ export class LocalCursorStore implements CursorStore, ConsumerStateStore {
     return toCursorState(name, state.cursors[name], this.folder.statePath);
   }
 
-  async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget): Promise<CompareAndSetResult> {
+  async compareAndSet(
+    name: string,
+    expected: CursorState | undefined,
+    next: CursorTarget,
+  ): Promise<CompareAndSetResult> {
     return this.folder.lock.hold(async (held) => {
       const state = await this.readState();
       const current = state.cursors[name];
       const matches = expected === undefined ? current === undefined : current?.cursor === expected.stored;
       if (!matches) {
         // A repeat of a write already stored (a caller retrying after an error past the rename): written.
-        if (isOwnWrite(current === undefined ? undefined : { stored: current.cursor, runId: current.runId }, { stored: formatTimestamp(next.value), runId: next.runId })) return { outcome: 'written' };
+        if (
+          isOwnWrite(current === undefined ? undefined : { stored: current.cursor, runId: current.runId }, {
+            stored: formatTimestamp(next.value),
+            runId: next.runId,
+          })
+        )
+          return { outcome: 'written' };
         return { outcome: 'conflict', current: toCursorState(name, current, this.folder.statePath) };
       }
       state.cursors[name] = {
@@ -70,7 +92,9 @@ export class LocalCursorStore implements CursorStore, ConsumerStateStore {
   async readLegacy(name: string): Promise<LegacyCursor | undefined> {
     const item = (await this.readState()).cursors[name];
     const state = toCursorState(name, item, this.folder.statePath);
-    return state === undefined ? undefined : { state, ...(typeof item?.adoptedBy === 'string' ? { adoptedBy: item.adoptedBy } : {}) };
+    return state === undefined
+      ? undefined
+      : { state, ...(typeof item?.adoptedBy === 'string' ? { adoptedBy: item.adoptedBy } : {}) };
   }
 
   async adoptLegacy(name: string, by: string): Promise<boolean> {
@@ -91,10 +115,13 @@ export class LocalCursorStore implements CursorStore, ConsumerStateStore {
     try {
       const parsed = JSON.parse(text) as Partial<StateFile>;
       if (!isPlainObject(parsed)) throw new Error('not a JSON object');
-      if (parsed.cursors !== undefined && !isPlainObject(parsed.cursors)) throw new Error('"cursors" is not a JSON object');
+      if (parsed.cursors !== undefined && !isPlainObject(parsed.cursors))
+        throw new Error('"cursors" is not a JSON object');
       return { cursors: parsed.cursors ?? {} };
     } catch (cause) {
-      throw new LocalStateError(`${this.folder.statePath}: not a valid state file: ${(cause as Error).message}`, { cause });
+      throw new LocalStateError(`${this.folder.statePath}: not a valid state file: ${(cause as Error).message}`, {
+        cause,
+      });
     }
   }
 
@@ -103,9 +130,14 @@ export class LocalCursorStore implements CursorStore, ConsumerStateStore {
   }
 }
 
-function toCursorState(name: string, item: StateFile['cursors'][string] | undefined, where: string): CursorState | undefined {
+function toCursorState(
+  name: string,
+  item: StateFile['cursors'][string] | undefined,
+  where: string,
+): CursorState | undefined {
   if (!item) return undefined;
-  if (typeof item.cursor !== 'string') throw new LocalStateError(`${where}: cursor ${JSON.stringify(name)} has no "cursor" string`);
+  if (typeof item.cursor !== 'string')
+    throw new LocalStateError(`${where}: cursor ${JSON.stringify(name)} has no "cursor" string`);
   let value;
   try {
     value = parseTimestamp(item.cursor);

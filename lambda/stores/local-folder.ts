@@ -44,7 +44,11 @@ export class LocalFolder {
     this.statePath = join(this.stateDir, STATE_FILE);
     this.lockOptions = { ...options.lock, ...(options.onLockEvent ? { onLockEvent: options.onLockEvent } : {}) };
     this.lock = new LocalLock(this.stateDir, this.lockOptions);
-    this.writer = new AtomicFileWriter(root, join(this.stateDir, TMP_DIR), options.durable === undefined ? {} : { durable: options.durable });
+    this.writer = new AtomicFileWriter(
+      root,
+      join(this.stateDir, TMP_DIR),
+      options.durable === undefined ? {} : { durable: options.durable },
+    );
   }
 
   /**

@@ -36,7 +36,10 @@ export class LocalLeases {
     return this.folder.namedLock(LEASES_LOCK).hold(async (held) => {
       const file = await this.readFile();
       const current = leaseOf(file.leases[key]);
-      const matches = expected === undefined ? current === undefined : current?.holder === expected.holder && current.until === expected.until;
+      const matches =
+        expected === undefined
+          ? current === undefined
+          : current?.holder === expected.holder && current.until === expected.until;
       if (!matches) return false;
       file.leases[key] = { holder: next.holder, until: next.until, updatedAt: new Date().toISOString() };
       await this.folder.writer.write(this.path, Buffer.from(JSON.stringify(file, null, 1)), held.whileHeld);
@@ -51,7 +54,8 @@ export class LocalLeases {
       const parsed = JSON.parse(text) as Partial<LeasesFile>;
       if (!isPlainObject(parsed) || !isPlainObject(parsed.leases)) throw new Error('"leases" is not a JSON object');
       for (const [key, lease] of Object.entries(parsed.leases)) {
-        if (!isPlainObject(lease) || typeof lease.holder !== 'string' || typeof lease.until !== 'number') throw new Error(`lease ${JSON.stringify(key)} has no "holder" string or "until" number`);
+        if (!isPlainObject(lease) || typeof lease.holder !== 'string' || typeof lease.until !== 'number')
+          throw new Error(`lease ${JSON.stringify(key)} has no "holder" string or "until" number`);
       }
       return parsed as LeasesFile;
     } catch (cause) {

@@ -112,10 +112,7 @@ export class LocalLock {
   private readonly scheduleHeartbeat: NonNullable<LocalLockOptions['scheduleHeartbeat']>;
 
   /** @param stateDir - the folder the lock files live in (created if missing). */
-  constructor(
-    stateDir: string,
-    options: LocalLockOptions = {},
-  ) {
+  constructor(stateDir: string, options: LocalLockOptions = {}) {
     this.lockPath = join(stateDir, options.fileName ?? LOCK_FILE);
     this.breakPath = options.fileName === undefined ? join(stateDir, BREAK_LOCK_FILE) : `${this.lockPath}.break`;
     // The state folder's tmp/, shared with the atomic writer, which clears leftovers of killed processes.
@@ -250,7 +247,9 @@ export class LocalLock {
     const since = this.now();
     while (!(await this.withBreakLock(action))) {
       if (this.now() - since > LOCK_WAIT_MS) {
-        throw new LocalStateError(`${this.breakPath}: still held after ${LOCK_WAIT_MS / 1000} s; remove it if no catalog-sync is running`);
+        throw new LocalStateError(
+          `${this.breakPath}: still held after ${LOCK_WAIT_MS / 1000} s; remove it if no catalog-sync is running`,
+        );
       }
       await pause();
     }
@@ -258,7 +257,13 @@ export class LocalLock {
 
   private newRecord(): LockRecord {
     const at = this.now();
-    return { token: randomBytes(16).toString('hex'), host: this.host, pid: process.pid, createdAt: at, heartbeatAt: at };
+    return {
+      token: randomBytes(16).toString('hex'),
+      host: this.host,
+      pid: process.pid,
+      createdAt: at,
+      heartbeatAt: at,
+    };
   }
 
   /** Creates `path` holding `record`, whole; false if it exists. */
@@ -309,13 +314,18 @@ export class LocalLock {
     const record = parseRecord(text);
     if (record) {
       const deadHere = record.host === this.host && !isAlive(record.pid);
-      return { identity: record.token, record, verdict: deadHere || now - record.heartbeatAt >= STALE_LOCK_MS ? 'stale' : 'live' };
+      return {
+        identity: record.token,
+        record,
+        verdict: deadHere || now - record.heartbeatAt >= STALE_LOCK_MS ? 'stale' : 'live',
+      };
     }
     // Not this version's record: a lock of an older version (only its pid) or a file cut short.
     const identity = `inode ${info.ino}`;
     const age = now - info.mtimeMs;
     const pid = Number(text);
-    if (Number.isInteger(pid) && pid > 0) return { identity, verdict: !isAlive(pid) || age >= STALE_LOCK_MS ? 'stale' : 'live' };
+    if (Number.isInteger(pid) && pid > 0)
+      return { identity, verdict: !isAlive(pid) || age >= STALE_LOCK_MS ? 'stale' : 'live' };
     return { identity, verdict: age >= UNREADABLE_LOCK_MS ? 'stale' : 'live' };
   }
 }

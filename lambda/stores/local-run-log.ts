@@ -46,8 +46,20 @@ export class LocalRunLog implements RunLogStore {
       await held.whileHeld(() => this.folder.writer.append(path, line));
       if ((await stat(path)).size > this.compactRunLogBytes) {
         const now = Math.floor(Date.now() / 1000);
-        const kept = (await this.readRuns(path)).filter((run) => run.expiresAt > now).sort(compareRunsNewestFirst).slice(0, this.maxRuns);
-        await this.folder.writer.write(path, Buffer.from(kept.reverse().map((run) => `${JSON.stringify(run)}\n`).join('')), held.whileHeld);
+        const kept = (await this.readRuns(path))
+          .filter((run) => run.expiresAt > now)
+          .sort(compareRunsNewestFirst)
+          .slice(0, this.maxRuns);
+        await this.folder.writer.write(
+          path,
+          Buffer.from(
+            kept
+              .reverse()
+              .map((run) => `${JSON.stringify(run)}\n`)
+              .join(''),
+          ),
+          held.whileHeld,
+        );
       }
     });
   }
@@ -56,7 +68,9 @@ export class LocalRunLog implements RunLogStore {
     const now = Math.floor(Date.now() / 1000);
     const from = `run#${query.fromId ?? ''}`;
     const to = `run#${query.toId === undefined ? '~' : `${query.toId}~`}`;
-    const runs = (await this.readRuns(this.runLogPath(cursorName))).filter((run) => run.expiresAt > now && run.sk >= from && run.sk <= to);
+    const runs = (await this.readRuns(this.runLogPath(cursorName))).filter(
+      (run) => run.expiresAt > now && run.sk >= from && run.sk <= to,
+    );
     return runs
       .sort(compareRunsNewestFirst)
       .slice(0, query.limit)
@@ -80,7 +94,8 @@ export class LocalRunLog implements RunLogStore {
       let run: StoredRun;
       try {
         run = JSON.parse(line) as StoredRun;
-        if (!isPlainObject(run) || typeof run.sk !== 'string' || typeof run.expiresAt !== 'number') throw new Error('not a run record');
+        if (!isPlainObject(run) || typeof run.sk !== 'string' || typeof run.expiresAt !== 'number')
+          throw new Error('not a run record');
       } catch (cause) {
         if (i === lines.length - 1) continue;
         throw new LocalStateError(`${path}: line ${i + 1} is not a run record: ${(cause as Error).message}`, { cause });

@@ -76,7 +76,11 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
     return this.folder.lock.hold(async (held) => {
       const current = await this.getBytes(key);
       if ((current === undefined ? undefined : contentTag(current)) !== expected) return false;
-      await this.folder.writer.write(this.pathOf(key, await this.fileNameMode()), Buffer.from(JSON.stringify(value)), held.whileHeld);
+      await this.folder.writer.write(
+        this.pathOf(key, await this.fileNameMode()),
+        Buffer.from(JSON.stringify(value)),
+        held.whileHeld,
+      );
       return true;
     });
   }
@@ -87,7 +91,13 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
     const stored = new Set<string>();
     if (mode === undefined) return stored;
     for (const key of keys) {
-      if (await stat(this.pathOf(key, mode)).then((found) => found.isFile(), () => false)) stored.add(key);
+      if (
+        await stat(this.pathOf(key, mode)).then(
+          (found) => found.isFile(),
+          () => false,
+        )
+      )
+        stored.add(key);
     }
     return stored;
   }
@@ -137,8 +147,15 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
   /** The file of a key. Keys are made of encoded segments, so none climbs out of the root. */
   private pathOf(key: string, mode: FileNameMode): string {
     const segments = key.split('/');
-    if (segments.some((segment) => segment === '' || segment === '.' || segment === '..' || segment.includes(sep) || segment.includes('\0'))) {
-      throw new LocalStateError(`key ${JSON.stringify(key)} cannot be stored as a file: it has an empty, "." or ".." segment`);
+    if (
+      segments.some(
+        (segment) =>
+          segment === '' || segment === '.' || segment === '..' || segment.includes(sep) || segment.includes('\0'),
+      )
+    ) {
+      throw new LocalStateError(
+        `key ${JSON.stringify(key)} cannot be stored as a file: it has an empty, "." or ".." segment`,
+      );
     }
     try {
       return join(this.root, ...fileNamesOf(key, mode));
@@ -172,7 +189,13 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
   private async fileNameModeToRead(): Promise<FileNameMode | undefined> {
     if (this.fileNames !== undefined) return this.fileNames;
     if (this.settledToRead !== undefined) return this.settledToRead;
-    const found = await readFileNameMode({ root: this.root, stateDir: this.folder.stateDir, stateDirName: STATE_DIR, stateFile: this.folder.statePath, forceCaseInsensitive: this.forceCaseInsensitive });
+    const found = await readFileNameMode({
+      root: this.root,
+      stateDir: this.folder.stateDir,
+      stateDirName: STATE_DIR,
+      stateFile: this.folder.statePath,
+      forceCaseInsensitive: this.forceCaseInsensitive,
+    });
     if (found?.settled) this.settledToRead = found.mode;
     return found?.mode;
   }

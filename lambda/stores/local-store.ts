@@ -5,7 +5,25 @@ import { LocalCursorStore } from './local-cursor-store.js';
 import { LocalFolder, type LocalFolderOptions } from './local-folder.js';
 import { LocalRunLog, type LocalRunLogOptions } from './local-run-log.js';
 import { LocalSnapshotStore, type LocalSnapshotStoreOptions } from './local-snapshot-store.js';
-import type { ActivePlanClaim, BackfillStore, CompareAndSetResult, ConsumerStateStore, CursorState, CursorStore, CursorTarget, LeaseRecord, LegacyCursor, RangeProgress, RangeWriteResult, RunLogStore, RunQuery, SnapshotReader, SnapshotStore, StoredConsumer, TaggedBytes } from './types.js';
+import type {
+  ActivePlanClaim,
+  BackfillStore,
+  CompareAndSetResult,
+  ConsumerStateStore,
+  CursorState,
+  CursorStore,
+  CursorTarget,
+  LeaseRecord,
+  LegacyCursor,
+  RangeProgress,
+  RangeWriteResult,
+  RunLogStore,
+  RunQuery,
+  SnapshotReader,
+  SnapshotStore,
+  StoredConsumer,
+  TaggedBytes,
+} from './types.js';
 
 /** Every setting of a folder's stores: the folder's own, run-log compaction and file names (all for tests). */
 export type LocalStoreOptions = LocalFolderOptions & LocalRunLogOptions & LocalSnapshotStoreOptions;
@@ -37,7 +55,9 @@ export function openLocalStores(root: string, options: LocalStoreOptions = {}): 
  * (tests, the benchmark and the chaos suite). Each method is the one of {@link LocalCursorStore},
  * {@link LocalRunLog}, {@link LocalSnapshotStore} or {@link LocalBackfillStore}.
  */
-export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, SnapshotReader, BackfillStore, ConsumerStateStore {
+export class LocalStore
+  implements CursorStore, RunLogStore, SnapshotStore, SnapshotReader, BackfillStore, ConsumerStateStore
+{
   readonly maxKeySegmentBytes: number;
   readonly location = '.';
   private readonly stores: LocalStores;
@@ -146,11 +166,22 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, Snap
     return this.stores.backfills.readRange(cursorName, backfillId, n);
   }
 
-  advanceRange(cursorName: string, backfillId: string, n: number, expected: string | undefined, next: RangeProgress): Promise<RangeWriteResult> {
+  advanceRange(
+    cursorName: string,
+    backfillId: string,
+    n: number,
+    expected: string | undefined,
+    next: RangeProgress,
+  ): Promise<RangeWriteResult> {
     return this.stores.backfills.advanceRange(cursorName, backfillId, n, expected, next);
   }
 
-  markRangeDone(cursorName: string, backfillId: string, n: number, final: { progress?: string; progressCommitId?: string; totals: BackfillTotals }): Promise<RangeState> {
+  markRangeDone(
+    cursorName: string,
+    backfillId: string,
+    n: number,
+    final: { progress?: string; progressCommitId?: string; totals: BackfillTotals },
+  ): Promise<RangeState> {
     return this.stores.backfills.markRangeDone(cursorName, backfillId, n, final);
   }
 
@@ -158,7 +189,13 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, Snap
     return this.stores.backfills.listRanges(cursorName, backfillId);
   }
 
-  claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number, holder?: string): Promise<boolean> {
+  claimActive(
+    cursorName: string,
+    backfillId: string,
+    replacing: string | undefined,
+    claimedAt: number,
+    holder?: string,
+  ): Promise<boolean> {
     return this.stores.backfills.claimActive(cursorName, backfillId, replacing, claimedAt, holder);
   }
 
@@ -170,7 +207,13 @@ export class LocalStore implements CursorStore, RunLogStore, SnapshotStore, Snap
     return this.stores.backfills.releaseActive(cursorName, backfillId);
   }
 
-  setLease(cursorName: string, backfillId: string, leaseUntil: number, expected: number | undefined, holder?: string): Promise<boolean> {
+  setLease(
+    cursorName: string,
+    backfillId: string,
+    leaseUntil: number,
+    expected: number | undefined,
+    holder?: string,
+  ): Promise<boolean> {
     return this.stores.backfills.setLease(cursorName, backfillId, leaseUntil, expected, holder);
   }
 

@@ -13,6 +13,9 @@ export interface WriteMark {
 }
 
 /** Whether `found` (read after the condition failed) is the write `wanted` itself, applied by an earlier attempt. */
-export function isOwnWrite(found: WriteMark | undefined, wanted: { readonly stored: string; readonly runId: string }): boolean {
+export function isOwnWrite(
+  found: WriteMark | undefined,
+  wanted: { readonly stored: string; readonly runId: string },
+): boolean {
   return found !== undefined && found.stored === wanted.stored && found.runId === wanted.runId;
 }

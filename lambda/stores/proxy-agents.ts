@@ -9,7 +9,16 @@ import { Agent as HttpAgent, type AgentOptions } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { HttpProxyAgent, HttpsProxyAgent } from 'hpagent';
-import { anyProxy, proxyFor, readProxyEnv, SettingsError, shownProxy, tunnelRefusal, type ProxyChoice, type ProxyEnv } from '../contract/index.js';
+import {
+  anyProxy,
+  proxyFor,
+  readProxyEnv,
+  SettingsError,
+  shownProxy,
+  tunnelRefusal,
+  type ProxyChoice,
+  type ProxyEnv,
+} from '../contract/index.js';
 
 /** What Node's agents pass to `createConnection`. */
 interface ConnectionOptions {
@@ -36,17 +45,27 @@ function explained(choice: ProxyChoice, options: ConnectionOptions, callback: Co
     if (!error || status === undefined) return callback(error, socket);
     const host = `${options.host ?? 'localhost'}:${options.port ?? ''}`;
     const reason = tunnelRefusal(choice, Number(status), host);
-    callback(Number(status) === 407 ? new SettingsError(shownProxy(choice), reason, { cause: error }) : new Error(`the proxy of ${shownProxy(choice)} ${reason}`, { cause: error }));
+    callback(
+      Number(status) === 407
+        ? new SettingsError(shownProxy(choice), reason, { cause: error })
+        : new Error(`the proxy of ${shownProxy(choice)} ${reason}`, { cause: error }),
+    );
   };
 }
 
-const createConnectionOf = (prototype: object): CreateConnection => (prototype as { createConnection: CreateConnection }).createConnection;
+const createConnectionOf = (prototype: object): CreateConnection =>
+  (prototype as { createConnection: CreateConnection }).createConnection;
 
 /**
  * hpagent's agent for `scheme` origins through `choice`, opening each connection as a tunnel, or plainly (TLS for
  * `https:`) where `NO_PROXY` lists the origin: one pool, keyed by origin as every Node agent's is.
  */
-function routedAgent(scheme: 'http:' | 'https:', proxies: ProxyEnv, choice: ProxyChoice, options: AgentOptions): HttpAgent {
+function routedAgent(
+  scheme: 'http:' | 'https:',
+  proxies: ProxyEnv,
+  choice: ProxyChoice,
+  options: AgentOptions,
+): HttpAgent {
   const Tunnel = scheme === 'https:' ? HttpsProxyAgent : HttpProxyAgent;
   const plain = createConnectionOf((scheme === 'https:' ? HttpsAgent : HttpAgent).prototype);
   const tunnel = createConnectionOf(Tunnel.prototype);
@@ -79,7 +98,11 @@ export function sdkRequestHandler(env: Readonly<Record<string, string | undefine
   const agent: AgentOptions = { keepAlive: true, maxSockets: options.sockets ?? 50 };
   // Without throwOnRequestTimeout, @smithy/node-http-handler 4 only logs a warning when requestTimeout passes, and a
   // server that never answers holds the request for ever.
-  const timeouts = { connectionTimeout: options.connectionTimeout, requestTimeout: options.requestTimeout, throwOnRequestTimeout: true };
+  const timeouts = {
+    connectionTimeout: options.connectionTimeout,
+    requestTimeout: options.requestTimeout,
+    throwOnRequestTimeout: true,
+  };
   if (!anyProxy(proxies)) return { httpAgent: new HttpAgent(agent), httpsAgent: new HttpsAgent(agent), ...timeouts };
   return {
     httpAgent: proxies.http ? routedAgent('http:', proxies, proxies.http, agent) : new HttpAgent(agent),

@@ -10,7 +10,10 @@ export function optional<K extends string>(name: K, value: string | undefined): 
 export function xmlField(xml: string, name: string): string | undefined {
   const match = new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml);
   if (!match) return undefined;
-  return match[1]!.replace(/&(lt|gt|quot|apos|amp);/g, (_, entity: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[entity]!);
+  return match[1]!.replace(
+    /&(lt|gt|quot|apos|amp);/g,
+    (_, entity: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[entity]!,
+  );
 }
 
 /** Up to `limit` characters of a response body, read to its end (so the connection can be reused). */

@@ -111,7 +111,11 @@ export function backpressureS3Client(env: NodeJS.ProcessEnv, concurrency: number
     },
     { step: 'deserialize', name: 'catalogSyncSlowDownGauge', priority: 'low' },
   );
-  return withLeanPut(client, { connections: concurrency + 2, proxies: readProxyEnv(env), onSlowDown: () => gauge.slowDown() });
+  return withLeanPut(client, {
+    connections: concurrency + 2,
+    proxies: readProxyEnv(env),
+    onSlowDown: () => gauge.slowDown(),
+  });
 }
 
 /** A snapshot store whose leaf PUTs in flight follow the gauge's limit. Everything else goes straight through. */
@@ -125,7 +129,12 @@ export class BackpressureSnapshotStore implements SnapshotStore {
     if (inner.maxKeySegmentBytes !== undefined) this.maxKeySegmentBytes = inner.maxKeySegmentBytes;
   }
 
-  async putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>, options?: WriteOptions): Promise<void> {
+  async putLeaf(
+    key: string,
+    body: Buffer,
+    metadata: Readonly<Record<string, string>>,
+    options?: WriteOptions,
+  ): Promise<void> {
     await this.gauge.acquire();
     let ok = false;
     try {

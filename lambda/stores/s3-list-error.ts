@@ -18,6 +18,9 @@ export class S3ListError extends CatalogSyncError {
     const cause = options.cause as (Error & { $metadata?: { httpStatusCode?: number }; Code?: string }) | undefined;
     const status = cause?.$metadata?.httpStatusCode;
     const what = `${cause?.name ?? 'Error'}${status === undefined ? '' : ` (HTTP ${status})`}: ${cause?.message ?? String(options.cause)}`;
-    super(`S3 listing of s3://${bucket}/${prefix}${startAfter === undefined ? '' : ` after ${startAfter}`} failed: ${what}`, options);
+    super(
+      `S3 listing of s3://${bucket}/${prefix}${startAfter === undefined ? '' : ` after ${startAfter}`} failed: ${what}`,
+      options,
+    );
   }
 }

@@ -64,9 +64,19 @@ export async function sendAttempt(agent: Dispatcher, signer: S3PutSigner, reques
   const { method, target, path, headers, body, signingDate, signal } = request;
   let response: Dispatcher.ResponseData;
   try {
-    const signed = method === 'PUT' ? await signer.signPut(target, path, headers, signingDate) : await signer.signGet(target, path, headers, signingDate);
+    const signed =
+      method === 'PUT'
+        ? await signer.signPut(target, path, headers, signingDate)
+        : await signer.signGet(target, path, headers, signingDate);
     signed['user-agent'] = PUT_USER_AGENT;
-    response = await agent.request({ origin: target.origin, path, method, headers: signed, ...(body === undefined ? {} : { body }), ...(signal ? { signal } : {}) });
+    response = await agent.request({
+      origin: target.origin,
+      path,
+      method,
+      headers: signed,
+      ...(body === undefined ? {} : { body }),
+      ...(signal ? { signal } : {}),
+    });
   } catch (error) {
     return { error };
   }
@@ -102,9 +112,20 @@ export async function sendAttempt(agent: Dispatcher, signer: S3PutSigner, reques
 
 /** The error a request ends with after its last attempt (`quotaSpent`: the retry strategy's tokens ran out). */
 export function failure(request: RequestTarget, outcome: Attempt, attempts: number, quotaSpent: boolean): S3PutError {
-  const where = { bucket: request.bucket, key: request.key, attempts, ...(quotaSpent ? { quotaSpent } : {}), ...(request.method === undefined ? {} : { method: request.method }) };
+  const where = {
+    bucket: request.bucket,
+    key: request.key,
+    attempts,
+    ...(quotaSpent ? { quotaSpent } : {}),
+    ...(request.method === undefined ? {} : { method: request.method }),
+  };
   if ('error' in outcome) return new S3PutError(where, { cause: outcome.error });
-  return new S3PutError({ ...where, status: outcome.status, ...optional('s3Code', outcome.code), ...optional('s3Message', outcome.message) });
+  return new S3PutError({
+    ...where,
+    status: outcome.status,
+    ...optional('s3Code', outcome.code),
+    ...optional('s3Message', outcome.message),
+  });
 }
 
 /** The error of a request `signal` stopped, `when` it did (in words). */

@@ -40,9 +40,27 @@ import type { StandardRetryStrategy } from '@smithy/core/retry';
 import type { StandardRetryBackoffStrategy } from '@smithy/types';
 import { encodeKey, putTargetOf, resolvePutEndpoint, type PutTarget, type SdkOnly } from './s3-put-endpoint.js';
 import type { S3PutAbortedError, S3PutError } from './s3-put-error.js';
-import { aborted, type Answer, type Attempt, failure, type PutRequest, type RequestTarget, sendAttempt, transportCode } from './s3-put-attempt.js';
+import {
+  aborted,
+  type Answer,
+  type Attempt,
+  failure,
+  type PutRequest,
+  type RequestTarget,
+  sendAttempt,
+  transportCode,
+} from './s3-put-attempt.js';
 import { getWithSdk, putWithSdk } from './s3-put-sdk-only.js';
-import { isRetryable, isSlowDown, isTimeRefusal, SdkAnswerError, sdkRetryStrategy, sdkTransportError, skewCorrection, withSdkRetries } from './s3-put-retry.js';
+import {
+  isRetryable,
+  isSlowDown,
+  isTimeRefusal,
+  SdkAnswerError,
+  sdkRetryStrategy,
+  sdkTransportError,
+  skewCorrection,
+  withSdkRetries,
+} from './s3-put-retry.js';
 import { S3PutSigner } from './s3-put-signer.js';
 import type { WriteOptions } from './types.js';
 
@@ -93,11 +111,22 @@ export class S3PutClient {
     private readonly options: S3PutOptions,
   ) {
     this.agent = leanDispatcher(
-      { connections: Math.max(1, options.connections), pipelining: 1, keepAliveTimeout: 10_000, connect: { timeout: 10_000 }, headersTimeout: options.answerTimeoutMs ?? 60_000, bodyTimeout: options.answerTimeoutMs ?? 60_000 },
+      {
+        connections: Math.max(1, options.connections),
+        pipelining: 1,
+        keepAliveTimeout: 10_000,
+        connect: { timeout: 10_000 },
+        headersTimeout: options.answerTimeoutMs ?? 60_000,
+        bodyTimeout: options.answerTimeoutMs ?? 60_000,
+      },
       options.proxies ?? readProxyEnv(process.env),
     );
     const config = client.config;
-    this.signer = new S3PutSigner({ credentials: () => config.credentials(), region: () => config.region(), sha256: config.sha256 });
+    this.signer = new S3PutSigner({
+      credentials: () => config.credentials(),
+      region: () => config.region(),
+      sha256: config.sha256,
+    });
   }
 
   /**
@@ -132,8 +161,19 @@ export class S3PutClient {
       headers['x-amz-checksum-crc32'] = crc32Base64(request.body);
       headers['x-amz-sdk-checksum-algorithm'] = 'CRC32';
     }
-    if (request.metadata) for (const name in request.metadata) headers[`x-amz-meta-${name.toLowerCase()}`] = request.metadata[name]!;
-    await this.withRetries(request, resolved, call, (signingDate) => sendAttempt(this.agent, this.signer, { method: 'PUT', target, path, headers, body: request.body, signingDate, signal: call.signal }));
+    if (request.metadata)
+      for (const name in request.metadata) headers[`x-amz-meta-${name.toLowerCase()}`] = request.metadata[name]!;
+    await this.withRetries(request, resolved, call, (signingDate) =>
+      sendAttempt(this.agent, this.signer, {
+        method: 'PUT',
+        target,
+        path,
+        headers,
+        body: request.body,
+        signingDate,
+        signal: call.signal,
+      }),
+    );
   }
 
   /**
@@ -147,7 +187,17 @@ export class S3PutClient {
     const path = target.prefix + encodeKey(key);
     const headers = { ...target.headers, 'x-amz-content-sha256': EMPTY_SHA256 };
     const request: RequestTarget = { bucket, key, method: 'GET' };
-    const outcome = await this.withRetries(request, resolved, call, (signingDate) => sendAttempt(this.agent, this.signer, { method: 'GET', target, path, headers, body: undefined, signingDate, signal: call.signal }));
+    const outcome = await this.withRetries(request, resolved, call, (signingDate) =>
+      sendAttempt(this.agent, this.signer, {
+        method: 'GET',
+        target,
+        path,
+        headers,
+        body: undefined,
+        signingDate,
+        signal: call.signal,
+      }),
+    );
     return outcome.status === 404 ? undefined : outcome.body;
   }
 
@@ -156,7 +206,12 @@ export class S3PutClient {
    * succeeds (a GET's `NoSuchKey` is an answer too), is not worth retrying, is refused by the strategy (attempts or
    * its token bucket spent), or is stopped by `call.signal`.
    */
-  private async withRetries(request: RequestTarget, resolved: Resolved, call: PutCallOptions, attemptAt: (signingDate: Date) => Promise<Attempt>): Promise<Answer> {
+  private async withRetries(
+    request: RequestTarget,
+    resolved: Resolved,
+    call: PutCallOptions,
+    attemptAt: (signingDate: Date) => Promise<Attempt>,
+  ): Promise<Answer> {
     const { signal } = call;
     const now = this.options.now ?? Date.now;
     const url = `s3://${request.bucket}/${request.key}`;
@@ -169,12 +224,24 @@ export class S3PutClient {
     try {
       return await withSdkRetries(resolved.strategy, resolved.maxAttempts, signal, async (n) => {
         attempts = n;
-        if (last !== undefined) call.onRetry?.({ url, attempt: n - 1, delayMs: Math.round(performance.now() - last.failedAt), why: last.why, ...('status' in last.outcome ? { status: last.outcome.status } : {}) });
+        if (last !== undefined)
+          call.onRetry?.({
+            url,
+            attempt: n - 1,
+            delayMs: Math.round(performance.now() - last.failedAt),
+            why: last.why,
+            ...('status' in last.outcome ? { status: last.outcome.status } : {}),
+          });
         if (signal?.aborted) throw aborted(request, (abortedWhen = `before attempt ${n}`), signal);
         const sentLocal = now();
         const signedAt = sentLocal + this.clockOffsetMs;
         const outcome = await attemptAt(new Date(signedAt));
-        if ('status' in outcome && ((outcome.status >= 200 && outcome.status < 300) || (request.method === 'GET' && outcome.status === 404 && outcome.code === 'NoSuchKey'))) return outcome;
+        if (
+          'status' in outcome &&
+          ((outcome.status >= 200 && outcome.status < 300) ||
+            (request.method === 'GET' && outcome.status === 404 && outcome.code === 'NoSuchKey'))
+        )
+          return outcome;
         if (signal?.aborted) throw aborted(request, (abortedWhen = 'in flight'), signal);
         if (!('status' in outcome)) {
           last = { outcome, why: transportCode(outcome.error), failedAt: performance.now() };
@@ -184,7 +251,14 @@ export class S3PutClient {
         let corrected = false;
         let why = outcome.code ?? `HTTP ${outcome.status}`;
         if (isTimeRefusal(outcome.code)) {
-          const offset = skewCorrection({ date: outcome.date, serverTime: outcome.serverTime, aged: outcome.aged === true, signedAt, sentLocal, answeredLocal: now() });
+          const offset = skewCorrection({
+            date: outcome.date,
+            serverTime: outcome.serverTime,
+            aged: outcome.aged === true,
+            signedAt,
+            sentLocal,
+            answeredLocal: now(),
+          });
           if (offset !== undefined) {
             this.client.config.systemClockOffset = offset;
             corrected = true;
@@ -226,9 +300,10 @@ export class S3PutClient {
   private targetFor(bucket: string, region: string): Promise<PutTarget | SdkOnly> {
     let target = this.targets.get(bucket);
     if (!target) {
-      target = this.client.config.bucketEndpoint === true
-        ? Promise.resolve({ sdkOnly: 'bucketEndpoint' })
-        : resolvePutEndpoint(this.client, bucket).then((endpoint) => putTargetOf(endpoint, region));
+      target =
+        this.client.config.bucketEndpoint === true
+          ? Promise.resolve({ sdkOnly: 'bucketEndpoint' })
+          : resolvePutEndpoint(this.client, bucket).then((endpoint) => putTargetOf(endpoint, region));
       target.catch(() => this.targets.delete(bucket));
       this.targets.set(bucket, target);
     }
@@ -242,4 +317,3 @@ function crc32Base64(body: Buffer): string {
   bytes.writeUInt32BE(crc32(body) >>> 0);
   return bytes.toString('base64');
 }
-

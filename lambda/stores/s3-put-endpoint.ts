@@ -39,7 +39,9 @@ export interface SdkOnly {
 export function encodeKey(key: string): string {
   return key
     .split('/')
-    .map((segment) => encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`))
+    .map((segment) =>
+      encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`),
+    )
     .join('/');
 }
 
@@ -51,7 +53,9 @@ export async function resolvePutEndpoint(client: S3Client, bucket: string): Prom
 
 /** The PUT target of a resolved endpoint, or why the lean PUT leaves it to the SDK. */
 export function putTargetOf(endpoint: EndpointV2, clientRegion: string): PutTarget | SdkOnly {
-  const scheme = (endpoint.properties?.authSchemes as { name?: string; signingName?: string; signingRegion?: string }[] | undefined)?.[0];
+  const scheme = (
+    endpoint.properties?.authSchemes as { name?: string; signingName?: string; signingRegion?: string }[] | undefined
+  )?.[0];
   if (scheme !== undefined && scheme.name !== 'sigv4') return { sdkOnly: `auth scheme ${scheme.name ?? '(unnamed)'}` };
   const url = endpoint.url;
   const headers: Record<string, string> = {};

@@ -38,8 +38,13 @@ export class S3PutError extends CatalogSyncError {
       failure.status === undefined
         ? `no answer (${(options?.cause as Error | undefined)?.message ?? 'connection failed'})`
         : `HTTP ${failure.status}${failure.s3Code ? ` ${failure.s3Code}` : ''}${failure.s3Message ? `: ${failure.s3Message}` : ''}`;
-    const quota = failure.quotaSpent ? ' (not retried: the retry quota is spent, S3 has been refusing or throttling many PUTs)' : '';
-    super(`S3 ${failure.method ?? 'PUT'} s3://${failure.bucket}/${failure.key} failed after ${failure.attempts} attempt${failure.attempts === 1 ? '' : 's'}: ${answer}${quota}`, options);
+    const quota = failure.quotaSpent
+      ? ' (not retried: the retry quota is spent, S3 has been refusing or throttling many PUTs)'
+      : '';
+    super(
+      `S3 ${failure.method ?? 'PUT'} s3://${failure.bucket}/${failure.key} failed after ${failure.attempts} attempt${failure.attempts === 1 ? '' : 's'}: ${answer}${quota}`,
+      options,
+    );
     this.bucket = failure.bucket;
     this.key = failure.key;
     this.status = failure.status;
@@ -69,7 +74,10 @@ export class S3PutAbortedError extends CatalogSyncError {
     readonly when: string,
     options?: ErrorOptions,
   ) {
-    super(`S3 PUT s3://${bucket}/${key}: aborted ${when}: the run was stopped (time budget reached or interrupted)`, options);
+    super(
+      `S3 PUT s3://${bucket}/${key}: aborted ${when}: the run was stopped (time budget reached or interrupted)`,
+      options,
+    );
   }
 
   override get code(): ErrorCode {

@@ -11,7 +11,13 @@
  */
 import type { StandardRetryBackoffStrategy } from '@smithy/types';
 import { SMITHY_CONTEXT_KEY } from '@smithy/types';
-import { isClockSkewError, isThrottlingError, isTransientError, retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
+import {
+  isClockSkewError,
+  isThrottlingError,
+  isTransientError,
+  retryMiddleware,
+  StandardRetryStrategy,
+} from '@smithy/core/retry';
 
 /** An S3 answer as the SDK's error would carry it. */
 export interface AnswerFacts {
@@ -53,8 +59,10 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
 export function sdkTransportError(error: unknown): Error {
   const code = (error as { code?: unknown } | undefined)?.code;
   const message = (error as Error | undefined)?.message ?? String(error);
-  if (typeof code === 'string' && TIMEOUT_CODES.has(code)) return Object.assign(new Error(message, { cause: error }), { name: 'TimeoutError' });
-  if (typeof code === 'string' && CUT_CODES.has(code)) return Object.assign(new Error(message, { cause: error }), { code: 'ECONNRESET' });
+  if (typeof code === 'string' && TIMEOUT_CODES.has(code))
+    return Object.assign(new Error(message, { cause: error }), { name: 'TimeoutError' });
+  if (typeof code === 'string' && CUT_CODES.has(code))
+    return Object.assign(new Error(message, { cause: error }), { code: 'ECONNRESET' });
   return error instanceof Error ? error : new Error(message);
 }
 
@@ -90,7 +98,12 @@ export function sdkRetryStrategy(maxAttempts: number, backoff?: StandardRetryBac
  * for the standard strategy (its first token is a new object, its bucket untouched); a first attempt that fails
  * enters the middleware, which sees that failure as its own first attempt's and goes on from there.
  */
-export async function withSdkRetries<T>(strategy: StandardRetryStrategy, maxAttempts: number, signal: AbortSignal | undefined, attempt: (n: number) => Promise<T>): Promise<T> {
+export async function withSdkRetries<T>(
+  strategy: StandardRetryStrategy,
+  maxAttempts: number,
+  signal: AbortSignal | undefined,
+  attempt: (n: number) => Promise<T>,
+): Promise<T> {
   let first: { error: unknown } | undefined;
   try {
     const value = await attempt(1);

@@ -7,9 +7,17 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import { aborted, type PutRequest } from './s3-put-attempt.js';
 
 /** The SDK's GetObject: the object's bytes, or `undefined` for `NoSuchKey`. */
-export async function getWithSdk(client: S3Client, bucket: string, key: string, signal: AbortSignal | undefined): Promise<Buffer | undefined> {
+export async function getWithSdk(
+  client: S3Client,
+  bucket: string,
+  key: string,
+  signal: AbortSignal | undefined,
+): Promise<Buffer | undefined> {
   try {
-    const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), signal ? { abortSignal: signal } : {});
+    const response = await client.send(
+      new GetObjectCommand({ Bucket: bucket, Key: key }),
+      signal ? { abortSignal: signal } : {},
+    );
     return Buffer.from(await response.Body!.transformToByteArray());
   } catch (error) {
     if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
@@ -19,7 +27,11 @@ export async function getWithSdk(client: S3Client, bucket: string, key: string, 
 }
 
 /** The SDK's PutObject, with the same content type and metadata as the lean PUT sends. */
-export async function putWithSdk(client: S3Client, request: PutRequest, signal: AbortSignal | undefined): Promise<void> {
+export async function putWithSdk(
+  client: S3Client,
+  request: PutRequest,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   try {
     await client.send(
       new PutObjectCommand({

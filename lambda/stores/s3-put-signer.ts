@@ -35,16 +35,32 @@ export class S3PutSigner {
    * The headers to send for `PUT path` on `target` (Authorization, `x-amz-date` and, with temporary
    * credentials, `x-amz-security-token` added), signed as of `signingDate`.
    */
-  async signPut(target: PutTarget, path: string, headers: Record<string, string>, signingDate: Date): Promise<Record<string, string>> {
+  async signPut(
+    target: PutTarget,
+    path: string,
+    headers: Record<string, string>,
+    signingDate: Date,
+  ): Promise<Record<string, string>> {
     return this.sign('PUT', target, path, headers, signingDate);
   }
 
   /** As {@link signPut}, for `GET path` (headers carry the empty body's SHA-256). */
-  async signGet(target: PutTarget, path: string, headers: Record<string, string>, signingDate: Date): Promise<Record<string, string>> {
+  async signGet(
+    target: PutTarget,
+    path: string,
+    headers: Record<string, string>,
+    signingDate: Date,
+  ): Promise<Record<string, string>> {
     return this.sign('GET', target, path, headers, signingDate);
   }
 
-  private async sign(method: 'PUT' | 'GET', target: PutTarget, path: string, headers: Record<string, string>, signingDate: Date): Promise<Record<string, string>> {
+  private async sign(
+    method: 'PUT' | 'GET',
+    target: PutTarget,
+    path: string,
+    headers: Record<string, string>,
+    signingDate: Date,
+  ): Promise<Record<string, string>> {
     // Only the method, path, query and headers enter the signature; the host is the `host` header.
     const signed = await this.signer.sign(
       {

@@ -1,10 +1,23 @@
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { SettingsError } from '../contract/settings.js';
 import { AWS_SERVICE, awsSetupErrorOf } from './aws-setup-error.js';
 import { S3ListError } from './s3-list-error.js';
 import type { S3PutClient } from './s3-put-client.js';
 import { leanPutFor } from './s3-put-wiring.js';
-import { sdkSendOptions, type ReadOptions, type SnapshotReader, type SnapshotStore, type TaggedBytes, type WriteOptions } from './types.js';
+import {
+  sdkSendOptions,
+  type ReadOptions,
+  type SnapshotReader,
+  type SnapshotStore,
+  type TaggedBytes,
+  type WriteOptions,
+} from './types.js';
 
 /**
  * Snapshots in an S3 bucket. Every write is a whole-object PUT of a buffer already in memory, so a
@@ -28,12 +41,20 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
     this.location = `s3://${bucket}`;
   }
 
-  async putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>, options?: WriteOptions): Promise<void> {
+  async putLeaf(
+    key: string,
+    body: Buffer,
+    metadata: Readonly<Record<string, string>>,
+    options?: WriteOptions,
+  ): Promise<void> {
     await this.puts.put({ bucket: this.bucket, key, body, contentType: 'application/json', metadata }, options);
   }
 
   async putJson(key: string, value: unknown, options?: WriteOptions): Promise<void> {
-    await this.puts.put({ bucket: this.bucket, key, body: Buffer.from(JSON.stringify(value)), contentType: 'application/json' }, options);
+    await this.puts.put(
+      { bucket: this.bucket, key, body: Buffer.from(JSON.stringify(value)), contentType: 'application/json' },
+      options,
+    );
   }
 
   async getJson(key: string): Promise<unknown> {
@@ -51,7 +72,10 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
 
   async getTagged(key: string, options?: ReadOptions): Promise<TaggedBytes | undefined> {
     try {
-      const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), sdkSendOptions(options));
+      const object = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key }),
+        sdkSendOptions(options),
+      );
       return { bytes: Buffer.from(await object.Body!.transformToByteArray()), tag: object.ETag ?? '' };
     } catch (error) {
       if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
@@ -61,9 +85,19 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
 
   async putJsonIf(key: string, value: unknown, expected: string | undefined, options?: WriteOptions): Promise<boolean> {
     const condition = expected === undefined ? { IfNoneMatch: '*' } : { IfMatch: expected };
-    const put = new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: Buffer.from(JSON.stringify(value)), ContentType: 'application/json', ...condition });
+    const put = new PutObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      Body: Buffer.from(JSON.stringify(value)),
+      ContentType: 'application/json',
+      ...condition,
+    });
     try {
-      tellRetries(`s3://${this.bucket}/${key}`, (await this.client.send(put, sdkSendOptions(options))).$metadata, options);
+      tellRetries(
+        `s3://${this.bucket}/${key}`,
+        (await this.client.send(put, sdkSendOptions(options))).$metadata,
+        options,
+      );
       return true;
     } catch (error) {
       const metadata = (error as { $metadata?: SdkAttempts }).$metadata;
@@ -118,6 +152,11 @@ interface SdkAttempts {
 function tellRetries(url: string, metadata: SdkAttempts | undefined, options: WriteOptions | undefined): void {
   const retries = (metadata?.attempts ?? 1) - 1;
   for (let attempt = 1; attempt <= retries; attempt++) {
-    options?.onRetry?.({ url, attempt, delayMs: Math.round((metadata?.totalRetryDelay ?? 0) / retries), why: 'retried by the AWS SDK' });
+    options?.onRetry?.({
+      url,
+      attempt,
+      delayMs: Math.round((metadata?.totalRetryDelay ?? 0) / retries),
+      why: 'retried by the AWS SDK',
+    });
   }
 }

@@ -50,7 +50,12 @@ export interface CursorStore {
    * Callers never pass a `next` at or before `expected`. `options.signal` ends a DynamoDB write in flight (the
    * run's closing deadline); a folder's write ignores it (its lock waits at most a minute).
    */
-  compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget, options?: ReadOptions): Promise<CompareAndSetResult>;
+  compareAndSet(
+    name: string,
+    expected: CursorState | undefined,
+    next: CursorTarget,
+    options?: ReadOptions,
+  ): Promise<CompareAndSetResult>;
 }
 
 /** A named consumer's lease, as stored (contract.md, "One active instance"): who holds it, until when. */
@@ -209,7 +214,9 @@ export interface RangeFinal {
 }
 
 /** The outcome of a conditional range write: `current` is the range's state as stored when the condition failed. */
-export type RangeWriteResult = { readonly outcome: 'written' } | { readonly outcome: 'conflict'; readonly current: RangeState | undefined };
+export type RangeWriteResult =
+  | { readonly outcome: 'written' }
+  | { readonly outcome: 'conflict'; readonly current: RangeState | undefined };
 
 /**
  * Where backfill plans and range states live: in the cursor table (`pk` = cursor name, `sk` = `backfill#<id>` and
@@ -241,7 +248,13 @@ export interface BackfillStore {
    * Writes a range's progress only if its stored progress is still `expected` (undefined: none stored), like the
    * cursor's compare-and-set: callers only ever pass a progress after `expected`, so it only moves forward.
    */
-  advanceRange(cursorName: string, backfillId: string, n: number, expected: string | undefined, next: RangeProgress): Promise<RangeWriteResult>;
+  advanceRange(
+    cursorName: string,
+    backfillId: string,
+    n: number,
+    expected: string | undefined,
+    next: RangeProgress,
+  ): Promise<RangeWriteResult>;
   /**
    * Marks a range done with its totals (and its final progress, when it has one); once done it stays done and
    * its totals are never changed again. Returns the state as stored afterwards.
@@ -253,7 +266,13 @@ export interface BackfillStore {
    * Claims the cursor's "active plan" for `backfillId`: only if no plan is claimed (`replacing` undefined), or the
    * claim is still `replacing` (a stale claim). False (nothing written) when another planner holds it.
    */
-  claimActive(cursorName: string, backfillId: string, replacing: string | undefined, claimedAt: number, holder?: string): Promise<boolean>;
+  claimActive(
+    cursorName: string,
+    backfillId: string,
+    replacing: string | undefined,
+    claimedAt: number,
+    holder?: string,
+  ): Promise<boolean>;
   /** The cursor's active-plan claim, or undefined. */
   readActive(cursorName: string): Promise<ActivePlanClaim | undefined>;
   /** Clears the active-plan claim if it is still `backfillId`'s (a finished or abandoned plan); else does nothing. */
@@ -263,7 +282,13 @@ export interface BackfillStore {
    * `expected` (undefined: whatever it is): a planner taking up a plan whose lease lapsed, or giving a lease back.
    * False when the plan is not running or its lease changed.
    */
-  setLease(cursorName: string, backfillId: string, leaseUntil: number, expected: number | undefined, holder?: string): Promise<boolean>;
+  setLease(
+    cursorName: string,
+    backfillId: string,
+    leaseUntil: number,
+    expected: number | undefined,
+    holder?: string,
+  ): Promise<boolean>;
   /** Marks a running plan abandoned (never run or finished again); false when it is not running. */
   abandonPlan(cursorName: string, backfillId: string, abandonedAt: string): Promise<boolean>;
 }

@@ -13,5 +13,10 @@ export type { Dispatcher } from '../contract/undici-lean.js';
  */
 export function leanDispatcher(pool: Undici.Agent.Options, proxies: ProxyEnv): Undici.Dispatcher {
   if (!anyProxy(proxies)) return new Agent(pool);
-  return new EnvHttpProxyAgent({ ...pool, httpProxy: proxies.http?.url ?? '', httpsProxy: proxies.https?.url ?? '', noProxy: proxies.noProxy });
+  return new EnvHttpProxyAgent({
+    ...pool,
+    httpProxy: proxies.http?.url ?? '',
+    httpsProxy: proxies.https?.url ?? '',
+    noProxy: proxies.noProxy,
+  });
 }

@@ -20,10 +20,15 @@ export async function commitsAppendedBehind(
   startCursor: Ticks,
   options: ReadOptions = {},
 ): Promise<CommitBehind[]> {
-  const candidates = seen.filter((commit) => commit.ticks > startCursor).sort((a, b) => (a.ticks < b.ticks ? -1 : a.ticks > b.ticks ? 1 : 0));
+  const candidates = seen
+    .filter((commit) => commit.ticks > startCursor)
+    .sort((a, b) => (a.ticks < b.ticks ? -1 : a.ticks > b.ticks ? 1 : 0));
   if (candidates.length === 0) return [];
   const keys = candidates.map((commit) => manifestKey(prefix, commitKey(commit.ticks)));
-  const stored = snapshots.storedKeys !== undefined ? await snapshots.storedKeys(keys, options) : await storedByListing(snapshots, keys, options);
+  const stored =
+    snapshots.storedKeys !== undefined
+      ? await snapshots.storedKeys(keys, options)
+      : await storedByListing(snapshots, keys, options);
   return candidates.filter((_commit, i) => !stored.has(keys[i]!));
 }
 
@@ -31,7 +36,11 @@ export async function commitsAppendedBehind(
  * Which of `keys` (sorted, fixed-width commit keys under one folder) are stored, by one listing from just before the
  * first to just past the last: a key less its `.json` sorts before it and after every smaller commit key.
  */
-async function storedByListing(snapshots: SnapshotStore, keys: readonly string[], options: ReadOptions): Promise<Set<string>> {
+async function storedByListing(
+  snapshots: SnapshotStore,
+  keys: readonly string[],
+  options: ReadOptions,
+): Promise<Set<string>> {
   const wanted = new Set(keys);
   const first = keys[0]!;
   const last = keys[keys.length - 1]!;

@@ -61,7 +61,11 @@ export class Checkpointer {
 
   private async drain(): Promise<void> {
     try {
-      while (this.target && !this.lostRace && (this.expected === undefined || this.target.value > this.expected.value)) {
+      while (
+        this.target &&
+        !this.lostRace &&
+        (this.expected === undefined || this.target.value > this.expected.value)
+      ) {
         const target = this.target;
         await this.write(target.value, target.commitId, target.totals);
       }

@@ -26,7 +26,9 @@ export class SyncError extends CatalogSyncError {
     readonly summary: RunSummary,
     cause: unknown,
   ) {
-    super(`run ${summary.runId} stopped at ${summary.cursorAfter}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    super(`run ${summary.runId} stopped at ${summary.cursorAfter}: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
   }
 }
 
@@ -46,7 +48,10 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   const budget = startRunBudget(deadline, deps.signal);
   // The writes after the stop (the last checkpoints, the watermark, the run-log record) end within the margin.
   const closing = startClosingWindow(deadline, deps.closeBy, deps.signal);
-  const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(budget.signal === undefined ? {} : { signal: budget.signal }) };
+  const bounds = {
+    ...(deadline === undefined ? {} : { deadline }),
+    ...(budget.signal === undefined ? {} : { signal: budget.signal }),
+  };
   // The cursor, the lease, the dependencies and the index at once; each awaited below where it is needed.
   const reads = startOpeningReads(settings.cursorName, settings.dependsOn, deps, budget.signal, bounds);
   let stored: CursorState | undefined;
@@ -68,11 +73,24 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     deps.onPutRetry?.(event);
   };
   const closingWrites = closing.writes === undefined ? {} : { signal: closing.writes };
-  const watermark = new WatermarkWriter(deps.snapshots, settings.prefix, logger, deps.watermarkIntervalMs, Date.now, { onRetry: onPutRetry, ...closingWrites });
-  const checkpointer = new Checkpointer(deps.cursors, settings.cursorName, stored, runId, (state) => watermark.cursorStored(state), closingWrites);
+  const watermark = new WatermarkWriter(deps.snapshots, settings.prefix, logger, deps.watermarkIntervalMs, Date.now, {
+    onRetry: onPutRetry,
+    ...closingWrites,
+  });
+  const checkpointer = new Checkpointer(
+    deps.cursors,
+    settings.cursorName,
+    stored,
+    runId,
+    (state) => watermark.cursorStored(state),
+    closingWrites,
+  );
   // A commit from the future is refused; those at or before the cursor are checked against the mirror at the end.
   const behind: CommitBehind[] = [];
-  const watch = { notAfter: () => futureBound(Date.now()), onBehindCursor: (commit: CommitBehind) => behind.push(commit) };
+  const watch = {
+    notAfter: () => futureBound(Date.now()),
+    onBehindCursor: (commit: CommitBehind) => behind.push(commit),
+  };
   let totals: RunTotals = { commits: 0, leaves: 0, deletes: 0, quarantined: 0, bytes: 0 };
   let failure: unknown;
   let pipeline: PipelineOutcome | undefined;
@@ -85,7 +103,10 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
 
   try {
     backfillActive = await reads.backfillActive;
-    if (backfillActive) logger.info('a backfill of this cursor is running: leaving the work to it', { cursor: formatTimestamp(cursorBefore) });
+    if (backfillActive)
+      logger.info('a backfill of this cursor is running: leaving the work to it', {
+        cursor: formatTimestamp(cursorBefore),
+      });
     const dependencyBound = await reads.dependencyBound;
     // A live backfill: no index read, nothing taken.
     const index = await reads.index;
@@ -109,14 +130,27 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
       }
       // Already at the bound: no page needs reading.
       if (upper > cursorBefore) {
-        pipeline = await runPipeline({ settings, deps: { ...deps, ...bounds, onPutRetry }, logger, checkpointer, cursor: cursorBefore, upper, index, watch });
+        pipeline = await runPipeline({
+          settings,
+          deps: { ...deps, ...bounds, onPutRetry },
+          logger,
+          checkpointer,
+          cursor: cursorBefore,
+          upper,
+          index,
+          watch,
+        });
         totals = pipeline.totals;
         failure = pipeline.failure;
       }
     }
   } catch (error) {
     // The index was not read whole before the budget ran out: a stop, not a failure.
-    if (error instanceof FetchAbortedError || (budget.signal?.aborted === true && (error as Error | undefined)?.name === 'AbortError')) aborted = true;
+    if (
+      error instanceof FetchAbortedError ||
+      (budget.signal?.aborted === true && (error as Error | undefined)?.name === 'AbortError')
+    )
+      aborted = true;
     else failure = error;
   } finally {
     // A read not awaited (the index after a dependency's read failed) is stopped and dropped.
@@ -156,7 +190,9 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
     // A stopped run, or one whose closing writes ran out of time, reports its stop: the watermark may lag (by
     // contract) and the next run catches it up. Otherwise the store's failure is the run's.
     if (stoppedBy === StoppedBy.timeBudget || stoppedBy === StoppedBy.interrupted || closing.writes?.aborted === true) {
-      logger.warn('could not write watermark.json: it lags the cursor until the next run', { error: (watermarkFailure as Error)?.message ?? String(watermarkFailure) });
+      logger.warn('could not write watermark.json: it lags the cursor until the next run', {
+        error: (watermarkFailure as Error)?.message ?? String(watermarkFailure),
+      });
     } else {
       failure ??= watermarkFailure;
       ({ stoppedBy, caughtUp } = decideStop({ ...facts, failed: true }));
@@ -179,7 +215,11 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
   if (deps.runLog) {
     const days = deps.runLogDays ?? DEFAULT_RUN_LOG_DAYS;
     try {
-      await deps.runLog.appendRun(summary, Math.floor(Date.now() / 1000) + days * 86_400, closing.runLog === undefined ? undefined : { signal: closing.runLog });
+      await deps.runLog.appendRun(
+        summary,
+        Math.floor(Date.now() / 1000) + days * 86_400,
+        closing.runLog === undefined ? undefined : { signal: closing.runLog },
+      );
     } catch (error) {
       logger.warn('could not store the run in the run log', { error: (error as Error).message });
     }
@@ -194,21 +234,33 @@ export async function runSlice(settings: SyncSettings, deps: EngineDeps): Promis
 }
 
 /** How many of the commits found behind the cursor the mirror lacks (the catalog appended them behind it), each logged. */
-async function appendedBehind(seen: readonly CommitBehind[], settings: SyncSettings, deps: EngineDeps, logger: EngineLogger, cursor: Ticks, options: { signal?: AbortSignal }): Promise<number> {
+async function appendedBehind(
+  seen: readonly CommitBehind[],
+  settings: SyncSettings,
+  deps: EngineDeps,
+  logger: EngineLogger,
+  cursor: Ticks,
+  options: { signal?: AbortSignal },
+): Promise<number> {
   if (seen.length === 0) return 0;
   try {
     const appended = await commitsAppendedBehind(deps.snapshots, settings.prefix, seen, settings.startCursor, options);
     for (const commit of appended) {
-      logger.warn('a commit appeared behind the cursor: the catalog\'s times went back, and the follower does not take it (verify --repair stores it)', {
-        commitTimeStamp: formatTimestamp(commit.ticks),
-        commitId: commit.commitId,
-        page: redactUrl(commit.pageUrl),
-        cursor: formatTimestamp(cursor),
-      });
+      logger.warn(
+        "a commit appeared behind the cursor: the catalog's times went back, and the follower does not take it (verify --repair stores it)",
+        {
+          commitTimeStamp: formatTimestamp(commit.ticks),
+          commitId: commit.commitId,
+          page: redactUrl(commit.pageUrl),
+          cursor: formatTimestamp(cursor),
+        },
+      );
     }
     return appended.length;
   } catch (error) {
-    logger.warn('could not check the commits behind the cursor against the mirror', { error: (error as Error)?.message ?? String(error) });
+    logger.warn('could not check the commits behind the cursor against the mirror', {
+      error: (error as Error)?.message ?? String(error),
+    });
     return 0;
   }
 }

@@ -36,7 +36,10 @@ interface StoredHistoryEntry {
 /** `include a*, b; exclude c` or `no filter`. */
 export function shownIdFilter(filter: IdFilter | undefined): string {
   if (filter === undefined) return 'no filter';
-  const parts = [filter.include.length > 0 ? `include ${filter.include.join(', ')}` : '', filter.exclude.length > 0 ? `exclude ${filter.exclude.join(', ')}` : ''];
+  const parts = [
+    filter.include.length > 0 ? `include ${filter.include.join(', ')}` : '',
+    filter.exclude.length > 0 ? `exclude ${filter.exclude.join(', ')}` : '',
+  ];
   return parts.filter((p) => p !== '').join('; ');
 }
 
@@ -51,7 +54,10 @@ export class IdFilterChangedError extends SettingsError {
     readonly requested: IdFilter | undefined,
     howToChange: string,
   ) {
-    super(setting, `this mirror was synced with ${shownIdFilter(previous)}, and this run asks for ${shownIdFilter(requested)}: give the same filter, or ${howToChange} to change it from the next commit on`);
+    super(
+      setting,
+      `this mirror was synced with ${shownIdFilter(previous)}, and this run asks for ${shownIdFilter(requested)}: give the same filter, or ${howToChange} to change it from the next commit on`,
+    );
   }
 }
 
@@ -66,7 +72,10 @@ export interface FilterCheck {
   readonly at?: Ticks;
 }
 
-function filterOf(record: { readonly include?: readonly string[]; readonly exclude?: readonly string[] }): IdFilter | undefined {
+function filterOf(record: {
+  readonly include?: readonly string[];
+  readonly exclude?: readonly string[];
+}): IdFilter | undefined {
   const include = record.include ?? [];
   const exclude = record.exclude ?? [];
   return include.length === 0 && exclude.length === 0 ? undefined : { include, exclude };
@@ -130,7 +139,12 @@ async function compareWithRecord(
   snapshots: SnapshotStore,
   prefix: string,
   requested: IdFilter | undefined,
-  options: { readonly cursor: () => Promise<Ticks | undefined>; readonly refilter: boolean; readonly setting: string; readonly howToChange: string },
+  options: {
+    readonly cursor: () => Promise<Ticks | undefined>;
+    readonly refilter: boolean;
+    readonly setting: string;
+    readonly howToChange: string;
+  },
 ): Promise<FilterCheck> {
   const stored = await snapshots.getJson(filterKeyOf(prefix));
   const recorded = stored !== undefined;
@@ -144,10 +158,21 @@ async function compareWithRecord(
   // name, e.g. a refill, on a mirror synced under another name and filter).
   const cursor = (await options.cursor()) ?? (await readWatermarkCursor(snapshots, prefix));
   const hasCursor = cursor !== undefined;
-  if (hasCursor && !options.refilter) throw new IdFilterChangedError(options.setting, previous, requested, options.howToChange);
+  if (hasCursor && !options.refilter)
+    throw new IdFilterChangedError(options.setting, previous, requested, options.howToChange);
   const filter = requested ?? { include: [], exclude: [] };
   // Commits up to the cursor were written under the previous filter: recorded, so verify judges them by it.
-  const history = hasCursor ? [...storedHistory(stored), { include: previous?.include ?? [], exclude: previous?.exclude ?? [], until: formatTimestamp(cursor) }] : storedHistory(stored);
+  const history = hasCursor
+    ? [
+        ...storedHistory(stored),
+        { include: previous?.include ?? [], exclude: previous?.exclude ?? [], until: formatTimestamp(cursor) },
+      ]
+    : storedHistory(stored);
   await snapshots.putJson(filterKeyOf(prefix), history.length > 0 ? { ...filter, history } : filter);
-  return { changed: hasCursor, widened: hasCursor && widens(previous, requested), previous, ...(cursor === undefined ? {} : { at: cursor }) };
+  return {
+    changed: hasCursor,
+    widened: hasCursor && widens(previous, requested),
+    previous,
+    ...(cursor === undefined ? {} : { at: cursor }),
+  };
 }

@@ -36,11 +36,17 @@ export function hedged(write: (answered: () => void) => Promise<void>, afterMs: 
       if (settled) return;
       hedgeSent = true;
       inFlight++;
-      write(noHedge).then(() => settle(), (error: unknown) => failed(error, false));
+      write(noHedge).then(
+        () => settle(),
+        (error: unknown) => failed(error, false),
+      );
     }, afterMs);
     // Answered, then retried by its client: throttled or refused, not slow; no hedge (nor once the hedge is out).
     const answered = (): void => clearTimeout(timer);
-    write(answered).then(() => settle(), (error: unknown) => failed(error, true));
+    write(answered).then(
+      () => settle(),
+      (error: unknown) => failed(error, true),
+    );
   });
 }
 

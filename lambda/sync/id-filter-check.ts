@@ -3,7 +3,8 @@ import type { CursorStore, SnapshotStore } from '../stores/types.js';
 import { checkIdFilter } from './index.js';
 
 /** How a Lambda's changed `INCLUDE_IDS`/`EXCLUDE_IDS` is accepted: the change is made once, from the CLI. */
-const LAMBDA_REFILTER_HINT = 'run `catalog-sync run --refilter` once with the new --include/--exclude against this table and bucket,';
+const LAMBDA_REFILTER_HINT =
+  'run `catalog-sync run --refilter` once with the new --include/--exclude against this table and bucket,';
 
 /**
  * A Lambda face's check of `INCLUDE_IDS`/`EXCLUDE_IDS` against the mirror's `filter.json` (the follower's and the

@@ -8,6 +8,20 @@ export type { EngineDeps, EngineLogger, Progress } from './engine-deps.js';
 export { commitsAfter, pagesAfter } from './commit-stream.js';
 export { LeafMemory } from './leaf-memory.js';
 export { leafKeyOf, manifestOf, metadataOf, type ManifestEntry } from './layout.js';
-export { checkIdFilter, IdFilterChangedError, readIdFilterRecord, shownIdFilter, type EarlierIdFilter, type FilterCheck, type IdFilterRecord } from './filter-record.js';
-export { listQuarantine, retryQuarantine, type QuarantineRecord, type RetryOptions, type RetryOutcome } from './quarantine.js';
+export {
+  checkIdFilter,
+  IdFilterChangedError,
+  readIdFilterRecord,
+  shownIdFilter,
+  type EarlierIdFilter,
+  type FilterCheck,
+  type IdFilterRecord,
+} from './filter-record.js';
+export {
+  listQuarantine,
+  retryQuarantine,
+  type QuarantineRecord,
+  type RetryOptions,
+  type RetryOutcome,
+} from './quarantine.js';
 export type { BackfillDeps } from './engine-deps.js';

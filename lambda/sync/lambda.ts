@@ -58,8 +58,19 @@ async function warmUp(env: NodeJS.ProcessEnv): Promise<{ ready: Warm; admission?
   const store = new DynamoStore(table, clients.dynamo);
   const snapshots = new S3SnapshotStore(bucket, clients.s3);
   const leafMemory = new LeafMemory(leafMemoryBudget(env, processMemory()));
-  const ready: Warm = { key, settings, table, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), store, snapshots, runLogDays, leafMemory };
-  const admission = checkLambdaIdFilter(snapshots, store, settings, (message, error) => logger.warn(message, { error: error.message })).then((checked) => {
+  const ready: Warm = {
+    key,
+    settings,
+    table,
+    catalog: new CatalogClient(http, settings.source, settings.allowedOrigins),
+    store,
+    snapshots,
+    runLogDays,
+    leafMemory,
+  };
+  const admission = checkLambdaIdFilter(snapshots, store, settings, (message, error) =>
+    logger.warn(message, { error: error.message }),
+  ).then((checked) => {
     if (checked) warm = ready;
   });
   // Awaited by the engine; until then a refusal is not an unhandled rejection.
@@ -74,7 +85,10 @@ export const CLOSE_BEFORE_END_MS = 1_000;
  * Runs one bounded slice of the catalog and returns its summary. Throws when the run stopped on an error
  * (after checkpointing what it completed), so the invocation counts as failed and alarms fire.
  */
-export const handler = async (_event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<RunSummary> => {
+export const handler = async (
+  _event: unknown,
+  context: Pick<Context, 'getRemainingTimeInMillis'>,
+): Promise<RunSummary> => {
   const runId = newId();
   logger.appendKeys({ runId });
   let head: Ticks | undefined;

@@ -43,7 +43,8 @@ export function placeLeaf(prefix: string, commitKey: string, item: PageItem, max
   let problem = item.problem;
   if (problem === undefined && maxSegmentBytes !== undefined) {
     const reason = identityKeyProblem(item.id, item.version, maxSegmentBytes);
-    if (reason !== undefined) problem = new InvalidDocumentError(item.url, `${describeItem(item)} cannot be stored in this store: ${reason}`);
+    if (reason !== undefined)
+      problem = new InvalidDocumentError(item.url, `${describeItem(item)} cannot be stored in this store: ${reason}`);
   }
   if (problem === undefined) return { key: leafKeyOf(prefix, commitKey, item) };
   return { key: `${prefix}leaves/${commitKey}/${UNSTORABLE_SEGMENT}/${identityDigest(item)}.json`, problem };
@@ -59,7 +60,12 @@ function identityDigest(item: PageItem): string {
  * lag the table's cursor, never lead it, and everything at or before its `cursor` is stored.
  */
 export function watermarkOf(cursor: Ticks, commitId: string | undefined, now: Date = new Date()): unknown {
-  return { cursor: formatTimestamp(cursor), commitId: commitId ?? null, commitKey: commitKeyOfTicks(cursor), updatedAt: now.toISOString() };
+  return {
+    cursor: formatTimestamp(cursor),
+    commitId: commitId ?? null,
+    commitKey: commitKeyOfTicks(cursor),
+    updatedAt: now.toISOString(),
+  };
 }
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
@@ -77,7 +83,12 @@ let lastCommit: { ticks: Ticks; timestamp: string; commitId: string; safeCommitI
 export function metadataOf(item: PageItem): Record<string, string> {
   let commit = lastCommit;
   if (commit === undefined || commit.ticks !== item.commitTicks || commit.commitId !== item.commitId) {
-    commit = { ticks: item.commitTicks, timestamp: formatTimestamp(item.commitTicks), commitId: item.commitId, safeCommitId: asciiMetadata(item.commitId) };
+    commit = {
+      ticks: item.commitTicks,
+      timestamp: formatTimestamp(item.commitTicks),
+      commitId: item.commitId,
+      safeCommitId: asciiMetadata(item.commitId),
+    };
     lastCommit = commit;
   }
   return {
@@ -117,6 +128,7 @@ export function pageItemJson(item: PageItem): Record<string, string> {
 
 /** `{ url, error, attempts, item }`: a leaf set aside. */
 export function quarantineRecordOf(item: PageItem, error: unknown): unknown {
-  const attempts = typeof (error as { attempts?: unknown })?.attempts === 'number' ? (error as { attempts: number }).attempts : 1;
+  const attempts =
+    typeof (error as { attempts?: unknown })?.attempts === 'number' ? (error as { attempts: number }).attempts : 1;
   return { url: item.url, error: (error as Error)?.message ?? String(error), attempts, item: pageItemJson(item) };
 }

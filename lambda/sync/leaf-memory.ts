@@ -9,7 +9,15 @@
  * (`LeafMemoryError`, quarantinable). The budget is one per process (contract/leaf-memory.ts says how large), shared
  * by every run of it (a warm Lambda's, the CLI's).
  */
-import { BodyDeferredError, FetchAbortedError, type BodyHold, type BodyMemory, type CatalogClient, type PageItem, type RequestBounds } from '../catalog/index.js';
+import {
+  BodyDeferredError,
+  FetchAbortedError,
+  type BodyHold,
+  type BodyMemory,
+  type CatalogClient,
+  type PageItem,
+  type RequestBounds,
+} from '../catalog/index.js';
 import type { LeafMemoryBudget } from '../contract/leaf-memory.js';
 
 /** One leaf's hold on the budget. */
@@ -98,7 +106,8 @@ export class LeafMemory {
    * @throws RangeError when `bytes` is more than the whole budget (the caller says which leaf cannot fit).
    */
   lease(bytes: number, signal?: AbortSignal): Promise<MemoryLease> {
-    if (bytes > this.budget.bytes) return Promise.reject(new RangeError(`${bytes} bytes can never fit a budget of ${this.budget.bytes}`));
+    if (bytes > this.budget.bytes)
+      return Promise.reject(new RangeError(`${bytes} bytes can never fit a budget of ${this.budget.bytes}`));
     const now = this.tryLease(bytes);
     if (now !== undefined) return Promise.resolve(now);
     if (signal?.aborted) return Promise.reject(signal.reason);

@@ -8,7 +8,14 @@ import type { Checkpointer } from './checkpointer.js';
 import { commitsAfter, type CommitWatch, type PlannedCommit } from './commit-stream.js';
 import type { EngineDeps, EngineLogger } from './engine-deps.js';
 import { manifestKey, quarantineKeyFor } from '../contract/keys.js';
-import { manifestOf, metadataOf, placeLeaf, quarantineRecordOf, type LeafPlacement, type ManifestEntry } from './layout.js';
+import {
+  manifestOf,
+  metadataOf,
+  placeLeaf,
+  quarantineRecordOf,
+  type LeafPlacement,
+  type ManifestEntry,
+} from './layout.js';
 import { StoppedBy } from '../contract/run-summary.js';
 import { hedged } from './hedge.js';
 import type { SyncSettings } from '../contract/settings.js';
@@ -110,7 +117,10 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   const { catalog, snapshots, deadline, signal } = deps;
   const memory = deps.leafMemory ?? new LeafMemory(DEFAULT_BUDGET);
   const bounds = { ...(deadline === undefined ? {} : { deadline }), ...(signal === undefined ? {} : { signal }) };
-  const writes = { ...(signal === undefined ? {} : { signal }), ...(deps.onPutRetry === undefined ? {} : { onRetry: deps.onPutRetry }) };
+  const writes = {
+    ...(signal === undefined ? {} : { signal }),
+    ...(deps.onPutRetry === undefined ? {} : { onRetry: deps.onPutRetry }),
+  };
   // A completed commit's manifest may land up to MANIFEST_GRACE_MS past the stop.
   const grace = afterGrace(signal, MANIFEST_GRACE_MS);
   const manifestPuts = { ...writes, ...(grace.signal === undefined ? {} : { signal: grace.signal }) };
@@ -170,7 +180,13 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       totals.quarantined += done.quarantined;
       totals.bytes += done.bytes;
       checkpointer.advance(done.commit.ticks, done.commit.commitId, context.unlimited ? { ...totals } : undefined);
-      deps.onProgress?.({ commits: totals.commits, leaves: totals.leaves, bytes: totals.bytes, cursor: done.commit.ticks, upper });
+      deps.onProgress?.({
+        commits: totals.commits,
+        leaves: totals.leaves,
+        bytes: totals.bytes,
+        cursor: done.commit.ticks,
+        upper,
+      });
     }
   };
   /**
@@ -181,7 +197,10 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
   const manifestWrites = new Set<Promise<void>>();
   const writeManifest = (done: CommitWork): void => {
     const manifest = manifestOf(done.commit, done.entries);
-    const write: Promise<void> = hedged((answered) => snapshots.putJson(done.manifestKey, manifest, untilAnswered(manifestPuts, answered)), STRAGGLER_MS)
+    const write: Promise<void> = hedged(
+      (answered) => snapshots.putJson(done.manifestKey, manifest, untilAnswered(manifestPuts, answered)),
+      STRAGGLER_MS,
+    )
       .then(
         () => {
           done.manifestStored = true;
@@ -210,7 +229,10 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
       const fetchedMs = deps.onLeaf ? performance.now() : 0;
       const metadata = metadataOf(item);
       // Each write of the body (a hedge's too) holds it until it ends.
-      await hedged((answered) => fetched.lease.during(snapshots.putLeaf(key, body, metadata, untilAnswered(writes, answered))), STRAGGLER_MS);
+      await hedged(
+        (answered) => fetched.lease.during(snapshots.putLeaf(key, body, metadata, untilAnswered(writes, answered))),
+        STRAGGLER_MS,
+      );
       deps.onLeaf?.(startMs, fetchedMs, performance.now());
       commit.entries.push({ key, id: item.id, version: item.version, type: item.type });
       commit.leaves++;
@@ -301,7 +323,11 @@ export async function runPipeline(context: PipelineContext): Promise<PipelineOut
 }
 
 /** Keys of a commit's leaves and manifest, checked for two items that would share a key. */
-function planKeys(prefix: string, commit: PlannedCommit, maxSegmentBytes?: number): { commitKey: string; manifest: string; leaves: LeafPlacement[] } {
+function planKeys(
+  prefix: string,
+  commit: PlannedCommit,
+  maxSegmentBytes?: number,
+): { commitKey: string; manifest: string; leaves: LeafPlacement[] } {
   const key = commitKey(commit.ticks);
   const seen = new Map<string, string>();
   const leaves = commit.items.map((item) => {

@@ -54,7 +54,9 @@ export function startOpeningReads(
   const backfillActive = held(
     backfills === undefined
       ? Promise.resolve(false)
-      : backfills.newestPlan(cursorName, { signal }).then((plan) => plan !== undefined && plan.status === BackfillStatus.running && plan.leaseUntil > Date.now()),
+      : backfills
+          .newestPlan(cursorName, { signal })
+          .then((plan) => plan !== undefined && plan.status === BackfillStatus.running && plan.leaseUntil > Date.now()),
   );
   const cursor = held(deps.cursors.read(cursorName));
   // Each dependency read at once; the bound awaits them in their order, so the first failing one is the one told.
@@ -71,7 +73,9 @@ export function startOpeningReads(
   );
   const dropped = new AbortController();
   const indexSignal = signal === undefined ? dropped.signal : AbortSignal.any([signal, dropped.signal]);
-  const index = held(backfillActive.then((active) => (active ? undefined : deps.catalog.getIndex({ ...bounds, signal: indexSignal }))));
+  const index = held(
+    backfillActive.then((active) => (active ? undefined : deps.catalog.getIndex({ ...bounds, signal: indexSignal }))),
+  );
   return {
     cursor,
     backfillActive,

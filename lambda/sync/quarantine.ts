@@ -45,7 +45,9 @@ export async function listQuarantine(snapshots: SnapshotStore, prefix: string): 
   for await (const key of snapshots.listKeys(`${prefix}quarantine/`)) {
     const match = RECORD_KEY.exec(key);
     if (!match || match[1] !== prefix) continue;
-    const record = (await snapshots.getJson(key)) as { url?: unknown; error?: unknown; attempts?: unknown; item?: unknown } | undefined;
+    const record = (await snapshots.getJson(key)) as
+      | { url?: unknown; error?: unknown; attempts?: unknown; item?: unknown }
+      | undefined;
     if (!record) continue;
     records.push({
       key,
@@ -66,7 +68,10 @@ async function pageItemOf(item: unknown, key: string): Promise<PageItem> {
   try {
     return (await readPage(JSON.stringify(page), key)).items[0]!;
   } catch (error) {
-    if (error instanceof InvalidDocumentError) throw new InvalidDocumentError(key, `quarantine record's item is not a page item: ${error.reason}`, { cause: error });
+    if (error instanceof InvalidDocumentError)
+      throw new InvalidDocumentError(key, `quarantine record's item is not a page item: ${error.reason}`, {
+        cause: error,
+      });
     throw error;
   }
 }
@@ -83,7 +88,12 @@ async function pageItemOf(item: unknown, key: string): Promise<PageItem> {
  *
  * With no record, the source is not contacted: nothing to retry is an answer (none), not a network error offline.
  */
-export async function retryQuarantine(catalog: CatalogClient, snapshots: SnapshotStore, prefix: string, options: RetryOptions = {}): Promise<RetryOutcome[]> {
+export async function retryQuarantine(
+  catalog: CatalogClient,
+  snapshots: SnapshotStore,
+  prefix: string,
+  options: RetryOptions = {},
+): Promise<RetryOutcome[]> {
   const records = await listQuarantine(snapshots, prefix);
   if (records.length === 0) return [];
   await catalog.resolveIndexUrl();
@@ -101,7 +111,12 @@ export async function retryQuarantine(catalog: CatalogClient, snapshots: Snapsho
       await clearManifestMark(snapshots, prefix, record.commitKey, leafKey);
       const viewRefreshed = (await options.afterStored?.(leafKey, record.item)) === true;
       await snapshots.deleteKey(record.key);
-      outcomes.push({ key: record.key, url: record.url, outcome, ...(viewRefreshed ? { viewRefreshed: true as const } : {}) });
+      outcomes.push({
+        key: record.key,
+        url: record.url,
+        outcome,
+        ...(viewRefreshed ? { viewRefreshed: true as const } : {}),
+      });
     } catch (error) {
       outcomes.push({ key: record.key, url: record.url, outcome: 'still-failing', error: (error as Error).message });
     }
@@ -123,7 +138,12 @@ async function isStored(snapshots: SnapshotStore, key: string): Promise<boolean>
 }
 
 /** Rewrites the commit's manifest without `"quarantined": true` on the leaf's entry, when it has the flag. */
-async function clearManifestMark(snapshots: SnapshotStore, prefix: string, commitKey: string, leafKey: string): Promise<void> {
+async function clearManifestMark(
+  snapshots: SnapshotStore,
+  prefix: string,
+  commitKey: string,
+  leafKey: string,
+): Promise<void> {
   const key = manifestKey(prefix, commitKey);
   const manifest = (await snapshots.getJson(key)) as { leaves?: ManifestEntry[] } | undefined;
   if (!manifest?.leaves?.some((entry) => entry.key === leafKey && entry.quarantined)) return;

@@ -44,7 +44,8 @@ export class TimeBudgetReached extends CatalogSyncError {
  * @param stop - the caller's own stop signal (the CLI's Ctrl-C).
  */
 export function startRunBudget(deadline: number | undefined, stop: AbortSignal | undefined): RunBudget {
-  if (deadline === undefined) return { signal: listenedByEveryRequest(stop), release() {}, interrupted: () => stop?.aborted === true };
+  if (deadline === undefined)
+    return { signal: listenedByEveryRequest(stop), release() {}, interrupted: () => stop?.aborted === true };
   const atDeadline = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const arm = (): void => {
@@ -57,7 +58,9 @@ export function startRunBudget(deadline: number | undefined, stop: AbortSignal |
     timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
   };
   arm();
-  const signal = listenedByEveryRequest(stop === undefined ? atDeadline.signal : AbortSignal.any([stop, atDeadline.signal]))!;
+  const signal = listenedByEveryRequest(
+    stop === undefined ? atDeadline.signal : AbortSignal.any([stop, atDeadline.signal]),
+  )!;
   return {
     signal,
     release: () => clearTimeout(timer),
@@ -74,7 +77,10 @@ export function startRunBudget(deadline: number | undefined, stop: AbortSignal |
 export const MANIFEST_GRACE_MS = 2_000;
 
 /** A signal that aborts `graceMs` after `signal` does, and the means to drop its listener when the work ends. */
-export function afterGrace(signal: AbortSignal | undefined, graceMs: number): { signal: AbortSignal | undefined; release(): void } {
+export function afterGrace(
+  signal: AbortSignal | undefined,
+  graceMs: number,
+): { signal: AbortSignal | undefined; release(): void } {
   if (signal === undefined) return { signal: undefined, release() {} };
   const grace = new AbortController();
   const start = (): void => {
@@ -124,7 +130,11 @@ export interface ClosingWindow {
  * else {@link CLOSING_MS} after the deadline; and at most {@link CLOSING_MS} after the caller's `stop` fires. No
  * deadline, no `closeBy` and no stop: no end (a CLI run without a budget waits for its clients' own timeouts).
  */
-export function startClosingWindow(deadline: number | undefined, closeBy: number | undefined, stop: AbortSignal | undefined): ClosingWindow {
+export function startClosingWindow(
+  deadline: number | undefined,
+  closeBy: number | undefined,
+  stop: AbortSignal | undefined,
+): ClosingWindow {
   const writes = new AbortController();
   const runLog = new AbortController();
   const timers: NodeJS.Timeout[] = [];

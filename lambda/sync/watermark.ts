@@ -47,7 +47,11 @@ export class WatermarkWriter {
     if (this.writing !== undefined || this.now() - this.lastStartedMs < this.intervalMs) return;
     this.writing = this.write(state)
       // The closing write says it when the store fails; one missed in between only leaves the watermark older.
-      .catch((error: unknown) => this.logger.warn('could not write watermark.json during the run', { error: (error as Error)?.message ?? String(error) }))
+      .catch((error: unknown) =>
+        this.logger.warn('could not write watermark.json during the run', {
+          error: (error as Error)?.message ?? String(error),
+        }),
+      )
       .finally(() => {
         this.writing = undefined;
       });
@@ -105,7 +109,12 @@ const MAX_WATERMARK_ROUNDS = 10;
  * refused and A finds 20). After {@link MAX_WATERMARK_ROUNDS} lost rounds it gives up (false): others are writing it.
  * `options.signal` ends the read and the write in flight.
  */
-export async function writeWatermarkForward(snapshots: SnapshotStore, key: string, state: { readonly value: Ticks; readonly commitId?: string }, options: WriteOptions = {}): Promise<boolean> {
+export async function writeWatermarkForward(
+  snapshots: SnapshotStore,
+  key: string,
+  state: { readonly value: Ticks; readonly commitId?: string },
+  options: WriteOptions = {},
+): Promise<boolean> {
   const reads = options.signal === undefined ? {} : { signal: options.signal };
   for (let round = 0; round < MAX_WATERMARK_ROUNDS; round++) {
     const stored = await snapshots.getTagged(key, reads);

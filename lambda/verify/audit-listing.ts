@@ -13,7 +13,12 @@ export async function keySet(keys: AsyncIterable<string>): Promise<Set<string>> 
 }
 
 /** The keys stored under `{prefix}{folder}/` for the commits of `commits` (in commit order), listed from the first. */
-async function listRange(snapshots: SnapshotStore, prefix: string, folder: 'leaves' | 'commits', commits: readonly PlannedCommit[]): Promise<string[]> {
+async function listRange(
+  snapshots: SnapshotStore,
+  prefix: string,
+  folder: 'leaves' | 'commits',
+  commits: readonly PlannedCommit[],
+): Promise<string[]> {
   const first = commitKeyOf(commits[0]!.ticks);
   const last = commitKeyOf(commits.at(-1)!.ticks);
   const base = `${prefix}${folder}/`;
@@ -28,7 +33,13 @@ async function listRange(snapshots: SnapshotStore, prefix: string, folder: 'leav
 }
 
 /** The stored keys of `folder` for `commits`, listed in `ranges` parts at once. */
-export async function listWindow(snapshots: SnapshotStore, prefix: string, folder: 'leaves' | 'commits', commits: readonly PlannedCommit[], ranges: number): Promise<Set<string>> {
+export async function listWindow(
+  snapshots: SnapshotStore,
+  prefix: string,
+  folder: 'leaves' | 'commits',
+  commits: readonly PlannedCommit[],
+  ranges: number,
+): Promise<Set<string>> {
   const size = Math.ceil(commits.length / Math.max(1, ranges));
   const parts: PlannedCommit[][] = [];
   for (let i = 0; i < commits.length; i += size) parts.push(commits.slice(i, i + size));

@@ -42,7 +42,8 @@ function withoutWatermark(snapshots: SnapshotStore, prefix: string): SnapshotSto
     putJson: (key, value) => (key === watermark ? Promise.resolve() : snapshots.putJson(key, value)),
     getJson: (key) => (key === watermark ? Promise.resolve(undefined) : snapshots.getJson(key)),
     getTagged: (key, options) => (key === watermark ? Promise.resolve(undefined) : snapshots.getTagged(key, options)),
-    putJsonIf: (key, value, expected, options) => (key === watermark ? Promise.resolve(true) : snapshots.putJsonIf(key, value, expected, options)),
+    putJsonIf: (key, value, expected, options) =>
+      key === watermark ? Promise.resolve(true) : snapshots.putJsonIf(key, value, expected, options),
     deleteKey: (key) => snapshots.deleteKey(key),
     listKeys: (under, startAfter) => snapshots.listKeys(under, startAfter),
     ...(snapshots.getBytes === undefined ? {} : { getBytes: (key: string) => snapshots.getBytes!(key) }),
@@ -63,17 +64,31 @@ export interface RepairOutcome {
  * Stores each commit of `commits` (commit times) again, whole, with the normal pipeline. A commit that fails is
  * reported and the others still run.
  */
-export async function repairCommits(settings: SyncSettings, deps: { catalog: CatalogClient; snapshots: SnapshotStore }, commits: readonly Ticks[]): Promise<RepairOutcome[]> {
+export async function repairCommits(
+  settings: SyncSettings,
+  deps: { catalog: CatalogClient; snapshots: SnapshotStore },
+  commits: readonly Ticks[],
+): Promise<RepairOutcome[]> {
   const snapshots = withoutWatermark(deps.snapshots, settings.prefix);
   const outcomes: RepairOutcome[] = [];
   for (const ticks of commits) {
     const one: SyncSettings = { ...settings, dependsOn: [], startCursor: ticks - 1n, maxCommits: 1 };
     try {
-      const summary = await runSlice(one, { catalog: deps.catalog, cursors: new RepairCursor(ticks - 1n), snapshots, ceiling: ticks });
+      const summary = await runSlice(one, {
+        catalog: deps.catalog,
+        cursors: new RepairCursor(ticks - 1n),
+        snapshots,
+        ceiling: ticks,
+      });
       outcomes.push(
         summary.commits === 1
           ? { commit: formatTimestamp(ticks), leaves: summary.leaves, quarantined: summary.quarantined }
-          : { commit: formatTimestamp(ticks), leaves: 0, quarantined: 0, error: 'the catalog no longer has this commit' },
+          : {
+              commit: formatTimestamp(ticks),
+              leaves: 0,
+              quarantined: 0,
+              error: 'the catalog no longer has this commit',
+            },
       );
     } catch (error) {
       outcomes.push({ commit: formatTimestamp(ticks), leaves: 0, quarantined: 0, error: (error as Error).message });

@@ -24,9 +24,22 @@ import { filterOfManifest, filtersAt, manifestProblem } from './audit-manifests.
 export type AuditFinding =
   | { readonly kind: 'missing-manifest'; readonly commit: string; readonly commitId: string; readonly key: string }
   | { readonly kind: 'missing-leaf'; readonly commit: string; readonly key: string; readonly url: string }
-  | { readonly kind: 'body-differs'; readonly commit: string; readonly key: string; readonly url: string; readonly storedBytes: number; readonly catalogBytes: number }
+  | {
+      readonly kind: 'body-differs';
+      readonly commit: string;
+      readonly key: string;
+      readonly url: string;
+      readonly storedBytes: number;
+      readonly catalogBytes: number;
+    }
   | { readonly kind: 'manifest-differs'; readonly commit: string; readonly key: string; readonly reason: string }
-  | { readonly kind: 'unverifiable'; readonly commit: string; readonly key: string; readonly url: string; readonly reason: string }
+  | {
+      readonly kind: 'unverifiable';
+      readonly commit: string;
+      readonly key: string;
+      readonly url: string;
+      readonly reason: string;
+    }
   | { readonly kind: 'quarantined'; readonly commit: string; readonly key: string; readonly url: string };
 
 /** What the audit covered and found. */
@@ -93,7 +106,11 @@ export interface AuditDeps {
 }
 
 /** Audits the mirror of `settings.cursorName`; resolves to the summary once every finding was told. */
-export async function auditMirror(settings: SyncSettings, deps: AuditDeps, options: AuditOptions): Promise<AuditSummary> {
+export async function auditMirror(
+  settings: SyncSettings,
+  deps: AuditDeps,
+  options: AuditOptions,
+): Promise<AuditSummary> {
   const started = Date.now();
   const stored = await deps.cursors.read(settings.cursorName);
   const watermark = await readWatermarkCursor(deps.snapshots, settings.prefix);
@@ -102,7 +119,17 @@ export async function auditMirror(settings: SyncSettings, deps: AuditDeps, optio
   // Past the watermark a commit may still be in flight: it is not counted missing.
   if (watermark !== undefined && watermark < upper) upper = watermark;
   const lower = options.since === undefined ? MIN_TICKS : options.since - 1n;
-  const counts = { commits: 0, leaves: 0, compared: 0, missingManifests: 0, missingLeaves: 0, differ: 0, quarantined: 0, unverifiable: 0, underEarlierFilter: 0 };
+  const counts = {
+    commits: 0,
+    leaves: 0,
+    compared: 0,
+    missingManifests: 0,
+    missingLeaves: 0,
+    differ: 0,
+    quarantined: 0,
+    unverifiable: 0,
+    underEarlierFilter: 0,
+  };
   const history = options.filterHistory ?? [];
   const tell = (finding: AuditFinding, commit: PlannedCommit): void => {
     if (finding.kind === 'missing-manifest') counts.missingManifests++;
@@ -116,9 +143,15 @@ export async function auditMirror(settings: SyncSettings, deps: AuditDeps, optio
     const index = await deps.catalog.getIndex();
     // One window (a folder): one listing of everything under the prefix serves quarantine, leaves and manifests
     // alike (a folder's listing walks the whole tree, whatever the prefix).
-    const everything = options.windowCommits === Number.POSITIVE_INFINITY ? await keySet(deps.snapshots.listKeys(settings.prefix)) : undefined;
+    const everything =
+      options.windowCommits === Number.POSITIVE_INFINITY
+        ? await keySet(deps.snapshots.listKeys(settings.prefix))
+        : undefined;
     const quarantine = everything ?? (await keySet(deps.snapshots.listKeys(`${settings.prefix}quarantine/`)));
-    const sampleRate = options.deep && options.sample !== undefined ? Math.min(1, options.sample / Math.max(1, leavesBetween(index, lower, upper))) : 1;
+    const sampleRate =
+      options.deep && options.sample !== undefined
+        ? Math.min(1, options.sample / Math.max(1, leavesBetween(index, lower, upper)))
+        : 1;
     // A window is listed and compared while the next one's pages are read: one window in flight at a time, so
     // findings still come in commit order.
     let window: AuditedCommit[] = [];
@@ -176,17 +209,24 @@ async function auditWindow(
   const commits = audited.map((entry) => entry.commit);
   const [leaves, manifests] = everything
     ? [everything, everything]
-    : await Promise.all([listWindow(deps.snapshots, prefix, 'leaves', commits, options.listRanges), listWindow(deps.snapshots, prefix, 'commits', commits, options.listRanges)]);
+    : await Promise.all([
+        listWindow(deps.snapshots, prefix, 'leaves', commits, options.listRanges),
+        listWindow(deps.snapshots, prefix, 'commits', commits, options.listRanges),
+      ]);
   // Before a change of filter, a commit's manifest says which filter it was written under: read those (and only
   // those; after the last change every manifest is the current filter's), then judge each commit by its filter.
   const read = new Map<Ticks, unknown>();
-  const undecided = audited.filter((entry) => entry.filters.length > 1 && manifests.has(manifestKey(prefix, commitKeyOf(entry.commit.ticks))));
+  const undecided = audited.filter(
+    (entry) => entry.filters.length > 1 && manifests.has(manifestKey(prefix, commitKeyOf(entry.commit.ticks))),
+  );
   await inParallel(undecided, options.concurrency, async ({ commit }) => {
     read.set(commit.ticks, await deps.snapshots.getJson(manifestKey(prefix, commitKeyOf(commit.ticks))));
   });
   const window = audited.map(({ commit, filters }) => {
     if (filters.length === 1) return filterCommit(commit, filters[0]);
-    const filter = read.has(commit.ticks) ? filterOfManifest(read.get(commit.ticks), commit, filters, prefix, deps.snapshots.maxKeySegmentBytes) : filters[0];
+    const filter = read.has(commit.ticks)
+      ? filterOfManifest(read.get(commit.ticks), commit, filters, prefix, deps.snapshots.maxKeySegmentBytes)
+      : filters[0];
     if (!sameIdFilter(filter, filters.at(-1))) counts.underEarlierFilter++;
     return filterCommit(commit, filter);
   });
@@ -230,21 +270,48 @@ async function auditWindow(
     const storedBody = await readBytes(deps.snapshots, key);
     counts.compared++;
     if (storedBody === undefined) tell({ kind: 'missing-leaf', commit: at, key, url: item.url }, commit);
-    else if (!storedBody.equals(catalogBody)) tell({ kind: 'body-differs', commit: at, key, url: item.url, storedBytes: storedBody.length, catalogBytes: catalogBody.length }, commit);
+    else if (!storedBody.equals(catalogBody))
+      tell(
+        {
+          kind: 'body-differs',
+          commit: at,
+          key,
+          url: item.url,
+          storedBytes: storedBody.length,
+          catalogBytes: catalogBody.length,
+        },
+        commit,
+      );
   });
   await inParallel(manifestsToCompare, options.concurrency, async (commit) => {
-    const stored = read.has(commit.ticks) ? read.get(commit.ticks) : (await deps.snapshots.getJson(manifestKey(prefix, commitKeyOf(commit.ticks))));
+    const stored = read.has(commit.ticks)
+      ? read.get(commit.ticks)
+      : await deps.snapshots.getJson(manifestKey(prefix, commitKeyOf(commit.ticks)));
     const reason = manifestProblem(stored, commit, prefix, deps.snapshots.maxKeySegmentBytes);
-    if (reason !== undefined) tell({ kind: 'manifest-differs', commit: formatTimestamp(commit.ticks), key: manifestKey(prefix, commitKeyOf(commit.ticks)), reason }, commit);
+    if (reason !== undefined)
+      tell(
+        {
+          kind: 'manifest-differs',
+          commit: formatTimestamp(commit.ticks),
+          key: manifestKey(prefix, commitKeyOf(commit.ticks)),
+          reason,
+        },
+        commit,
+      );
   });
 }
 
 async function readBytes(snapshots: SnapshotStore, key: string): Promise<Buffer | undefined> {
-  if (snapshots.getBytes === undefined) throw new Error('this store cannot read objects back (no getBytes): --deep needs it');
+  if (snapshots.getBytes === undefined)
+    throw new Error('this store cannot read objects back (no getBytes): --deep needs it');
   return snapshots.getBytes(key);
 }
 
-async function inParallel<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+async function inParallel<T>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length) await work(items[next++]!);

@@ -23,7 +23,11 @@ export async function packagesOf(commit: MirrorCommit): Promise<Map<string, View
 }
 
 /** Runs `work` on every item, at most `concurrency` at once; rejects with the first failure after all settle. */
-export async function forEachBounded<T>(items: Iterable<T>, concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function forEachBounded<T>(
+  items: Iterable<T>,
+  concurrency: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   const iterator = items[Symbol.iterator]();
   let failure: { error: unknown } | undefined;
   const worker = async (): Promise<void> => {
@@ -40,7 +44,11 @@ export async function forEachBounded<T>(items: Iterable<T>, concurrency: number,
 }
 
 /** Like {@link forEachBounded} over an async sequence: the workers pull the next item as each finishes (no batches). */
-export async function forEachBoundedAsync<T>(items: AsyncIterable<T>, concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function forEachBoundedAsync<T>(
+  items: AsyncIterable<T>,
+  concurrency: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   const iterator = items[Symbol.asyncIterator]();
   let failure: { error: unknown } | undefined;
   const worker = async (): Promise<void> => {

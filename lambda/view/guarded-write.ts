@@ -32,13 +32,19 @@ export async function writeGuarded(
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const stored = await documents.read(key);
     const previous = stored === undefined ? undefined : parseIndex(stored.bytes, `${documents.where} ${key}`);
-    if (previous !== undefined && (previous.commitKey > commitKey || (previous.commitKey === commitKey && options.replaceSame !== true))) return 'current';
+    if (
+      previous !== undefined &&
+      (previous.commitKey > commitKey || (previous.commitKey === commitKey && options.replaceSame !== true))
+    )
+      return 'current';
     const bytes = serializeIndex(make(previous));
     if (stored?.bytes.equals(bytes)) return 'current';
     await options.beforeWrite?.(key);
     if (await documents.writeIf(key, bytes, stored?.tag)) return 'written';
   }
-  throw new ViewError(`${documents.where} ${key}: the conditional write lost ${MAX_ATTEMPTS} times in a row to other writers`);
+  throw new ViewError(
+    `${documents.where} ${key}: the conditional write lost ${MAX_ATTEMPTS} times in a row to other writers`,
+  );
 }
 
 /** A stored index, checked enough to be trusted as the base of the next one. */
@@ -50,7 +56,14 @@ export function parseIndex(bytes: Buffer, where: string): PackageIndex {
     throw new ViewError(`${where}: not valid JSON`, { cause });
   }
   const index = value as Partial<PackageIndex> | null;
-  if (typeof index !== 'object' || index === null || typeof index.id !== 'string' || typeof index.commitKey !== 'string' || typeof index.commitTimeStamp !== 'string' || !Array.isArray(index.versions)) {
+  if (
+    typeof index !== 'object' ||
+    index === null ||
+    typeof index.id !== 'string' ||
+    typeof index.commitKey !== 'string' ||
+    typeof index.commitTimeStamp !== 'string' ||
+    !Array.isArray(index.versions)
+  ) {
     throw new ViewError(`${where}: not a package index (needs "id", "commitKey", "commitTimeStamp" and "versions")`);
   }
   return index as PackageIndex;

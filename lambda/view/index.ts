@@ -3,10 +3,26 @@
  * `{prefix}packages/{id}/index.json`, kept by the built-in consumer `view-latest` as the mirror moves, rebuilt
  * from the history on demand. Importing it loads the AWS SDK.
  */
-export { applyCommit, serializeIndex, type PackageIndex, type VersionEntry, type ViewCommit, type ViewLeaf } from './package-index.js';
+export {
+  applyCommit,
+  serializeIndex,
+  type PackageIndex,
+  type VersionEntry,
+  type ViewCommit,
+  type ViewLeaf,
+} from './package-index.js';
 export { leafFieldsOf, type LeafFields } from './leaf-fields.js';
 export { packageIndexKey, VIEW_CONSUMER } from './view-keys.js';
-export { applyToView, applyBatchToView, keepView, DEFAULT_VIEW_BATCH, DEFAULT_VIEW_CONCURRENCY, type ViewCounts, type ViewRunResult, type ViewTarget } from './view-consumer.js';
+export {
+  applyToView,
+  applyBatchToView,
+  keepView,
+  DEFAULT_VIEW_BATCH,
+  DEFAULT_VIEW_CONCURRENCY,
+  type ViewCounts,
+  type ViewRunResult,
+  type ViewTarget,
+} from './view-consumer.js';
 export { rebuildView, DEFAULT_REBUILD_READS, type RebuildOptions, type RebuildResult } from './rebuild.js';
 export { DEFAULT_REBUILD_SHARDS, DEFAULT_SPILL_BUFFER, type SpillOptions } from './latest-leaf-spill.js';
 export { refreshQuarantinedEntry, viewRefresher, type RefreshOutcome } from './quarantine-refresh.js';

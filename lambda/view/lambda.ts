@@ -12,15 +12,25 @@ import { S3ViewDocuments } from './s3-view-documents.js';
 import { applyBatchToView, DEFAULT_VIEW_BATCH, DEFAULT_VIEW_CONCURRENCY, type ViewTarget } from './view-consumer.js';
 
 /** The view consumer's handler, its S3 client built on the first commit from `env`. */
-export function viewHandler(env: NodeJS.ProcessEnv = process.env): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ConsumerRun> {
+export function viewHandler(
+  env: NodeJS.ProcessEnv = process.env,
+): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ConsumerRun> {
   let target: ViewTarget | undefined;
-  return batchConsumerHandler(async (commits) => {
-    if (target === undefined) {
-      const settings = consumerLambdaSettings(env);
-      target = { documents: new S3ViewDocuments(settings.bucket, awsClients(env, DEFAULT_VIEW_CONCURRENCY).s3), prefix: settings.prefix };
-    }
-    await applyBatchToView(target, commits);
-  }, DEFAULT_VIEW_BATCH, env, { builtIn: true });
+  return batchConsumerHandler(
+    async (commits) => {
+      if (target === undefined) {
+        const settings = consumerLambdaSettings(env);
+        target = {
+          documents: new S3ViewDocuments(settings.bucket, awsClients(env, DEFAULT_VIEW_CONCURRENCY).s3),
+          prefix: settings.prefix,
+        };
+      }
+      await applyBatchToView(target, commits);
+    },
+    DEFAULT_VIEW_BATCH,
+    env,
+    { builtIn: true },
+  );
 }
 
 /** The deployed handler. */

@@ -73,14 +73,18 @@ export class LatestLeafSpill {
   static async open(options: SpillOptions = {}): Promise<LatestLeafSpill> {
     const shards = options.shards ?? DEFAULT_REBUILD_SHARDS;
     const limit = options.buffer ?? DEFAULT_SPILL_BUFFER;
-    if (!Number.isInteger(shards) || shards < 1) throw new ViewError(`rebuild shards ${shards}: must be a whole number >= 1`);
-    if (!Number.isInteger(limit) || limit < 1) throw new ViewError(`rebuild spill buffer ${limit}: must be a whole number >= 1`);
+    if (!Number.isInteger(shards) || shards < 1)
+      throw new ViewError(`rebuild shards ${shards}: must be a whole number >= 1`);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new ViewError(`rebuild spill buffer ${limit}: must be a whole number >= 1`);
     const parent = options.tempDir ?? tmpdir();
     let dir: string;
     try {
       dir = await mkdtemp(join(parent, 'catalog-sync-rebuild-'));
     } catch (cause) {
-      throw new ViewError(`${parent}: cannot make the rebuild's temporary folder there: ${(cause as Error).message}`, { cause });
+      throw new ViewError(`${parent}: cannot make the rebuild's temporary folder there: ${(cause as Error).message}`, {
+        cause,
+      });
     }
     return new LatestLeafSpill(dir, shards, limit, options.keyPrefix ?? '');
   }
@@ -102,7 +106,17 @@ export class LatestLeafSpill {
     // What follows from the rest is written as "" (half a line): the timestamp of the commit key, the follower's key.
     const timeStamp = record.commitTimeStamp === timeStampOf(record.commitKey) ? '' : record.commitTimeStamp;
     const key = record.key === keyOf(this.keyPrefix, record.commitKey, record.id, record.version) ? '' : record.key;
-    buffer.set(identity, JSON.stringify([record.commitKey, timeStamp, record.id, record.version, record.type === 'PackageDelete' ? 0 : record.quarantined ? 2 : 1, key]));
+    buffer.set(
+      identity,
+      JSON.stringify([
+        record.commitKey,
+        timeStamp,
+        record.id,
+        record.version,
+        record.type === 'PackageDelete' ? 0 : record.quarantined ? 2 : 1,
+        key,
+      ]),
+    );
     return this.buffered >= this.limit;
   }
 
@@ -124,7 +138,9 @@ export class LatestLeafSpill {
     const stream = createReadStream(this.fileOf(shard), { encoding: 'utf8' });
     const opened = new Promise<boolean>((resolve, reject) => {
       stream.once('open', () => resolve(true));
-      stream.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? resolve(false) : reject(error)));
+      stream.once('error', (error: NodeJS.ErrnoException) =>
+        error.code === 'ENOENT' ? resolve(false) : reject(error),
+      );
     });
     // A shard no package hashed to has no file.
     if (!(await opened)) return;
@@ -148,7 +164,14 @@ export class LatestLeafSpill {
   }
 
   private recordOf(line: string): LeafRecord {
-    const [commitKey, timeStamp, id, version, kind, key] = JSON.parse(line) as [string, string, string, string, number, string];
+    const [commitKey, timeStamp, id, version, kind, key] = JSON.parse(line) as [
+      string,
+      string,
+      string,
+      string,
+      number,
+      string,
+    ];
     return {
       commitKey,
       commitTimeStamp: timeStamp === '' ? timeStampOf(commitKey)! : timeStamp,

@@ -15,10 +15,20 @@ export interface LeafFields {
  */
 export function leafFieldsOf(body: unknown): LeafFields {
   const leaf = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  const listed = typeof leaf['listed'] === 'boolean' ? leaf['listed'] : !(typeof leaf['published'] === 'string' && leaf['published'].startsWith('1900-'));
+  const listed =
+    typeof leaf['listed'] === 'boolean'
+      ? leaf['listed']
+      : !(typeof leaf['published'] === 'string' && leaf['published'].startsWith('1900-'));
   const deprecation = isObject(leaf['deprecation']) ? withoutLinkedData(leaf['deprecation']) : undefined;
-  const vulnerabilities = Array.isArray(leaf['vulnerabilities']) && leaf['vulnerabilities'].length > 0 ? leaf['vulnerabilities'].filter(isObject).map(withoutLinkedData) : undefined;
-  return { listed, ...(deprecation === undefined ? {} : { deprecation }), ...(vulnerabilities === undefined ? {} : { vulnerabilities }) };
+  const vulnerabilities =
+    Array.isArray(leaf['vulnerabilities']) && leaf['vulnerabilities'].length > 0
+      ? leaf['vulnerabilities'].filter(isObject).map(withoutLinkedData)
+      : undefined;
+  return {
+    listed,
+    ...(deprecation === undefined ? {} : { deprecation }),
+    ...(vulnerabilities === undefined ? {} : { vulnerabilities }),
+  };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -15,6 +15,11 @@ export function folderViewStores(dataDir: string, options: { readonly prefix?: s
   const root = resolve(dataDir);
   const { cursors, snapshots } = openLocalStores(root);
   const prefix = options.prefix ?? '';
-  return { mirror: { store: snapshots, prefix, where: root, folder: root }, cursors, documents: new LocalViewDocuments(root, snapshots), prefix, close: () => undefined };
+  return {
+    mirror: { store: snapshots, prefix, where: root, folder: root },
+    cursors,
+    documents: new LocalViewDocuments(root, snapshots),
+    prefix,
+    close: () => undefined,
+  };
 }
-

@@ -8,7 +8,12 @@ import type { ViewStores } from './open-folder.js';
 
 /** The view in the mirror's S3 bucket; the view consumer's cursor in the sync's table. */
 export function awsViewStores(
-  options: { readonly bucket: string; readonly prefix?: string; readonly cursorTable?: string; readonly clients?: { readonly s3: S3Client; readonly dynamo: DynamoDBClient } },
+  options: {
+    readonly bucket: string;
+    readonly prefix?: string;
+    readonly cursorTable?: string;
+    readonly clients?: { readonly s3: S3Client; readonly dynamo: DynamoDBClient };
+  },
   env?: NodeJS.ProcessEnv,
 ): ViewStores {
   const owned = options.clients === undefined;

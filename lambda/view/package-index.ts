@@ -58,7 +58,11 @@ export interface ViewCommit {
  * The package's index after `commit`: each leaf replaces its identity's entry (later leaves of one identity in the
  * manifest win), and the rest is kept. `leaves` are this package's leaves of the commit (same id, any case).
  */
-export function applyCommit(previous: PackageIndex | undefined, commit: ViewCommit, leaves: readonly ViewLeaf[]): PackageIndex {
+export function applyCommit(
+  previous: PackageIndex | undefined,
+  commit: ViewCommit,
+  leaves: readonly ViewLeaf[],
+): PackageIndex {
   if (leaves.length === 0) throw new RangeError('applyCommit needs at least one leaf of the package');
   const byVersion = new Map<string, VersionEntry>();
   for (const entry of previous?.versions ?? []) byVersion.set(entry.version, entry);
@@ -80,11 +84,22 @@ export function packageIndexOf(id: string, commit: ViewCommit, entries: Iterable
 
 /** The entry of identity `version` (its identity form) whose latest leaf is `leaf`, of `commit`. */
 export function entryOf(version: string, leaf: Omit<ViewLeaf, 'id' | 'version'>, commit: ViewCommit): VersionEntry {
-  const base = { version, type: leaf.type === 'PackageDelete' ? 'delete' : 'details', leaf: leaf.key, commitKey: commit.commitKey, commitTimeStamp: commit.commitTimeStamp } as const;
+  const base = {
+    version,
+    type: leaf.type === 'PackageDelete' ? 'delete' : 'details',
+    leaf: leaf.key,
+    commitKey: commit.commitKey,
+    commitTimeStamp: commit.commitTimeStamp,
+  } as const;
   if (leaf.type === 'PackageDelete') return base;
   if (leaf.quarantined || leaf.fields === undefined) return { ...base, quarantined: true };
   const { listed, deprecation, vulnerabilities } = leaf.fields;
-  return { ...base, listed, ...(deprecation === undefined ? {} : { deprecation }), ...(vulnerabilities === undefined ? {} : { vulnerabilities }) };
+  return {
+    ...base,
+    listed,
+    ...(deprecation === undefined ? {} : { deprecation }),
+    ...(vulnerabilities === undefined ? {} : { vulnerabilities }),
+  };
 }
 
 /** The stored bytes of an index: compact JSON in the field order above, so equal views are equal bytes. */

@@ -45,11 +45,17 @@ export async function refreshQuarantinedEntry(
     const versions = index.versions.map((known, i) => (i === at ? entry : known));
     if (await documents.writeIf(indexKey, serializeIndex({ ...index, versions }), stored.tag)) return 'refreshed';
   }
-  throw new ViewError(`${documents.where} ${indexKey}: the conditional write lost ${MAX_ATTEMPTS} times in a row to other writers`);
+  throw new ViewError(
+    `${documents.where} ${indexKey}: the conditional write lost ${MAX_ATTEMPTS} times in a row to other writers`,
+  );
 }
 
 /** The filter fields of the leaf stored at `leaf.key` (of commit `leaf.commitKey`), or null when none is stored. */
-async function storedFields(documents: ViewDocuments, leaf: { readonly key: string; readonly commitKey: string }, readLeaf: (leafKey: string) => Promise<Buffer | undefined>): Promise<ReturnType<typeof leafFieldsOf> | null> {
+async function storedFields(
+  documents: ViewDocuments,
+  leaf: { readonly key: string; readonly commitKey: string },
+  readLeaf: (leafKey: string) => Promise<Buffer | undefined>,
+): Promise<ReturnType<typeof leafFieldsOf> | null> {
   const body = await readLeaf(leaf.key);
   return body === undefined ? null : leafFieldsOf(parseStoredLeaf(body, { where: documents.where, ...leaf }));
 }
@@ -58,6 +64,13 @@ async function storedFields(documents: ViewDocuments, leaf: { readonly key: stri
  * `retry-quarantine`'s `afterStored` for the view under `prefix`: refreshes the package's entry for the leaf just
  * stored, if the view has one naming it (no view, no index of the package, or a later leaf: nothing to do).
  */
-export function viewRefresher(documents: ViewDocuments, prefix: string, store: SnapshotReader): (leafKey: string, item: { readonly id: string }) => Promise<boolean> {
-  return async (leafKey, item) => (await refreshQuarantinedEntry(documents, packageIndexKey(prefix, item.id), leafKey, (key) => store.getBytes(key))) === 'refreshed';
+export function viewRefresher(
+  documents: ViewDocuments,
+  prefix: string,
+  store: SnapshotReader,
+): (leafKey: string, item: { readonly id: string }) => Promise<boolean> {
+  return async (leafKey, item) =>
+    (await refreshQuarantinedEntry(documents, packageIndexKey(prefix, item.id), leafKey, (key) =>
+      store.getBytes(key),
+    )) === 'refreshed';
 }

@@ -63,16 +63,32 @@ export interface RebuildOptions extends SpillOptions {
  * Then the consumer's cursor is moved up to the last commit read if it was behind. The shard files are under a
  * temporary folder of their own, removed at the end whatever happens.
  */
-export async function rebuildView(target: ViewTarget, mirror: Mirror, cursors: CursorStore, options: RebuildOptions = {}): Promise<RebuildResult> {
+export async function rebuildView(
+  target: ViewTarget,
+  mirror: Mirror,
+  cursors: CursorStore,
+  options: RebuildOptions = {},
+): Promise<RebuildResult> {
   const name = options.name ?? VIEW_CONSUMER;
   const { signal } = options;
   const spill = await LatestLeafSpill.open({ ...options, keyPrefix: mirror.prefix });
   try {
     let commits = 0;
     let last: { commitKey: string; commitId: string; commitTimeStamp: string } | undefined;
-    for await (const commit of readCommits(mirror, { readAhead: REBUILD_READ_AHEAD, ...(signal === undefined ? {} : { signal }) })) {
+    for await (const commit of readCommits(mirror, {
+      readAhead: REBUILD_READ_AHEAD,
+      ...(signal === undefined ? {} : { signal }),
+    })) {
       for (const leaf of commit.leaves) {
-        const record = { commitKey: commit.commitKey, commitTimeStamp: commit.commitTimeStamp, id: leaf.id, version: comparableVersion(leaf.version), type: leaf.type, quarantined: leaf.quarantined === true, key: leaf.key };
+        const record = {
+          commitKey: commit.commitKey,
+          commitTimeStamp: commit.commitTimeStamp,
+          id: leaf.id,
+          version: comparableVersion(leaf.version),
+          type: leaf.type,
+          quarantined: leaf.quarantined === true,
+          key: leaf.key,
+        };
         if (spill.add(record)) await spill.flush();
       }
       commits++;
@@ -88,7 +104,8 @@ export async function rebuildView(target: ViewTarget, mirror: Mirror, cursors: C
       totals.packages++;
       totals.bodiesRead += bodies;
     });
-    if (signal?.aborted) return { ...counts, commits, ...totals, commitKey: last?.commitKey ?? null, cursorMoved: false, complete: false };
+    if (signal?.aborted)
+      return { ...counts, commits, ...totals, commitKey: last?.commitKey ?? null, cursorMoved: false, complete: false };
     const cursorMoved = last === undefined ? false : await moveCursorUp(cursors, consumerKey(mirror, name), last);
     return { ...counts, commits, ...totals, commitKey: last?.commitKey ?? null, cursorMoved, complete: true };
   } finally {
@@ -113,7 +130,12 @@ async function* foldShards(spill: LatestLeafSpill, signal: AbortSignal | undefin
       const lowerId = record.id.toLowerCase();
       let folded = packages.get(lowerId);
       if (folded === undefined) {
-        folded = { id: record.id, commitKey: record.commitKey, commitTimeStamp: record.commitTimeStamp, latest: new Map() };
+        folded = {
+          id: record.id,
+          commitKey: record.commitKey,
+          commitTimeStamp: record.commitTimeStamp,
+          latest: new Map(),
+        };
         packages.set(lowerId, folded);
       }
       folded.id = record.id;
@@ -129,14 +151,30 @@ async function* foldShards(spill: LatestLeafSpill, signal: AbortSignal | undefin
 }
 
 /** Reads the bodies of a package's latest details leaves, writes its index; returns the bodies read. */
-async function writePackage(target: ViewTarget, mirror: Mirror, folded: FoldedPackage, counts: ViewCounts, read: <R>(task: () => Promise<R>) => Promise<R>): Promise<number> {
+async function writePackage(
+  target: ViewTarget,
+  mirror: Mirror,
+  folded: FoldedPackage,
+  counts: ViewCounts,
+  read: <R>(task: () => Promise<R>) => Promise<R>,
+): Promise<number> {
   const records = [...folded.latest.values()];
   const entries = await Promise.all(
     records.map(async (record) => {
-      const leaf = { key: record.key, type: record.type, ...(record.quarantined ? { quarantined: true as const } : {}) };
+      const leaf = {
+        key: record.key,
+        type: record.type,
+        ...(record.quarantined ? { quarantined: true as const } : {}),
+      };
       if (record.type === 'PackageDelete' || record.quarantined) return entryOf(record.version, leaf, record);
       // Read as upkeep reads it (same errors for a leaf the manifest lists but the mirror lacks).
-      const body = await read(() => new MirrorLeaf({ key: record.key, id: record.id, version: record.version, type: record.type }, mirror, record.commitKey).json());
+      const body = await read(() =>
+        new MirrorLeaf(
+          { key: record.key, id: record.id, version: record.version, type: record.type },
+          mirror,
+          record.commitKey,
+        ).json(),
+      );
       return entryOf(record.version, { ...leaf, fields: leafFieldsOf(body) }, record);
     }),
   );
@@ -146,12 +184,19 @@ async function writePackage(target: ViewTarget, mirror: Mirror, folded: FoldedPa
   counts[outcome]++;
   // A set-aside leaf stored since (retry-quarantine) is read like any other: as upkeep does after its write (an
   // index kept because a newer one was there was looked at by its own writer).
-  if (outcome === 'written') for (const entry of index.versions) if (entry.quarantined) await refreshQuarantinedEntry(target.documents, key, entry.leaf, (leafKey) => mirror.store.getBytes(leafKey));
+  if (outcome === 'written')
+    for (const entry of index.versions)
+      if (entry.quarantined)
+        await refreshQuarantinedEntry(target.documents, key, entry.leaf, (leafKey) => mirror.store.getBytes(leafKey));
   return records.filter((record) => record.type === 'PackageDetails' && !record.quarantined).length;
 }
 
 /** Moves the consumer's cursor (stored under `key`) up to `last` if it is behind it; true when it moved. */
-async function moveCursorUp(cursors: CursorStore, key: string, last: { commitId: string; commitTimeStamp: string }): Promise<boolean> {
+async function moveCursorUp(
+  cursors: CursorStore,
+  key: string,
+  last: { commitId: string; commitTimeStamp: string },
+): Promise<boolean> {
   const value = parseTimestamp(last.commitTimeStamp);
   const runId = kuuidId();
   for (let state = await cursors.read(key); state === undefined || state.value < value; ) {

@@ -29,7 +29,15 @@ export class S3ViewDocuments implements ViewDocuments {
   async writeIf(key: string, bytes: Buffer, expected: string | undefined): Promise<boolean> {
     const condition = expected === undefined ? { IfNoneMatch: '*' } : { IfMatch: expected };
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentType: 'application/json', ...condition }));
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: bytes,
+          ContentType: 'application/json',
+          ...condition,
+        }),
+      );
       return true;
     } catch (error) {
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;

@@ -34,7 +34,11 @@ export interface ViewCounts {
  * Applies one commit to the view: each package it touches gets its index rewritten with a guarded write. Applying
  * a commit again leaves every byte as it was (each index names its newest commit, and that commit is skipped).
  */
-export function applyToView(target: ViewTarget, commit: MirrorCommit, counts: ViewCounts = { written: 0, current: 0 }): Promise<ViewCounts> {
+export function applyToView(
+  target: ViewTarget,
+  commit: MirrorCommit,
+  counts: ViewCounts = { written: 0, current: 0 },
+): Promise<ViewCounts> {
   return applyBatchToView(target, [commit], counts);
 }
 
@@ -43,7 +47,11 @@ export function applyToView(target: ViewTarget, commit: MirrorCommit, counts: Vi
  * the batch's commits after the stored `commitKey` (so a batch applied again, whole or in part, changes no byte,
  * and an index another writer moved on meanwhile is built on, never gone back on).
  */
-export async function applyBatchToView(target: ViewTarget, commits: readonly MirrorCommit[], counts: ViewCounts = { written: 0, current: 0 }): Promise<ViewCounts> {
+export async function applyBatchToView(
+  target: ViewTarget,
+  commits: readonly MirrorCommit[],
+  counts: ViewCounts = { written: 0, current: 0 },
+): Promise<ViewCounts> {
   const perCommit = await Promise.all(commits.map((commit) => packagesOf(commit)));
   const changes = new Map<string, { commit: MirrorCommit; leaves: ViewLeaf[] }[]>();
   perCommit.forEach((packages, i) => {
@@ -62,19 +70,23 @@ export async function applyBatchToView(target: ViewTarget, commits: readonly Mir
     const key = packageIndexKey(target.prefix, ofPackage[0]!.leaves[0]!.id);
     const last = ofPackage[ofPackage.length - 1]!.commit.commitKey;
     const build = (previous: PackageIndex | undefined): PackageIndex =>
-      ofPackage.filter(({ commit }) => previous === undefined || commit.commitKey > previous.commitKey).reduce<PackageIndex | undefined>((index, { commit, leaves }) => applyCommit(index, commit, leaves), previous)!;
+      ofPackage
+        .filter(({ commit }) => previous === undefined || commit.commitKey > previous.commitKey)
+        .reduce<PackageIndex | undefined>((index, { commit, leaves }) => applyCommit(index, commit, leaves), previous)!;
     const outcome = await writeGuarded(target.documents, key, last, build, options);
     counts[outcome]++;
     // A quarantined leaf stored by retry-quarantine while this batch was on its way: whichever of the two writes
     // second sees the other's (the retry looks at the index after storing the leaf; this looks at the leaf after
     // writing the index), so the entry cannot stay quarantined. An index kept because a newer one was there was
     // looked at by its own writer.
-    if (outcome === 'written') for (const { leaves } of ofPackage) {
-      for (const leaf of leaves) {
-        const stored = leaf.quarantined ? quarantined.get(leaf.key) : undefined;
-        if (stored !== undefined) await refreshQuarantinedEntry(target.documents, key, leaf.key, () => stored.storedBody());
+    if (outcome === 'written')
+      for (const { leaves } of ofPackage) {
+        for (const leaf of leaves) {
+          const stored = leaf.quarantined ? quarantined.get(leaf.key) : undefined;
+          if (stored !== undefined)
+            await refreshQuarantinedEntry(target.documents, key, leaf.key, () => stored.storedBody());
+        }
       }
-    }
   });
   return counts;
 }
@@ -87,8 +99,15 @@ export interface ViewRunResult extends ConsumeResult, ViewCounts {}
  * `batchSize` commits at a time (default 64), checkpointed after each batch is applied, never past the watermark (the consumer's guarantees), with the
  * stale-writer guard on every index.
  */
-export async function keepView(target: ViewTarget, options: ConsumeOptions & { readonly name?: string; readonly batchSize?: number }): Promise<ViewRunResult> {
+export async function keepView(
+  target: ViewTarget,
+  options: ConsumeOptions & { readonly name?: string; readonly batchSize?: number },
+): Promise<ViewRunResult> {
   const counts: ViewCounts = { written: 0, current: 0 };
-  const result = await consumeAs(options.name ?? VIEW_CONSUMER, (commits) => applyBatchToView(target, commits, counts), { ...options, batchSize: options.batchSize ?? DEFAULT_VIEW_BATCH });
+  const result = await consumeAs(
+    options.name ?? VIEW_CONSUMER,
+    (commits) => applyBatchToView(target, commits, counts),
+    { ...options, batchSize: options.batchSize ?? DEFAULT_VIEW_BATCH },
+  );
   return { ...result, ...counts };
 }

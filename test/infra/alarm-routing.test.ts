@@ -26,10 +26,28 @@ function section(title: string): string {
 
 describe('docs/deploy.md explains the alarms and how to route them', () => {
   it('every alarm of the app (two syncs, the backfill on) has a row saying what it means and what to do', () => {
-    const s = synth({ 'catalog-sync:backfill': 'true', 'catalog-sync:prefix': 'nuget/', 'catalog-sync:second:cursorName': 'mirror' });
-    const ids = new Set(s.stack.node.findAll().filter((c) => c instanceof cloudwatch.Alarm).map((c) => c.node.id));
-    expect([...ids].sort()).toEqual(['CommitDeadLettersAlarm', 'DeadLettersAlarm', 'ErrorsAlarm', 'FailedAlarm', 'LagAlarm', 'MissedRunsAlarm']);
-    const rows = section('Watch the alarms').split('\n').filter((line) => line.startsWith('| `…'));
+    const s = synth({
+      'catalog-sync:backfill': 'true',
+      'catalog-sync:prefix': 'nuget/',
+      'catalog-sync:second:cursorName': 'mirror',
+    });
+    const ids = new Set(
+      s.stack.node
+        .findAll()
+        .filter((c) => c instanceof cloudwatch.Alarm)
+        .map((c) => c.node.id),
+    );
+    expect([...ids].sort()).toEqual([
+      'CommitDeadLettersAlarm',
+      'DeadLettersAlarm',
+      'ErrorsAlarm',
+      'FailedAlarm',
+      'LagAlarm',
+      'MissedRunsAlarm',
+    ]);
+    const rows = section('Watch the alarms')
+      .split('\n')
+      .filter((line) => line.startsWith('| `…'));
     const documented = new Set(rows.map((row) => /^\| `…(?:\w+…)?(\w+Alarm)`/.exec(row)?.[1]));
     expect([...documented].sort()).toEqual([...ids].sort());
     for (const row of rows) expect(row.split('|').filter((cell) => cell.trim() !== '')).toHaveLength(3);
@@ -45,7 +63,9 @@ describe('docs/deploy.md explains the alarms and how to route them', () => {
     expect(text).toMatch(/SlackChannelConfiguration/);
     expect(text).toContain('AlarmTopicArn');
     // The output it points to exists.
-    expect(Object.keys(synth({ 'catalog-sync:alarmEmails': 'ops@example.com' }).template.toJSON().Outputs)).toContain('AlarmTopicArn');
+    expect(Object.keys(synth({ 'catalog-sync:alarmEmails': 'ops@example.com' }).template.toJSON().Outputs)).toContain(
+      'AlarmTopicArn',
+    );
   });
 
   it('the ChatOps example builds as written: the Slack channel is subscribed to the topic every alarm notifies', () => {
@@ -60,10 +80,13 @@ describe('docs/deploy.md explains the alarms and how to route them', () => {
       slackChannelId: 'C0123456789',
       notificationTopics: [alarms],
     });
-    expect(section('Route the alarms')).toContain("notificationTopics: [alarms],");
+    expect(section('Route the alarms')).toContain('notificationTopics: [alarms],');
     const template = Template.fromStack(stack);
     const topic = { Ref: stack.getLogicalId(alarms.node.defaultChild as sns.CfnTopic) };
-    template.hasResourceProperties('AWS::Chatbot::SlackChannelConfiguration', { SlackChannelId: 'C0123456789', SnsTopicArns: [topic] });
+    template.hasResourceProperties('AWS::Chatbot::SlackChannelConfiguration', {
+      SlackChannelId: 'C0123456789',
+      SnsTopicArns: [topic],
+    });
     template.resourceCountIs('AWS::CloudWatch::Alarm', 5);
     template.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: [topic], OKActions: [topic] });
     const findings = new AwsSolutionsChecks().validateScope(app).violations.map((v) => v.ruleName);

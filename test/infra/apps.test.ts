@@ -1,4 +1,3 @@
-
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -25,7 +24,7 @@ import {
   type Synthesized,
 } from './synth-kit.js';
 
-describe('two syncs in one app: the second follows the first one\'s cursor, in its table and bucket', () => {
+describe("two syncs in one app: the second follows the first one's cursor, in its table and bucket", () => {
   let s: Synthesized;
   let first: CatalogSync;
   let second: CatalogSync;
@@ -58,31 +57,63 @@ describe('two syncs in one app: the second follows the first one\'s cursor, in i
     const env = (sync: CatalogSync) => s.resources[id(sync.function)]!.Properties.Environment.Variables as Json;
     const table = ref(id(first.table));
     const bucket = ref(id(first.bucket));
-    expect(env(first)).toMatchObject({ CURSOR_NAME: 'catalog-to-s3', DEPENDS_ON: '', SNAPSHOT_PREFIX: 'nuget/', CURSOR_TABLE: table, SNAPSHOT_BUCKET: bucket, POWERTOOLS_SERVICE_NAME: 'catalog-sync-catalog-to-s3' });
+    expect(env(first)).toMatchObject({
+      CURSOR_NAME: 'catalog-to-s3',
+      DEPENDS_ON: '',
+      SNAPSHOT_PREFIX: 'nuget/',
+      CURSOR_TABLE: table,
+      SNAPSHOT_BUCKET: bucket,
+      POWERTOOLS_SERVICE_NAME: 'catalog-sync-catalog-to-s3',
+    });
     expect(env(first).CATALOG_SOURCE).toBe('https://feed.example/v3/index.json');
     expect(env(second).CATALOG_SOURCE).toBe('https://feed.example/v3/index.json'); // the same catalog by default
-    expect(env(second)).toMatchObject({ CURSOR_NAME: 'mirror', DEPENDS_ON: 'catalog-to-s3', SNAPSHOT_PREFIX: 'mirror/', CURSOR_TABLE: table, SNAPSHOT_BUCKET: bucket, POWERTOOLS_SERVICE_NAME: 'catalog-sync-mirror', CONCURRENCY: '8' });
+    expect(env(second)).toMatchObject({
+      CURSOR_NAME: 'mirror',
+      DEPENDS_ON: 'catalog-to-s3',
+      SNAPSHOT_PREFIX: 'mirror/',
+      CURSOR_TABLE: table,
+      SNAPSHOT_BUCKET: bucket,
+      POWERTOOLS_SERVICE_NAME: 'catalog-sync-mirror',
+      CONCURRENCY: '8',
+    });
   });
 
-  it('IAM: each reads its own and its dependencies\' cursors, writes only its own items, puts only under its prefix', () => {
+  it("IAM: each reads its own and its dependencies' cursors, writes only its own items, puts only under its prefix", () => {
     const roleId = (sync: CatalogSync) => id(sync.function.role as iam.Role);
     const keys = (names: string[]) => ({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': names } });
     const tableArn = getAtt(id(first.table));
     // The layout's folders and the two state keys under the prefix: nothing else of the bucket.
     const objects = (prefix: string) =>
-      ['commits/*', 'filter.json', 'leaves/*', 'quarantine/*', 'watermark.json'].map((key) => ({ 'Fn::Join': ['', [getAtt(id(first.bucket)), `/${prefix}${key}`]] }));
+      ['commits/*', 'filter.json', 'leaves/*', 'quarantine/*', 'watermark.json'].map((key) => ({
+        'Fn::Join': ['', [getAtt(id(first.bucket)), `/${prefix}${key}`]],
+      }));
     const of = (sync: CatalogSync) => roleStatements(s.resources, roleId(sync)).map(normalized);
     expect(of(second)).toEqual(
       expect.arrayContaining([
-        { Effect: 'Allow', Action: ['dynamodb:GetItem'], Resource: tableArn, Condition: keys(['mirror', 'catalog-to-s3']) },
-        { Effect: 'Allow', Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], Resource: tableArn, Condition: keys(['mirror']) },
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:GetItem'],
+          Resource: tableArn,
+          Condition: keys(['mirror', 'catalog-to-s3']),
+        },
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+          Resource: tableArn,
+          Condition: keys(['mirror']),
+        },
         { Effect: 'Allow', Action: ['s3:PutObject'], Resource: objects('mirror/') },
       ]),
     );
     expect(of(first)).toEqual(
       expect.arrayContaining([
         { Effect: 'Allow', Action: ['dynamodb:GetItem'], Resource: tableArn, Condition: keys(['catalog-to-s3']) },
-        { Effect: 'Allow', Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], Resource: tableArn, Condition: keys(['catalog-to-s3']) },
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+          Resource: tableArn,
+          Condition: keys(['catalog-to-s3']),
+        },
         { Effect: 'Allow', Action: ['s3:PutObject'], Resource: objects('nuget/') },
       ]),
     );
@@ -109,19 +140,29 @@ describe('two syncs in one app: the second follows the first one\'s cursor, in i
   });
 
   it('refuses overlapping prefixes in one bucket, and says how to fix it', () => {
-    expect(() => synth({ 'catalog-sync:second:cursorName': 'mirror' })).toThrow(/prefix "mirror\/" overlaps prefix "" of .*own prefix/);
+    expect(() => synth({ 'catalog-sync:second:cursorName': 'mirror' })).toThrow(
+      /prefix "mirror\/" overlaps prefix "" of .*own prefix/,
+    );
   });
 
   it('takes its own bucket when asked, then any prefixes do', () => {
-    const own = synth({ 'catalog-sync:second:cursorName': 'mirror', 'catalog-sync:second:ownBucket': 'true', 'catalog-sync:second:prefix': '' });
+    const own = synth({
+      'catalog-sync:second:cursorName': 'mirror',
+      'catalog-sync:second:ownBucket': 'true',
+      'catalog-sync:second:prefix': '',
+    });
     own.template.resourceCountIs('AWS::DynamoDB::Table', 1);
     own.template.resourceCountIs('AWS::S3::Bucket', 4);
   });
 
   it('refuses two syncs on one cursor name in one table', () => {
-    expect(() => synth({ 'catalog-sync:prefix': 'a/', 'catalog-sync:second:cursorName': 'catalog-to-s3', 'catalog-sync:second:dependsOn': 'x' })).toThrow(
-      /cursor "catalog-to-s3" is already followed by/,
-    );
+    expect(() =>
+      synth({
+        'catalog-sync:prefix': 'a/',
+        'catalog-sync:second:cursorName': 'catalog-to-s3',
+        'catalog-sync:second:dependsOn': 'x',
+      }),
+    ).toThrow(/cursor "catalog-to-s3" is already followed by/);
   });
 });
 
@@ -134,9 +175,17 @@ describe('alarm notifications', () => {
   it('an SNS topic (TLS only) with the e-mail subscriptions, on alarm and on OK of every alarm', () => {
     const [topicId] = only(s.resources, 'AWS::SNS::Topic');
     s.template.resourceCountIs('AWS::SNS::Subscription', 2);
-    s.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: ref(topicId) });
+    s.template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+      TopicArn: ref(topicId),
+    });
     s.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
     });
     const alarms = ofType(s.resources, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
     expect(alarms).toHaveLength(5); // the commit-events DLQ alarm included
@@ -155,7 +204,9 @@ describe('alarm notifications', () => {
   it('or an existing topic by ARN', () => {
     const existing = synth({ 'catalog-sync:alarmTopicArn': 'arn:aws:sns:eu-west-1:123456789012:ops' });
     existing.template.resourceCountIs('AWS::SNS::Topic', 0);
-    existing.template.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: ['arn:aws:sns:eu-west-1:123456789012:ops'] });
+    existing.template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+      AlarmActions: ['arn:aws:sns:eu-west-1:123456789012:ops'],
+    });
   });
 });
 
@@ -174,7 +225,11 @@ describe('configuration from context (-c values arrive as text)', () => {
     });
     const [, fn] = only(s.resources, 'AWS::Lambda::Function');
     expect(fn).toMatchObject({ Timeout: 600, MemorySize: 2048, ReservedConcurrentExecutions: 2 });
-    expect(fn.Environment.Variables).toMatchObject({ QUARANTINE: 'true', ALLOWED_ORIGINS: 'https://a.example,https://b.example', DEPENDS_ON: 'upstream' });
+    expect(fn.Environment.Variables).toMatchObject({
+      QUARANTINE: 'true',
+      ALLOWED_ORIGINS: 'https://a.example,https://b.example',
+      DEPENDS_ON: 'upstream',
+    });
     s.template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(15 minutes)' });
     s.template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
     s.template.resourceCountIs('AWS::SQS::Queue', 1); // no consumer path
@@ -192,9 +247,18 @@ describe('configuration from context (-c values arrive as text)', () => {
     [{ 'catalog-sync:logRetentionDays': 31 }, /catalog-sync:logRetentionDays: 31 must be one of/],
     [{ 'catalog-sync:quarantine': 'maybe' }, /catalog-sync:quarantine: "maybe" must be true or false/],
     // A misspelt key is refused, not ignored with the default deployed.
-    [{ 'catalog-sync:memorySize': '1769' }, /catalog-sync:memorySize: not a setting of this app; did you mean catalog-sync:memoryMb\?/],
-    [{ 'catalog-sync:second:concurency': '4', 'catalog-sync:second:cursorName': 'search' }, /did you mean catalog-sync:second:concurrency\?/],
-    [{ 'catalog-sync:second:concurrency': '4' }, /catalog-sync:second:concurrency: there is no second sync; set catalog-sync:second:cursorName/],
+    [
+      { 'catalog-sync:memorySize': '1769' },
+      /catalog-sync:memorySize: not a setting of this app; did you mean catalog-sync:memoryMb\?/,
+    ],
+    [
+      { 'catalog-sync:second:concurency': '4', 'catalog-sync:second:cursorName': 'search' },
+      /did you mean catalog-sync:second:concurrency\?/,
+    ],
+    [
+      { 'catalog-sync:second:concurrency': '4' },
+      /catalog-sync:second:concurrency: there is no second sync; set catalog-sync:second:cursorName/,
+    ],
     [{ 'catalog-sync:zzzzzzzzzzzz': 'x' }, /catalog-sync:zzzzzzzzzzzz: not a setting of this app \(see README/],
   ])('refuses %j at synth time, naming the setting', (overrides, message) => {
     expect(() => synth(overrides)).toThrow(message);
@@ -206,14 +270,20 @@ describe('cdk-nag (AwsSolutions)', () => {
   beforeAll(() => {
     apps = [
       synth(),
-      synth({ 'catalog-sync:prefix': 'nuget/', 'catalog-sync:second:cursorName': 'mirror', 'catalog-sync:alarmEmails': 'ops@example.com' }),
+      synth({
+        'catalog-sync:prefix': 'nuget/',
+        'catalog-sync:second:cursorName': 'mirror',
+        'catalog-sync:alarmEmails': 'ops@example.com',
+      }),
     ];
   });
 
   it('reports no finding that is not acknowledged', () => {
     for (const { app } of apps) {
       const report = new AwsSolutionsChecks().validateScope(app);
-      expect(report.violations.map((v) => `${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+      expect(
+        report.violations.map((v) => `${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(', ')}`),
+      ).toEqual([]);
       expect(report.success).toBe(true);
     }
   });

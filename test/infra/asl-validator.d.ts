@@ -5,5 +5,8 @@ declare module 'asl-validator' {
     readonly errors: ReadonlyArray<{ readonly message?: string; readonly path?: string }>;
     readonly errorsText: (separator?: string) => string;
   }
-  export default function validator(definition: unknown, options?: { checkPaths?: boolean; checkArn?: boolean }): AslValidatorResult;
+  export default function validator(
+    definition: unknown,
+    options?: { checkPaths?: boolean; checkArn?: boolean },
+  ): AslValidatorResult;
 }

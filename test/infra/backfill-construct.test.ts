@@ -25,22 +25,42 @@ describe('CatalogBackfill alone, in another app', () => {
     });
     const encryption = keyed ? { encryption: s3.BucketEncryption.KMS, encryptionKey: new kms.Key(stack, 'Key') } : {};
     const bucket = new s3.Bucket(stack, 'Bucket', encryption);
-    const backfill = new CatalogBackfill(stack, 'Backfill', { table, bucket, cursorName: 'mine', source: 'https://feed.example/v3/index.json', ...props });
+    const backfill = new CatalogBackfill(stack, 'Backfill', {
+      table,
+      bucket,
+      cursorName: 'mine',
+      source: 'https://feed.example/v3/index.json',
+      ...props,
+    });
     return { backfill, template: Template.fromStack(stack) };
   };
 
   it('takes its props: concurrency, batch size, worker memory and timeout, cursor, source', () => {
-    const { template, backfill } = build({ maxConcurrency: 10, batchSize: 2, workerMemorySize: 3008, workerTimeout: Duration.minutes(10), maxPasses: 5 });
+    const { template, backfill } = build({
+      maxConcurrency: 10,
+      batchSize: 2,
+      workerMemorySize: 3008,
+      workerTimeout: Duration.minutes(10),
+      maxPasses: 5,
+    });
     expect(backfill.cursorName).toBe('mine');
     const machine = Object.values(template.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties as Json;
-    const text = (machine.DefinitionString['Fn::Join'][1] as unknown[]).filter((part) => typeof part === 'string').join('');
+    const text = (machine.DefinitionString['Fn::Join'][1] as unknown[])
+      .filter((part) => typeof part === 'string')
+      .join('');
     expect(text).toContain('"MaxConcurrency":10');
     expect(text).toContain('"MaxItemsPerBatch":2');
     expect(text).toContain('"NumericGreaterThanEquals":5');
     template.hasResourceProperties('AWS::Lambda::Function', {
       MemorySize: 3008,
       Timeout: 600,
-      Environment: { Variables: Match.objectLike({ CURSOR_NAME: 'mine', CATALOG_SOURCE: 'https://feed.example/v3/index.json', SNAPSHOT_PREFIX: '' }) },
+      Environment: {
+        Variables: Match.objectLike({
+          CURSOR_NAME: 'mine',
+          CATALOG_SOURCE: 'https://feed.example/v3/index.json',
+          SNAPSHOT_PREFIX: '',
+        }),
+      },
     });
   });
 
@@ -50,39 +70,72 @@ describe('CatalogBackfill alone, in another app', () => {
     const keyed = policies
       .filter((p) => JSON.stringify(p.Properties.PolicyDocument).includes('kms:GenerateDataKey'))
       .map((p) => JSON.stringify(p.Properties.Roles));
-    for (const role of ['PlannerRole', 'WorkerRole', 'FinalizerRole', 'StateMachineRole']) expect(keyed.join()).toContain(role);
+    for (const role of ['PlannerRole', 'WorkerRole', 'FinalizerRole', 'StateMachineRole'])
+      expect(keyed.join()).toContain(role);
   });
 
   it('a private feed: every function, the finalizer too (it reads the head past an until), may read the secret it is given', () => {
     const secret = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:catalog-sync/feed-AbCdEf';
     const app = new App({ context: NO_BUNDLING, outdir: outdir() });
     const stack = new Stack(app, 'Private');
-    const table = new dynamodb.TableV2(stack, 'Table', { partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING }, sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING } });
+    const table = new dynamodb.TableV2(stack, 'Table', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+    });
     const sourceSecret = secretsmanager.Secret.fromSecretCompleteArn(stack, 'Feed', secret);
-    new CatalogBackfill(stack, 'Backfill', { table, bucket: new s3.Bucket(stack, 'Bucket'), cursorName: 'mine', source: 'https://feed.example/v3/index.json', sourceSecret });
+    new CatalogBackfill(stack, 'Backfill', {
+      table,
+      bucket: new s3.Bucket(stack, 'Bucket'),
+      cursorName: 'mine',
+      source: 'https://feed.example/v3/index.json',
+      sourceSecret,
+    });
     const resources = Template.fromStack(stack).toJSON().Resources as Resources;
     for (const name of ['planner', 'worker', 'finalizer']) {
-      const [, fn] = only(resources, 'AWS::Lambda::Function', (p) => new RegExp(`backfill ${name}`).test(p.Description ?? ''));
+      const [, fn] = only(resources, 'AWS::Lambda::Function', (p) =>
+        new RegExp(`backfill ${name}`).test(p.Description ?? ''),
+      );
       expect(fn.Environment.Variables.SOURCE_SECRET_ARN, name).toBe(secret);
       const statements = roleStatements(resources, fn.Role['Fn::GetAtt'][0]).map(normalized);
-      expect(statements, name).toContainEqual({ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: secret });
+      expect(statements, name).toContainEqual({
+        Effect: 'Allow',
+        Action: ['secretsmanager:GetSecretValue'],
+        Resource: secret,
+      });
     }
   });
 
   it('reserved concurrency for the workers, when asked, at least maxConcurrency', () => {
     const { template } = build({ maxConcurrency: 10, workerReservedConcurrency: 12 });
-    template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 12, Description: Match.stringLikeRegexp('backfill worker') });
-    expect(() => build({ maxConcurrency: 10, workerReservedConcurrency: 5 })).toThrow(/workerReservedConcurrency must be a whole number from 10/);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      ReservedConcurrentExecutions: 12,
+      Description: Match.stringLikeRegexp('backfill worker'),
+    });
+    expect(() => build({ maxConcurrency: 10, workerReservedConcurrency: 5 })).toThrow(
+      /workerReservedConcurrency must be a whole number from 10/,
+    );
   });
 
   it('the example of docs/deploy.md ("Use it alone") names only real props, and builds', () => {
     const docs = readFileSync(new URL('../../docs/deploy.md', import.meta.url), 'utf8');
-    const example = /new CatalogBackfill\(stack, 'Backfill', \{([\s\S]*?)\n\}\);/.exec(docs.slice(docs.indexOf('**Use it alone:**')))![1]!;
+    const example = /new CatalogBackfill\(stack, 'Backfill', \{([\s\S]*?)\n\}\);/.exec(
+      docs.slice(docs.indexOf('**Use it alone:**')),
+    )![1]!;
     // Its keys (`key:`), and the shorthand `table, bucket,` of its first line.
     const text = example.replace(/\/\/.*$/gm, '');
-    const named = [...text.matchAll(/\b([A-Za-z]+):/g)].map((m) => m[1]).concat(['table', 'bucket'].filter((n) => new RegExp(`\\b${n},`).test(text)));
+    const named = [...text.matchAll(/\b([A-Za-z]+):/g)]
+      .map((m) => m[1])
+      .concat(['table', 'bucket'].filter((n) => new RegExp(`\\b${n},`).test(text)));
     // The same props, typed: `npm run typecheck` refuses a key that CatalogBackfillProps does not have.
-    const asWritten = { prefix: 'nuget/', cursorName: 'catalog-to-s3', settings: {}, maxConcurrency: 48, batchSize: 4, workerMemorySize: 1769, workerReservedConcurrency: 48 } satisfies Partial<CatalogBackfillProps>;
+    const asWritten = {
+      prefix: 'nuget/',
+      cursorName: 'catalog-to-s3',
+      settings: {},
+      maxConcurrency: 48,
+      batchSize: 4,
+      workerMemorySize: 1769,
+      workerReservedConcurrency: 48,
+    } satisfies Partial<CatalogBackfillProps>;
     expect(new Set(named)).toEqual(new Set(['table', 'bucket', 'alarmTopic', ...Object.keys(asWritten)]));
     const { template } = build(asWritten);
     template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 48 });

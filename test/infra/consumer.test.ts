@@ -12,7 +12,17 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { CatalogConsumer, CatalogSync, type CatalogConsumerProps } from '../../infra/index.js';
-import { acknowledgements, NO_BUNDLING, normalized, only, outdir, rawFindings, roleStatements, wildcardProblems, type Resources } from './synth-kit.js';
+import {
+  acknowledgements,
+  NO_BUNDLING,
+  normalized,
+  only,
+  outdir,
+  rawFindings,
+  roleStatements,
+  wildcardProblems,
+  type Resources,
+} from './synth-kit.js';
 
 const ENTRY = fileURLToPath(new URL('./fixtures/consumer-entry.ts', import.meta.url));
 
@@ -20,7 +30,13 @@ function build(props: Partial<CatalogConsumerProps> = {}, withFunction = false) 
   const app = new App({ context: NO_BUNDLING, outdir: outdir() });
   const stack = new Stack(app, 'Consumers');
   const sync = new CatalogSync(stack, 'Sync', { prefix: 'nuget/' });
-  const fn = withFunction ? new lambda.Function(stack, 'Mine', { runtime: lambda.Runtime.NODEJS_22_X, handler: 'index.handler', code: lambda.Code.fromInline('export const handler = () => {}') }) : undefined;
+  const fn = withFunction
+    ? new lambda.Function(stack, 'Mine', {
+        runtime: lambda.Runtime.NODEJS_22_X,
+        handler: 'index.handler',
+        code: lambda.Code.fromInline('export const handler = () => {}'),
+      })
+    : undefined;
   const consumer = new CatalogConsumer(stack, 'Indexer', {
     sync,
     consumerName: 'search-indexer',
@@ -37,7 +53,7 @@ describe('CatalogConsumer', () => {
   const { resources, template, stack } = built;
   const functionId = stack.getLogicalId(built.consumer.function.node.defaultChild as lambda.CfnFunction);
 
-  it('runs one at a time with the consumer\'s settings, woken by its own queue on the sync\'s commit rule and by a schedule', () => {
+  it("runs one at a time with the consumer's settings, woken by its own queue on the sync's commit rule and by a schedule", () => {
     const fn = resources[functionId]!.Properties;
     expect(fn.ReservedConcurrentExecutions).toBe(1);
     expect(fn.Environment.Variables).toMatchObject({
@@ -50,7 +66,13 @@ describe('CatalogConsumer', () => {
     });
     const wakeId = stack.getLogicalId(built.consumer.wakeQueue.node.defaultChild as never);
     const [, mapping] = only(resources, 'AWS::Lambda::EventSourceMapping');
-    expect(mapping).toMatchObject({ FunctionName: { Ref: functionId }, EventSourceArn: { 'Fn::GetAtt': [wakeId, 'Arn'] }, BatchSize: 1000, MaximumBatchingWindowInSeconds: 20, ScalingConfig: { MaximumConcurrency: 2 } });
+    expect(mapping).toMatchObject({
+      FunctionName: { Ref: functionId },
+      EventSourceArn: { 'Fn::GetAtt': [wakeId, 'Arn'] },
+      BatchSize: 1000,
+      MaximumBatchingWindowInSeconds: 20,
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
     // The sync's commit rule feeds its own queue and this consumer's: every consumer sees every event.
     const commitRule = stack.getLogicalId(built.sync.commitRule!.node.defaultChild as never);
     const queues = (resources[commitRule]!.Properties.Targets as { Arn: unknown }[]).map((target) => target.Arn);
@@ -58,7 +80,12 @@ describe('CatalogConsumer', () => {
     expect(queues).toHaveLength(2);
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(5 minutes)',
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionId, 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 3600 } })],
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [functionId, 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 3600 },
+        }),
+      ],
     });
     const dlqId = stack.getLogicalId(built.consumer.deadLetterQueue.node.defaultChild as never);
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
@@ -68,30 +95,70 @@ describe('CatalogConsumer', () => {
     });
   });
 
-  it('holds exactly its calls: its cursor and its dependency\'s, ListBucket of the bucket, GetObject under the prefix, its logs', () => {
+  it("holds exactly its calls: its cursor and its dependency's, ListBucket of the bucket, GetObject under the prefix, its logs", () => {
     const roleId = resources[functionId]!.Properties.Role['Fn::GetAtt'][0];
     const table = stack.getLogicalId(built.sync.table.node.defaultChild as never);
     const bucket = stack.getLogicalId(built.sync.bucket.node.defaultChild as never);
     const wakeId = stack.getLogicalId(built.consumer.wakeQueue.node.defaultChild as never);
     const dlqId = stack.getLogicalId(built.consumer.deadLetterQueue.node.defaultChild as never);
     const got = roleStatements(resources, roleId).map(normalized);
-    const keyed = (name: string): unknown => ({ 'Fn::Join': ['', ['consumer#s3://', { Ref: bucket }, `/nuget/#${name}`]] });
+    const keyed = (name: string): unknown => ({
+      'Fn::Join': ['', ['consumer#s3://', { Ref: bucket }, `/nuget/#${name}`]],
+    });
     const expected = [
       // Its cursor and its dependency's, keyed by the mirror (`consumer#s3://{bucket}/{prefix}#{name}`), and the items under
       // their names alone (an earlier version's cursors: read, and its own marked adopted).
-      { Effect: 'Allow', Action: ['dynamodb:GetItem'], Resource: { 'Fn::GetAtt': [table, 'Arn'] }, Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [keyed('search-indexer'), keyed('vulnerability-scan'), 'search-indexer', 'vulnerability-scan'] } } },
-      { Effect: 'Allow', Action: ['dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [table, 'Arn'] }, Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [keyed('search-indexer'), 'search-indexer'] } } },
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:GetItem'],
+        Resource: { 'Fn::GetAtt': [table, 'Arn'] },
+        Condition: {
+          'ForAllValues:StringEquals': {
+            'dynamodb:LeadingKeys': [
+              keyed('search-indexer'),
+              keyed('vulnerability-scan'),
+              'search-indexer',
+              'vulnerability-scan',
+            ],
+          },
+        },
+      },
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:UpdateItem'],
+        Resource: { 'Fn::GetAtt': [table, 'Arn'] },
+        Condition: {
+          'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [keyed('search-indexer'), 'search-indexer'] },
+        },
+      },
       // Unconditioned: it lists commits/ and GETs keys that may be missing (the watermark before the first run), and S3
       // answers such a GET 404 only to a role that may list the bucket, 403 otherwise (a GetObject has no s3:prefix).
       { Effect: 'Allow', Action: ['s3:ListBucket'], Resource: { 'Fn::GetAtt': [bucket, 'Arn'] } },
-      { Effect: 'Allow', Action: ['s3:GetObject'], Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, '/nuget/*']] } },
+      {
+        Effect: 'Allow',
+        Action: ['s3:GetObject'],
+        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, '/nuget/*']] },
+      },
       { Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: { 'Fn::GetAtt': [dlqId, 'Arn'] } },
-      { Effect: 'Allow', Action: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'], Resource: { 'Fn::GetAtt': [wakeId, 'Arn'] } },
+      {
+        Effect: 'Allow',
+        Action: [
+          'sqs:ChangeMessageVisibility',
+          'sqs:DeleteMessage',
+          'sqs:GetQueueAttributes',
+          'sqs:GetQueueUrl',
+          'sqs:ReceiveMessage',
+        ],
+        Resource: { 'Fn::GetAtt': [wakeId, 'Arn'] },
+      },
     ];
     for (const statement of expected) expect(got).toContainEqual(normalized(statement));
     // Besides those: only the writes to its own log group.
     const others = got.filter((statement) => !expected.some((e) => isDeepStrictEqual(normalized(e), statement)));
-    expect(others.flatMap((statement) => statement.Action).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    expect(others.flatMap((statement) => statement.Action).sort()).toEqual([
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+    ]);
     expect(wildcardProblems(resources)).toEqual([]);
   });
 
@@ -107,7 +174,10 @@ describe('CatalogConsumer', () => {
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
     });
     const dlqId = stack.getLogicalId(built.consumer.deadLetterQueue.node.defaultChild as never);
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } }] });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } }],
+    });
     const [, dashboard] = only(resources, 'AWS::CloudWatch::Dashboard');
     const body = JSON.stringify(dashboard.DashboardBody);
     expect(body).toContain('ConsumerLagSeconds');

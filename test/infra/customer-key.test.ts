@@ -20,7 +20,11 @@ describe('a snapshot bucket with a customer key', () => {
   const app = new App({ context: NO_BUNDLING, outdir: outdir() });
   const stack = new Stack(app, 'Keyed');
   const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
-  const bucket = new s3.Bucket(stack, 'Mirror', { encryption: s3.BucketEncryption.KMS, encryptionKey: key, enforceSSL: true });
+  const bucket = new s3.Bucket(stack, 'Mirror', {
+    encryption: s3.BucketEncryption.KMS,
+    encryptionKey: key,
+    enforceSSL: true,
+  });
   const sync = new CatalogSync(stack, 'Sync', { prefix: 'nuget/', bucket, view: true });
   const consumer = new CatalogConsumer(stack, 'Indexer', { sync, consumerName: 'search-indexer', entry: ENTRY });
   const backfill = new CatalogBackfill(stack, 'Backfill', { table: sync.table, bucket, settings: sync.settings });
@@ -28,7 +32,9 @@ describe('a snapshot bucket with a customer key', () => {
   const keyArn = { 'Fn::GetAtt': [stack.getLogicalId(key.node.defaultChild as kms.CfnKey), 'Arn'] };
   /** The KMS actions a function's role holds on the bucket's key. */
   const kmsOf = (fn: lambda.IFunction): string[] => {
-    const roleId = resources[stack.getLogicalId(fn.node.defaultChild as lambda.CfnFunction)]!.Properties.Role['Fn::GetAtt'][0] as string;
+    const roleId = resources[stack.getLogicalId(fn.node.defaultChild as lambda.CfnFunction)]!.Properties.Role[
+      'Fn::GetAtt'
+    ][0] as string;
     return roleStatements(resources, roleId)
       .filter((statement) => JSON.stringify(statement.Resource) === JSON.stringify(keyArn))
       .flatMap((statement) => [statement.Action].flat() as string[])
@@ -37,7 +43,14 @@ describe('a snapshot bucket with a customer key', () => {
   };
 
   it('the readers may decrypt with it: the follower (its filter and watermark), the consumers, the backfill', () => {
-    for (const fn of [sync.function, consumer.function, sync.view!.function, backfill.planner, backfill.worker, backfill.finalizer]) {
+    for (const fn of [
+      sync.function,
+      consumer.function,
+      sync.view!.function,
+      backfill.planner,
+      backfill.worker,
+      backfill.finalizer,
+    ]) {
       expect(kmsOf(fn), fn.node.path).toContain('kms:Decrypt');
     }
   });
@@ -46,17 +59,20 @@ describe('a snapshot bucket with a customer key', () => {
     expect(kmsOf(sync.function)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
     expect(kmsOf(sync.view!.function)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
     expect(kmsOf(consumer.function)).toEqual(['kms:Decrypt']);
-    for (const fn of [backfill.planner, backfill.worker, backfill.finalizer]) expect(kmsOf(fn), fn.node.path).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
+    for (const fn of [backfill.planner, backfill.worker, backfill.finalizer])
+      expect(kmsOf(fn), fn.node.path).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
   });
 
   it('no policy repeats a Sid (IAM refuses one that does)', () => {
     for (const [id, policy] of ofType(resources, 'AWS::IAM::Policy')) {
-      const sids = (policy.Properties.PolicyDocument.Statement as { Sid?: string }[]).map((statement) => statement.Sid).filter((sid) => sid !== undefined);
+      const sids = (policy.Properties.PolicyDocument.Statement as { Sid?: string }[])
+        .map((statement) => statement.Sid)
+        .filter((sid) => sid !== undefined);
       expect(sids, id).toEqual([...new Set(sids)]);
     }
   });
 
-  it('exact KMS actions for the sync\'s own functions: no cdk-nag finding about the key', () => {
+  it("exact KMS actions for the sync's own functions: no cdk-nag finding about the key", () => {
     const findings = new AwsSolutionsChecks().validateScope(sync).violations.map((violation) => violation.ruleName);
     expect(findings.filter((finding) => /kms/i.test(finding))).toEqual([]);
   });

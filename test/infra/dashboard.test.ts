@@ -10,7 +10,19 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CatalogSync } from '../../infra/index.js';
-import { acknowledgements, getAtt, ofType, only, outdir, rawFindings, ref, synth, type Json, type Resources, type Synthesized } from './synth-kit.js';
+import {
+  acknowledgements,
+  getAtt,
+  ofType,
+  only,
+  outdir,
+  rawFindings,
+  ref,
+  synth,
+  type Json,
+  type Resources,
+  type Synthesized,
+} from './synth-kit.js';
 
 interface Widget {
   type: string;
@@ -36,7 +48,10 @@ function bodyOf(properties: Json): { widgets: Widget[] } {
 }
 
 function dashboards(resources: Resources): Array<{ id: string; widgets: Widget[] }> {
-  return ofType(resources, 'AWS::CloudWatch::Dashboard').map(([id, resource]) => ({ id, widgets: bodyOf(resource.Properties).widgets }));
+  return ofType(resources, 'AWS::CloudWatch::Dashboard').map(([id, resource]) => ({
+    id,
+    widgets: bodyOf(resource.Properties).widgets,
+  }));
 }
 
 /** The widgets of the one dashboard of a template. */
@@ -65,7 +80,7 @@ function lines(w: Widget): string[] {
   });
 }
 
-describe('the default app\'s dashboard', () => {
+describe("the default app's dashboard", () => {
   let s: Synthesized;
   let widgets: Widget[];
   let ids: { fn: string; dlq: string; commitDlq: string };
@@ -86,7 +101,7 @@ describe('the default app\'s dashboard', () => {
     };
   });
 
-  it('one dashboard, its name in the outputs; a title naming the cursor and the metrics\' namespace', () => {
+  it("one dashboard, its name in the outputs; a title naming the cursor and the metrics' namespace", () => {
     const [dashboardId] = only(s.resources, 'AWS::CloudWatch::Dashboard');
     expect(s.template.toJSON().Outputs.DashboardName).toMatchObject({ Value: ref(dashboardId) });
     const text = widgets.find((w) => w.type === 'text')!;
@@ -103,14 +118,16 @@ describe('the default app\'s dashboard', () => {
     ]);
   });
 
-  it('lag: CursorLagSeconds of the sync\'s service (maximum per 5-minute period), with the lag alarm\'s threshold', () => {
+  it("lag: CursorLagSeconds of the sync's service (maximum per 5-minute period), with the lag alarm's threshold", () => {
     const lag = widget(widgets, 'Cursor lag (seconds behind the catalog head)');
     expect(lines(lag)).toEqual([`CatalogSync CursorLagSeconds ${service} Maximum 300 CursorLagSeconds (max)`]);
-    expect(lag.properties.annotations.horizontal).toEqual([expect.objectContaining({ value: 3600, label: 'lag alarm (1 hour)' })]);
+    expect(lag.properties.annotations.horizontal).toEqual([
+      expect.objectContaining({ value: 3600, label: 'lag alarm (1 hour)' }),
+    ]);
     expect(lag.properties.yAxis.left).toMatchObject({ min: 0 });
   });
 
-  it('leaves/s: the handler\'s Leaves over the period, and over the time the function ran; S3 PUT retries on the right axis', () => {
+  it("leaves/s: the handler's Leaves over the period, and over the time the function ran; S3 PUT retries on the right axis", () => {
     const rate = widget(widgets, 'Leaves per second, and S3 PUT retries');
     expect(lines(rate).sort()).toEqual(
       [
@@ -126,7 +143,7 @@ describe('the default app\'s dashboard', () => {
     expect(rate.properties.yAxis.right).toMatchObject({ min: 0 });
   });
 
-  it('errors: the function\'s Errors and Throttles, the handler\'s RunFailed; RunSucceeded on the right axis', () => {
+  it("errors: the function's Errors and Throttles, the handler's RunFailed; RunSucceeded on the right axis", () => {
     const errors = widget(widgets, 'Errors and failed runs');
     expect(lines(errors)).toEqual([
       `AWS/Lambda Errors FunctionName=<Ref:${ids.fn}> Sum 300 Function errors`,
@@ -137,16 +154,18 @@ describe('the default app\'s dashboard', () => {
     expect((errors.properties.metrics as unknown[][]).at(-1)!.at(-1)).toMatchObject({ yAxis: 'right' });
   });
 
-  it('duration: average and maximum of the function\'s Duration, with its timeout', () => {
+  it("duration: average and maximum of the function's Duration, with its timeout", () => {
     const duration = widget(widgets, 'Run duration (ms)');
     expect(lines(duration)).toEqual([
       `AWS/Lambda Duration FunctionName=<Ref:${ids.fn}> Average 300 Duration (avg)`,
       `AWS/Lambda Duration FunctionName=<Ref:${ids.fn}> Maximum 300 Duration (max)`,
     ]);
-    expect(duration.properties.annotations.horizontal).toEqual([expect.objectContaining({ value: 300_000, label: 'timeout (5 minutes)' })]);
+    expect(duration.properties.annotations.horizontal).toEqual([
+      expect.objectContaining({ value: 300_000, label: 'timeout (5 minutes)' }),
+    ]);
   });
 
-  it('DLQ depths: the schedule\'s dead-letter queue and the consumer\'s, messages visible (maximum)', () => {
+  it("DLQ depths: the schedule's dead-letter queue and the consumer's, messages visible (maximum)", () => {
     const depths = widget(widgets, 'Dead-letter queue depths (messages visible)');
     expect(lines(depths)).toEqual([
       `AWS/SQS ApproximateNumberOfMessagesVisible QueueName=<GetAtt:${ids.dlq}.QueueName> Maximum 300 Run dead-letter queue`,
@@ -155,16 +174,24 @@ describe('the default app\'s dashboard', () => {
     expect(ids.dlq).not.toBe(ids.commitDlq);
   });
 
-  it('the alarms\' states: every alarm of the sync, the commit-events DLQ alarm included', () => {
+  it("the alarms' states: every alarm of the sync, the commit-events DLQ alarm included", () => {
     const alarms = widget(widgets, 'Alarms');
     expect(alarms.type).toBe('alarm');
     const shown = (alarms.properties.alarms as string[]).map((arn) => /^<GetAtt:(\w+)\.Arn>$/.exec(arn)?.[1]).sort();
-    expect(shown).toEqual(ofType(s.resources, 'AWS::CloudWatch::Alarm').map(([id]) => id).sort());
+    expect(shown).toEqual(
+      ofType(s.resources, 'AWS::CloudWatch::Alarm')
+        .map(([id]) => id)
+        .sort(),
+    );
     expect(shown).toHaveLength(5);
   });
 
   it('an alarm on the commit-events dead-letter queue: a message visible, missing data not breaching, no topic by default', () => {
-    const [, alarm] = only(s.resources, 'AWS::CloudWatch::Alarm', (p) => p.Dimensions?.[0]?.Value?.['Fn::GetAtt']?.[0] === ids.commitDlq);
+    const [, alarm] = only(
+      s.resources,
+      'AWS::CloudWatch::Alarm',
+      (p) => p.Dimensions?.[0]?.Value?.['Fn::GetAtt']?.[0] === ids.commitDlq,
+    );
     expect(alarm).toMatchObject({
       Namespace: 'AWS/SQS',
       MetricName: 'ApproximateNumberOfMessagesVisible',
@@ -176,7 +203,9 @@ describe('the default app\'s dashboard', () => {
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       TreatMissingData: 'notBreaching',
     });
-    expect(alarm.AlarmDescription).toMatch(/^catalog-sync catalog-to-s3: the commit-events dead-letter queue holds messages/);
+    expect(alarm.AlarmDescription).toMatch(
+      /^catalog-sync catalog-to-s3: the commit-events dead-letter queue holds messages/,
+    );
     expect(alarm.AlarmActions).toBeUndefined();
     expect(s.stack.sync.commitDeadLetterAlarm).toBeDefined();
   });
@@ -199,7 +228,11 @@ describe('routing the alarms to the alarm topic', () => {
     const arn = 'arn:aws:sns:eu-west-1:123456789012:chatops';
     const s = synth({ 'catalog-sync:alarmTopicArn': arn });
     const commitDlq = s.stack.getLogicalId(s.stack.sync.commitDeadLetterQueue!.node.defaultChild as any);
-    const [, alarm] = only(s.resources, 'AWS::CloudWatch::Alarm', (p) => p.Dimensions?.[0]?.Value?.['Fn::GetAtt']?.[0] === commitDlq);
+    const [, alarm] = only(
+      s.resources,
+      'AWS::CloudWatch::Alarm',
+      (p) => p.Dimensions?.[0]?.Value?.['Fn::GetAtt']?.[0] === commitDlq,
+    );
     expect(alarm).toMatchObject({ AlarmActions: [arn], OKActions: [arn] });
   });
 
@@ -207,10 +240,16 @@ describe('routing the alarms to the alarm topic', () => {
     const app = new App({ outdir: outdir(), context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'Ops');
     const topic = new sns.Topic(stack, 'Pager', { enforceSSL: true });
-    new CatalogSync(stack, 'Sync', { alarmTopic: topic, schedule: Duration.minutes(10), timeout: Duration.minutes(10) });
+    new CatalogSync(stack, 'Sync', {
+      alarmTopic: topic,
+      schedule: Duration.minutes(10),
+      timeout: Duration.minutes(10),
+    });
     const template = Template.fromStack(stack);
     template.resourceCountIs('AWS::CloudWatch::Alarm', 5);
-    template.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: [{ Ref: stack.getLogicalId(topic.node.defaultChild as sns.CfnTopic) }] });
+    template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+      AlarmActions: [{ Ref: stack.getLogicalId(topic.node.defaultChild as sns.CfnTopic) }],
+    });
     const widgets = theDashboard(template.toJSON().Resources as Resources);
     // Every graph in periods of the schedule.
     expect(lines(widget(widgets, 'Cursor lag (seconds behind the catalog head)'))[0]).toMatch(/ Maximum 600 /);
@@ -250,17 +289,23 @@ describe('turning it off, and what follows the other props', () => {
     const template = Template.fromStack(stack);
     template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'catalog-sync-prod' });
     const widgets = theDashboard(template.toJSON().Resources as Resources);
-    expect(widget(widgets, 'Cursor lag (seconds behind the catalog head)').properties.annotations.horizontal[0].value).toBe(1800);
+    expect(
+      widget(widgets, 'Cursor lag (seconds behind the catalog head)').properties.annotations.horizontal[0].value,
+    ).toBe(1800);
   });
 
   it('two syncs: a dashboard each, on its own service dimension', () => {
     const s = synth({ 'catalog-sync:prefix': 'nuget/', 'catalog-sync:second:cursorName': 'mirror' });
     const all = dashboards(s.resources);
     expect(all).toHaveLength(2);
-    const services = all.map(({ widgets }) => lines(widget(widgets, 'Cursor lag (seconds behind the catalog head)'))[0]!.split(' ')[2]).sort();
+    const services = all
+      .map(({ widgets }) => lines(widget(widgets, 'Cursor lag (seconds behind the catalog head)'))[0]!.split(' ')[2])
+      .sort();
     expect(services).toEqual(['service=catalog-sync-catalog-to-s3', 'service=catalog-sync-mirror']);
     s.template.resourceCountIs('AWS::CloudWatch::Alarm', 10);
-    expect(Object.keys(s.template.toJSON().Outputs)).toEqual(expect.arrayContaining(['DashboardName', 'SecondDashboardName']));
+    expect(Object.keys(s.template.toJSON().Outputs)).toEqual(
+      expect.arrayContaining(['DashboardName', 'SecondDashboardName']),
+    );
   });
 });
 
@@ -270,7 +315,7 @@ describe('with the backfill on', () => {
     s = synth({ 'catalog-sync:backfill': 'true', 'catalog-sync:alarmEmails': 'ops@example.com' });
   });
 
-  it('a row of the backfill\'s executions (AWS/States, its state machine) and its alarm\'s state', () => {
+  it("a row of the backfill's executions (AWS/States, its state machine) and its alarm's state", () => {
     const [machineId] = only(s.resources, 'AWS::StepFunctions::StateMachine');
     const widgets = theDashboard(s.resources);
     const dimension = `StateMachineArn=<Ref:${machineId}>`;
@@ -281,11 +326,13 @@ describe('with the backfill on', () => {
       `AWS/States ExecutionsTimedOut ${dimension} Sum 300 Timed out`,
       `AWS/States ExecutionsAborted ${dimension} Sum 300 Aborted`,
     ]);
-    const [failedId] = only(s.resources, 'AWS::CloudWatch::Alarm', (p) => /backfill execution/.test(p.AlarmDescription ?? ''));
+    const [failedId] = only(s.resources, 'AWS::CloudWatch::Alarm', (p) =>
+      /backfill execution/.test(p.AlarmDescription ?? ''),
+    );
     expect(widget(widgets, 'Backfill alarm').properties.alarms).toEqual([`<GetAtt:${failedId}.Arn>`]);
   });
 
-  it('a graph of the range workers\' leaves per second, SlowDowns and ranges done (their own service dimension)', () => {
+  it("a graph of the range workers' leaves per second, SlowDowns and ranges done (their own service dimension)", () => {
     const widgets = theDashboard(s.resources);
     expect(lines(widget(widgets, 'Backfill leaves per second'))).toEqual([
       '= leaves / PERIOD(leaves) leaves/s (all workers)',
@@ -300,9 +347,10 @@ describe('with the backfill on', () => {
     expect(widgets.some((w) => /Backfill/.test(w.properties.title ?? ''))).toBe(false);
   });
 
-  it('every alarm, the backfill\'s and the commit-events DLQ\'s included, notifies the topic', () => {
+  it("every alarm, the backfill's and the commit-events DLQ's included, notifies the topic", () => {
     const [topicId] = only(s.resources, 'AWS::SNS::Topic');
-    for (const [id, alarm] of ofType(s.resources, 'AWS::CloudWatch::Alarm')) expect(alarm.Properties.AlarmActions, id).toEqual([ref(topicId)]);
+    for (const [id, alarm] of ofType(s.resources, 'AWS::CloudWatch::Alarm'))
+      expect(alarm.Properties.AlarmActions, id).toEqual([ref(topicId)]);
     s.template.resourceCountIs('AWS::CloudWatch::Alarm', 6);
   });
 
@@ -310,7 +358,8 @@ describe('with the backfill on', () => {
     const report = new AwsSolutionsChecks().validateScope(s.app);
     expect(report.violations.map((v) => v.ruleName)).toEqual([]);
     const found = new Set(rawFindings(s.app));
-    for (const id of acknowledgements(s.app).keys()) if (id.startsWith('AwsSolutions-')) expect(found, id).toContain(id);
+    for (const id of acknowledgements(s.app).keys())
+      if (id.startsWith('AwsSolutions-')) expect(found, id).toContain(id);
   });
 });
 

@@ -10,14 +10,17 @@ import { describe, expect, it } from 'vitest';
 import { getAtt, ofType, only, ref, type Json, type Resources } from './synth-kit.js';
 
 describe('the app from cdk.json: alarms and commit events', () => {
-  const template = JSON.parse(readFileSync(new URL('./fixtures/default-template.json', import.meta.url), 'utf8')) as { Resources: Resources };
+  const template = JSON.parse(readFileSync(new URL('./fixtures/default-template.json', import.meta.url), 'utf8')) as {
+    Resources: Resources;
+  };
   const s = { resources: template.Resources };
   const [fn] = only(s.resources, 'AWS::Lambda::Function');
   const [bucket] = only(s.resources, 'AWS::S3::Bucket', (p) => p.VersioningConfiguration !== undefined);
-  const dlq = ofType(s.resources, 'AWS::Lambda::EventInvokeConfig')[0]![1].Properties.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0] as string;
+  const dlq = ofType(s.resources, 'AWS::Lambda::EventInvokeConfig')[0]![1].Properties.DestinationConfig.OnFailure
+    .Destination['Fn::GetAtt'][0] as string;
   const ids = { bucket, fn, dlq };
 
-  it('alarms: errors, dead letters, cursor lag (EMF), no successful run; on the sync\'s service dimension', () => {
+  it("alarms: errors, dead letters, cursor lag (EMF), no successful run; on the sync's service dimension", () => {
     const alarms = ofType(s.resources, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties);
     const service = [{ Name: 'service', Value: 'catalog-sync-catalog-to-s3' }];
     expect(alarms).toEqual(
@@ -76,7 +79,9 @@ describe('the app from cdk.json: alarms and commit events', () => {
     expect(queue).toMatchObject({ SqsManagedSseEnabled: true, RedrivePolicy: { maxReceiveCount: 5 } });
     expect(commitDlq).not.toBe(ids.dlq);
     expect(s.resources[commitDlq]!.Properties).toMatchObject({ SqsManagedSseEnabled: true });
-    expect(rule.Targets).toEqual([expect.objectContaining({ Arn: getAtt(queueId), DeadLetterConfig: { Arn: getAtt(commitDlq) } })]);
+    expect(rule.Targets).toEqual([
+      expect.objectContaining({ Arn: getAtt(queueId), DeadLetterConfig: { Arn: getAtt(commitDlq) } }),
+    ]);
     const [, policy] = only(s.resources, 'AWS::SQS::QueuePolicy', (p) => p.Queues.some((q: Json) => q.Ref === queueId));
     expect(policy.PolicyDocument.Statement).toEqual(
       expect.arrayContaining([

@@ -28,7 +28,16 @@ import {
 
 describe('the app from cdk.json (one sync, bundled)', () => {
   let s: Synthesized;
-  let ids: { table: string; bucket: string; logsBucket: string; fn: string; role: string; dlq: string; logGroup: string; schedule: string };
+  let ids: {
+    table: string;
+    bucket: string;
+    logsBucket: string;
+    fn: string;
+    role: string;
+    dlq: string;
+    logGroup: string;
+    schedule: string;
+  };
 
   beforeAll(() => {
     s = synth({}, { bundle: true });
@@ -37,7 +46,10 @@ describe('the app from cdk.json (one sync, bundled)', () => {
     const [bucket] = only(r, 'AWS::S3::Bucket', (p) => p.VersioningConfiguration !== undefined);
     const [logsBucket] = only(r, 'AWS::S3::Bucket', (p) => p.VersioningConfiguration === undefined);
     const [schedule] = only(r, 'AWS::Events::Rule', (p) => p.ScheduleExpression !== undefined);
-    const dlq = (fnProps.Environment && ofType(r, 'AWS::Lambda::EventInvokeConfig')[0]![1].Properties.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0]) as string;
+    const dlq = (fnProps.Environment &&
+      ofType(r, 'AWS::Lambda::EventInvokeConfig')[0]![1].Properties.DestinationConfig.OnFailure.Destination[
+        'Fn::GetAtt'
+      ][0]) as string;
     ids = {
       table: only(r, 'AWS::DynamoDB::Table')[0],
       bucket,
@@ -52,7 +64,9 @@ describe('the app from cdk.json (one sync, bundled)', () => {
 
   it('has exactly the expected resources: no custom resource, no helper function, one role', () => {
     const types = Object.values(s.resources).map((resource) => resource.Type);
-    expect(types.filter((type) => type.startsWith('Custom::') || type === 'AWS::CloudFormation::CustomResource')).toEqual([]);
+    expect(
+      types.filter((type) => type.startsWith('Custom::') || type === 'AWS::CloudFormation::CustomResource'),
+    ).toEqual([]);
     s.template.resourceCountIs('AWS::Lambda::Function', 1);
     s.template.resourceCountIs('AWS::IAM::Role', 1);
     s.template.resourceCountIs('AWS::DynamoDB::Table', 1);
@@ -91,15 +105,24 @@ describe('the app from cdk.json (one sync, bundled)', () => {
     expect(bucket.DeletionPolicy).toBe('Retain');
     expect(bucket.UpdateReplacePolicy).toBe('Retain');
     expect(bucket.Properties).toMatchObject({
-      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
-      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
       VersioningConfiguration: { Status: 'Enabled' },
       OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
       NotificationConfiguration: { EventBridgeConfiguration: { EventBridgeEnabled: true } },
       LoggingConfiguration: { DestinationBucketName: ref(ids.logsBucket), LogFilePrefix: 'snapshots/' },
     });
     expect(bucket.Properties.LifecycleConfiguration.Rules).toEqual(
-      expect.arrayContaining([expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, Status: 'Enabled' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, Status: 'Enabled' }),
+      ]),
     );
   });
 
@@ -109,11 +132,23 @@ describe('the app from cdk.json (one sync, bundled)', () => {
     const bucketAndObjects = [getAtt(ids.bucket), { 'Fn::Join': ['', [getAtt(ids.bucket), '/*']] }];
     expect(denies).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ Action: 's3:*', Principal: { AWS: '*' }, Condition: { Bool: { 'aws:SecureTransport': 'false' } }, Resource: bucketAndObjects }),
-        expect.objectContaining({ Action: 's3:*', Principal: { AWS: '*' }, Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } }, Resource: bucketAndObjects }),
+        expect.objectContaining({
+          Action: 's3:*',
+          Principal: { AWS: '*' },
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          Resource: bucketAndObjects,
+        }),
+        expect.objectContaining({
+          Action: 's3:*',
+          Principal: { AWS: '*' },
+          Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } },
+          Resource: bucketAndObjects,
+        }),
       ]),
     );
-    expect(asArray<Json>(policy.PolicyDocument.Statement).filter((statement) => statement.Effect === 'Allow')).toEqual([]);
+    expect(asArray<Json>(policy.PolicyDocument.Statement).filter((statement) => statement.Effect === 'Allow')).toEqual(
+      [],
+    );
   });
 
   it('access-logs bucket: private, TLS only, expiring, written by the logging service through a bucket policy (no ACL)', () => {
@@ -121,14 +156,23 @@ describe('the app from cdk.json (one sync, bundled)', () => {
     expect(logs.DeletionPolicy).toBe('Retain');
     expect(logs.Properties.AccessControl).toBeUndefined();
     expect(logs.Properties).toMatchObject({
-      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
       OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
       LifecycleConfiguration: { Rules: [expect.objectContaining({ ExpirationInDays: 90 })] },
     });
     const [, policy] = only(s.resources, 'AWS::S3::BucketPolicy', (p) => p.Bucket.Ref === ids.logsBucket);
     expect(policy.PolicyDocument.Statement).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ Effect: 'Allow', Principal: { Service: 'logging.s3.amazonaws.com' }, Action: 's3:PutObject' }),
+        expect.objectContaining({
+          Effect: 'Allow',
+          Principal: { Service: 'logging.s3.amazonaws.com' },
+          Action: 's3:PutObject',
+        }),
         expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
       ]),
     );
@@ -174,19 +218,28 @@ describe('the app from cdk.json (one sync, bundled)', () => {
 
   it('bundle: an ESM file made by the local esbuild, SDK inside, that loads on Node and names a missing setting', async () => {
     const assembly = s.app.synth();
-    const manifest = JSON.parse(readFileSync(join(assembly.directory, `${s.stack.artifactId}.assets.json`), 'utf8')) as {
+    const manifest = JSON.parse(
+      readFileSync(join(assembly.directory, `${s.stack.artifactId}.assets.json`), 'utf8'),
+    ) as {
       files: Record<string, { source: { path: string; packaging?: string } }>;
     };
     const zips = Object.values(manifest.files).filter((file) => file.source.packaging === 'zip');
     expect(zips).toHaveLength(1);
     const dir = join(assembly.directory, zips[0]!.source.path);
     const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
-    expect(code.startsWith("import { createRequire as __catalogSyncRequire } from 'node:module'; const require = __catalogSyncRequire(import.meta.url);")).toBe(true);
+    expect(
+      code.startsWith(
+        "import { createRequire as __catalogSyncRequire } from 'node:module'; const require = __catalogSyncRequire(import.meta.url);",
+      ),
+    ).toBe(true);
     expect(code).not.toMatch(/from\s*["']@aws-sdk\//); // bundled, not taken from the runtime
     expect(readFileSync(join(dir, 'index.mjs.map'), 'utf8')).toContain('"mappings"');
     const probe = `import(${JSON.stringify(join(dir, 'index.mjs'))}).then((m) => m.handler({}, { getRemainingTimeInMillis: () => 60000 })).then(() => console.log('RESOLVED'), (e) => console.log('REJECTED', e.name, e.message))`;
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { env, timeout: 30_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], {
+      env,
+      timeout: 30_000,
+    });
     expect(stdout).toContain('REJECTED SettingsError CURSOR_TABLE');
   });
 
@@ -217,11 +270,18 @@ describe('the app from cdk.json (one sync, bundled)', () => {
       MaximumEventAgeInSeconds: 120,
       DestinationConfig: { OnFailure: { Destination: getAtt(ids.dlq) } },
     });
-    expect(s.resources[ids.dlq]!.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
+    expect(s.resources[ids.dlq]!.Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 86_400,
+    });
     const [, policy] = only(s.resources, 'AWS::SQS::QueuePolicy', (p) => p.Queues.some((q: Json) => q.Ref === ids.dlq));
     expect(policy.PolicyDocument.Statement).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 'sqs:*',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
         expect.objectContaining({
           Effect: 'Allow',
           Action: 'sqs:SendMessage',
@@ -245,20 +305,30 @@ describe('the app from cdk.json (one sync, bundled)', () => {
         [
           { Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: getAtt(ids.logGroup) },
           { Effect: 'Allow', Action: ['dynamodb:GetItem'], Resource: getAtt(ids.table), Condition: own },
-          { Effect: 'Allow', Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], Resource: getAtt(ids.table), Condition: own },
+          {
+            Effect: 'Allow',
+            Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+            Resource: getAtt(ids.table),
+            Condition: own,
+          },
           // The follower's gate: the newest backfill plan of its own cursor.
           { Effect: 'Allow', Action: ['dynamodb:Query'], Resource: getAtt(ids.table), Condition: own },
           // Its writes: the layout's folders and its two state keys, not the whole bucket (the default prefix is empty).
           {
             Effect: 'Allow',
             Action: ['s3:PutObject'],
-            Resource: ['/commits/*', '/filter.json', '/leaves/*', '/quarantine/*', '/watermark.json'].map((key) => ({ 'Fn::Join': ['', [getAtt(ids.bucket), key]] })),
+            Resource: ['/commits/*', '/filter.json', '/leaves/*', '/quarantine/*', '/watermark.json'].map((key) => ({
+              'Fn::Join': ['', [getAtt(ids.bucket), key]],
+            })),
           },
           // Its only reads: the mirror's id filter and its watermark (before each write), those two keys.
           {
             Effect: 'Allow',
             Action: ['s3:GetObject'],
-            Resource: [{ 'Fn::Join': ['', [getAtt(ids.bucket), '/filter.json']] }, { 'Fn::Join': ['', [getAtt(ids.bucket), '/watermark.json']] }],
+            Resource: [
+              { 'Fn::Join': ['', [getAtt(ids.bucket), '/filter.json']] },
+              { 'Fn::Join': ['', [getAtt(ids.bucket), '/watermark.json']] },
+            ],
           },
           // Both are missing on a fresh mirror: S3 answers 404 (not 403) only to a role that may list the bucket.
           { Effect: 'Allow', Action: ['s3:ListBucket'], Resource: getAtt(ids.bucket) },
@@ -299,13 +369,23 @@ describe('the app from cdk.json (one sync, bundled)', () => {
 
   it('outputs what operators and consumers need', () => {
     const outputs = Object.keys(s.template.toJSON().Outputs as Json);
-    for (const name of ['CursorTable', 'SnapshotBucket', 'FunctionName', 'DeadLetterQueueUrl', 'CommitQueueUrl', 'CommitQueueArn', 'LogGroup']) {
+    for (const name of [
+      'CursorTable',
+      'SnapshotBucket',
+      'FunctionName',
+      'DeadLetterQueueUrl',
+      'CommitQueueUrl',
+      'CommitQueueArn',
+      'LogGroup',
+    ]) {
       expect(outputs).toContain(name);
     }
   });
 
   it('is environment-agnostic: no account, region nor lookups', () => {
     expect(s.stack.environment).toBe('aws://unknown-account/unknown-region');
-    expect(s.app.node.tryGetContext('availability-zones:account=unknown-account:region=unknown-region')).toBeUndefined();
+    expect(
+      s.app.node.tryGetContext('availability-zones:account=unknown-account:region=unknown-region'),
+    ).toBeUndefined();
   });
 });

@@ -17,12 +17,18 @@ import type { CatalogSyncStack } from '../../infra/index.js';
 export { outdir };
 
 const ROOT = new URL('../../', import.meta.url);
-export const CDK_JSON = JSON.parse(readFileSync(new URL('cdk.json', ROOT), 'utf8')) as { app: string; context: Record<string, unknown> };
+export const CDK_JSON = JSON.parse(readFileSync(new URL('cdk.json', ROOT), 'utf8')) as {
+  app: string;
+  context: Record<string, unknown>;
+};
 /** Skips asset bundling (esbuild) for apps whose bundle is not under test. */
 export const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
 
 export type Json = Record<string, any>;
-export type Resources = Record<string, { Type: string; Properties: Json; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
+export type Resources = Record<
+  string,
+  { Type: string; Properties: Json; DeletionPolicy?: string; UpdateReplacePolicy?: string }
+>;
 
 export interface Synthesized {
   app: App;
@@ -32,7 +38,10 @@ export interface Synthesized {
 }
 
 /** The app exactly as `cdk synth` builds it: cdk.json's context, plus `-c`-style overrides. */
-export function synth(overrides: Record<string, unknown> = {}, { bundle = false }: { bundle?: boolean } = {}): Synthesized {
+export function synth(
+  overrides: Record<string, unknown> = {},
+  { bundle = false }: { bundle?: boolean } = {},
+): Synthesized {
   const context = { ...CDK_JSON.context, ...(bundle ? {} : NO_BUNDLING), ...overrides };
   const { app, stack } = buildApp({ context, outdir: outdir() } satisfies AppProps);
   const template = Template.fromStack(stack);
@@ -45,7 +54,11 @@ export function ofType(resources: Resources, type: string): Array<[string, Resou
 }
 
 /** The one resource of a type (matching `where`), asserted to be exactly one: its logical id and properties. */
-export function only(resources: Resources, type: string, where: (properties: Json) => boolean = () => true): [string, Json] {
+export function only(
+  resources: Resources,
+  type: string,
+  where: (properties: Json) => boolean = () => true,
+): [string, Json] {
   const found = ofType(resources, type).filter(([, resource]) => where(resource.Properties));
   expect(found, `exactly one ${type}`).toHaveLength(1);
   return [found[0]![0], found[0]![1].Properties];
@@ -53,7 +66,8 @@ export function only(resources: Resources, type: string, where: (properties: Jso
 
 export const getAtt = (id: string, attribute = 'Arn') => ({ 'Fn::GetAtt': [id, attribute] });
 export const ref = (id: string) => ({ Ref: id });
-export const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+export const asArray = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
 
 /** Every statement of every policy in the template: identity policies and resource policies alike. */
 export function statements(resources: Resources): Array<{ where: string; statement: Json }> {
@@ -110,7 +124,8 @@ export function wildcardProblems(resources: Resources): string[] {
     const dataActions = actions.filter((action) => DATA_SERVICES.includes(action.split(':')[0]!));
     for (const resource of asArray(statement.Resource)) {
       if (resource === '*' && dataActions.length > 0) problems.push(`${where}: ${dataActions.join(', ')} on *`);
-      if (typeof resource === 'string' && resource.includes('*') && resource !== '*') problems.push(`${where}: literal wildcard resource ${resource}`);
+      if (typeof resource === 'string' && resource.includes('*') && resource !== '*')
+        problems.push(`${where}: literal wildcard resource ${resource}`);
     }
   }
   return problems;
@@ -122,7 +137,8 @@ export function acknowledgements(scope: IConstruct): Map<string, string> {
   for (const construct of scope.node.findAll()) {
     for (const entry of construct.node.metadata) {
       if (entry.type !== 'aws:cdk:acknowledged-rules') continue;
-      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) found.set(id.replace(/^annotation::/i, ''), reason);
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>))
+        found.set(id.replace(/^annotation::/i, ''), reason);
     }
   }
   return found;

@@ -37,19 +37,26 @@ describe('npx cdk synth', () => {
         'npx',
         ['cdk', 'synth', '--quiet', '--no-notices', '--output', out],
         { cwd: ROOT, env: offlineEnv(), timeout: 170_000, maxBuffer: 16 * 1024 * 1024 },
-        (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        (error, stdout, stderr) =>
+          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     expect(result.code, `cdk synth failed after ${seconds}s:\n${result.stderr}\n${result.stdout}`).toBe(0);
     expect(result.stderr).not.toMatch(/AwsSolutions-|\[Error|\[Warning/);
 
-    const template = JSON.parse(readFileSync(join(out, 'CatalogSync.template.json'), 'utf8')) as { Resources: Record<string, { Type: string }> };
+    const template = JSON.parse(readFileSync(join(out, 'CatalogSync.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string }>;
+    };
     const types = Object.values(template.Resources).map((resource) => resource.Type);
-    expect(types).toEqual(expect.arrayContaining(['AWS::Lambda::Function', 'AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::Events::Rule']));
+    expect(types).toEqual(
+      expect.arrayContaining(['AWS::Lambda::Function', 'AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::Events::Rule']),
+    );
     const assets = readdirSync(out).filter((name) => name.startsWith('asset.'));
     expect(assets.some((dir) => existsSync(join(out, dir, 'index.mjs')))).toBe(true);
-    const report = JSON.parse(readFileSync(join(out, 'validation-report.json'), 'utf8')) as { pluginReports: Array<{ summary?: { status?: string } }> };
+    const report = JSON.parse(readFileSync(join(out, 'validation-report.json'), 'utf8')) as {
+      pluginReports: Array<{ summary?: { status?: string } }>;
+    };
     expect(report.pluginReports.filter((plugin) => plugin.summary?.status === 'failure')).toEqual([]);
   }, 180_000);
 });

@@ -8,7 +8,15 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { CatalogSync, type CatalogSyncProps } from '../../infra/index.js';
-import { acknowledgements, NO_BUNDLING, outdir, rawFindings, roleStatements, wildcardProblems, type Resources } from './synth-kit.js';
+import {
+  acknowledgements,
+  NO_BUNDLING,
+  outdir,
+  rawFindings,
+  roleStatements,
+  wildcardProblems,
+  type Resources,
+} from './synth-kit.js';
 
 function build(props: CatalogSyncProps) {
   const app = new App({ context: NO_BUNDLING, outdir: outdir() });

@@ -12,7 +12,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { leafKey, manifestKey } from '../../lambda/contract/keys.js';
 import { formatTimestamp, parseTimestamp, type Ticks } from '../../lambda/contract/time.js';
 import { commitKey } from '../../lambda/contract/keys.js';
-import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget, SnapshotStore } from '../../lambda/stores/types.js';
+import type {
+  CompareAndSetResult,
+  CursorState,
+  CursorStore,
+  CursorTarget,
+  SnapshotStore,
+} from '../../lambda/stores/types.js';
 import { appendCommits, generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
 import { commitTicks, SyncHarness } from '../../testkit/sync-harness.js';
@@ -20,7 +26,10 @@ import { commitTicks, SyncHarness } from '../../testkit/sync-harness.js';
 /** The keys one commit is stored under. */
 function keysOf(commit: GeneratedCatalog['commits'][number]): { manifest: string; leaves: string[] } {
   const key = commitKey(parseTimestamp(commit.timestamp));
-  return { manifest: manifestKey('', key), leaves: commit.leaves.map((leaf) => leafKey('', key, leaf.id, leaf.version)) };
+  return {
+    manifest: manifestKey('', key),
+    leaves: commit.leaves.map((leaf) => leafKey('', key, leaf.id, leaf.version)),
+  };
 }
 
 /** One run's view of the stores: which of its PUTs were acknowledged, and the cursor it started from. */
@@ -46,7 +55,8 @@ class ObservedRun implements CursorStore {
       async putJson(key, value) {
         const commit = commitOfManifest(key);
         const unacknowledged = commit ? keysOf(commit).leaves.filter((leaf) => !acknowledged.has(leaf)) : [];
-        if (unacknowledged.length > 0) violations.push(`manifest ${key} PUT before the PUT of ${unacknowledged.join(', ')} was acknowledged`);
+        if (unacknowledged.length > 0)
+          violations.push(`manifest ${key} PUT before the PUT of ${unacknowledged.join(', ')} was acknowledged`);
         await inner.putJson(key, value);
         acknowledged.add(key);
       },
@@ -73,7 +83,10 @@ class ObservedRun implements CursorStore {
       if (ticks <= this.startedAt! || ticks > next.value) continue;
       const { manifest, leaves } = keysOf(commit);
       const missing = [manifest, ...leaves].filter((key) => !this.acknowledged.has(key));
-      if (missing.length > 0) this.violations.push(`cursor ${formatTimestamp(next.value)} asked for before the PUT of ${missing.join(', ')} was acknowledged`);
+      if (missing.length > 0)
+        this.violations.push(
+          `cursor ${formatTimestamp(next.value)} asked for before the PUT of ${missing.join(', ')} was acknowledged`,
+        );
     }
     return this.cursors.compareAndSet(name, expected, next);
   }
@@ -101,7 +114,11 @@ describe('overlapping runs on a growing catalog', () => {
       const summaries = await Promise.all(
         Array.from({ length: 4 }, (_, i) => {
           const run = new ObservedRun(harness.store, harness.snapshots, catalog, violations, grow);
-          return harness.run(replica.serviceIndexUrl, { MAX_COMMITS: String(4 + i * 4), CONCURRENCY: String(2 + i * 4) }, { cursors: run, snapshots: run.snapshots });
+          return harness.run(
+            replica.serviceIndexUrl,
+            { MAX_COMMITS: String(4 + i * 4), CONCURRENCY: String(2 + i * 4) },
+            { cursors: run, snapshots: run.snapshots },
+          );
         }),
       );
       outcomes.push(...summaries.map((summary) => summary.stoppedBy));

@@ -42,9 +42,15 @@ async function expectStopBeforeBadLeaf(expected: RegExp): Promise<void> {
   expect(message).toContain(`${replica.origin}${badLeaf().path}`);
   expect(message).toMatch(expected);
   const lastGood = commitTicks(catalog, BAD_COMMIT - 1);
-  expect((error as SyncError).summary).toMatchObject({ stoppedBy: 'error', commits: BAD_COMMIT, cursorAfter: formatTimestamp(lastGood) });
+  expect((error as SyncError).summary).toMatchObject({
+    stoppedBy: 'error',
+    commits: BAD_COMMIT,
+    cursorAfter: formatTimestamp(lastGood),
+  });
   expect(await harness.cursor()).toBe(formatTimestamp(lastGood));
-  expect(await harness.manifestsAfter(catalog, lastGood)).not.toContain(manifestKey('', commitKey(commitTicks(catalog, BAD_COMMIT))));
+  expect(await harness.manifestsAfter(catalog, lastGood)).not.toContain(
+    manifestKey('', commitKey(commitTicks(catalog, BAD_COMMIT))),
+  );
   expect(await harness.strayManifests(catalog, replica.origin, lastGood)).toEqual([]);
   expect(await harness.verify(catalog, replica.origin, lastGood)).toEqual([]);
   const runs = await harness.store.listRuns('catalog-to-s3', { limit: 5 });
@@ -58,7 +64,11 @@ describe('bad leaves', () => {
     ['a JSON array', () => '[]', /object/i],
     ['no packageHash', () => mutatedLeaf((json) => delete json.packageHash), /packageHash/],
     ['a negative packageSize', () => mutatedLeaf((json) => (json.packageSize = -1)), /packageSize/],
-    ['no catalog:commitTimeStamp', () => mutatedLeaf((json) => delete json['catalog:commitTimeStamp']), /catalog:commitTimeStamp/],
+    [
+      'no catalog:commitTimeStamp',
+      () => mutatedLeaf((json) => delete json['catalog:commitTimeStamp']),
+      /catalog:commitTimeStamp/,
+    ],
     [
       'a commit timestamp 100 ns off the page item',
       () =>
@@ -67,9 +77,17 @@ describe('bad leaves', () => {
         }),
       /commitTimeStamp/,
     ],
-    ['another commitId', () => mutatedLeaf((json) => (json['catalog:commitId'] = '00000000-0000-0000-0000-000000000000')), /commitId/],
+    [
+      'another commitId',
+      () => mutatedLeaf((json) => (json['catalog:commitId'] = '00000000-0000-0000-0000-000000000000')),
+      /commitId/,
+    ],
     ['another package id', () => mutatedLeaf((json) => (json.id = 'Someone.Else')), /\bid\b/],
-    ['the other leaf type', () => mutatedLeaf((json) => (json['@type'] = ['PackageDelete', 'catalog:Permalink'])), /type/i],
+    [
+      'the other leaf type',
+      () => mutatedLeaf((json) => (json['@type'] = ['PackageDelete', 'catalog:Permalink'])),
+      /type/i,
+    ],
     ['an invalid published date', () => mutatedLeaf((json) => (json.published = '2017-02-30T00:00:00Z')), /published/],
   ];
   for (const [name, body, expected] of cases) {
@@ -92,7 +110,9 @@ describe('bad leaves', () => {
     const pageUrl = `${replica.origin}${path}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     try {
       await expectStopBeforeBadLeaf(
-        new RegExp(`${pageUrl}: items\\[\\d+\\]: package "Too\\.Long\\.x+… \\(1002 characters\\) .* cannot be stored: its key segments \\{id\\} and \\{version\\} encode to 1000 \\+ \\d+ bytes; at most 929 keep every key below 1024 bytes`),
+        new RegExp(
+          `${pageUrl}: items\\[\\d+\\]: package "Too\\.Long\\.x+… \\(1002 characters\\) .* cannot be stored: its key segments \\{id\\} and \\{version\\} encode to 1000 \\+ \\d+ bytes; at most 929 keep every key below 1024 bytes`,
+        ),
       );
       // The page is named, and the leaf was never asked for: nothing could have been done with it.
       expect(replica.countRequests(badLeaf().path)).toBe(0);
@@ -159,7 +179,9 @@ describe('bad pages and indexes', () => {
 
   it('an index that is not an index leaves the cursor alone', async () => {
     const harness = await SyncHarness.create();
-    replica.overrideBody('/v3/catalog0/index.json', JSON.stringify({ items: [{ '@id': 'page0.json' }] }), { times: 1_000 });
+    replica.overrideBody('/v3/catalog0/index.json', JSON.stringify({ items: [{ '@id': 'page0.json' }] }), {
+      times: 1_000,
+    });
     try {
       const error = await harness.run(replica.serviceIndexUrl).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SyncError);
@@ -172,7 +194,14 @@ describe('bad pages and indexes', () => {
 
   it('a service index without a Catalog/3.0.0 resource says so', async () => {
     const harness = await SyncHarness.create();
-    replica.overrideBody('/v3/index.json', JSON.stringify({ version: '3.0.0', resources: [{ '@id': `${replica.origin}/x`, '@type': 'SearchQueryService' }] }), { times: 1_000 });
+    replica.overrideBody(
+      '/v3/index.json',
+      JSON.stringify({
+        version: '3.0.0',
+        resources: [{ '@id': `${replica.origin}/x`, '@type': 'SearchQueryService' }],
+      }),
+      { times: 1_000 },
+    );
     try {
       const error = await harness.run(replica.serviceIndexUrl).catch((e: unknown) => e);
       expect((error as Error).message).toContain(replica.serviceIndexUrl);

@@ -65,7 +65,9 @@ describe('generateCatalog', () => {
       for (const leaf of commit.leaves) {
         expect(paths.has(leaf.path)).toBe(false);
         paths.add(leaf.path);
-        expect(leaf.path).toBe(`/v3/catalog0/data/${folder}/${leaf.id.toLowerCase()}.${leaf.version.split('+')[0]!.toLowerCase()}.json`);
+        expect(leaf.path).toBe(
+          `/v3/catalog0/data/${folder}/${leaf.id.toLowerCase()}.${leaf.version.split('+')[0]!.toLowerCase()}.json`,
+        );
       }
       expect(commit.commitId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     }
@@ -150,7 +152,9 @@ describe('generateCatalog', () => {
         const commit = marked.commits.find((c) => c.leaves.includes(leaf))!;
         const json = Buffer.from(renderLeafBody(commit, { ...leaf, bom: false }, replica.origin));
         // The bytes EF BB BF, then the JSON a leaf without the mark has.
-        expect(served.equals(leaf.bom ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json]) : json), leaf.path).toBe(true);
+        expect(served.equals(leaf.bom ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json]) : json), leaf.path).toBe(
+          true,
+        );
       }
     } finally {
       await replica.stop();

@@ -29,17 +29,25 @@ afterAll(() => replica.stop());
 /** The service index as the replica serves it, with its catalog resource pointing at `catalogUrl`. */
 function serviceIndexNaming(catalogUrl: string): string {
   const index = JSON.parse(replica.documentAt('/v3/index.json')) as { resources: Array<Record<string, unknown>> };
-  for (const resource of index.resources) if (String(resource['@type']).startsWith('Catalog/')) resource['@id'] = catalogUrl;
+  for (const resource of index.resources)
+    if (String(resource['@type']).startsWith('Catalog/')) resource['@id'] = catalogUrl;
   return JSON.stringify(index);
 }
 
 describe('a service index naming an unsafe catalog URL', () => {
   it('is refused before the catalog URL is requested, naming both URLs and why', async () => {
     const source = replica.serviceIndexUrl.replace('127.0.0.1', 'localhost');
-    replica.overrideBody('/v3/index.json', serviceIndexNaming('http://169.254.169.254/latest/meta-data/iam/security-credentials/'), { times: 1 });
+    replica.overrideBody(
+      '/v3/index.json',
+      serviceIndexNaming('http://169.254.169.254/latest/meta-data/iam/security-credentials/'),
+      { times: 1 },
+    );
     // Short timeouts and one attempt: without the check, the old code fails fast instead of waiting on a
     // connection that cannot be made here.
-    const http = new RecordingHttpClient({ connectTimeoutMs: 1_000, retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1, maxRetryAfterMs: 1 } });
+    const http = new RecordingHttpClient({
+      connectTimeoutMs: 1_000,
+      retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1, maxRetryAfterMs: 1 },
+    });
     try {
       const error = await new CatalogClient(http, source).getIndex().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(UnsafeCatalogUrlError);

@@ -49,7 +49,16 @@ async function everythingStored(): Promise<string> {
 
 describe('a source URL with credentials', () => {
   it('sends them to the source’s origin only, and prints and stores them nowhere', async () => {
-    const run = await runCli(['run', '--source', sourceWith(SECRET), '--allow-origin', leaves.origin, '--data-dir', dir, '--json']);
+    const run = await runCli([
+      'run',
+      '--source',
+      sourceWith(SECRET),
+      '--allow-origin',
+      leaves.origin,
+      '--data-dir',
+      dir,
+      '--json',
+    ]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ commits: 12, stoppedBy: 'caught-up' });
@@ -64,7 +73,8 @@ describe('a source URL with credentials', () => {
     expect(status.code).toBe(0);
     expect(status.stdout).toContain(`catalog head: `);
     expect(status.stdout).toContain('REDACTED@127.0.0.1');
-    for (const output of [run.stdout, status.stdout, status.stderr, await everythingStored()]) expect(output).not.toContain(SECRET);
+    for (const output of [run.stdout, status.stdout, status.stderr, await everythingStored()])
+      expect(output).not.toContain(SECRET);
   });
 
   it('a run refused by the source fails naming the URL without its credentials', async () => {
@@ -79,7 +89,10 @@ describe('a source URL with credentials', () => {
   it('the Lambda, failing on a page: neither its error nor its logs hold them', async () => {
     const harness = await SyncHarness.create();
     const saved = { ...process.env };
-    Object.assign(process.env, harness.env({ CATALOG_SOURCE: sourceWith(SECRET), ALLOWED_ORIGINS: leaves.origin, CURSOR_NAME: 'private' }));
+    Object.assign(
+      process.env,
+      harness.env({ CATALOG_SOURCE: sourceWith(SECRET), ALLOWED_ORIGINS: leaves.origin, CURSOR_NAME: 'private' }),
+    );
     const failing = feed.pagePaths()[1]!;
     feed.failWith(failing, 503, Number.POSITIVE_INFINITY);
     const lines: string[] = [];
@@ -88,7 +101,10 @@ describe('a source URL with credentials', () => {
       lines.push(String(chunk));
       return true;
     };
-    const spies = [vi.spyOn(process.stdout, 'write').mockImplementation(capture), vi.spyOn(process.stderr, 'write').mockImplementation(capture)];
+    const spies = [
+      vi.spyOn(process.stdout, 'write').mockImplementation(capture),
+      vi.spyOn(process.stderr, 'write').mockImplementation(capture),
+    ];
     let error: unknown;
     try {
       const { handler } = await import('../../lambda/sync/lambda.js');
@@ -103,14 +119,24 @@ describe('a source URL with credentials', () => {
     const logs = lines.join('');
     expect(logs).toContain('run stopped on an error');
     expect(logs).toContain(failing);
-    expect(`${(error as Error).message}\n${(error as Error).stack}\n${JSON.stringify(error)}\n${logs}`).not.toContain(SECRET);
+    expect(`${(error as Error).message}\n${(error as Error).stack}\n${JSON.stringify(error)}\n${logs}`).not.toContain(
+      SECRET,
+    );
     expect(await harness.cursor('private')).toBeDefined(); // the first page's commits were stored and checkpointed
   });
 
   it('over plain HTTP to another machine they are refused before anything is sent', async () => {
-    const refused = await runCli(['run', '--source', `http://feed-user:${SECRET}@feed.example/v3/index.json`, '--data-dir', dir]);
+    const refused = await runCli([
+      'run',
+      '--source',
+      `http://feed-user:${SECRET}@feed.example/v3/index.json`,
+      '--data-dir',
+      dir,
+    ]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/--source: .*REDACTED@feed\.example.* has credentials: they are sent over https only/);
+    expect(refused.stderr).toMatch(
+      /--source: .*REDACTED@feed\.example.* has credentials: they are sent over https only/,
+    );
     expect(refused.stdout + refused.stderr).not.toContain(SECRET);
   });
 });

@@ -2,7 +2,11 @@
 import { vi } from 'vitest';
 
 /** One EMF record: its metric values and dimensions at the top level, the directive under `_aws`. */
-export type Emf = Record<string, unknown> & { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] } };
+export type Emf = Record<string, unknown> & {
+  _aws: {
+    CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[];
+  };
+};
 
 /** Runs `action`, returning what it resolved to or threw, and the EMF records it wrote to stdout. */
 export async function captureEmf<T>(action: () => Promise<T>): Promise<{ result?: T; error?: unknown; emf: Emf[] }> {

@@ -14,7 +14,14 @@ import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCom
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { S3SnapshotStore } from '../../lambda/stores/index.js';
 import { childScript } from '../../testkit/child-processes.js';
-import { clientsFor, createBucket, createCursorTable, startDynamo, startS3, type EmulatorClients } from '../../testkit/emulators.js';
+import {
+  clientsFor,
+  createBucket,
+  createCursorTable,
+  startDynamo,
+  startS3,
+  type EmulatorClients,
+} from '../../testkit/emulators.js';
 import { testServices, uniqueName } from '../../testkit/env.js';
 
 const services = testServices();
@@ -103,7 +110,11 @@ describe('DynamoDB', () => {
         UpdateExpression: 'SET #c = :next, commitId = :id',
         ConditionExpression: '#c = :expected',
         ExpressionAttributeNames: { '#c': 'cursor' },
-        ExpressionAttributeValues: { ':next': '2017-10-31T23:30:32.4197850Z', ':expected': '2017-10-31T23:30:32.4197849Z', ':id': 'b' },
+        ExpressionAttributeValues: {
+          ':next': '2017-10-31T23:30:32.4197850Z',
+          ':expected': '2017-10-31T23:30:32.4197849Z',
+          ':id': 'b',
+        },
       }),
     );
     const lost = await clients.documents
@@ -114,7 +125,10 @@ describe('DynamoDB', () => {
           UpdateExpression: 'SET #c = :next',
           ConditionExpression: '#c = :expected',
           ExpressionAttributeNames: { '#c': 'cursor' },
-          ExpressionAttributeValues: { ':next': '2017-11-01T00:00:00.0000000Z', ':expected': '2017-10-31T23:30:32.4197849Z' },
+          ExpressionAttributeValues: {
+            ':next': '2017-11-01T00:00:00.0000000Z',
+            ':expected': '2017-10-31T23:30:32.4197849Z',
+          },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       )
@@ -130,7 +144,9 @@ describe('DynamoDB', () => {
 
   it('queries runs newest first by sort key', async () => {
     for (const id of ['001', '003', '002']) {
-      await clients.documents.send(new PutCommand({ TableName: table, Item: { pk: 'runs', sk: `run#${id}`, expiresAt: 2_000_000_000 } }));
+      await clients.documents.send(
+        new PutCommand({ TableName: table, Item: { pk: 'runs', sk: `run#${id}`, expiresAt: 2_000_000_000 } }),
+      );
     }
     const { Items } = await clients.documents.send(
       new QueryCommand({
@@ -148,7 +164,10 @@ describe('S3 (s3rver)', () => {
   it('round-trips bytes, content type and user metadata', async () => {
     const bucket = uniqueName('objects');
     await createBucket(services.s3Endpoint, bucket);
-    const body = Buffer.from('{\n  "id": "Contoso.Lib3",\n  "description": "für Zahlungen ✓",\n  "weight": 1.50\n}', 'utf8');
+    const body = Buffer.from(
+      '{\n  "id": "Contoso.Lib3",\n  "description": "für Zahlungen ✓",\n  "weight": 1.50\n}',
+      'utf8',
+    );
     const metadata = {
       'nuget-id': 'Contoso.Lib3',
       'nuget-version': '3.1.0-RC.1+sha.5',
@@ -157,7 +176,15 @@ describe('S3 (s3rver)', () => {
       'commit-timestamp': '2017-10-31T23:30:32.4197849Z',
     };
     const key = 'leaves/001e9fzMHc3F/contoso.lib3/3.1.0-rc.1.json';
-    await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/json', Metadata: metadata }));
+    await clients.s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: key,
+        Body: body,
+        ContentType: 'application/json',
+        Metadata: metadata,
+      }),
+    );
     const got = await clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     expect(Buffer.from(await got.Body!.transformToByteArray()).equals(body)).toBe(true);
     expect(got.ContentType).toBe('application/json');
@@ -165,7 +192,13 @@ describe('S3 (s3rver)', () => {
 
     // A streamed body is stored as sent, not in aws-chunked framing.
     await clients.s3.send(
-      new PutObjectCommand({ Bucket: bucket, Key: 'streamed.json', Body: Readable.from([body]), ContentLength: body.length, ContentType: 'application/json' }),
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: 'streamed.json',
+        Body: Readable.from([body]),
+        ContentLength: body.length,
+        ContentType: 'application/json',
+      }),
     );
     const streamed = await clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'streamed.json' }));
     expect(Buffer.from(await streamed.Body!.transformToByteArray()).equals(body)).toBe(true);
@@ -177,7 +210,9 @@ describe('S3 (s3rver)', () => {
     const keys = Array.from({ length: 1_050 }, (_, i) => `commits/${String(i).padStart(5, '0')}.json`);
     // In parallel batches: s3rver writes files, and 1,050 sequential round trips are slow.
     for (let i = 0; i < keys.length; i += 75) {
-      await Promise.all(keys.slice(i, i + 75).map((Key) => clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: '{}' }))));
+      await Promise.all(
+        keys.slice(i, i + 75).map((Key) => clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: '{}' }))),
+      );
     }
     const first = await clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'commits/' }));
     expect(first.KeyCount).toBe(1_000);
@@ -209,8 +244,19 @@ describe('S3 (s3rver)', () => {
     await createBucket(services.s3Endpoint, bucket);
     const Key = 'leaves/001e9fzMHc3F/contoso.lib/1.0.0.json';
     const put = (body: Buffer) =>
-      clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: body, ContentType: 'application/json', Metadata: { 'nuget-id': 'Contoso.Lib' } }));
-    const get = async () => Buffer.from(await (await clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key }))).Body!.transformToByteArray());
+      clients.s3.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key,
+          Body: body,
+          ContentType: 'application/json',
+          Metadata: { 'nuget-id': 'Contoso.Lib' },
+        }),
+      );
+    const get = async () =>
+      Buffer.from(
+        await (await clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key }))).Body!.transformToByteArray(),
+      );
     const misreads: string[] = [];
     // Read after write: each body differs from the last in length and content.
     for (let round = 0; round < 6; round++) {
@@ -233,7 +279,10 @@ describe('S3 (s3rver)', () => {
     // A PUT torn mid-body (its client killed) stores nothing: the whole object stays.
     const url = new URL(`${services.s3Endpoint}/${bucket}/${Key}`);
     await new Promise<void>((resolve) => {
-      const torn = request(url, { method: 'PUT', headers: { 'content-length': String(same.length), 'content-type': 'application/json' } });
+      const torn = request(url, {
+        method: 'PUT',
+        headers: { 'content-length': String(same.length), 'content-type': 'application/json' },
+      });
       torn.on('error', () => resolve());
       torn.write(same.subarray(0, same.length / 2), () => setImmediate(() => torn.destroy()));
       torn.on('close', () => resolve());
@@ -274,7 +323,11 @@ describe('emulator processes', () => {
   async function orphan(args: string[]): Promise<{ firstLine: string; killParent: () => void }> {
     const holder = spawn(
       process.execPath,
-      ['-e', "require('child_process').spawn(process.execPath, process.argv.slice(1), { stdio: ['pipe', 'inherit', 'inherit'] })", ...args],
+      [
+        '-e',
+        "require('child_process').spawn(process.execPath, process.argv.slice(1), { stdio: ['pipe', 'inherit', 'inherit'] })",
+        ...args,
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     const firstLine = await new Promise<string>((resolve, reject) => {

@@ -70,7 +70,9 @@ describe('a hostile source', () => {
       server.closeAllConnections();
       return http.close();
     });
-    const error = await http.get(`http://127.0.0.1:${port}/v3/catalog0/data/endless.json`, { maxBytes: 4 * 1024 * 1024 }).catch((e: unknown) => e);
+    const error = await http
+      .get(`http://127.0.0.1:${port}/v3/catalog0/data/endless.json`, { maxBytes: 4 * 1024 * 1024 })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BodyTooLargeError);
     expect((error as Error).message).toContain('body exceeds the limit of 4194304 bytes');
     // The client stopped reading near the bound: the server never got far past it.
@@ -84,11 +86,16 @@ describe('a hostile source', () => {
     const page = replica.pagePaths()[0]!;
     // Minimal items keep the test quick; a million of them is still past the 16 MiB bound of a page.
     const items = Array.from({ length: 1_000_000 }, (_, n) => `{"@id":"u${n}"}`).join(',');
-    replica.overrideBody(page, `{"commitId":"c","commitTimeStamp":"2017-10-31T23:30:32.4197849Z","count":1000000,"items":[${items}]}`);
+    replica.overrideBody(
+      page,
+      `{"commitId":"c","commitTimeStamp":"2017-10-31T23:30:32.4197849Z","count":1000000,"items":[${items}]}`,
+    );
     const dir = tempDir();
     const error = await runLocal(replica.serviceIndexUrl, dir).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SyncError);
-    expect((error as Error).message).toMatch(new RegExp(`${replica.origin}${page}: (decompressed )?body exceeds the limit of 16777216 bytes`));
+    expect((error as Error).message).toMatch(
+      new RegExp(`${replica.origin}${page}: (decompressed )?body exceeds the limit of 16777216 bytes`),
+    );
     expect(allFiles(dir).filter((file) => !file.startsWith('.catalog-sync'))).toEqual([]);
   });
 

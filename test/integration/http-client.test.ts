@@ -2,7 +2,12 @@
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient, parseRetryAfter } from '../../lambda/catalog/http-client.js';
-import { BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError } from '../../lambda/catalog/http-errors.js';
+import {
+  BodyTooLargeError,
+  FetchAbortedError,
+  FetchError,
+  ForbiddenOriginError,
+} from '../../lambda/catalog/http-errors.js';
 import { generateCatalog, leafBody, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
 import { FAST_RETRY } from '../../testkit/sync-harness.js';
@@ -65,7 +70,9 @@ describe('HttpClient', () => {
     expect(delays[0]).toBeGreaterThanOrEqual(1_000);
 
     replica.failWith(leaf().path, 503, 1, { 'retry-after': '3600' });
-    const error = await client().get(url(), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
+    const error = await client()
+      .get(url(), { maxBytes: 1 << 20 })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FetchError);
     expect((error as Error).message).toContain('Retry-After of 3600000 ms exceeds the cap');
     expect((error as FetchError).attempts).toBe(1);
@@ -74,24 +81,32 @@ describe('HttpClient', () => {
   it('does not retry a 404, nor follow a redirect', async () => {
     replica.clearFaults();
     replica.failWith(leaf().path, 404, 5);
-    const notFound = await client().get(url(), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
+    const notFound = await client()
+      .get(url(), { maxBytes: 1 << 20 })
+      .catch((e: unknown) => e);
     expect((notFound as FetchError).message).toBe(`${url()}: HTTP 404 (1 attempt)`);
     expect((notFound as FetchError).attempts).toBe(1);
     replica.clearFaults();
     replica.failWith(leaf().path, 302, 1, { location: 'https://elsewhere.example/' });
-    const redirect = await client().get(url(), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
+    const redirect = await client()
+      .get(url(), { maxBytes: 1 << 20 })
+      .catch((e: unknown) => e);
     expect((redirect as Error).message).toContain('redirects are not followed');
   });
 
   it('redacts the Location of a redirect: no user info nor signed query in the message or its cause chain', async () => {
     replica.clearFaults();
-    replica.failWith(leaf().path, 302, 1, { location: 'https://alice:pa55word@cdn.example/leaf.json?X-Amz-Signature=f00dfeed&sig=c0ffee' });
+    replica.failWith(leaf().path, 302, 1, {
+      location: 'https://alice:pa55word@cdn.example/leaf.json?X-Amz-Signature=f00dfeed&sig=c0ffee',
+    });
     replica.failWith(leaf().path, 307, 1, { location: '/moved/leaf.json?token=c0ffee' });
     for (const shown of [
       'https://REDACTED@cdn.example/leaf.json?X-Amz-Signature=REDACTED&sig=REDACTED',
       `${replica.origin}/moved/leaf.json?token=REDACTED`,
     ]) {
-      const error = await client().get(url(), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
+      const error = await client()
+        .get(url(), { maxBytes: 1 << 20 })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(FetchError);
       expect((error as Error).message).toContain(`to ${shown} (redirects are not followed)`);
       // Every property of the error and of each cause, stack included.
@@ -107,7 +122,9 @@ describe('HttpClient', () => {
     const http = client({ totalTimeoutMs: 300, retry: { ...FAST_RETRY, attempts: 2 } });
     const error = await http.get(url(), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FetchError);
-    expect((error as FetchError).message).toBe(`${url()}: total timeout of 0.3 s exceeded (response headers and body) (2 attempts)`);
+    expect((error as FetchError).message).toBe(
+      `${url()}: total timeout of 0.3 s exceeded (response headers and body) (2 attempts)`,
+    );
     expect((error as FetchError).attempts).toBe(2);
     // Each timed-out attempt closed its connection.
     await replica.whenAbandoned(leaf().path, 2);
@@ -121,10 +138,14 @@ describe('HttpClient', () => {
     const stop = new AbortController();
     replica.onRequest = () => stop.abort();
     try {
-      const error = await client().get(url(), { maxBytes: 1 << 20, signal: stop.signal }).catch((e: unknown) => e);
+      const error = await client()
+        .get(url(), { maxBytes: 1 << 20, signal: stop.signal })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(FetchAbortedError);
       expect(error).not.toBeInstanceOf(FetchError);
-      expect((error as Error).message).toBe(`${url()}: aborted in flight: the run was stopped (time budget reached or interrupted)`);
+      expect((error as Error).message).toBe(
+        `${url()}: aborted in flight: the run was stopped (time budget reached or interrupted)`,
+      );
       await replica.whenAbandoned(leaf().path, 1);
       expect(replica.countRequests(leaf().path)).toBe(1);
     } finally {
@@ -149,7 +170,9 @@ describe('HttpClient', () => {
   it('gives up after the last attempt with the URL and the last reason', async () => {
     replica.clearFaults();
     replica.failWith(leaf().path, 500, 100);
-    const error = await client().get(url(), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
+    const error = await client()
+      .get(url(), { maxBytes: 1 << 20 })
+      .catch((e: unknown) => e);
     expect((error as FetchError).message).toBe(`${url()}: HTTP 500 (5 attempts)`);
     expect((error as FetchError).attempts).toBe(FAST_RETRY.attempts);
     replica.clearFaults();
@@ -158,7 +181,9 @@ describe('HttpClient', () => {
   it('starts no retry past the deadline', async () => {
     replica.clearFaults();
     replica.failWith(leaf().path, 503, 100);
-    const error = await client().get(url(), { maxBytes: 1 << 20, deadline: Date.now() }).catch((e: unknown) => e);
+    const error = await client()
+      .get(url(), { maxBytes: 1 << 20, deadline: Date.now() })
+      .catch((e: unknown) => e);
     expect((error as Error).message).toContain('no time left');
     expect((error as FetchError).attempts).toBe(1);
     replica.clearFaults();
@@ -175,17 +200,23 @@ describe('HttpClient', () => {
 
   it('bounds the body before and after decompression', async () => {
     replica.clearFaults();
-    const small = await client().get(url(), { maxBytes: 100, headers: { 'accept-encoding': 'identity' } }).catch((e: unknown) => e);
+    const small = await client()
+      .get(url(), { maxBytes: 100, headers: { 'accept-encoding': 'identity' } })
+      .catch((e: unknown) => e);
     expect(small).toBeInstanceOf(BodyTooLargeError);
     replica.gzipBomb(leaf().path, 1);
-    const bomb = await client().get(url(), { maxBytes: 8 << 20 }).catch((e: unknown) => e);
+    const bomb = await client()
+      .get(url(), { maxBytes: 8 << 20 })
+      .catch((e: unknown) => e);
     expect(bomb).toBeInstanceOf(BodyTooLargeError);
     expect((bomb as Error).message).toContain('decompressed body exceeds the limit of 8388608 bytes');
   });
 
   it('never requests an origin that is not allowed', async () => {
     const before = other.requests.length;
-    const error = await client().get(other.leafUrl(leaf()), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
+    const error = await client()
+      .get(other.leafUrl(leaf()), { maxBytes: 1 << 20 })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ForbiddenOriginError);
     expect(other.requests.length).toBe(before);
   });
@@ -193,7 +224,9 @@ describe('HttpClient', () => {
   it('rejects an unknown Content-Encoding', async () => {
     replica.clearFaults();
     replica.overrideBody(leaf().path, 'xx', { headers: { 'content-encoding': 'zstd' }, times: 1 });
-    const error = await client().get(url(), { maxBytes: 1 << 20 }).catch((e: unknown) => e);
+    const error = await client()
+      .get(url(), { maxBytes: 1 << 20 })
+      .catch((e: unknown) => e);
     expect((error as Error).message).toContain('unsupported Content-Encoding "zstd"');
   });
 });

@@ -39,14 +39,27 @@ const scheduleEvent = { source: 'aws.events', 'detail-type': 'Scheduled Event', 
 function synthesize(includeIds?: string[], prefix = PREFIX) {
   const app = new App({ context: NO_BUNDLING, outdir: outdir() });
   const stack = new Stack(app, 'Grants', { env: { region: REGION, account: ACCOUNT } });
-  const sync = new CatalogSync(stack, 'Sync', { prefix, view: true, quarantine: true, ...(includeIds ? { includeIds } : {}) });
+  const sync = new CatalogSync(stack, 'Sync', {
+    prefix,
+    view: true,
+    quarantine: true,
+    ...(includeIds ? { includeIds } : {}),
+  });
   const consumer = new CatalogConsumer(stack, 'Indexer', { sync, consumerName: CONSUMER, entry: ENTRY });
-  const backfill = new CatalogBackfill(stack, 'Backfill', { table: sync.table, bucket: sync.bucket, settings: sync.settings });
+  const backfill = new CatalogBackfill(stack, 'Backfill', {
+    table: sync.table,
+    bucket: sync.bucket,
+    settings: sync.settings,
+  });
   const resources = Template.fromStack(stack).toJSON().Resources as Resources;
-  const id = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
+  const id = (construct: { node: { defaultChild?: unknown } }) =>
+    stack.getLogicalId(construct.node.defaultChild as never);
   const face = (fn: lambda.IFunction) => {
     const properties = resources[id(fn as never)]!.Properties;
-    return { statements: roleStatements(resources, properties.Role['Fn::GetAtt'][0] as string), environment: properties.Environment.Variables as Record<string, unknown> };
+    return {
+      statements: roleStatements(resources, properties.Role['Fn::GetAtt'][0] as string),
+      environment: properties.Environment.Variables as Record<string, unknown>,
+    };
   };
   return {
     tableId: id(sync.table as never),
@@ -70,7 +83,10 @@ const harnesses: SyncHarness[] = [];
 
 beforeAll(async () => {
   const services = testServices();
-  [s3, dynamo] = await Promise.all([AwsRequestRecorder.start('s3', services.s3Endpoint), AwsRequestRecorder.start('dynamodb', services.dynamoEndpoint)]);
+  [s3, dynamo] = await Promise.all([
+    AwsRequestRecorder.start('s3', services.s3Endpoint),
+    AwsRequestRecorder.start('dynamodb', services.dynamoEndpoint),
+  ]);
   catalog = generateCatalog({ commits: 14, seed: 5150, leavesPerCommit: [1, 3], deleteRatio: 0.1 });
   replica = await CatalogReplica.start({ catalog, pageSize: 5 });
 });
@@ -88,14 +104,30 @@ afterAll(async () => {
 async function target(stack: ReturnType<typeof synthesize>): Promise<{ harness: SyncHarness; names: TemplateNames }> {
   const harness = await SyncHarness.create();
   harnesses.push(harness);
-  return { harness, names: { region: REGION, account: ACCOUNT, tables: { [stack.tableId]: harness.table }, buckets: { [stack.bucketId]: harness.bucket } } };
+  return {
+    harness,
+    names: {
+      region: REGION,
+      account: ACCOUNT,
+      tables: { [stack.tableId]: harness.table },
+      buckets: { [stack.bucketId]: harness.bucket },
+    },
+  };
 }
 
 /** The function's environment as deployed (its intrinsics resolved to the test's names), reaching the servers through the recorders. */
 function environmentOf(face: Face, harness: SyncHarness, names: TemplateNames): Record<string, string> {
-  const deployed = Object.fromEntries(Object.entries(face.environment).map(([name, value]) => [name, resolve(value, names)]));
+  const deployed = Object.fromEntries(
+    Object.entries(face.environment).map(([name, value]) => [name, resolve(value, names)]),
+  );
   for (const [name, value] of Object.entries(deployed)) expect(value, name).not.toMatch(/<unresolved/);
-  return { ...harness.env(), ...deployed, CATALOG_SOURCE: replica.serviceIndexUrl, AWS_ENDPOINT_URL_S3: s3.url, AWS_ENDPOINT_URL_DYNAMODB: dynamo.url };
+  return {
+    ...harness.env(),
+    ...deployed,
+    CATALOG_SOURCE: replica.serviceIndexUrl,
+    AWS_ENDPOINT_URL_S3: s3.url,
+    AWS_ENDPOINT_URL_DYNAMODB: dynamo.url,
+  };
 }
 
 /** Runs `action` with `env` as the process's environment (the handlers read it, as on Lambda); returns what it recorded. */
@@ -114,7 +146,8 @@ async function recording(env: Record<string, string>, action: () => Promise<unkn
   return [...s3.take(), ...dynamo.take()];
 }
 
-const gets = (calls: readonly RecordedCall[], key: string) => calls.filter((call) => call.service === 's3' && call.method === 'GET' && call.key === key);
+const gets = (calls: readonly RecordedCall[], key: string) =>
+  calls.filter((call) => call.service === 's3' && call.method === 'GET' && call.key === key);
 
 const stack = synthesize();
 
@@ -150,46 +183,66 @@ describe('the IAM grants cover every call the functions make', () => {
       expect(await handler({}, ENOUGH)).toMatchObject({ commits: 7 });
       expect(await handler({}, ENOUGH)).toMatchObject({ commits: 7, caughtUp: true });
     });
-    expect(calls.some((call) => call.service === 's3' && call.method === 'PUT' && call.key === `${PREFIX}filter.json`)).toBe(true);
+    expect(
+      calls.some((call) => call.service === 's3' && call.method === 'PUT' && call.key === `${PREFIX}filter.json`),
+    ).toBe(true);
     expect(uncovered(filtered.follower.statements, calls, names)).toEqual([]);
   });
 
   it.each([
     ['without an id filter', false],
     ['with INCLUDE_IDS (the first to run records it)', true],
-  ])('the backfill planner, worker and finalizer, as the Distributed Map calls them, on a fresh mirror %s', async (_, withFilter) => {
-    const faces = withFilter ? filtered : stack;
-    const { harness, names } = await target(faces);
-    const planner = (await import('../../lambda/backfill/lambda/planner.js')).handler;
-    const worker = (await import('../../lambda/backfill/lambda/worker.js')).handler;
-    const finalizer = (await import('../../lambda/backfill/lambda/finalizer.js')).handler;
-    let planned: Awaited<ReturnType<typeof planner>> | undefined;
-    const planning = await recording(environmentOf(faces.planner, harness, names), async () => {
-      planned = await planner({ rangeLeaves: 8 });
-    });
-    expect(planned!.ranges).toBeGreaterThan(1);
-    // The ItemReader's read of the ranges file is the state machine's role's, not a function's: not recorded.
-    const object = await harness.clients.s3.send(new GetObjectCommand({ Bucket: planned!.bucket, Key: planned!.rangesKey }));
-    const items = JSON.parse(await object.Body!.transformToString('utf8')) as BackfillRange[];
-    const working = await recording(environmentOf(faces.worker, harness, names), async () => {
-      for (let i = 0; i < items.length; i += 2) {
-        expect((await worker({ Items: items.slice(i, i + 2), BatchInput: { backfillId: planned!.backfillId, passes: 0 } }, ENOUGH)).done).toBe(true);
-      }
-    });
-    const finishing = await recording(environmentOf(faces.finalizer, harness, names), async () => {
-      expect(await finalizer({ backfillId: planned!.backfillId })).toMatchObject({ caughtUp: true });
-    });
-    for (const calls of [planning, working, finishing]) expect(gets(calls, `${PREFIX}filter.json`).length).toBeGreaterThan(0);
-    if (withFilter) expect(planning.some((call) => call.service === 's3' && call.method === 'PUT' && call.key === `${PREFIX}filter.json`)).toBe(true);
-    expect(gets(finishing, `${PREFIX}watermark.json`).length).toBeGreaterThan(0);
-    expect({
-      planner: uncovered(faces.planner.statements, planning, names),
-      worker: uncovered(faces.worker.statements, working, names),
-      finalizer: uncovered(faces.finalizer.statements, finishing, names),
-    }).toEqual({ planner: [], worker: [], finalizer: [] });
-  });
+  ])(
+    'the backfill planner, worker and finalizer, as the Distributed Map calls them, on a fresh mirror %s',
+    async (_, withFilter) => {
+      const faces = withFilter ? filtered : stack;
+      const { harness, names } = await target(faces);
+      const planner = (await import('../../lambda/backfill/lambda/planner.js')).handler;
+      const worker = (await import('../../lambda/backfill/lambda/worker.js')).handler;
+      const finalizer = (await import('../../lambda/backfill/lambda/finalizer.js')).handler;
+      let planned: Awaited<ReturnType<typeof planner>> | undefined;
+      const planning = await recording(environmentOf(faces.planner, harness, names), async () => {
+        planned = await planner({ rangeLeaves: 8 });
+      });
+      expect(planned!.ranges).toBeGreaterThan(1);
+      // The ItemReader's read of the ranges file is the state machine's role's, not a function's: not recorded.
+      const object = await harness.clients.s3.send(
+        new GetObjectCommand({ Bucket: planned!.bucket, Key: planned!.rangesKey }),
+      );
+      const items = JSON.parse(await object.Body!.transformToString('utf8')) as BackfillRange[];
+      const working = await recording(environmentOf(faces.worker, harness, names), async () => {
+        for (let i = 0; i < items.length; i += 2) {
+          expect(
+            (
+              await worker(
+                { Items: items.slice(i, i + 2), BatchInput: { backfillId: planned!.backfillId, passes: 0 } },
+                ENOUGH,
+              )
+            ).done,
+          ).toBe(true);
+        }
+      });
+      const finishing = await recording(environmentOf(faces.finalizer, harness, names), async () => {
+        expect(await finalizer({ backfillId: planned!.backfillId })).toMatchObject({ caughtUp: true });
+      });
+      for (const calls of [planning, working, finishing])
+        expect(gets(calls, `${PREFIX}filter.json`).length).toBeGreaterThan(0);
+      if (withFilter)
+        expect(
+          planning.some(
+            (call) => call.service === 's3' && call.method === 'PUT' && call.key === `${PREFIX}filter.json`,
+          ),
+        ).toBe(true);
+      expect(gets(finishing, `${PREFIX}watermark.json`).length).toBeGreaterThan(0);
+      expect({
+        planner: uncovered(faces.planner.statements, planning, names),
+        worker: uncovered(faces.worker.statements, working, names),
+        finalizer: uncovered(faces.finalizer.statements, finishing, names),
+      }).toEqual({ planner: [], worker: [], finalizer: [] });
+    },
+  );
 
-  it('a consumer\'s Lambda and the latest view\'s: before the first run, then on a mirror with a quarantined leaf', async () => {
+  it("a consumer's Lambda and the latest view's: before the first run, then on a mirror with a quarantined leaf", async () => {
     const { harness, names } = await target(stack);
     const { handler } = await import('../../lambda/sync/lambda.js');
     const { consumerHandler } = await import('../../lambda/consumer/lambda.js');
@@ -205,20 +258,43 @@ describe('the IAM grants cover every call the functions make', () => {
     expect(new Set(gets(consuming, `${PREFIX}watermark.json`).map((call) => call.status))).toEqual(new Set([404]));
 
     // A details leaf that stays its package's latest, set aside by quarantine: the view looks at its key (404).
-    const bad = catalog.commits.flatMap((commit, i) => commit.leaves.filter((leaf) => leaf.type === 'PackageDetails' && !catalog.commits.slice(i + 1).some((later) => later.leaves.some((other) => other.id.toLowerCase() === leaf.id.toLowerCase()))))[0]!;
+    const bad = catalog.commits.flatMap((commit, i) =>
+      commit.leaves.filter(
+        (leaf) =>
+          leaf.type === 'PackageDetails' &&
+          !catalog.commits
+            .slice(i + 1)
+            .some((later) => later.leaves.some((other) => other.id.toLowerCase() === leaf.id.toLowerCase())),
+      ),
+    )[0]!;
     replica.overrideBody(bad.path, '{"@type": "PackageDetails"}', { times: 1_000 });
     try {
-      await recording(environmentOf(stack.follower, harness, names), async () => expect(await handler({}, ENOUGH)).toMatchObject({ caughtUp: true, quarantined: 1 }));
+      await recording(environmentOf(stack.follower, harness, names), async () =>
+        expect(await handler({}, ENOUGH)).toMatchObject({ caughtUp: true, quarantined: 1 }),
+      );
     } finally {
       replica.clearFaults();
     }
-    consuming.push(...(await recording(consumerEnv, async () => expect(await consume()).toMatchObject({ commits: catalog.commits.length, stoppedBy: 'caught-up' }))));
-    viewing.push(...(await recording(viewEnv, async () => expect(await view()).toMatchObject({ commits: catalog.commits.length, stoppedBy: 'caught-up' }))));
+    consuming.push(
+      ...(await recording(consumerEnv, async () =>
+        expect(await consume()).toMatchObject({ commits: catalog.commits.length, stoppedBy: 'caught-up' }),
+      )),
+    );
+    viewing.push(
+      ...(await recording(viewEnv, async () =>
+        expect(await view()).toMatchObject({ commits: catalog.commits.length, stoppedBy: 'caught-up' }),
+      )),
+    );
     // The view reads each package's index before it exists, and the quarantined leaf's key: both 404.
-    const missing = viewing.filter((call) => call.service === 's3' && call.status === 404).map((call) => (call as { key: string }).key);
+    const missing = viewing
+      .filter((call) => call.service === 's3' && call.status === 404)
+      .map((call) => (call as { key: string }).key);
     expect(missing.some((key) => key.startsWith(`${PREFIX}packages/`))).toBe(true);
     expect(missing.some((key) => key.startsWith(`${PREFIX}leaves/`) && key.includes(bad.id.toLowerCase()))).toBe(true);
-    expect({ consumer: uncovered(stack.consumer.statements, consuming, names), view: uncovered(stack.view.statements, viewing, names) }).toEqual({ consumer: [], view: [] });
+    expect({
+      consumer: uncovered(stack.consumer.statements, consuming, names),
+      view: uncovered(stack.view.statements, viewing, names),
+    }).toEqual({ consumer: [], view: [] });
   });
 });
 
@@ -229,12 +305,35 @@ describe('the writers may write the layout, nothing else of the bucket', () => {
     ['under the default empty prefix (the whole bucket before)', '', () => synthesize(undefined, '')],
   ])('the follower and the backfill worker %s', (_, prefix, facesOf) => {
     const faces = facesOf();
-    const names: TemplateNames = { region: REGION, account: ACCOUNT, tables: { [faces.tableId]: 'cursors' }, buckets: { [faces.bucketId]: 'mirror' } };
-    const putKey = (key: string): RecordedCall => ({ service: 's3', method: 'PUT', bucket: 'mirror', key, status: 200 });
+    const names: TemplateNames = {
+      region: REGION,
+      account: ACCOUNT,
+      tables: { [faces.tableId]: 'cursors' },
+      buckets: { [faces.bucketId]: 'mirror' },
+    };
+    const putKey = (key: string): RecordedCall => ({
+      service: 's3',
+      method: 'PUT',
+      bucket: 'mirror',
+      key,
+      status: 200,
+    });
     const put = (key: string): RecordedCall => putKey(`${prefix}${key}`);
-    const layout = ['leaves/001e9fzMHc3F/newtonsoft.json/13.0.1.json', 'commits/001e9fzMHc3F.json', 'quarantine/001e9fzMHc3F/x/1.0.0.json', 'filter.json'];
+    const layout = [
+      'leaves/001e9fzMHc3F/newtonsoft.json/13.0.1.json',
+      'commits/001e9fzMHc3F.json',
+      'quarantine/001e9fzMHc3F/x/1.0.0.json',
+      'filter.json',
+    ];
     // Elsewhere: the latest view's folder, the backfill's ranges files and map results, another key beside the layout, another app's key.
-    const elsewhere = ['packages/newtonsoft.json/index.json', 'backfill/001xWrYP2tEPmg4D/ranges.json', 'backfill/map-runs/m/manifest.json', 'leaves.json', 'index.html', 'watermark.json.bak'];
+    const elsewhere = [
+      'packages/newtonsoft.json/index.json',
+      'backfill/001xWrYP2tEPmg4D/ranges.json',
+      'backfill/map-runs/m/manifest.json',
+      'leaves.json',
+      'index.html',
+      'watermark.json.bak',
+    ];
     for (const face of [faces.follower, faces.worker]) {
       expect(uncovered(face.statements, layout.map(put), names)).toEqual([]);
       for (const key of elsewhere) expect(uncovered(face.statements, [put(key)], names), key).toHaveLength(1);

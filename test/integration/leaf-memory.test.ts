@@ -31,7 +31,11 @@ const MIB = 1024 * 1024;
  * A replica of `catalog` with the leaves of some commits grown to a size (`grow`: commit index to bytes), those of
  * `uncompressed` served without compression.
  */
-async function largeLeafReplica(catalog: GeneratedCatalog, grow: Readonly<Record<number, number>>, uncompressed: readonly number[]): Promise<CatalogReplica> {
+async function largeLeafReplica(
+  catalog: GeneratedCatalog,
+  grow: Readonly<Record<number, number>>,
+  uncompressed: readonly number[],
+): Promise<CatalogReplica> {
   for (const [index, bytes] of Object.entries(grow)) growLeavesOf(catalog, Number(index), bytes);
   const replica = await CatalogReplica.start({ catalog });
   for (const index of uncompressed) serveUncompressed(replica, catalog.commits[index]!);
@@ -86,9 +90,13 @@ describe('a leaf larger than the whole budget', () => {
     const summary = await harness.run(replica.serviceIndexUrl, { QUARANTINE: 'true' }, { leafMemory: budget });
     expect(summary).toMatchObject({ stoppedBy: 'caught-up', commits: 3, quarantined: 1, leaves: 4 });
     const leaf = catalog.commits[1]!.leaves[0]!;
-    const record = (await harness.snapshots.getJson(quarantineKey('', commitKey(commitTicks(catalog, 1)), leaf.id, leaf.version))) as Record<string, unknown>;
+    const record = (await harness.snapshots.getJson(
+      quarantineKey('', commitKey(commitTicks(catalog, 1)), leaf.id, leaf.version),
+    )) as Record<string, unknown>;
     expect(record.url).toBe(replica.leafUrl(leaf));
-    expect(String(record.error)).toMatch(/body needs \d+ bytes, more than the leaf memory budget of 2097152 bytes \(the test\)/);
+    expect(String(record.error)).toMatch(
+      /body needs \d+ bytes, more than the leaf memory budget of 2097152 bytes \(the test\)/,
+    );
     expect(budget.held).toBe(0);
   });
 
@@ -122,7 +130,10 @@ describe('the CLI in a small heap', () => {
   // Before issue 30 each leaf in flight kept its parsed tree until its PUT ended: 16 leaves of 4 MiB at once ran
   // this process out of its 64 MB heap ("JavaScript heap out of memory", SIGABRT).
   it('stores a commit of 16 leaves of 4 MiB with a 64 MB V8 heap', async () => {
-    const result = await runCli(['run', '--source', replica.serviceIndexUrl, '--data-dir', dir, '--json', '--no-progress'], { NODE_OPTIONS: '--max-old-space-size=64' });
+    const result = await runCli(
+      ['run', '--source', replica.serviceIndexUrl, '--data-dir', dir, '--json', '--no-progress'],
+      { NODE_OPTIONS: '--max-old-space-size=64' },
+    );
     expect(result.stderr).toBe('');
     expect(result.signal).toBeNull();
     expect(result.code).toBe(0);
@@ -155,11 +166,17 @@ describe('the HTTP client holds a body as its size becomes known', () => {
       setImmediate(() => res.end('b'.repeat(2000)));
     });
     const small = gzipSync(`{"leaf":"${'y'.repeat(50_000)}"}`);
-    served.set('/small-gzip', (res) => res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': small.length }).end(small));
+    served.set('/small-gzip', (res) =>
+      res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': small.length }).end(small),
+    );
     const large = gzipSync(big);
-    served.set('/large-gzip', (res) => res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': large.length }).end(large));
+    served.set('/large-gzip', (res) =>
+      res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': large.length }).end(large),
+    );
     const bomb = gzipSync(Buffer.alloc(3 * MIB));
-    served.set('/bomb', (res) => res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': bomb.length }).end(bomb));
+    served.set('/bomb', (res) =>
+      res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': bomb.length }).end(bomb),
+    );
   });
   afterAll(async () => {
     await http.close();
@@ -167,7 +184,10 @@ describe('the HTTP client holds a body as its size becomes known', () => {
   });
 
   /** A budget of `bytes` that records every hold, answering `later` to those `refuse` names. */
-  function recording(bytes: number, refuse: (total: number) => boolean = () => false): { holds: number[]; memory: BodyMemory } {
+  function recording(
+    bytes: number,
+    refuse: (total: number) => boolean = () => false,
+  ): { holds: number[]; memory: BodyMemory } {
     const holds: number[] = [];
     return {
       holds,
@@ -180,7 +200,8 @@ describe('the HTTP client holds a body as its size becomes known', () => {
       },
     };
   }
-  const get = (path: string, memory: BodyMemory): Promise<unknown> => http.get(`${origin}${path}`, { maxBytes: 32 * MIB, memory });
+  const get = (path: string, memory: BodyMemory): Promise<unknown> =>
+    http.get(`${origin}${path}`, { maxBytes: 32 * MIB, memory });
 
   it('holds the declared length, or the bytes received so far, and the raw body beside its decoded copy', async () => {
     const plain = recording(MIB);
@@ -214,10 +235,14 @@ describe('the HTTP client holds a body as its size becomes known', () => {
     requested.length = 0;
     const declared = await get('/plain', recording(999).memory).catch((e: unknown) => e);
     expect(declared).toBeInstanceOf(LeafMemoryError);
-    expect((declared as Error).message).toBe(`${origin}/plain: body needs 1000 bytes, more than the leaf memory budget of 999 bytes (the test); give the process more memory or set LEAF_MEMORY_MB (1 attempt)`);
+    expect((declared as Error).message).toBe(
+      `${origin}/plain: body needs 1000 bytes, more than the leaf memory budget of 999 bytes (the test); give the process more memory or set LEAF_MEMORY_MB (1 attempt)`,
+    );
     const decoded = await get('/bomb', recording(2 * MIB).memory).catch((e: unknown) => e);
     expect(decoded).toBeInstanceOf(LeafMemoryError);
-    expect((decoded as Error).message).toMatch(/\/bomb: body needs over 2097152 bytes, more than the leaf memory budget of 2097152 bytes/);
+    expect((decoded as Error).message).toMatch(
+      /\/bomb: body needs over 2097152 bytes, more than the leaf memory budget of 2097152 bytes/,
+    );
     expect(requested).toEqual(['/plain', '/bomb']);
   });
 });

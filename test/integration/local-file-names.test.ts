@@ -34,8 +34,20 @@ let replica: CatalogReplica;
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'catalog-sync-file-names-'));
   // Two commits whose keys differ only in case: 26 s is one step of the last seconds digit, `M` to `m`.
-  const first = generateCatalog({ commits: 1, seed: 5, start: '2017-10-31T23:30:32.4197849Z', leavesPerCommit: [2, 2], deleteRatio: 0 });
-  const second = generateCatalog({ commits: 1, seed: 6, start: '2017-10-31T23:30:58.4197849Z', leavesPerCommit: [2, 2], deleteRatio: 0 });
+  const first = generateCatalog({
+    commits: 1,
+    seed: 5,
+    start: '2017-10-31T23:30:32.4197849Z',
+    leavesPerCommit: [2, 2],
+    deleteRatio: 0,
+  });
+  const second = generateCatalog({
+    commits: 1,
+    seed: 6,
+    start: '2017-10-31T23:30:58.4197849Z',
+    leavesPerCommit: [2, 2],
+    deleteRatio: 0,
+  });
   catalog = { commits: [...first.commits, ...second.commits] };
   // The same package in both commits: on a case-insensitive file system its two leaves would be one file.
   const [again, tmpLike] = catalog.commits[1]!.leaves;
@@ -114,7 +126,9 @@ describe('LocalStore file names', () => {
     for (const attempt of [() => keysOf(moved), () => moved.putJson(`commits/${LOWER}.json`, {})]) {
       const error = await attempt().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(FileNameModeError);
-      expect((error as Error).message).toContain(`${exact}: this folder stores keys as exact file names (${join(exact, RECORD)} says "exact"`);
+      expect((error as Error).message).toContain(
+        `${exact}: this folder stores keys as exact file names (${join(exact, RECORD)} says "exact"`,
+      );
     }
     expect(await snapshotFiles(exact)).toEqual([`commits/${UPPER}.json`]);
 
@@ -123,8 +137,12 @@ describe('LocalStore file names', () => {
     const older = newDir('older');
     await mkdir(join(older, 'commits'), { recursive: true });
     await writeFile(join(older, 'commits', `${UPPER}.json`), '{}');
-    await expect(keysOf(new LocalStore(older, { caseInsensitive: true }))).rejects.toThrow(`${older}: this folder was filled by a catalog-sync that stored keys as exact file names`);
-    await expect(putIn(new LocalStore(older, { caseInsensitive: true }))).rejects.toThrow(`${older}: this folder was filled by a catalog-sync that stored keys as exact file names`);
+    await expect(keysOf(new LocalStore(older, { caseInsensitive: true }))).rejects.toThrow(
+      `${older}: this folder was filled by a catalog-sync that stored keys as exact file names`,
+    );
+    await expect(putIn(new LocalStore(older, { caseInsensitive: true }))).rejects.toThrow(
+      `${older}: this folder was filled by a catalog-sync that stored keys as exact file names`,
+    );
     await expect(stat(join(older, RECORD))).rejects.toThrow();
     expect(await keysOf(new LocalStore(older))).toEqual([`commits/${UPPER}.json`]);
     await expect(stat(join(older, RECORD))).rejects.toThrow();
@@ -133,7 +151,9 @@ describe('LocalStore file names', () => {
 
     // A record that says neither.
     await writeFile(join(older, RECORD), '{"fileNames":"lower"}');
-    await expect(keysOf(new LocalStore(older))).rejects.toThrow(`${join(older, RECORD)}: "fileNames" is "lower"; expected "exact", "portable" or "escaped"`);
+    await expect(keysOf(new LocalStore(older))).rejects.toThrow(
+      `${join(older, RECORD)}: "fileNames" is "lower"; expected "exact", "portable" or "escaped"`,
+    );
   });
 
   it('reading a folder writes nothing in it: no record, no probe, no state folder', async () => {
@@ -183,21 +203,34 @@ describe('catalog-sync with a folder on a case-insensitive file system (forced)'
       expect(new Set(files.map((file) => file.toLowerCase())).size).toBe(expected.length);
       expect(files.map((file) => keyOfFileNames(file.split('/'), 'portable')).sort()).toEqual(expected);
       const read = (key: string): Promise<string> => readFile(join(dir, ...fileNamesOf(key, 'portable')), 'utf8');
-      for (const [key, commit] of [[UPPER, c1!], [LOWER, c2!]] as const) {
+      for (const [key, commit] of [
+        [UPPER, c1!],
+        [LOWER, c2!],
+      ] as const) {
         expect(JSON.parse(await read(manifestKey('', key)))).toMatchObject({ commitId: commit.commitId });
-        for (const leaf of commit.leaves.filter((l) => l !== failing)) expect(await read(leafKey('', key, leaf.id, leaf.version))).toBe(leafBody(catalog, leaf, replica.origin));
+        for (const leaf of commit.leaves.filter((l) => l !== failing))
+          expect(await read(leafKey('', key, leaf.id, leaf.version))).toBe(leafBody(catalog, leaf, replica.origin));
       }
 
       const listed = await runCli(['quarantine', ...common, '--json'], FORCED);
       expect(listed.code).toBe(0);
-      expect(listed.stdout.trim().split('\n').map((line) => JSON.parse(line).key)).toEqual([quarantineKey('', UPPER, failing.id, failing.version)]);
+      expect(
+        listed.stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line).key),
+      ).toEqual([quarantineKey('', UPPER, failing.id, failing.version)]);
       const keys = await runCli(['keys', '--since', '2017-10-31T23:30:32Z'], FORCED);
       expect(keys.stdout).toBe('leaves/001e9fzM\n');
 
       replica.clearFaults();
       const retried = await runCli(['retry-quarantine', ...common], FORCED);
-      expect(retried.stdout).toBe(`stored: ${quarantineKey('', UPPER, failing.id, failing.version)}\n1 stored, 0 still failing\n`);
-      expect(await read(leafKey('', UPPER, failing.id, failing.version))).toBe(leafBody(catalog, failing, replica.origin));
+      expect(retried.stdout).toBe(
+        `stored: ${quarantineKey('', UPPER, failing.id, failing.version)}\n1 stored, 0 still failing\n`,
+      );
+      expect(await read(leafKey('', UPPER, failing.id, failing.version))).toBe(
+        leafBody(catalog, failing, replica.origin),
+      );
       expect(JSON.stringify(JSON.parse(await read(manifestKey('', UPPER))))).not.toContain('quarantined');
       expect((await snapshotFiles(dir)).filter((file) => file.startsWith('quarantine/'))).toEqual([]);
     } finally {
@@ -206,12 +239,18 @@ describe('catalog-sync with a folder on a case-insensitive file system (forced)'
   });
 });
 
-describe("ids that map to names Windows reserves (CON, nul.txt, COM1, a trailing dot), in a portable folder", () => {
+describe('ids that map to names Windows reserves (CON, nul.txt, COM1, a trailing dot), in a portable folder', () => {
   /** Windows' rules by a second implementation (sanitize-filename leaves a valid name as it is). */
   const windowsTakes = (file: string): boolean => file.split('/').every((name) => sanitize(name) === name);
 
   it('are stored under names Windows takes, and read back by changes, view and verify --deep', async () => {
-    const reserved = generateCatalog({ commits: 2, seed: 31, start: '2021-03-01T00:00:00Z', leavesPerCommit: [3, 3], deleteRatio: 0 });
+    const reserved = generateCatalog({
+      commits: 2,
+      seed: 31,
+      start: '2021-03-01T00:00:00Z',
+      leavesPerCommit: [3, 3],
+      deleteRatio: 0,
+    });
     const ids = ['CON', 'nul.txt', 'Aux.Json', 'COM1', 'lpt9.core', 'Trailing.'];
     reserved.commits.flatMap((commit) => commit.leaves).forEach((leaf, i) => (leaf.id = ids[i]!));
     const source = await CatalogReplica.start({ catalog: reserved, pageSize: 10 });
@@ -221,26 +260,51 @@ describe("ids that map to names Windows reserves (CON, nul.txt, COM1, a trailing
       expect(run.stderr).toBe('');
       expect(JSON.parse(run.stdout)).toMatchObject({ commits: 2, leaves: 6, quarantined: 0, stoppedBy: 'caught-up' });
       expect(await readFile(join(dir, RECORD), 'utf8')).toBe('{"fileNames":"portable"}\n');
-      const leafKeys = reserved.commits.flatMap((commit) => commit.leaves.map((leaf) => leafKey('', commitKeyOf(commit.timestamp), leaf.id, leaf.version)));
-      expect(leafKeys.map((key) => key.split('/')[2])).toEqual(['con', 'nul.txt', 'aux.json', 'com1', 'lpt9.core', 'trailing.']);
+      const leafKeys = reserved.commits.flatMap((commit) =>
+        commit.leaves.map((leaf) => leafKey('', commitKeyOf(commit.timestamp), leaf.id, leaf.version)),
+      );
+      expect(leafKeys.map((key) => key.split('/')[2])).toEqual([
+        'con',
+        'nul.txt',
+        'aux.json',
+        'com1',
+        'lpt9.core',
+        'trailing.',
+      ]);
 
       // Every file a name Windows takes; the reserved ones marked (con^_, nul^_.txt, trailing.^_).
       const files = await snapshotFiles(dir);
       expect(files.filter((file) => !windowsTakes(file))).toEqual([]);
-      expect(files.filter((file) => file.startsWith('leaves/')).map((file) => file.split('/')[2]).sort()).toEqual(['aux^_.json', 'com1^_', 'con^_', 'lpt9^_.core', 'nul^_.txt', 'trailing.^_']);
+      expect(
+        files
+          .filter((file) => file.startsWith('leaves/'))
+          .map((file) => file.split('/')[2])
+          .sort(),
+      ).toEqual(['aux^_.json', 'com1^_', 'con^_', 'lpt9^_.core', 'nul^_.txt', 'trailing.^_']);
       for (const [i, key] of leafKeys.entries()) {
         const leaf = reserved.commits.flatMap((commit) => commit.leaves)[i]!;
-        expect(await readFile(join(dir, ...fileNamesOf(key, 'portable')), 'utf8')).toBe(leafBody(reserved, leaf, source.origin));
+        expect(await readFile(join(dir, ...fileNamesOf(key, 'portable')), 'utf8')).toBe(
+          leafBody(reserved, leaf, source.origin),
+        );
       }
 
       // The consumer's reader, the latest view and verify read them back by their keys.
       const changes = await runCli(['changes', '--data-dir', dir, '--json', '--leaves'], FORCED);
       expect(changes.stderr).toBe('');
-      expect(changes.stdout.trim().split('\n').map((line) => JSON.parse(line).key).sort()).toEqual([...leafKeys].sort());
+      expect(
+        changes.stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line).key)
+          .sort(),
+      ).toEqual([...leafKeys].sort());
       const view = await runCli(['view', '--data-dir', dir, '--json'], FORCED);
       expect(view.code, view.stderr).toBe(0);
       const store = new LocalStore(dir);
-      for (const id of ids) expect(await store.getJson(`packages/${id.toLowerCase()}/index.json`), id).toMatchObject({ id: expect.any(String) });
+      for (const id of ids)
+        expect(await store.getJson(`packages/${id.toLowerCase()}/index.json`), id).toMatchObject({
+          id: expect.any(String),
+        });
       expect((await snapshotFiles(dir)).filter((file) => !windowsTakes(file))).toEqual([]);
       const verify = await runCli(['verify', '--source', source.serviceIndexUrl, '--data-dir', dir, '--deep'], FORCED);
       expect(verify.code, verify.stdout + verify.stderr).toBe(0);
@@ -284,9 +348,13 @@ describe("ids that map to names Windows reserves (CON, nul.txt, COM1, a trailing
 describe(FORCE_CASE_INSENSITIVE_ENV, () => {
   it('takes "1" or "0"; anything else is a settings error naming it, before the folder is touched', async () => {
     const dir = newDir('env');
-    const error = await openStores({ dataDir: dir }, 1, { [FORCE_CASE_INSENSITIVE_ENV]: 'yes' }).catch((e: unknown) => e);
+    const error = await openStores({ dataDir: dir }, 1, { [FORCE_CASE_INSENSITIVE_ENV]: 'yes' }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(SettingsError);
-    expect((error as Error).message).toBe(`${FORCE_CASE_INSENSITIVE_ENV}: "yes" must be "1" or "0" (for tests only: take the file system as case-insensitive)`);
+    expect((error as Error).message).toBe(
+      `${FORCE_CASE_INSENSITIVE_ENV}: "yes" must be "1" or "0" (for tests only: take the file system as case-insensitive)`,
+    );
     await expect(stat(dir)).rejects.toThrow();
   });
 });
@@ -300,14 +368,24 @@ describe('a key whose id contains .tmp-', () => {
     expect(recordKey).toContain('/x.tmp-y/');
     try {
       replica.failWith(failing.path, 500, 1_000);
-      expect(JSON.parse((await runCli(['run', ...common, '--quarantine', '--json'])).stdout)).toMatchObject({ quarantined: 1 });
+      expect(JSON.parse((await runCli(['run', ...common, '--quarantine', '--json'])).stdout)).toMatchObject({
+        quarantined: 1,
+      });
       const listed = await runCli(['quarantine', ...common, '--json']);
-      expect(listed.stdout.trim().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line).key)).toEqual([recordKey]);
+      expect(
+        listed.stdout
+          .trim()
+          .split('\n')
+          .filter((line) => line !== '')
+          .map((line) => JSON.parse(line).key),
+      ).toEqual([recordKey]);
 
       replica.clearFaults();
       const retried = await runCli(['retry-quarantine', ...common]);
       expect(retried.stdout).toBe(`stored: ${recordKey}\n1 stored, 0 still failing\n`);
-      expect(await readFile(join(dir, leafKey('', LOWER, failing.id, failing.version)), 'utf8')).toBe(leafBody(catalog, failing, replica.origin));
+      expect(await readFile(join(dir, leafKey('', LOWER, failing.id, failing.version)), 'utf8')).toBe(
+        leafBody(catalog, failing, replica.origin),
+      );
     } finally {
       replica.clearFaults();
     }

@@ -44,7 +44,10 @@ function manualClock(): { now: () => number; advance: (ms: number) => void } {
 }
 
 /** A heartbeat that beats only when the test says so. */
-function manualHeartbeat(): { scheduleHeartbeat: (beat: () => Promise<void>) => () => void; beat: () => Promise<void> } {
+function manualHeartbeat(): {
+  scheduleHeartbeat: (beat: () => Promise<void>) => () => void;
+  beat: () => Promise<void>;
+} {
   let current: (() => Promise<void>) | undefined;
   return {
     scheduleHeartbeat: (beat) => {
@@ -63,7 +66,9 @@ function ageLockFile(dir: string, ms: number): void {
 
 /** The pid of a process that has exited, as a SIGKILLed run leaves it. */
 function deadPid(): number {
-  return Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
+  return Number(
+    spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout,
+  );
 }
 
 function writeLockRecord(dir: string, record: { host: string; pid: number; heartbeatAt: number }): void {
@@ -73,11 +78,15 @@ function writeLockRecord(dir: string, record: { host: string; pid: number; heart
 
 /** The newest value any of these writes stored, as acknowledged to its caller. */
 function newestAcknowledged(writes: [CompareAndSetResult, Ticks][]): Ticks {
-  return writes.filter(([result]) => result.outcome === 'written').reduce((max, [, value]) => (value > max ? value : max), Y2019);
+  return writes
+    .filter(([result]) => result.outcome === 'written')
+    .reduce((max, [, value]) => (value > max ? value : max), Y2019);
 }
 
 describe('the local lock', () => {
-  it('a live holder that heartbeats keeps its lock however long it holds it: the cursor never goes backward', { timeout: 15_000 }, async () => {
+  it('a live holder that heartbeats keeps its lock however long it holds it: the cursor never goes backward', {
+    timeout: 15_000,
+  }, async () => {
     const dir = await folderAt2019();
     const expected = await new LocalStore(dir).read('c');
     const clock = manualClock();
@@ -118,14 +127,21 @@ describe('the local lock', () => {
     const [resultA, resultB] = await Promise.all([a, b]);
 
     const stored = (await new LocalStore(dir).read('c'))?.value;
-    expect(stored).toBe(newestAcknowledged([[resultA, Y2020], [resultB, Y2022]]));
+    expect(stored).toBe(
+      newestAcknowledged([
+        [resultA, Y2020],
+        [resultB, Y2022],
+      ]),
+    );
     expect(eventsB).not.toContain('stale');
     expect(resultA).toEqual({ outcome: 'written' });
     expect(resultB).toMatchObject({ outcome: 'conflict', current: { value: Y2020 } });
     expect(existsSync(lockPath(dir))).toBe(false);
   });
 
-  it('a holder paused past the window (no heartbeat) loses its lock: its write fails, writes nothing, and leaves the new lock alone', { timeout: 15_000 }, async () => {
+  it('a holder paused past the window (no heartbeat) loses its lock: its write fails, writes nothing, and leaves the new lock alone', {
+    timeout: 15_000,
+  }, async () => {
     const dir = await folderAt2019();
     const expected = await new LocalStore(dir).read('c');
     const clock = manualClock();
@@ -166,7 +182,9 @@ describe('the local lock', () => {
       (error: unknown) => error,
     );
     expect(failure).toBeInstanceOf(LocalStateError);
-    expect((failure as Error).message).toMatch(/state\.lock: this run's lock .* was taken by pid \d+ on .*; nothing was written/);
+    expect((failure as Error).message).toMatch(
+      /state\.lock: this run's lock .* was taken by pid \d+ on .*; nothing was written/,
+    );
     expect(eventsA).toContain('lost');
     // A's release left B's lock in place.
     expect(readFileSync(lockPath(dir), 'utf8')).toBe(bLock);
@@ -203,11 +221,15 @@ describe('the local lock', () => {
     writeLockRecord(dir, { host: hostname(), pid: deadPid(), heartbeatAt: Date.now() });
     const events: LockEvent[] = [];
     const store = new LocalStore(dir, { onLockEvent: (event) => void events.push(event) });
-    expect(await store.compareAndSet('c', expected, { value: Y2020, commitId: '2020', runId: 'r' })).toEqual({ outcome: 'written' });
+    expect(await store.compareAndSet('c', expected, { value: Y2020, commitId: '2020', runId: 'r' })).toEqual({
+      outcome: 'written',
+    });
     expect(events).toEqual(['stale', 'acquired', 'committing']);
   });
 
-  it("another host's lock is not broken for its pid (a number that means nothing here), only once its heartbeat is stale", { timeout: 15_000 }, async () => {
+  it("another host's lock is not broken for its pid (a number that means nothing here), only once its heartbeat is stale", {
+    timeout: 15_000,
+  }, async () => {
     const dir = await folderAt2019();
     const expected = await new LocalStore(dir).read('c');
     const clock = manualClock();
@@ -222,7 +244,9 @@ describe('the local lock', () => {
         if (event === 'waiting' && !events.includes('stale')) clock.advance(STALE_MS);
       },
     });
-    expect(await store.compareAndSet('c', expected, { value: Y2020, commitId: '2020', runId: 'r' })).toEqual({ outcome: 'written' });
+    expect(await store.compareAndSet('c', expected, { value: Y2020, commitId: '2020', runId: 'r' })).toEqual({
+      outcome: 'written',
+    });
     expect(events).toEqual(['waiting', 'stale', 'acquired', 'committing']);
   });
 });

@@ -34,15 +34,18 @@ function watched(harness: SyncHarness) {
   const violations: string[] = [];
   const watermarks: string[] = [];
   const cursors = new RecordingCursorStore(harness.store, async (value) => {
-    for (const problem of await harness.verify(catalog, replica.origin, value)) violations.push(`cursor ${formatTimestamp(value)}: ${problem}`);
+    for (const problem of await harness.verify(catalog, replica.origin, value))
+      violations.push(`cursor ${formatTimestamp(value)}: ${problem}`);
   });
   const beforeJson: HoldOptions['beforeJson'] = async (key, value) => {
     if (key !== 'watermark.json') return;
     const cursor = (value as { cursor: string }).cursor;
     watermarks.push(cursor);
     const stored = await harness.cursor();
-    if (stored === undefined || parseTimestamp(cursor) > parseTimestamp(stored)) violations.push(`watermark ${cursor} ahead of the stored cursor ${stored}`);
-    for (const problem of await harness.verify(catalog, replica.origin, parseTimestamp(cursor))) violations.push(`watermark ${cursor}: ${problem}`);
+    if (stored === undefined || parseTimestamp(cursor) > parseTimestamp(stored))
+      violations.push(`watermark ${cursor} ahead of the stored cursor ${stored}`);
+    for (const problem of await harness.verify(catalog, replica.origin, parseTimestamp(cursor)))
+      violations.push(`watermark ${cursor}: ${problem}`);
   };
   return { cursors, beforeJson, violations, watermarks };
 }
@@ -59,7 +62,11 @@ describe('the follower writes manifests as commits complete', () => {
     const slowLeaf = catalog.commits[2]!.leaves[0]!;
     const slowKey = leafKey('', commitKey(commitTicks(catalog, 2)), slowLeaf.id, slowLeaf.version);
     const held = holdKey(harness.snapshots, slowKey, { beforeJson: watch.beforeJson });
-    const running = harness.run(replica.serviceIndexUrl, { CONCURRENCY: '8' }, { snapshots: held.store, cursors: watch.cursors, watermarkIntervalMs: 0 });
+    const running = harness.run(
+      replica.serviceIndexUrl,
+      { CONCURRENCY: '8' },
+      { snapshots: held.store, cursors: watch.cursors, watermarkIntervalMs: 0 },
+    );
     await held.reached;
     const later = catalog.commits.slice(3).map((_, i) => manifestOf(i + 3));
     await held.whenStored(later);
@@ -74,14 +81,19 @@ describe('the follower writes manifests as commits complete', () => {
     if (watermark !== undefined) expect(watermark < commitTicks(catalog, 2)).toBe(true);
     held.release();
     const summary = await running;
-    expect(summary).toMatchObject({ stoppedBy: 'caught-up', commits: catalog.commits.length, cursorAfter: formatTimestamp(commitTicks(catalog, -1)) });
+    expect(summary).toMatchObject({
+      stoppedBy: 'caught-up',
+      commits: catalog.commits.length,
+      cursorAfter: formatTimestamp(commitTicks(catalog, -1)),
+    });
     expect(await storedWatermark(harness)).toBe(commitTicks(catalog, -1));
     expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
     expect(watch.violations).toEqual([]);
     // Watermarks were written during the run (at least one while commit 2 was held, and the closing one), each
     // naming a cursor no older than the one before it.
     expect(watch.watermarks.length).toBeGreaterThanOrEqual(2);
-    for (let i = 1; i < watch.watermarks.length; i++) expect(watch.watermarks[i]! >= watch.watermarks[i - 1]!).toBe(true);
+    for (let i = 1; i < watch.watermarks.length; i++)
+      expect(watch.watermarks[i]! >= watch.watermarks[i - 1]!).toBe(true);
   });
 
   it('a leaf held past STRAGGLER_MS gives its slot back: with CONCURRENCY 1, every later commit completes while it is held', async () => {
@@ -90,7 +102,11 @@ describe('the follower writes manifests as commits complete', () => {
     const slowLeaf = catalog.commits[1]!.leaves[0]!;
     const slowKey = leafKey('', commitKey(commitTicks(catalog, 1)), slowLeaf.id, slowLeaf.version);
     const held = holdKey(harness.snapshots, slowKey, { beforeJson: watch.beforeJson });
-    const running = harness.run(replica.serviceIndexUrl, { CONCURRENCY: '1' }, { snapshots: held.store, cursors: watch.cursors, watermarkIntervalMs: 0 });
+    const running = harness.run(
+      replica.serviceIndexUrl,
+      { CONCURRENCY: '1' },
+      { snapshots: held.store, cursors: watch.cursors, watermarkIntervalMs: 0 },
+    );
     await held.reached;
     // With its one slot held by the stalled leaf this would never resolve.
     await held.whenStored(catalog.commits.slice(2).map((_, i) => manifestOf(i + 2)));
@@ -107,12 +123,20 @@ describe('the follower writes manifests as commits complete', () => {
     const failing = holdKey(harness.snapshots, manifestOf(5), { fail: true, beforeJson: watch.beforeJson });
     failing.release();
     const error = await harness
-      .run(replica.serviceIndexUrl, { CONCURRENCY: '8' }, { snapshots: failing.store, cursors: watch.cursors, watermarkIntervalMs: 0 })
+      .run(
+        replica.serviceIndexUrl,
+        { CONCURRENCY: '8' },
+        { snapshots: failing.store, cursors: watch.cursors, watermarkIntervalMs: 0 },
+      )
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SyncError);
     expect((error as Error).message).toContain(`PUT ${manifestOf(5)} failed`);
     const lastGood = commitTicks(catalog, 4);
-    expect((error as SyncError).summary).toMatchObject({ stoppedBy: 'error', commits: 5, cursorAfter: formatTimestamp(lastGood) });
+    expect((error as SyncError).summary).toMatchObject({
+      stoppedBy: 'error',
+      commits: 5,
+      cursorAfter: formatTimestamp(lastGood),
+    });
     expect(await harness.cursor()).toBe(formatTimestamp(lastGood));
     expect(await storedWatermark(harness)).toBe(lastGood);
     for (const watermark of watch.watermarks) expect(parseTimestamp(watermark) <= lastGood).toBe(true);
@@ -120,7 +144,11 @@ describe('the follower writes manifests as commits complete', () => {
     expect(await harness.strayManifests(catalog, replica.origin, lastGood)).toEqual([]);
     expect(watch.violations).toEqual([]);
     const rerun = await harness.run(replica.serviceIndexUrl);
-    expect(rerun).toMatchObject({ stoppedBy: 'caught-up', cursorBefore: formatTimestamp(lastGood), commits: catalog.commits.length - 5 });
+    expect(rerun).toMatchObject({
+      stoppedBy: 'caught-up',
+      cursorBefore: formatTimestamp(lastGood),
+      commits: catalog.commits.length - 5,
+    });
     expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
     expect(await storedWatermark(harness)).toBe(commitTicks(catalog, -1));
   });

@@ -10,12 +10,26 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkMirror, consume, MirrorState, NoMirrorError, readCommits, WakeUp, type Mirror } from '../../lambda/consumer/index.js';
+import {
+  checkMirror,
+  consume,
+  MirrorState,
+  NoMirrorError,
+  readCommits,
+  WakeUp,
+  type Mirror,
+} from '../../lambda/consumer/index.js';
 import { folderConsumerStores } from '../../lambda/consumer/open.js';
 import { commitKeyOf, leafKey } from '../../lambda/contract/keys.js';
 import { S3SnapshotStore } from '../../lambda/stores/s3-store.js';
 import type { CursorStore, SnapshotStore } from '../../lambda/stores/types.js';
-import { folderViewStores, keepView, rebuildView, S3ViewDocuments, type ViewDocuments } from '../../lambda/view/index.js';
+import {
+  folderViewStores,
+  keepView,
+  rebuildView,
+  S3ViewDocuments,
+  type ViewDocuments,
+} from '../../lambda/view/index.js';
 import { uniqueName } from '../../testkit/env.js';
 import { generateCatalog } from '../../testkit/catalog-generator.js';
 import { SyncHarness } from '../../testkit/sync-harness.js';
@@ -58,24 +72,45 @@ interface WrongPlace {
 /** Every way of reading the place: each must throw NoMirrorError and write nothing. */
 const readers: [string, (place: WrongPlace) => Promise<unknown>][] = [
   ['checkMirror', (place) => checkMirror(place.mirror)],
-  ['readCommits', async (place) => {
-    for await (const _ of readCommits(place.mirror)) return;
-  }],
-  ['readCommits following', async (place) => {
-    for await (const _ of readCommits(place.mirror, { follow: true, poll: { minMs: 1, maxMs: 1 } })) return;
-  }],
+  [
+    'readCommits',
+    async (place) => {
+      for await (const _ of readCommits(place.mirror)) return;
+    },
+  ],
+  [
+    'readCommits following',
+    async (place) => {
+      for await (const _ of readCommits(place.mirror, { follow: true, poll: { minMs: 1, maxMs: 1 } })) return;
+    },
+  ],
   ['consume', (place) => consume('indexer', () => undefined, { mirror: place.mirror, cursors: place.cursors })],
-  ['keepView', (place) => keepView({ documents: place.documents, prefix: place.mirror.prefix }, { mirror: place.mirror, cursors: place.cursors, follow: true })],
-  ['rebuildView', (place) => rebuildView({ documents: place.documents, prefix: place.mirror.prefix }, place.mirror, place.cursors)],
+  [
+    'keepView',
+    (place) =>
+      keepView(
+        { documents: place.documents, prefix: place.mirror.prefix },
+        { mirror: place.mirror, cursors: place.cursors, follow: true },
+      ),
+  ],
+  [
+    'rebuildView',
+    (place) => rebuildView({ documents: place.documents, prefix: place.mirror.prefix }, place.mirror, place.cursors),
+  ],
 ];
 
 async function expectRefused(place: WrongPlace): Promise<void> {
   const before = await place.contents();
   for (const [name, read] of readers) {
-    const error = await read(place).then(() => undefined, (e: unknown) => e);
+    const error = await read(place).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error, name).toBeInstanceOf(NoMirrorError);
     expect(error).toMatchObject({ code: 'CS_ERR_NO_MIRROR', where: place.mirror.where, prefix: place.mirror.prefix });
-    expect((error as Error).message, name).toContain(`${place.mirror.where}: no mirror here: no ${place.mirror.prefix}watermark.json, no manifests under ${place.mirror.prefix}commits/`);
+    expect((error as Error).message, name).toContain(
+      `${place.mirror.where}: no mirror here: no ${place.mirror.prefix}watermark.json, no manifests under ${place.mirror.prefix}commits/`,
+    );
     expect((error as Error).message, name).toContain(place.says);
   }
   expect(await place.contents()).toEqual(before);
@@ -87,7 +122,11 @@ describe('a place that holds no mirror (local folder)', () => {
   const root = mkdtempSync(join(tmpdir(), 'catalog-sync-place-'));
   beforeAll(async () => {
     await writeMirror(folderConsumerStores(join(root, 'mirror')).mirror.store as SnapshotStore, '', catalog.commits);
-    await writeMirror(folderConsumerStores(join(root, 'prefixed')).mirror.store as SnapshotStore, 'nuget/', catalog.commits);
+    await writeMirror(
+      folderConsumerStores(join(root, 'prefixed')).mirror.store as SnapshotStore,
+      'nuget/',
+      catalog.commits,
+    );
     mkdirSync(join(root, 'empty'));
     mkdirSync(join(root, 'other', 'docs'), { recursive: true });
     writeFileSync(join(root, 'other', 'notes.txt'), 'not a mirror');
@@ -101,10 +140,19 @@ describe('a place that holds no mirror (local folder)', () => {
     ['is a folder of a mirror', 'mirror/commits', '', `(the folder lies inside the mirror in ${join(root, 'mirror')})`],
     ['has a mirror, not under the prefix given', 'mirror', 'nuget/', '(there is a mirror here with no prefix)'],
     ['has a mirror under a prefix, none given', 'prefixed', '', '(there is a mirror here under the prefix "nuget/")'],
-  ])('a folder that %s: every reader throws NoMirrorError naming it, and nothing is written', async (_, folder, prefix, says) => {
-    const stores = folderViewStores(join(root, folder), { prefix });
-    await expectRefused({ mirror: stores.mirror, cursors: stores.cursors, documents: stores.documents, says, contents: async () => tree(join(root, folder)) });
-  });
+  ])(
+    'a folder that %s: every reader throws NoMirrorError naming it, and nothing is written',
+    async (_, folder, prefix, says) => {
+      const stores = folderViewStores(join(root, folder), { prefix });
+      await expectRefused({
+        mirror: stores.mirror,
+        cursors: stores.cursors,
+        documents: stores.documents,
+        says,
+        contents: async () => tree(join(root, folder)),
+      });
+    },
+  );
 });
 
 describe('a place that holds no mirror (S3 + DynamoDB)', () => {
@@ -141,7 +189,9 @@ describe.each(['local folder', 'S3 + DynamoDB'] as const)('a mirror with no comm
     const harness = kind === 'S3 + DynamoDB' ? await SyncHarness.create() : undefined;
     const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-place-'));
     try {
-      const stores = harness ? { store: harness.snapshots, cursors: harness.store as CursorStore, where: `s3://${harness.bucket}/` } : { ...folderConsumerStores(dir).mirror, cursors: folderConsumerStores(dir).cursors };
+      const stores = harness
+        ? { store: harness.snapshots, cursors: harness.store as CursorStore, where: `s3://${harness.bucket}/` }
+        : { ...folderConsumerStores(dir).mirror, cursors: folderConsumerStores(dir).cursors };
       const mirror: Mirror = { store: stores.store, prefix: '', where: stores.where };
       const writer = stores.store as SnapshotStore;
       // Not written yet: no mirror, unless the reader is deployed with its follower.
@@ -162,7 +212,12 @@ describe.each(['local folder', 'S3 + DynamoDB'] as const)('a mirror with no comm
       const stop = new AbortController();
       const delivered: string[] = [];
       const reading = (async () => {
-        for await (const commit of readCommits(mirror, { follow: true, wake, signal: stop.signal, poll: { minMs: 60_000, maxMs: 60_000 } })) {
+        for await (const commit of readCommits(mirror, {
+          follow: true,
+          wake,
+          signal: stop.signal,
+          poll: { minMs: 60_000, maxMs: 60_000 },
+        })) {
           delivered.push(commit.commitKey);
           if (delivered.length === catalog.commits.length) stop.abort();
         }

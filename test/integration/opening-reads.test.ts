@@ -34,7 +34,11 @@ async function fresh(): Promise<BackfillTarget> {
 }
 
 /** The target's stores, recording each read as it is asked for (`cursor <name>`, `lease`, `index`) and as it answers. */
-function recorded(target: BackfillTarget, log: string[], fail: { cursor?: Error; lease?: Error } = {}): (deps: BackfillDeps) => BackfillDeps {
+function recorded(
+  target: BackfillTarget,
+  log: string[],
+  fail: { cursor?: Error; lease?: Error } = {},
+): (deps: BackfillDeps) => BackfillDeps {
   const cursors: CursorStore = {
     read: async (name, options) => {
       log.push(`cursor ${name}`);
@@ -102,7 +106,9 @@ describe('a slice opening its reads', () => {
     const settings = settingsOf(replica.serviceIndexUrl);
     const indexPath = new URL(replica.catalogIndexUrl).pathname;
     const indexReads = replica.countRequests(indexPath);
-    const error = await withDeps(target, settings, (deps) => runSlice(settings, recorded(target, log, { lease: new Error('lease store down') })(deps))).catch((e: unknown) => e);
+    const error = await withDeps(target, settings, (deps) =>
+      runSlice(settings, recorded(target, log, { lease: new Error('lease store down') })(deps)),
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SyncError);
     expect((error as SyncError).cause).toMatchObject({ message: 'lease store down' });
     expect((error as SyncError).summary).toMatchObject({ stoppedBy: 'error', commits: 0 });
@@ -114,9 +120,16 @@ describe('a slice opening its reads', () => {
     const target = await fresh();
     const log: string[] = [];
     const settings = settingsOf(replica.serviceIndexUrl);
-    const refusal = new IdFilterChangedError('INCLUDE_IDS/EXCLUDE_IDS', undefined, { include: ['a*'], exclude: [] }, 'refilter');
+    const refusal = new IdFilterChangedError(
+      'INCLUDE_IDS/EXCLUDE_IDS',
+      undefined,
+      { include: ['a*'], exclude: [] },
+      'refilter',
+    );
     const admission = Promise.reject(refusal);
-    const error = await withDeps(target, settings, (deps) => runSlice(settings, { ...recorded(target, log)(deps), admission })).catch((e: unknown) => e);
+    const error = await withDeps(target, settings, (deps) =>
+      runSlice(settings, { ...recorded(target, log)(deps), admission }),
+    ).catch((e: unknown) => e);
     expect(error).toBe(refusal);
     expect(log.slice(0, 2)).toEqual(['lease', 'cursor catalog-to-s3']);
     expect(await target.stores.cursors.read(settings.cursorName)).toBeUndefined();

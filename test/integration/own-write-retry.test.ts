@@ -41,7 +41,10 @@ function droppingClient(): DynamoDBClient {
 }
 
 /** An UpdateItem on `sk` (the cursor item, a range item). */
-const updateOf = (sk: string) => (body: string): boolean => body.includes('"UpdateExpression"') && body.includes(`"sk":{"S":"${sk}"}`);
+const updateOf =
+  (sk: string) =>
+  (body: string): boolean =>
+    body.includes('"UpdateExpression"') && body.includes(`"sk":{"S":"${sk}"}`);
 
 beforeAll(async () => {
   catalog = generateCatalog({ commits: 3, seed: 3004, leavesPerCommit: [1, 2] });
@@ -57,7 +60,10 @@ afterAll(async () => {
  * Runs `act` with a DynamoStore whose client goes through the front, the next UpdateItem on `sk` losing its answer,
  * and checks that exactly that one answer was dropped.
  */
-async function withLostAnswer(sk: string, act: (store: DynamoStore, harness: SyncHarness) => Promise<void>): Promise<void> {
+async function withLostAnswer(
+  sk: string,
+  act: (store: DynamoStore, harness: SyncHarness) => Promise<void>,
+): Promise<void> {
   const harness = await SyncHarness.create();
   const client = droppingClient();
   const dropped = front.dropped;
@@ -73,22 +79,33 @@ async function withLostAnswer(sk: string, act: (store: DynamoStore, harness: Syn
 describe('DynamoDB: the answer of an applied cursor write is lost, the SDK retries', () => {
   it('the follower takes its own write as written: caught up, not lost-race, and its watermark written', () =>
     withLostAnswer('cursor', async (cursors, harness) => {
-      const summary = await harness.run(replica.serviceIndexUrl, {}, { cursors, runLog: cursors, watermarkIntervalMs: 60_000 });
+      const summary = await harness.run(
+        replica.serviceIndexUrl,
+        {},
+        { cursors, runLog: cursors, watermarkIntervalMs: 60_000 },
+      );
       const head = formatTimestamp(commitTicks(catalog, 2));
       expect(summary).toMatchObject({ stoppedBy: 'caught-up', caughtUp: true, cursorAfter: head });
       expect(await harness.cursor()).toBe(head);
       expect(((await harness.snapshots.getJson(watermarkKeyOf(''))) as { cursor: string }).cursor).toBe(head);
     }));
 
-  it('a backfill range\'s progress write is written', () =>
+  it("a backfill range's progress write is written", () =>
     withLostAnswer('backfill#b1#range#0', async (store, harness) => {
-      const progress = { progress: formatTimestamp(commitTicks(catalog, 0)), progressCommitId: 'c0', totals: ZERO, runId: 'run-a' };
+      const progress = {
+        progress: formatTimestamp(commitTicks(catalog, 0)),
+        progressCommitId: 'c0',
+        totals: ZERO,
+        runId: 'run-a',
+      };
       expect(await store.advanceRange('c', 'b1', 0, undefined, progress)).toEqual({ outcome: 'written' });
       // Another run's write of the same progress is still a conflict.
-      expect(await harness.store.advanceRange('c', 'b1', 0, undefined, { ...progress, runId: 'run-b' })).toMatchObject({ outcome: 'conflict' });
+      expect(await harness.store.advanceRange('c', 'b1', 0, undefined, { ...progress, runId: 'run-b' })).toMatchObject({
+        outcome: 'conflict',
+      });
     }));
 
-  it('a named consumer\'s checkpoint is written, not lost-race', () =>
+  it("a named consumer's checkpoint is written, not lost-race", () =>
     withLostAnswer('cursor', async (store, harness) => {
       const target = { value: commitTicks(catalog, 1), commitId: 'c1', runId: 'consumer-run' };
       expect(await checkpoint(store, 'my-consumer', undefined, target)).toMatchObject({ outcome: 'written' });
@@ -108,14 +125,23 @@ describe('the folder: a write repeated after it was stored', () => {
     const next = { value: commitTicks(catalog, 0), commitId: 'c0', runId: 'run-a' };
     expect(await store.compareAndSet('c', undefined, next)).toEqual({ outcome: 'written' });
     expect(await store.compareAndSet('c', undefined, next)).toEqual({ outcome: 'written' });
-    expect(await store.compareAndSet('c', undefined, { ...next, runId: 'run-b' })).toMatchObject({ outcome: 'conflict' });
+    expect(await store.compareAndSet('c', undefined, { ...next, runId: 'run-b' })).toMatchObject({
+      outcome: 'conflict',
+    });
   });
 
-  it('a range\'s progress: written again by the same run, a conflict for another run', async () => {
+  it("a range's progress: written again by the same run, a conflict for another run", async () => {
     const store = new LocalStore(join(dir, 'range'));
-    const progress = { progress: formatTimestamp(commitTicks(catalog, 0)), progressCommitId: 'c0', totals: ZERO, runId: 'run-a' };
+    const progress = {
+      progress: formatTimestamp(commitTicks(catalog, 0)),
+      progressCommitId: 'c0',
+      totals: ZERO,
+      runId: 'run-a',
+    };
     expect(await store.advanceRange('c', 'b1', 0, undefined, progress)).toEqual({ outcome: 'written' });
     expect(await store.advanceRange('c', 'b1', 0, undefined, progress)).toEqual({ outcome: 'written' });
-    expect(await store.advanceRange('c', 'b1', 0, undefined, { ...progress, runId: 'run-b' })).toMatchObject({ outcome: 'conflict' });
+    expect(await store.advanceRange('c', 'b1', 0, undefined, { ...progress, runId: 'run-b' })).toMatchObject({
+      outcome: 'conflict',
+    });
   });
 });

@@ -28,7 +28,11 @@ interface Done {
   readonly stderr: string;
 }
 
-function exec(command: string, args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Done> {
+function exec(
+  command: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<Done> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd: options.cwd ?? REPO,
@@ -44,9 +48,14 @@ function exec(command: string, args: readonly string[], options: { cwd?: string;
   });
 }
 
-async function ok(command: string, args: readonly string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Done> {
+async function ok(
+  command: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<Done> {
   const done = await exec(command, args, options);
-  if (done.code !== 0) throw new Error(`${command} ${args.join(' ')} exited ${done.code}\n${done.stderr}\n${done.stdout}`);
+  if (done.code !== 0)
+    throw new Error(`${command} ${args.join(' ')} exited ${done.code}\n${done.stderr}\n${done.stdout}`);
   return done;
 }
 
@@ -68,7 +77,20 @@ beforeAll(async () => {
   const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   files = info!.files.map((file) => file.path).sort();
   prefix = join(root, 'prefix');
-  installed = await ok('npm', ['install', '--global', join(root, info!.filename), '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: root });
+  installed = await ok(
+    'npm',
+    [
+      'install',
+      '--global',
+      join(root, info!.filename),
+      '--prefix',
+      prefix,
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+    ],
+    { cwd: root },
+  );
   bin = join(prefix, 'bin', 'catalog-sync');
   app = join(prefix, 'lib');
 }, INSTALL_TIMEOUT);
@@ -82,7 +104,9 @@ describe('the tarball', () => {
     expect(files.length).toBeGreaterThan(50);
     for (const path of files) {
       // bin/ and dist/cli/ are CommonJS: each has a package.json saying so.
-      expect(path, path).toMatch(/^(bin\/(catalog-sync\.js|package\.json)|dist\/(lambda|infra)\/.+\.(js|d\.ts)|dist\/cli\/([\w-]+\.js|package\.json)|package\.json|README\.md|LICENSE)$/);
+      expect(path, path).toMatch(
+        /^(bin\/(catalog-sync\.js|package\.json)|dist\/(lambda|infra)\/.+\.(js|d\.ts)|dist\/cli\/([\w-]+\.js|package\.json)|package\.json|README\.md|LICENSE)$/,
+      );
       expect(path, path).not.toMatch(/^(test|bench|chaos|\.ci|testkit|scripts|docs|dist\/testkit|dist\/bench)\//);
     }
     // The CDK app of this repository needs cdk-nag, a devDependency: it is not part of the package.
@@ -92,12 +116,16 @@ describe('the tarball', () => {
   });
 
   it('has no script to run when installed, and its install prints no warning about one', async () => {
-    const pkg = JSON.parse(await readFile(join(app, 'node_modules', 'catalog-sync', 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    const pkg = JSON.parse(await readFile(join(app, 'node_modules', 'catalog-sync', 'package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
     const lifecycle = ['preinstall', 'install', 'postinstall', 'preprepare', 'prepare', 'postprepare'];
     expect(Object.keys(pkg.scripts ?? {}).filter((name) => lifecycle.includes(name))).toEqual([]);
     expect(installed.stdout + installed.stderr).not.toMatch(/install-scripts|allow-?scripts/i);
     // Nor does a shipped file name a source map it lacks.
-    const shipped = files.filter((path) => path.endsWith('.js')).map((path) => join(app, 'node_modules', 'catalog-sync', path));
+    const shipped = files
+      .filter((path) => path.endsWith('.js'))
+      .map((path) => join(app, 'node_modules', 'catalog-sync', path));
     const mapped: string[] = [];
     for (const path of shipped) if ((await readFile(path, 'utf8')).includes('//# sourceMappingURL=')) mapped.push(path);
     expect(mapped).toEqual([]);
@@ -131,10 +159,22 @@ describe('the tarball', () => {
     const pkg = JSON.parse(await readFile(join(app, 'node_modules', 'catalog-sync', 'package.json'), 'utf8'));
     expect(pkg.exports['.']).toEqual({ types: './dist/lambda/index.d.ts', default: './dist/lambda/index.js' });
     expect(pkg.exports['./cdk']).toEqual({ types: './dist/infra/index.d.ts', default: './dist/infra/index.js' });
-    expect(pkg.exports['./consumer']).toEqual({ types: './dist/lambda/consumer/index.d.ts', default: './dist/lambda/consumer/index.js' });
-    expect(pkg.exports['./consumer/lambda']).toEqual({ types: './dist/lambda/consumer/lambda.d.ts', default: './dist/lambda/consumer/lambda.js' });
-    expect(pkg.exports['./view']).toEqual({ types: './dist/lambda/view/index.d.ts', default: './dist/lambda/view/index.js' });
-    expect(pkg.exports['./view/lambda']).toEqual({ types: './dist/lambda/view/lambda.d.ts', default: './dist/lambda/view/lambda.js' });
+    expect(pkg.exports['./consumer']).toEqual({
+      types: './dist/lambda/consumer/index.d.ts',
+      default: './dist/lambda/consumer/index.js',
+    });
+    expect(pkg.exports['./consumer/lambda']).toEqual({
+      types: './dist/lambda/consumer/lambda.d.ts',
+      default: './dist/lambda/consumer/lambda.js',
+    });
+    expect(pkg.exports['./view']).toEqual({
+      types: './dist/lambda/view/index.d.ts',
+      default: './dist/lambda/view/index.js',
+    });
+    expect(pkg.exports['./view/lambda']).toEqual({
+      types: './dist/lambda/view/lambda.d.ts',
+      default: './dist/lambda/view/lambda.js',
+    });
     expect(Object.keys(pkg.peerDependencies).sort()).toEqual(['aws-cdk-lib', 'constructs']);
     expect(pkg.peerDependenciesMeta).toEqual({ 'aws-cdk-lib': { optional: true }, constructs: { optional: true } });
     expect(pkg.dependencies['aws-cdk-lib']).toBeUndefined();
@@ -159,14 +199,18 @@ describe('the installed command', () => {
     const replica = await CatalogReplica.start({ catalog, pageSize: 10 });
     try {
       const dataDir = join(root, 'data');
-      const run = await exec(bin, ['run', '--source', replica.serviceIndexUrl, '--data-dir', dataDir, '--json'], { cwd: root });
+      const run = await exec(bin, ['run', '--source', replica.serviceIndexUrl, '--data-dir', dataDir, '--json'], {
+        cwd: root,
+      });
       expect(run.stderr).toBe('');
       expect(run.code).toBe(0);
       const summary = JSON.parse(run.stdout.trim()) as RunSummary;
       expect(summary.commits).toBe(30);
       expect(summary.cursorAfter).toBe(formatTimestamp(commitTicks(catalog, -1)));
       expect((await readdir(join(dataDir, 'commits'))).length).toBe(30);
-      const status = await ok(bin, ['status', '--source', replica.serviceIndexUrl, '--data-dir', dataDir], { cwd: root });
+      const status = await ok(bin, ['status', '--source', replica.serviceIndexUrl, '--data-dir', dataDir], {
+        cwd: root,
+      });
       expect(status.stdout).toContain(summary.cursorAfter);
     } finally {
       await replica.stop();
@@ -194,7 +238,7 @@ console.log(JSON.stringify(lib.parseSettings({ CATALOG_SOURCE: 'https://example.
     expect(JSON.parse(source!)).toBe('https://example.org/v3/index.json');
   });
 
-  it('`catalog-sync/consumer` reads the installed command\'s mirror in order, as a library', async () => {
+  it("`catalog-sync/consumer` reads the installed command's mirror in order, as a library", async () => {
     const catalog = generateCatalog({ commits: 12, seed: 17, leavesPerCommit: [1, 3] });
     const replica = await CatalogReplica.start({ catalog, pageSize: 5 });
     try {
@@ -229,15 +273,21 @@ console.log(JSON.stringify({ keys, commits: result.commits, handler: typeof cons
     }
   });
 
-  it('`catalog-sync/cdk` synthesizes an app that bundles the installed handler, and both entries type-check', async () => {
-    // The app's own CDK: the optional peers, as an app that uses the constructs installs them (linked from here).
-    for (const name of ['aws-cdk-lib', 'constructs']) await symlink(join(REPO, 'node_modules', name), join(app, 'node_modules', name), 'dir');
-    // NodejsFunction takes the app's project root from its lock file (found from the working directory).
-    await writeFile(join(app, 'package-lock.json'), JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages: {} }));
-    const out = join(root, 'cdk.out');
-    await writeFile(
-      join(app, 'app.mts'),
-      `import { App, Stack } from 'aws-cdk-lib';
+  it(
+    '`catalog-sync/cdk` synthesizes an app that bundles the installed handler, and both entries type-check',
+    async () => {
+      // The app's own CDK: the optional peers, as an app that uses the constructs installs them (linked from here).
+      for (const name of ['aws-cdk-lib', 'constructs'])
+        await symlink(join(REPO, 'node_modules', name), join(app, 'node_modules', name), 'dir');
+      // NodejsFunction takes the app's project root from its lock file (found from the working directory).
+      await writeFile(
+        join(app, 'package-lock.json'),
+        JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages: {} }),
+      );
+      const out = join(root, 'cdk.out');
+      await writeFile(
+        join(app, 'app.mts'),
+        `import { App, Stack } from 'aws-cdk-lib';
 import { CatalogSync, CatalogBackfill, type CatalogSyncProps, type CatalogBackfillProps } from 'catalog-sync/cdk';
 import { runSlice, type SyncSettings, type RunSummary } from 'catalog-sync';
 
@@ -250,35 +300,49 @@ const engine: (settings: SyncSettings, deps: never) => Promise<RunSummary> = run
 void CatalogBackfill; void backfillProps; void engine;
 app.synth();
 `,
-    );
-    await writeFile(
-      join(app, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, skipLibCheck: true, types: [] }, files: ['app.mts'] }),
-    );
-    // tsc type-checks the app against both entries' .d.ts and compiles it (app.mjs), as a TypeScript user would.
-    const typecheck = await exec(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: app });
-    expect(typecheck.stdout + typecheck.stderr).toBe('');
-    expect(typecheck.code).toBe(0);
+      );
+      await writeFile(
+        join(app, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            target: 'ES2022',
+            strict: true,
+            skipLibCheck: true,
+            types: [],
+          },
+          files: ['app.mts'],
+        }),
+      );
+      // tsc type-checks the app against both entries' .d.ts and compiles it (app.mjs), as a TypeScript user would.
+      const typecheck = await exec(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: app });
+      expect(typecheck.stdout + typecheck.stderr).toBe('');
+      expect(typecheck.code).toBe(0);
 
-    await mkdir(out);
-    await ok(process.execPath, ['app.mjs'], { cwd: app, env: { CDK_OUTDIR: out } });
-    const template = JSON.parse(await readFile(join(out, 'Consumer.template.json'), 'utf8'));
-    const functions = Object.values(template.Resources as Record<string, { Type: string; Properties: Record<string, any> }>).filter(
-      (resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Handler === 'index.handler',
-    );
-    expect(functions).toHaveLength(1);
-    const assets = (await readdir(out)).filter((name) => name.startsWith('asset.'));
-    const bundles = assets.filter((name) => existsSync(join(out, name, 'index.mjs')));
-    expect(bundles.length).toBeGreaterThanOrEqual(1);
-    // The bundle is the engine itself, from the installed package's compiled handler.
-    const code = await readFile(join(out, bundles[0]!, 'index.mjs'), 'utf8');
-    expect(code).toContain('catalog-sync');
-    expect(code.length).toBeGreaterThan(100_000);
-    // Its source map (the construct's own, made as the app bundles) names the installed package's JavaScript: files
-    // the app holds, not TypeScript sources the package does not ship.
-    const map = JSON.parse(await readFile(join(out, bundles[0]!, 'index.mjs.map'), 'utf8')) as { sources: string[] };
-    const ours = map.sources.filter((source) => /node_modules\/catalog-sync\/(?!node_modules\/)/.test(source));
-    expect(ours.length).toBeGreaterThan(10);
-    expect(ours.filter((source) => !/node_modules\/catalog-sync\/dist\/lambda\/.+\.js$/.test(source))).toEqual([]);
-  }, INSTALL_TIMEOUT);
+      await mkdir(out);
+      await ok(process.execPath, ['app.mjs'], { cwd: app, env: { CDK_OUTDIR: out } });
+      const template = JSON.parse(await readFile(join(out, 'Consumer.template.json'), 'utf8'));
+      const functions = Object.values(
+        template.Resources as Record<string, { Type: string; Properties: Record<string, any> }>,
+      ).filter(
+        (resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Handler === 'index.handler',
+      );
+      expect(functions).toHaveLength(1);
+      const assets = (await readdir(out)).filter((name) => name.startsWith('asset.'));
+      const bundles = assets.filter((name) => existsSync(join(out, name, 'index.mjs')));
+      expect(bundles.length).toBeGreaterThanOrEqual(1);
+      // The bundle is the engine itself, from the installed package's compiled handler.
+      const code = await readFile(join(out, bundles[0]!, 'index.mjs'), 'utf8');
+      expect(code).toContain('catalog-sync');
+      expect(code.length).toBeGreaterThan(100_000);
+      // Its source map (the construct's own, made as the app bundles) names the installed package's JavaScript: files
+      // the app holds, not TypeScript sources the package does not ship.
+      const map = JSON.parse(await readFile(join(out, bundles[0]!, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+      const ours = map.sources.filter((source) => /node_modules\/catalog-sync\/(?!node_modules\/)/.test(source));
+      expect(ours.length).toBeGreaterThan(10);
+      expect(ours.filter((source) => !/node_modules\/catalog-sync\/dist\/lambda\/.+\.js$/.test(source))).toEqual([]);
+    },
+    INSTALL_TIMEOUT,
+  );
 });

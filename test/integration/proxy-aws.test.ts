@@ -65,7 +65,18 @@ describe('the CLI on DynamoDB and S3 behind a proxy', () => {
     const proxy = await startProxy(`alice:${PASSWORD}`);
     const withCredentials = proxy.url.replace('//', `//alice:${PASSWORD}@`);
     const result = await runCli(
-      ['run', '--source', replica.serviceIndexUrl, '--cursor-table', harness.table, '--bucket', harness.bucket, '--verbose', '--max-commits', '100'],
+      [
+        'run',
+        '--source',
+        replica.serviceIndexUrl,
+        '--cursor-table',
+        harness.table,
+        '--bucket',
+        harness.bucket,
+        '--verbose',
+        '--max-commits',
+        '100',
+      ],
       harness.env({ HTTP_PROXY: withCredentials, HTTPS_PROXY: withCredentials }),
     );
     expect(result.stderr + result.stdout).not.toContain(PASSWORD);
@@ -92,7 +103,17 @@ describe('the CLI on DynamoDB and S3 behind a proxy', () => {
     const proxy = await startProxy();
     const fresh = await SyncHarness.create();
     const result = await runCli(
-      ['run', '--source', replica.serviceIndexUrl, '--cursor-table', fresh.table, '--bucket', fresh.bucket, '--max-commits', '100'],
+      [
+        'run',
+        '--source',
+        replica.serviceIndexUrl,
+        '--cursor-table',
+        fresh.table,
+        '--bucket',
+        fresh.bucket,
+        '--max-commits',
+        '100',
+      ],
       fresh.env({ HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, NO_PROXY: '127.0.0.1,localhost' }),
     );
     expect(result.code).toBe(0);
@@ -105,13 +126,26 @@ describe('the CLI on DynamoDB and S3 behind a proxy', () => {
     const wrong = proxy.url.replace('//', '//alice:wr0ng-s3cret@');
     const fresh = await SyncHarness.create();
     const result = await runCli(
-      ['run', '--source', replica.serviceIndexUrl, '--cursor-table', fresh.table, '--bucket', fresh.bucket, '--verbose', '--max-commits', '100'],
+      [
+        'run',
+        '--source',
+        replica.serviceIndexUrl,
+        '--cursor-table',
+        fresh.table,
+        '--bucket',
+        fresh.bucket,
+        '--verbose',
+        '--max-commits',
+        '100',
+      ],
       fresh.env({ HTTP_PROXY: wrong, AWS_MAX_ATTEMPTS: '1' }),
     );
     expect(proxy.refused).toBeGreaterThan(0);
     // A setting to correct: exit 2, naming the variable, the proxy's address and what it refused.
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`HTTP_PROXY (${proxy.url}): answered HTTP 407 to the tunnel to ${hostOf(fresh.services.dynamoEndpoint)}`);
+    expect(result.stderr).toContain(
+      `HTTP_PROXY (${proxy.url}): answered HTTP 407 to the tunnel to ${hostOf(fresh.services.dynamoEndpoint)}`,
+    );
     expect(result.stderr).toContain('refused the credentials in HTTP_PROXY');
     expect(result.stderr + result.stdout).not.toContain('wr0ng-s3cret');
     expect(result.stderr + result.stdout).not.toContain(PASSWORD);
@@ -122,7 +156,8 @@ describe('the SDK clients in process behind a proxy', () => {
   beforeAll(() => {
     // The SDK reads endpoints, region and credentials from the process; the proxy variables are passed explicitly.
     Object.assign(process.env, harness.env());
-    for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy']) delete process.env[name];
+    for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy'])
+      delete process.env[name];
   });
 
   it('S3 listing and the lean GET go through it; with NO_PROXY they do not', async () => {
@@ -134,7 +169,9 @@ describe('the SDK clients in process behind a proxy', () => {
       const key = listed.Contents?.[0]?.Key;
       expect(key).toBeDefined();
       expect(await leanPutFor(s3).get(harness.bucket, key!)).toBeInstanceOf(Buffer);
-      const methods = proxy.requests.filter((r) => r.target === hostOf(harness.services.s3Endpoint)).map((r) => r.method);
+      const methods = proxy.requests
+        .filter((r) => r.target === hostOf(harness.services.s3Endpoint))
+        .map((r) => r.method);
       expect(methods).toEqual(['GET', 'GET']);
       expect(proxy.requests.find((r) => r.path.includes('list-type=2'))).toBeDefined();
     } finally {
@@ -143,7 +180,13 @@ describe('the SDK clients in process behind a proxy', () => {
       await leanPutFor(s3).close();
     }
 
-    const direct = awsClients({ ...env, NO_PROXY: `${new URL(harness.services.s3Endpoint).hostname}:${new URL(harness.services.s3Endpoint).port}` }, 2);
+    const direct = awsClients(
+      {
+        ...env,
+        NO_PROXY: `${new URL(harness.services.s3Endpoint).hostname}:${new URL(harness.services.s3Endpoint).port}`,
+      },
+      2,
+    );
     const before = proxy.requests.length;
     try {
       await direct.s3.send(new ListObjectsV2Command({ Bucket: harness.bucket, Prefix: 'commits/' }));
@@ -162,8 +205,13 @@ describe('the SDK clients in process behind a proxy', () => {
       secrets.secrets.set('arn:aws:secretsmanager:us-east-1:123456789012:secret:feed-AbCdEf', { string: 'a-token' });
       process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = secrets.endpoint;
       const reader = new SourceSecretReader({ HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url });
-      expect(await reader.read('arn:aws:secretsmanager:us-east-1:123456789012:secret:feed-AbCdEf')).toEqual({ username: 'catalog-sync', password: 'a-token' });
-      expect(proxy.requests).toEqual([expect.objectContaining({ via: 'connect', target: hostOf(secrets.endpoint), method: 'POST' })]);
+      expect(await reader.read('arn:aws:secretsmanager:us-east-1:123456789012:secret:feed-AbCdEf')).toEqual({
+        username: 'catalog-sync',
+        password: 'a-token',
+      });
+      expect(proxy.requests).toEqual([
+        expect.objectContaining({ via: 'connect', target: hostOf(secrets.endpoint), method: 'POST' }),
+      ]);
       expect(secrets.requests).toHaveLength(1);
     } finally {
       await secrets.stop();
@@ -176,7 +224,12 @@ describe('the SDK clients in process behind a proxy', () => {
       req.resume();
       req.on('end', () => {
         res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
-        res.end(JSON.stringify({ executionArn: `${ARN.replace(':stateMachine:', ':execution:')}:run-1`, startDate: 1_790_000_000 }));
+        res.end(
+          JSON.stringify({
+            executionArn: `${ARN.replace(':stateMachine:', ':execution:')}:run-1`,
+            startDate: 1_790_000_000,
+          }),
+        );
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -185,7 +238,9 @@ describe('the SDK clients in process behind a proxy', () => {
       process.env.AWS_ENDPOINT_URL_SFN = endpoint;
       const started = await startBackfillExecution(ARN, {}, undefined, { HTTP_PROXY: proxy.url });
       expect(started.executionArn).toContain(':execution:CatalogSyncBackfill:run-1');
-      expect(proxy.requests).toEqual([expect.objectContaining({ via: 'connect', target: hostOf(endpoint), method: 'POST' })]);
+      expect(proxy.requests).toEqual([
+        expect.objectContaining({ via: 'connect', target: hostOf(endpoint), method: 'POST' }),
+      ]);
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
@@ -196,21 +251,48 @@ describe('the SDK agents on an https origin', () => {
   it('NO_PROXY listing it: reached directly over TLS by the proxying agent, the proxy untouched', async () => {
     // A self-signed certificate for 127.0.0.1, made here (offline) by openssl.
     const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-days', '1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
-    const server = createTlsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_req, res) => res.end('over tls'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-days',
+        '1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    const server = createTlsServer(
+      { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+      (_req, res) => res.end('over tls'),
+    );
     rmSync(dir, { recursive: true, force: true });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const proxy = await startProxy();
     const port = (server.address() as AddressInfo).port;
-    const { httpsAgent } = sdkRequestHandler({ HTTPS_PROXY: proxy.url, NO_PROXY: `127.0.0.1:${port}` }, { connectionTimeout: 5_000, requestTimeout: 5_000 });
+    const { httpsAgent } = sdkRequestHandler(
+      { HTTPS_PROXY: proxy.url, NO_PROXY: `127.0.0.1:${port}` },
+      { connectionTimeout: 5_000, requestTimeout: 5_000 },
+    );
     try {
       const get = () =>
         new Promise<string>((resolve, reject) => {
-          const req = httpsRequest({ host: '127.0.0.1', port, path: '/', agent: httpsAgent as HttpsAgent, rejectUnauthorized: false }, (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-          });
+          const req = httpsRequest(
+            { host: '127.0.0.1', port, path: '/', agent: httpsAgent as HttpsAgent, rejectUnauthorized: false },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (chunk: Buffer) => chunks.push(chunk));
+              res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+            },
+          );
           req.on('error', reject);
           req.end();
         });

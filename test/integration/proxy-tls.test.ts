@@ -27,7 +27,11 @@ beforeAll(async () => {
   replica = await CatalogReplica.start({ catalog, publicOrigin: catalogFront.origin });
   catalogFront.target = replica.origin;
   const { s3Endpoint, dynamoEndpoint } = (await SyncHarness.create()).services;
-  fronts = { catalog: catalogFront, s3: await TlsFront.start(certificate, s3Endpoint), dynamo: await TlsFront.start(certificate, dynamoEndpoint) };
+  fronts = {
+    catalog: catalogFront,
+    s3: await TlsFront.start(certificate, s3Endpoint),
+    dynamo: await TlsFront.start(certificate, dynamoEndpoint),
+  };
   proxy = await ForwardProxy.start();
 });
 afterAll(async () => {
@@ -38,8 +42,25 @@ afterAll(async () => {
 /** `catalog-sync run` on DynamoDB and S3, every origin https and reached through the proxy only. */
 async function runThroughProxy(harness: SyncHarness, extraEnv: Record<string, string>) {
   return runCli(
-    ['run', '--source', replica.serviceIndexUrl.replace(replica.origin, fronts.catalog.origin), '--cursor-table', harness.table, '--bucket', harness.bucket, '--max-commits', '100', '--json'],
-    harness.env({ AWS_ENDPOINT_URL_S3: fronts.s3.origin, AWS_ENDPOINT_URL_DYNAMODB: fronts.dynamo.origin, HTTPS_PROXY: proxy.url, AWS_MAX_ATTEMPTS: '1', ...extraEnv }),
+    [
+      'run',
+      '--source',
+      replica.serviceIndexUrl.replace(replica.origin, fronts.catalog.origin),
+      '--cursor-table',
+      harness.table,
+      '--bucket',
+      harness.bucket,
+      '--max-commits',
+      '100',
+      '--json',
+    ],
+    harness.env({
+      AWS_ENDPOINT_URL_S3: fronts.s3.origin,
+      AWS_ENDPOINT_URL_DYNAMODB: fronts.dynamo.origin,
+      HTTPS_PROXY: proxy.url,
+      AWS_MAX_ATTEMPTS: '1',
+      ...extraEnv,
+    }),
   );
 }
 
@@ -59,7 +80,9 @@ describe('TLS through the proxy tunnel', () => {
     expect(proxy.requests).toEqual([]);
     expect(new Set(fronts.catalog.requests.map((r) => r.method))).toEqual(new Set(['GET']));
     expect(new Set(fronts.dynamo.requests.map((r) => r.method))).toEqual(new Set(['POST']));
-    const put = fronts.s3.requests.filter((r) => r.method === 'PUT').map((r) => decodeURIComponent(r.path.split('?')[0]!).replace(`/${harness.bucket}/`, ''));
+    const put = fronts.s3.requests
+      .filter((r) => r.method === 'PUT')
+      .map((r) => decodeURIComponent(r.path.split('?')[0]!).replace(`/${harness.bucket}/`, ''));
     const stored = await harness.keys();
     expect(stored.length).toBeGreaterThan(catalog.commits.length * 2);
     expect([...new Set(put)].sort()).toEqual([...stored].sort());
@@ -71,7 +94,9 @@ describe('TLS through the proxy tunnel', () => {
     const result = await runThroughProxy(harness, {});
     // A setting to correct (exit 2), naming the endpoint's variable and what to set.
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`AWS_ENDPOINT_URL_DYNAMODB: the TLS certificate of "${fronts.dynamo.origin}" is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT)`);
+    expect(result.stderr).toContain(
+      `AWS_ENDPOINT_URL_DYNAMODB: the TLS certificate of "${fronts.dynamo.origin}" is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT)`,
+    );
     expect(result.stderr).toContain('NODE_EXTRA_CA_CERTS');
     expect(await harness.keys()).toEqual([]);
   });
@@ -81,9 +106,14 @@ describe('TLS through the proxy tunnel', () => {
     const tunnelsBefore = proxy.tlsTunnels.length;
     http.allowOrigin(fronts.catalog.origin);
     try {
-      const error = await http.get(`${fronts.catalog.origin}/v3/index.json`, { maxBytes: 1 << 20 }).then(() => undefined, (e: unknown) => e);
+      const error = await http.get(`${fronts.catalog.origin}/v3/index.json`, { maxBytes: 1 << 20 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(FetchError);
-      expect((error as FetchError).message).toContain(`Hint: the TLS certificate of ${fronts.catalog.host} is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT)`);
+      expect((error as FetchError).message).toContain(
+        `Hint: the TLS certificate of ${fronts.catalog.host} is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT)`,
+      );
       expect(proxy.tlsTunnels.at(-1)).toBe(fronts.catalog.host);
       expect((error as FetchError).attempts).toBe(1);
       expect(proxy.tlsTunnels.length - tunnelsBefore).toBe(1);

@@ -32,7 +32,10 @@ async function startProxy(credentials?: string): Promise<ForwardProxy> {
 }
 
 async function failure(promise: Promise<unknown>): Promise<FetchError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(FetchError);
   return error as FetchError;
 }
@@ -105,7 +108,9 @@ describe('a failed fetch', () => {
     expect(error.attempts).toBe(3);
     expect(error.message).toContain('ECONNREFUSED');
     expect(error.message).toContain('(3 attempts). Hint: could not connect to 127.0.0.1:');
-    expect(error.hint).toBe(`could not connect to 127.0.0.1:${port} (ECONNREFUSED): check that it is up and reachable from this machine (firewall, VPN); behind a proxy, set HTTP_PROXY`);
+    expect(error.hint).toBe(
+      `could not connect to 127.0.0.1:${port} (ECONNREFUSED): check that it is up and reachable from this machine (firewall, VPN); behind a proxy, set HTTP_PROXY`,
+    );
   });
 
   it('an unresolvable host (.invalid, RFC 2606): a DNS hint naming the host', async () => {
@@ -113,12 +118,19 @@ describe('a failed fetch', () => {
     const error = await failure(client({}, 'https://catalog.invalid', 2).get(url, { maxBytes: 1024 }));
     expect(error.attempts).toBe(2);
     expect(error.message).toContain('(2 attempts). Hint: the host catalog.invalid could not be resolved (');
-    expect(error.hint).toMatch(/^the host catalog\.invalid could not be resolved \((ENOTFOUND|EAI_AGAIN)\): .*set HTTPS_PROXY/);
+    expect(error.hint).toMatch(
+      /^the host catalog\.invalid could not be resolved \((ENOTFOUND|EAI_AGAIN)\): .*set HTTPS_PROXY/,
+    );
   });
 
   it('a proxy that is down: the hint names the variable and the proxy, never its credentials', async () => {
     const port = await freePort();
-    const error = await failure(client({ HTTPS_PROXY: `http://alice:s3cret@127.0.0.1:${port}` }, 'https://api.nuget.org').get('https://api.nuget.org/v3/index.json', { maxBytes: 1024 }));
+    const error = await failure(
+      client({ HTTPS_PROXY: `http://alice:s3cret@127.0.0.1:${port}` }, 'https://api.nuget.org').get(
+        'https://api.nuget.org/v3/index.json',
+        { maxBytes: 1024 },
+      ),
+    );
     expect(error.attempts).toBe(3);
     expect(error.hint).toBe(
       `requests to api.nuget.org go through the proxy of HTTPS_PROXY (http://127.0.0.1:${port}), and the connection failed (ECONNREFUSED): check that the proxy is up and reachable, or list api.nuget.org in NO_PROXY to go direct`,
@@ -129,15 +141,21 @@ describe('a failed fetch', () => {
 
   it('a proxy that refuses the tunnel (407, wrong credentials): the hint says so, without quoting them', async () => {
     const proxy = await startProxy('alice:s3cret');
-    const error = await failure(client({ HTTP_PROXY: proxy.url.replace('//', '//alice:wrong@') }).get(leafUrls()[0]!, { maxBytes: 1024 }));
+    const error = await failure(
+      client({ HTTP_PROXY: proxy.url.replace('//', '//alice:wrong@') }).get(leafUrls()[0]!, { maxBytes: 1024 }),
+    );
     expect(proxy.refused).toBeGreaterThan(0);
-    expect(error.hint).toContain(`the proxy of HTTP_PROXY (${proxy.url}) answered HTTP 407 to the tunnel to ${new URL(replica.origin).host}: it refused the credentials in HTTP_PROXY`);
+    expect(error.hint).toContain(
+      `the proxy of HTTP_PROXY (${proxy.url}) answered HTTP 407 to the tunnel to ${new URL(replica.origin).host}: it refused the credentials in HTTP_PROXY`,
+    );
     expect(error.message).not.toContain('wrong');
   });
 
   it('a proxy that wants credentials and got none (407): the hint says where to put them', async () => {
     const proxy = await startProxy('alice:s3cret');
     const error = await failure(client({ HTTP_PROXY: proxy.url }).get(leafUrls()[0]!, { maxBytes: 1024 }));
-    expect(error.hint).toContain(`the proxy of HTTP_PROXY (${proxy.url}) answered HTTP 407 to the tunnel to ${new URL(replica.origin).host}: it asks for credentials`);
+    expect(error.hint).toContain(
+      `the proxy of HTTP_PROXY (${proxy.url}) answered HTTP 407 to the tunnel to ${new URL(replica.origin).host}: it asks for credentials`,
+    );
   });
 });

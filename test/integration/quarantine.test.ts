@@ -11,7 +11,12 @@ import { commitKey } from '../../lambda/contract/keys.js';
 import { openLocalStores } from '../../lambda/stores/index.js';
 import { SyncError } from '../../lambda/sync/engine.js';
 import { retryQuarantine } from '../../lambda/sync/quarantine.js';
-import { generateCatalog, leafBody, type GeneratedCatalog, type GeneratedLeaf } from '../../testkit/catalog-generator.js';
+import {
+  generateCatalog,
+  leafBody,
+  type GeneratedCatalog,
+  type GeneratedLeaf,
+} from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
 import { commitTicks, FAST_RETRY, SyncHarness } from '../../testkit/sync-harness.js';
 import { runCli } from '../../testkit/cli-process.js';
@@ -49,12 +54,21 @@ describe('quarantine', () => {
         [9, invalid, 'catalog:commitId'],
       ] as const) {
         const key = commitKey(commitTicks(catalog, commitIndex));
-        const record = (await harness.snapshots.getJson(quarantineKey('', key, leaf.id, leaf.version))) as Record<string, unknown>;
+        const record = (await harness.snapshots.getJson(quarantineKey('', key, leaf.id, leaf.version))) as Record<
+          string,
+          unknown
+        >;
         expect(record.url).toBe(replica.leafUrl(leaf));
         expect(String(record.error)).toContain(reason);
         expect(record.attempts).toBeGreaterThanOrEqual(1);
-        expect(record.item).toMatchObject({ '@id': replica.leafUrl(leaf), 'nuget:id': leaf.id, 'nuget:version': leaf.version });
-        const manifest = (await harness.snapshots.getJson(`commits/${key}.json`)) as { leaves: { key: string; quarantined?: boolean }[] };
+        expect(record.item).toMatchObject({
+          '@id': replica.leafUrl(leaf),
+          'nuget:id': leaf.id,
+          'nuget:version': leaf.version,
+        });
+        const manifest = (await harness.snapshots.getJson(`commits/${key}.json`)) as {
+          leaves: { key: string; quarantined?: boolean }[];
+        };
         const entry = manifest.leaves.find((e) => e.key === leafKey('', key, leaf.id, leaf.version));
         expect(entry?.quarantined).toBe(true);
         expect(manifest.leaves.filter((e) => e.quarantined)).toHaveLength(1);
@@ -86,12 +100,18 @@ describe('quarantine', () => {
       const harness = await SyncHarness.create();
       replica.trickleBody(slowLeaf().path, 200, 1_000);
       try {
-        const summary = await withShortTimeout((client) => harness.run(replica.serviceIndexUrl, { QUARANTINE: 'true' }, { catalog: client }));
+        const summary = await withShortTimeout((client) =>
+          harness.run(replica.serviceIndexUrl, { QUARANTINE: 'true' }, { catalog: client }),
+        );
         expect(summary).toMatchObject({ stoppedBy: 'caught-up', commits: 20, quarantined: 1 });
         expect(await harness.cursor()).toBe(formatTimestamp(commitTicks(catalog, -1)));
         const key = commitKey(commitTicks(catalog, 7));
-        const record = (await harness.snapshots.getJson(quarantineKey('', key, slowLeaf().id, slowLeaf().version))) as Record<string, unknown>;
-        expect(record.error).toBe(`${replica.leafUrl(slowLeaf())}: total timeout of 1.5 s exceeded (response headers and body) (2 attempts)`);
+        const record = (await harness.snapshots.getJson(
+          quarantineKey('', key, slowLeaf().id, slowLeaf().version),
+        )) as Record<string, unknown>;
+        expect(record.error).toBe(
+          `${replica.leafUrl(slowLeaf())}: total timeout of 1.5 s exceeded (response headers and body) (2 attempts)`,
+        );
         expect(record.attempts).toBe(2);
       } finally {
         replica.clearFaults();
@@ -102,10 +122,16 @@ describe('quarantine', () => {
       const harness = await SyncHarness.create();
       replica.trickleBody(slowLeaf().path, 200, 1_000);
       try {
-        const error = await withShortTimeout((client) => harness.run(replica.serviceIndexUrl, {}, { catalog: client })).catch((e: unknown) => e);
+        const error = await withShortTimeout((client) =>
+          harness.run(replica.serviceIndexUrl, {}, { catalog: client }),
+        ).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(SyncError);
         expect((error as Error).message).toContain(`${replica.leafUrl(slowLeaf())}: total timeout of 1.5 s exceeded`);
-        expect((error as SyncError).summary).toMatchObject({ stoppedBy: 'error', commits: 7, cursorAfter: formatTimestamp(commitTicks(catalog, 6)) });
+        expect((error as SyncError).summary).toMatchObject({
+          stoppedBy: 'error',
+          commits: 7,
+          cursorAfter: formatTimestamp(commitTicks(catalog, 6)),
+        });
       } finally {
         replica.clearFaults();
       }
@@ -151,8 +177,17 @@ describe('quarantine', () => {
 
       const listed = await runCli(['quarantine', ...common, '--json']);
       expect(listed.code).toBe(0);
-      const records = listed.stdout.trim().split('\n').map((line) => JSON.parse(line));
-      expect(records).toEqual([expect.objectContaining({ key: quarantineKey('', key, failing.id, failing.version), url: replica.leafUrl(failing), id: failing.id })]);
+      const records = listed.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(records).toEqual([
+        expect.objectContaining({
+          key: quarantineKey('', key, failing.id, failing.version),
+          url: replica.leafUrl(failing),
+          id: failing.id,
+        }),
+      ]);
       expect(records[0].error).toContain('HTTP 500');
 
       const stillFailing = await runCli(['retry-quarantine', ...common]);
@@ -163,8 +198,12 @@ describe('quarantine', () => {
       const retried = await runCli(['retry-quarantine', ...common]);
       expect(retried.code).toBe(0);
       expect(retried.stdout).toContain('1 stored, 0 still failing');
-      expect(readFileSync(join(dir, leafKey('', key, failing.id, failing.version)), 'utf8')).toBe(leafBody(catalog, failing, replica.origin));
-      const manifest = JSON.parse(readFileSync(join(dir, 'commits', `${key}.json`), 'utf8')) as { leaves: { quarantined?: boolean }[] };
+      expect(readFileSync(join(dir, leafKey('', key, failing.id, failing.version)), 'utf8')).toBe(
+        leafBody(catalog, failing, replica.origin),
+      );
+      const manifest = JSON.parse(readFileSync(join(dir, 'commits', `${key}.json`), 'utf8')) as {
+        leaves: { quarantined?: boolean }[];
+      };
       expect(manifest.leaves.some((entry) => entry.quarantined)).toBe(false);
       expect((await runCli(['quarantine', ...common])).stdout).toContain('0 quarantined leaf(s)');
       expect(await verifyLocal(dir, catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
@@ -212,7 +251,12 @@ describe('ids and versions no store can hold', () => {
 
   it('on S3: a 1,000-character id is set aside under a bounded key and the run goes on; a 100-character multi-byte id is stored', async () => {
     const harness = await SyncHarness.create();
-    const pageOf = renameLeaves(new Map([[tooLong(), LONG_ID], [wide(), WIDE_ID]]));
+    const pageOf = renameLeaves(
+      new Map([
+        [tooLong(), LONG_ID],
+        [wide(), WIDE_ID],
+      ]),
+    );
     try {
       const summary = await harness.run(replica.serviceIndexUrl, { QUARANTINE: 'true' });
       expect(summary).toMatchObject({ stoppedBy: 'caught-up', commits: 20, quarantined: 1, leaves: total() - 1 });
@@ -220,12 +264,24 @@ describe('ids and versions no store can hold', () => {
 
       const key = commitKey(commitTicks(catalog, 3));
       const records = await harness.keys('quarantine/');
-      expect(records).toEqual([expect.stringMatching(new RegExp(`^quarantine/${key}/~unstorable/[0-9a-f]{64}\\.json$`))]);
-      const record = (await harness.snapshots.getJson(records[0]!)) as { url: string; error: string; item: Record<string, string> };
+      expect(records).toEqual([
+        expect.stringMatching(new RegExp(`^quarantine/${key}/~unstorable/[0-9a-f]{64}\\.json$`)),
+      ]);
+      const record = (await harness.snapshots.getJson(records[0]!)) as {
+        url: string;
+        error: string;
+        item: Record<string, string>;
+      };
       expect(record.url).toBe(replica.leafUrl(tooLong()));
       expect(record.error).toContain(`${pageOf.get(tooLong())}: items[`);
-      expect(record.error).toContain(`(leaf "${replica.leafUrl(tooLong())}") cannot be stored: its key segments {id} and {version} encode to 1000 + `);
-      expect(record.item).toMatchObject({ '@id': replica.leafUrl(tooLong()), 'nuget:id': LONG_ID, 'nuget:version': tooLong().version });
+      expect(record.error).toContain(
+        `(leaf "${replica.leafUrl(tooLong())}") cannot be stored: its key segments {id} and {version} encode to 1000 + `,
+      );
+      expect(record.item).toMatchObject({
+        '@id': replica.leafUrl(tooLong()),
+        'nuget:id': LONG_ID,
+        'nuget:version': tooLong().version,
+      });
       const manifest = (await harness.snapshots.getJson(`commits/${key}.json`)) as Manifest;
       const entry = manifest.leaves.find((e) => e.id === LONG_ID);
       expect(entry).toMatchObject({ key: records[0]!.replace('quarantine/', 'leaves/'), quarantined: true });
@@ -235,8 +291,15 @@ describe('ids and versions no store can hold', () => {
       const wideKey = leafKey('', commitKey(commitTicks(catalog, 15)), WIDE_ID, wide().version);
       expect(Buffer.byteLength(wideKey.split('/')[2]!)).toBe(900);
       expect(JSON.parse((await harness.getObject(wideKey)).body.toString('utf8'))).toMatchObject({ id: WIDE_ID });
-      const wideManifest = (await harness.snapshots.getJson(`commits/${commitKey(commitTicks(catalog, 15))}.json`)) as Manifest;
-      expect(wideManifest.leaves.find((e) => e.id === WIDE_ID)).toEqual({ key: wideKey, id: WIDE_ID, version: wide().version, type: 'PackageDetails' });
+      const wideManifest = (await harness.snapshots.getJson(
+        `commits/${commitKey(commitTicks(catalog, 15))}.json`,
+      )) as Manifest;
+      expect(wideManifest.leaves.find((e) => e.id === WIDE_ID)).toEqual({
+        key: wideKey,
+        id: WIDE_ID,
+        version: wide().version,
+        type: 'PackageDetails',
+      });
     } finally {
       replica.clearFaults();
     }
@@ -247,7 +310,12 @@ describe('ids and versions no store can hold', () => {
     const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-bounds-'));
     const folder = openLocalStores(dir).snapshots;
     const http = new HttpClient({ connections: 2, retry: FAST_RETRY });
-    renameLeaves(new Map([[tooLong(), LONG_ID], [wide(), WIDE_ID]]));
+    renameLeaves(
+      new Map([
+        [tooLong(), LONG_ID],
+        [wide(), WIDE_ID],
+      ]),
+    );
     try {
       const summary = await harness.run(replica.serviceIndexUrl, { QUARANTINE: 'true' }, { snapshots: folder });
       expect(summary).toMatchObject({ stoppedBy: 'caught-up', commits: 20, quarantined: 2, leaves: total() - 2 });
@@ -260,14 +328,18 @@ describe('ids and versions no store can hold', () => {
       expect(wideRecord).toMatch(/\/~unstorable\/[0-9a-f]{64}\.json$/);
       const record = (await folder.getJson(wideRecord)) as { error: string; item: Record<string, string> };
       expect(record.error).toContain(`${replica.leafUrl(wide())}: package "${WIDE_ID}"`);
-      expect(record.error).toContain('cannot be stored in this store: its key segment {id} encodes to 900 bytes; this store holds at most 255 bytes per segment');
+      expect(record.error).toContain(
+        'cannot be stored in this store: its key segment {id} encodes to 900 bytes; this store holds at most 255 bytes per segment',
+      );
       expect(record.item['nuget:id']).toBe(WIDE_ID);
 
       // retry-quarantine leaves both records: no fetch can make them storable.
       replica.clearLog();
       const outcomes = await retryQuarantine(new CatalogClient(http, replica.serviceIndexUrl), folder, '');
       expect(outcomes.map((outcome) => outcome.outcome)).toEqual(['still-failing', 'still-failing']);
-      expect(outcomes.map((outcome) => outcome.error).join('\n')).toMatch(/encode to 1000 \+ [^]*255 bytes per segment|255 bytes per segment[^]*encode to 1000 \+ /);
+      expect(outcomes.map((outcome) => outcome.error).join('\n')).toMatch(
+        /encode to 1000 \+ [^]*255 bytes per segment|255 bytes per segment[^]*encode to 1000 \+ /,
+      );
       expect(replica.countRequests(tooLong().path) + replica.countRequests(wide().path)).toBe(0);
     } finally {
       replica.clearFaults();
@@ -283,7 +355,8 @@ describe('quarantine vs store under overlap', () => {
     const leaf = catalog.commits[7]!.leaves[0]!;
     const key = commitKey(commitTicks(catalog, 7));
     const stored = leafKey('', key, leaf.id, leaf.version);
-    const manifestOfCommit = async (): Promise<Manifest> => (await harness.snapshots.getJson(`commits/${key}.json`)) as Manifest;
+    const manifestOfCommit = async (): Promise<Manifest> =>
+      (await harness.snapshots.getJson(`commits/${key}.json`)) as Manifest;
 
     // Step 1: run B stores the leaf and writes the commit's manifest.
     await harness.run(replica.serviceIndexUrl, { CURSOR_NAME: 'run-b' });
@@ -292,14 +365,18 @@ describe('quarantine vs store under overlap', () => {
     replica.failWith(leaf.path, 503, 1_000);
     const http = new HttpClient({ connections: 4, retry: FAST_RETRY });
     try {
-      expect(await harness.run(replica.serviceIndexUrl, { CURSOR_NAME: 'run-a', QUARANTINE: 'true' })).toMatchObject({ quarantined: 1 });
+      expect(await harness.run(replica.serviceIndexUrl, { CURSOR_NAME: 'run-a', QUARANTINE: 'true' })).toMatchObject({
+        quarantined: 1,
+      });
       expect((await manifestOfCommit()).leaves.find((e) => e.key === stored)?.quarantined).toBe(true);
       expect(await harness.exists(stored)).toBe(true);
 
       // Step 3: with the source still failing, retry-quarantine resolves the stale flag without a fetch.
       replica.clearLog();
       const outcomes = await retryQuarantine(new CatalogClient(http, replica.serviceIndexUrl), harness.snapshots, '');
-      expect(outcomes).toEqual([{ key: quarantineKey('', key, leaf.id, leaf.version), url: replica.leafUrl(leaf), outcome: 'already-stored' }]);
+      expect(outcomes).toEqual([
+        { key: quarantineKey('', key, leaf.id, leaf.version), url: replica.leafUrl(leaf), outcome: 'already-stored' },
+      ]);
       expect(replica.countRequests(leaf.path)).toBe(0);
       expect((await manifestOfCommit()).leaves.some((e) => e.quarantined)).toBe(false);
       expect(await harness.keys('quarantine/')).toEqual([]);

@@ -18,7 +18,9 @@ describe('CatalogReplica serving a fixture catalog', () => {
   ];
 
   it('serves each file at its @id with the base URL rewritten, otherwise byte for byte', async () => {
-    const replica = await CatalogReplica.startFromFixtures(FIXTURES, 'http://tempuri.org/', { prefix: 'TestCatalogWithNonNormalizedDelete' });
+    const replica = await CatalogReplica.startFromFixtures(FIXTURES, 'http://tempuri.org/', {
+      prefix: 'TestCatalogWithNonNormalizedDelete',
+    });
     try {
       expect(replica.catalogIndexUrl).toBe(`${replica.origin}/index.json`);
       const services = await getJson<{ resources: { '@id': string; '@type': string }[] }>(replica.serviceIndexUrl);
@@ -31,8 +33,12 @@ describe('CatalogReplica serving a fixture catalog', () => {
         const { status, body } = await get(item['@id']);
         expect(status).toBe(200);
         const fixtureId = item['@id'].replace(`${replica.origin}/`, 'http://tempuri.org/');
-        const file = files.find((f) => (JSON.parse(readFileSync(join(FIXTURES, f), 'utf8')) as { '@id': string })['@id'] === fixtureId)!;
-        const expected = readFileSync(join(FIXTURES, file), 'utf8').split('http://tempuri.org/').join(`${replica.origin}/`);
+        const file = files.find(
+          (f) => (JSON.parse(readFileSync(join(FIXTURES, f), 'utf8')) as { '@id': string })['@id'] === fixtureId,
+        )!;
+        const expected = readFileSync(join(FIXTURES, file), 'utf8')
+          .split('http://tempuri.org/')
+          .join(`${replica.origin}/`);
         expect(body.toString('utf8')).toBe(expected);
         expect(body.includes('tempuri')).toBe(false);
       }
@@ -44,7 +50,9 @@ describe('CatalogReplica serving a fixture catalog', () => {
   });
 
   it('keeps foreign URLs of a leaf as they are', async () => {
-    const replica = await CatalogReplica.startFromFixtures(FIXTURES, 'http://tempuri.org/', { prefix: 'TestCatalogStorageWithSemVer2' });
+    const replica = await CatalogReplica.startFromFixtures(FIXTURES, 'http://tempuri.org/', {
+      prefix: 'TestCatalogStorageWithSemVer2',
+    });
     try {
       const leafPath = '/data/2015.10.12.10.08.54/testpackage.semver2.1.0.0-alpha.1.json';
       const { body } = await get(`${replica.origin}${leafPath}`);
@@ -61,7 +69,10 @@ describe('CatalogReplica serving a fixture catalog', () => {
     try {
       for (const name of files) writeFileSync(join(dir, name), readFileSync(join(FIXTURES, name)));
       const leafFile = 'TestCatalogWithNonNormalizedDeleteOtherPackageDelete.json';
-      writeFileSync(join(dir, leafFile), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(join(FIXTURES, leafFile))]));
+      writeFileSync(
+        join(dir, leafFile),
+        Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(join(FIXTURES, leafFile))]),
+      );
       const replica = await CatalogReplica.startFromFixtures(dir, 'http://tempuri.org/', { files });
       try {
         const { body } = await get(`${replica.origin}/data/2015.10.13.06.40.07/otherpackage.1.0.json`);

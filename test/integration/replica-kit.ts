@@ -17,7 +17,11 @@ export interface Fetched {
 
 export async function get(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Fetched> {
   const response = await request(url, { method: method as 'GET', headers });
-  return { status: response.statusCode, headers: response.headers, body: Buffer.from(await response.body.arrayBuffer()) };
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    body: Buffer.from(await response.body.arrayBuffer()),
+  };
 }
 
 export async function getJson<T>(url: string): Promise<T> {
@@ -39,7 +43,14 @@ export interface Page {
   commitTimeStamp: string;
   count: number;
   parent: string;
-  items: { '@id': string; '@type': string; commitId: string; commitTimeStamp: string; 'nuget:id': string; 'nuget:version': string }[];
+  items: {
+    '@id': string;
+    '@type': string;
+    commitId: string;
+    commitTimeStamp: string;
+    'nuget:id': string;
+    'nuget:version': string;
+  }[];
 }
 
 export const ticks = (text: string): bigint => parseTimestamp(text);

@@ -17,7 +17,9 @@ describe('CatalogReplica over time', () => {
       const etag = first.headers.etag as string;
       const lastModified = first.headers['last-modified'] as string;
       expect(etag).toMatch(/^W\/".+"$/);
-      expect(new Date(lastModified).getTime()).toBe(Math.floor(Date.parse(catalog.commits.at(-1)!.timestamp) / 1000) * 1000);
+      expect(new Date(lastModified).getTime()).toBe(
+        Math.floor(Date.parse(catalog.commits.at(-1)!.timestamp) / 1000) * 1000,
+      );
       expect((await get(replica.catalogIndexUrl, { 'if-none-match': etag })).status).toBe(304);
       expect((await get(replica.catalogIndexUrl, { 'if-modified-since': lastModified })).status).toBe(304);
       expect((await get(replica.catalogIndexUrl, { 'if-none-match': '"other"' })).status).toBe(200);

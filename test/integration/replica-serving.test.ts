@@ -15,7 +15,14 @@ describe('CatalogReplica serving a generated catalog', () => {
   let replica: CatalogReplica;
 
   beforeAll(async () => {
-    catalog = generateCatalog({ commits: 60, seed: 5, sameMillisecondPairs: 3, trimTrailingZeros: true, deleteRatio: 0.2, semver2Ratio: 0.2 });
+    catalog = generateCatalog({
+      commits: 60,
+      seed: 5,
+      sameMillisecondPairs: 3,
+      trimTrailingZeros: true,
+      deleteRatio: 0.2,
+      semver2Ratio: 0.2,
+    });
     replica = await CatalogReplica.start({ catalog, pageSize: 20 });
   });
   afterAll(() => replica.stop());
@@ -136,7 +143,9 @@ describe('CatalogReplica serving a generated catalog', () => {
     const url = `${replica.origin}/v3/catalog0/page1.json`;
     const error = (await get(url).catch((e: unknown) => e)) as { code?: string; cause?: { code?: string } };
     expect(error).toBeInstanceOf(Error);
-    expect([error.code, error.cause?.code]).toEqual(expect.arrayContaining([expect.stringMatching(/ECONNRESET|UND_ERR_SOCKET/)]));
+    expect([error.code, error.cause?.code]).toEqual(
+      expect.arrayContaining([expect.stringMatching(/ECONNRESET|UND_ERR_SOCKET/)]),
+    );
     expect((await get(url)).status).toBe(200);
   });
 
@@ -167,7 +176,10 @@ describe('CatalogReplica serving a generated catalog', () => {
     expect((await get(replica.leafUrl(leaf))).body.toString()).toBe('{"@type": ');
     expect((await get(replica.leafUrl(leaf))).body.toString()).toBe(leafBody(catalog, leaf, replica.origin));
 
-    replica.overrideBody('/page2.json', JSON.stringify({ items: 'not an array', count: '3' }), { contentType: 'text/html', times: 1 });
+    replica.overrideBody('/page2.json', JSON.stringify({ items: 'not an array', count: '3' }), {
+      contentType: 'text/html',
+      times: 1,
+    });
     const wrong = await get(`${replica.origin}/v3/catalog0/page2.json`, { 'accept-encoding': 'gzip' });
     expect(wrong.headers['content-type']).toBe('text/html');
     expect(JSON.parse(gunzipSync(wrong.body).toString())).toEqual({ items: 'not an array', count: '3' });
@@ -220,7 +232,11 @@ describe('CatalogReplica serving a generated catalog', () => {
     await get(replica.catalogIndexUrl, { 'x-test': 'one' });
     await get(replica.catalogIndexUrl, {}, 'HEAD');
     await get(`${replica.origin}/v3/catalog0/page0.json?cache=bust`);
-    expect(replica.requests[0]).toMatchObject({ method: 'GET', path: '/v3/catalog0/index.json', headers: { 'x-test': 'one' } });
+    expect(replica.requests[0]).toMatchObject({
+      method: 'GET',
+      path: '/v3/catalog0/index.json',
+      headers: { 'x-test': 'one' },
+    });
     expect(replica.countRequests('/v3/catalog0/index.json')).toBe(2);
     expect(replica.countRequests('/v3/catalog0/index.json', 'HEAD')).toBe(1);
     expect(replica.countRequests(/page\d+\.json$/)).toBe(1);

@@ -38,13 +38,19 @@ afterAll(async () => {
 /** One invocation of the handler with `env`, capturing what Powertools writes (INFO to stdout, ERROR to stderr). */
 async function invoke(env: Record<string, string>): Promise<{ result: unknown; error: unknown; logs: string }> {
   const saved = { ...process.env };
-  Object.assign(process.env, harness.env({ AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint, ALLOWED_ORIGINS: leaves.origin, ...env }));
+  Object.assign(
+    process.env,
+    harness.env({ AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint, ALLOWED_ORIGINS: leaves.origin, ...env }),
+  );
   const lines: string[] = [];
   const capture = (chunk: string | Uint8Array): boolean => {
     lines.push(String(chunk));
     return true;
   };
-  const spies = [vi.spyOn(process.stdout, 'write').mockImplementation(capture), vi.spyOn(process.stderr, 'write').mockImplementation(capture)];
+  const spies = [
+    vi.spyOn(process.stdout, 'write').mockImplementation(capture),
+    vi.spyOn(process.stderr, 'write').mockImplementation(capture),
+  ];
   try {
     const { handler } = await import('../../lambda/sync/lambda.js');
     const result = await handler({}, { getRemainingTimeInMillis: () => 120_000 }).then(
@@ -67,7 +73,12 @@ function shown(outcome: { result: unknown; error: unknown; logs: string }): stri
 describe('SOURCE_SECRET_ARN', () => {
   it('is read once per container; its credentials go to the source’s origin only and are shown nowhere', async () => {
     secrets.secrets.set(ARN, { string: JSON.stringify({ username: USERNAME, password: PASSWORD }) });
-    const env = { CATALOG_SOURCE: feed.serviceIndexUrl, SOURCE_SECRET_ARN: ARN, CURSOR_NAME: 'private-feed', MAX_COMMITS: '4' };
+    const env = {
+      CATALOG_SOURCE: feed.serviceIndexUrl,
+      SOURCE_SECRET_ARN: ARN,
+      CURSOR_NAME: 'private-feed',
+      MAX_COMMITS: '4',
+    };
 
     const first = await invoke(env);
     expect(first.error).toBeUndefined();
@@ -84,7 +95,8 @@ describe('SOURCE_SECRET_ARN', () => {
     for (const request of leaves.requests) expect(request.headers.authorization, request.path).toBeUndefined();
     for (const outcome of [first, second]) {
       expect(outcome.logs).toContain('"cursorName":"private-feed"');
-      for (const secret of [PASSWORD, encodeURIComponent(PASSWORD), AUTHORIZATION.slice('Basic '.length)]) expect(shown(outcome)).not.toContain(secret);
+      for (const secret of [PASSWORD, encodeURIComponent(PASSWORD), AUTHORIZATION.slice('Basic '.length)])
+        expect(shown(outcome)).not.toContain(secret);
     }
   });
 
@@ -94,7 +106,11 @@ describe('SOURCE_SECRET_ARN', () => {
     const failing = feed.pagePaths()[0]!;
     feed.failWith(failing, 404, Number.POSITIVE_INFINITY);
     try {
-      const outcome = await invoke({ CATALOG_SOURCE: feed.serviceIndexUrl, SOURCE_SECRET_ARN: arn, CURSOR_NAME: 'private-failing' });
+      const outcome = await invoke({
+        CATALOG_SOURCE: feed.serviceIndexUrl,
+        SOURCE_SECRET_ARN: arn,
+        CURSOR_NAME: 'private-failing',
+      });
       expect((outcome.error as Error).message).toContain(`${feed.origin}${failing}: HTTP 404`);
       expect(outcome.logs).toContain('run stopped on an error');
       for (const secret of [PASSWORD, encodeURIComponent(PASSWORD)]) expect(shown(outcome)).not.toContain(secret);
@@ -130,7 +146,9 @@ describe('SOURCE_SECRET_ARN', () => {
     url.username = 'other';
     url.password = 'url-password-9';
     const outcome = await invoke({ CATALOG_SOURCE: url.href, SOURCE_SECRET_ARN: arn, CURSOR_NAME: 'private-both' });
-    expect((outcome.error as Error).message).toMatch(/^CATALOG_SOURCE: "http:\/\/REDACTED@127\.0\.0\.1:\d+\/v3\/index\.json" has credentials and SOURCE_SECRET_ARN is set/);
+    expect((outcome.error as Error).message).toMatch(
+      /^CATALOG_SOURCE: "http:\/\/REDACTED@127\.0\.0\.1:\d+\/v3\/index\.json" has credentials and SOURCE_SECRET_ARN is set/,
+    );
     for (const secret of [PASSWORD, 'url-password-9']) expect(shown(outcome)).not.toContain(secret);
   });
 });

@@ -13,7 +13,14 @@ import { commitKeyOf, leafKey } from '../../lambda/contract/keys.js';
 import { parseSettings } from '../../lambda/contract/settings.js';
 import { formatTimestamp, parseTimestamp } from '../../lambda/contract/time.js';
 import { runSlice } from '../../lambda/sync/index.js';
-import { keepView, packageIndexKey, rebuildView, refreshQuarantinedEntry, serializeIndex, type PackageIndex } from '../../lambda/view/index.js';
+import {
+  keepView,
+  packageIndexKey,
+  rebuildView,
+  refreshQuarantinedEntry,
+  serializeIndex,
+  type PackageIndex,
+} from '../../lambda/view/index.js';
 import { generateCatalog } from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
 import { fixtureLeafCatalog } from '../../testkit/fixture-leaves.js';
@@ -44,7 +51,11 @@ describe.each(VIEW_KINDS)('every fixture leaf the follower stores is readable: %
     const settings = parseSettings({ CATALOG_SOURCE: replica.serviceIndexUrl });
     const http = new HttpClient({ connections: 4, retry: FAST_RETRY });
     try {
-      const summary = await runSlice(settings, { catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), cursors: target.cursors, snapshots: target.store });
+      const summary = await runSlice(settings, {
+        catalog: new CatalogClient(http, settings.source, settings.allowedOrigins),
+        cursors: target.cursors,
+        snapshots: target.store,
+      });
       expect(summary).toMatchObject({ commits: 1, leaves: fixtures.leaves.length, stoppedBy: 'caught-up' });
     } finally {
       await http.close();
@@ -57,43 +68,81 @@ describe.each(VIEW_KINDS)('every fixture leaf the follower stores is readable: %
 
   it('stores each leaf byte for byte as the fixture file holds it, byte-order mark included', async () => {
     expect(fixtures.leaves.filter((fixture) => fixture.bom)).toHaveLength(13);
-    for (const fixture of fixtures.leaves) expect((await target.store.getBytes(keyOf(fixture.leaf)))?.equals(fixture.bytes), fixture.file).toBe(true);
+    for (const fixture of fixtures.leaves)
+      expect((await target.store.getBytes(keyOf(fixture.leaf)))?.equals(fixture.bytes), fixture.file).toBe(true);
   });
 
-  it('json() gives every leaf\'s JSON', async () => {
+  it("json() gives every leaf's JSON", async () => {
     const read: MirrorLeaf[] = [];
     for await (const commit of readCommits(target.mirror)) read.push(...commit.leaves);
     expect(read).toHaveLength(fixtures.leaves.length);
     for (const fixture of fixtures.leaves) {
       const leaf = read.find((candidate) => candidate.key === keyOf(fixture.leaf))!;
-      expect(await leaf.json(), fixture.file).toEqual(JSON.parse(fixture.bytes.toString('utf8').replace(/^\uFEFF/, '')));
+      expect(await leaf.json(), fixture.file).toEqual(
+        JSON.parse(fixture.bytes.toString('utf8').replace(/^\uFEFF/, '')),
+      );
     }
   });
 
-  it('the view\'s upkeep indexes every package from its leaf, and the rebuild gives the same bytes', async () => {
-    const kept = await keepView({ documents: target.documents, prefix: '' }, { mirror: target.mirror, cursors: target.cursors });
+  it("the view's upkeep indexes every package from its leaf, and the rebuild gives the same bytes", async () => {
+    const kept = await keepView(
+      { documents: target.documents, prefix: '' },
+      { mirror: target.mirror, cursors: target.cursors },
+    );
     expect(kept).toMatchObject({ commits: 1, written: fixtures.leaves.length });
     const view = await bytesUnder(target, 'packages/');
     expect(view.size).toBe(fixtures.leaves.length);
     for (const fixture of fixtures.leaves) {
-      const index = [...view.values()].map((bytes) => JSON.parse(bytes.toString('utf8')) as { id: string; versions: { leaf: string; listed: boolean }[] }).find((candidate) => candidate.id === fixture.leaf.id)!;
+      const index = [...view.values()]
+        .map(
+          (bytes) =>
+            JSON.parse(bytes.toString('utf8')) as { id: string; versions: { leaf: string; listed: boolean }[] },
+        )
+        .find((candidate) => candidate.id === fixture.leaf.id)!;
       expect(index.versions, fixture.file).toMatchObject([{ leaf: keyOf(fixture.leaf), listed: true }]);
     }
     for (const key of view.keys()) await target.store.deleteKey(key);
-    const rebuilt = await rebuildView({ documents: target.documents, prefix: '' }, target.mirror, target.cursors, { name: 'view-rebuilt', shards: 4 });
-    expect(rebuilt).toMatchObject({ complete: true, packages: fixtures.leaves.length, bodiesRead: fixtures.leaves.length });
+    const rebuilt = await rebuildView({ documents: target.documents, prefix: '' }, target.mirror, target.cursors, {
+      name: 'view-rebuilt',
+      shards: 4,
+    });
+    expect(rebuilt).toMatchObject({
+      complete: true,
+      packages: fixtures.leaves.length,
+      bodiesRead: fixtures.leaves.length,
+    });
     expect(await bytesUnder(target, 'packages/')).toEqual(view);
   });
 
-  it('the view\'s quarantine refresh reads a leaf set aside and stored since', async () => {
+  it("the view's quarantine refresh reads a leaf set aside and stored since", async () => {
     const marked = fixtures.leaves.find((fixture) => fixture.bom)!;
     const indexKey = packageIndexKey('', marked.leaf.id);
     const timeStamp = formatTimestamp(parseTimestamp(fixtures.catalog.commits[0]!.timestamp));
-    const entry = { version: versionIdentity(marked.leaf.version), type: 'details' as const, leaf: keyOf(marked.leaf), commitKey, commitTimeStamp: timeStamp };
-    const setAside: PackageIndex = { id: marked.leaf.id, commitKey, commitTimeStamp: timeStamp, versions: [{ ...entry, quarantined: true }] };
-    expect(await target.documents.writeIf(indexKey, serializeIndex(setAside), (await target.documents.read(indexKey))?.tag)).toBe(true);
-    expect(await refreshQuarantinedEntry(target.documents, indexKey, keyOf(marked.leaf), (key) => target.store.getBytes(key))).toBe('refreshed');
-    expect(JSON.parse((await target.documents.read(indexKey))!.bytes.toString('utf8'))).toEqual({ ...setAside, versions: [{ ...entry, listed: true }] });
+    const entry = {
+      version: versionIdentity(marked.leaf.version),
+      type: 'details' as const,
+      leaf: keyOf(marked.leaf),
+      commitKey,
+      commitTimeStamp: timeStamp,
+    };
+    const setAside: PackageIndex = {
+      id: marked.leaf.id,
+      commitKey,
+      commitTimeStamp: timeStamp,
+      versions: [{ ...entry, quarantined: true }],
+    };
+    expect(
+      await target.documents.writeIf(indexKey, serializeIndex(setAside), (await target.documents.read(indexKey))?.tag),
+    ).toBe(true);
+    expect(
+      await refreshQuarantinedEntry(target.documents, indexKey, keyOf(marked.leaf), (key) =>
+        target.store.getBytes(key),
+      ),
+    ).toBe('refreshed');
+    expect(JSON.parse((await target.documents.read(indexKey))!.bytes.toString('utf8'))).toEqual({
+      ...setAside,
+      versions: [{ ...entry, listed: true }],
+    });
   });
 });
 
@@ -126,17 +175,26 @@ describe('a stored leaf that cannot be read (local folder)', () => {
 
   it('json() names the leaf and its commit', async () => {
     let leaf: MirrorLeaf | undefined;
-    for await (const commit of readCommits(target.mirror)) leaf ??= commit.leaves.find((candidate) => candidate.key === brokenKey);
+    for await (const commit of readCommits(target.mirror))
+      leaf ??= commit.leaves.find((candidate) => candidate.key === brokenKey);
     expectNamed(await leaf!.json().catch((error: unknown) => error));
   });
 
-  it('the view\'s upkeep, whose batch begins at the first commit, names the leaf\'s own commit', async () => {
-    const error = await keepView({ documents: target.documents, prefix: '' }, { mirror: target.mirror, cursors: target.cursors }).catch((e: unknown) => e);
+  it("the view's upkeep, whose batch begins at the first commit, names the leaf's own commit", async () => {
+    const error = await keepView(
+      { documents: target.documents, prefix: '' },
+      { mirror: target.mirror, cursors: target.cursors },
+    ).catch((e: unknown) => e);
     expect((error as Error).message).toContain(`commit ${commitKeyOf(catalog.commits[0]!.timestamp)}`);
     expectNamed(error);
   });
 
   it('the rebuild names the leaf and its commit', async () => {
-    expectNamed(await rebuildView({ documents: target.documents, prefix: '' }, target.mirror, target.cursors, { name: 'view-broken', shards: 4 }).catch((e: unknown) => e));
+    expectNamed(
+      await rebuildView({ documents: target.documents, prefix: '' }, target.mirror, target.cursors, {
+        name: 'view-broken',
+        shards: 4,
+      }).catch((e: unknown) => e),
+    );
   });
 });

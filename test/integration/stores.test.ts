@@ -3,7 +3,16 @@
  * (started here: it ignores ReturnValuesOnConditionCheckFailure, so a conflict re-reads), and the embedded
  * local folder.
  */
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +47,8 @@ async function dynamoSubject(name: string, endpoint: string): Promise<Subject> {
     name,
     store: new DynamoStore(table, clients.dynamo),
     rawRun: async (cursorName, runId) =>
-      (await clients.documents.send(new GetCommand({ TableName: table, Key: { pk: cursorName, sk: `run#${runId}` } }))).Item,
+      (await clients.documents.send(new GetCommand({ TableName: table, Key: { pk: cursorName, sk: `run#${runId}` } })))
+        .Item,
   };
 }
 
@@ -87,7 +97,8 @@ function summaryOf(runId: string, cursorName: string): RunSummary {
     bytes: 1234,
     caughtUp: true,
     stoppedBy: 'caught-up',
-    durationMs: 42, putRetries: 0,
+    durationMs: 42,
+    putRetries: 0,
   };
 }
 
@@ -102,7 +113,9 @@ describe.each(['DynamoDB', 'dynalite', 'local folder'])('%s', (kind) => {
     const { store } = subject();
     const name = uniqueName('cursor');
     expect(await store.read(name)).toBeUndefined();
-    expect(await store.compareAndSet(name, undefined, { value: A, commitId: 'a', runId: 'r1' })).toEqual({ outcome: 'written' });
+    expect(await store.compareAndSet(name, undefined, { value: A, commitId: 'a', runId: 'r1' })).toEqual({
+      outcome: 'written',
+    });
     const first = await store.read(name);
     expect(first).toMatchObject({ value: A, stored: '2017-10-31T23:28:02.7882390Z', commitId: 'a', runId: 'r1' });
 
@@ -110,7 +123,9 @@ describe.each(['DynamoDB', 'dynalite', 'local folder'])('%s', (kind) => {
     expect(lost).toMatchObject({ outcome: 'conflict', current: { value: A, commitId: 'a' } });
 
     // Two commits 100 ns apart inside one millisecond stay distinct.
-    expect(await store.compareAndSet(name, first, { value: B, commitId: 'b', runId: 'r1' })).toEqual({ outcome: 'written' });
+    expect(await store.compareAndSet(name, first, { value: B, commitId: 'b', runId: 'r1' })).toEqual({
+      outcome: 'written',
+    });
     const stale = await store.compareAndSet(name, first, { value: C, commitId: 'c', runId: 'r2' });
     expect(stale).toMatchObject({ outcome: 'conflict', current: { value: B, stored: '2017-10-31T23:28:02.7882391Z' } });
     expect((await store.read(name))?.value).toBe(B);
@@ -120,7 +135,13 @@ describe.each(['DynamoDB', 'dynalite', 'local folder'])('%s', (kind) => {
     const { store, rawRun } = subject();
     const cursorName = uniqueName('runs');
     // Each in its own second: kuuid ids order by second, and randomly within one (see sortable-ids.md).
-    const times = ['2026-11-01T00:00:00.900Z', '2026-11-01T00:00:01.000Z', '2026-11-01T00:00:02.999Z', '2026-11-01T00:00:03.000Z', '2026-11-01T00:01:00.000Z'];
+    const times = [
+      '2026-11-01T00:00:00.900Z',
+      '2026-11-01T00:00:01.000Z',
+      '2026-11-01T00:00:02.999Z',
+      '2026-11-01T00:00:03.000Z',
+      '2026-11-01T00:01:00.000Z',
+    ];
     const ids: string[] = [];
     for (const time of times) {
       const runId = createKuuid({ now: () => Date.parse(time) }).id();
@@ -131,7 +152,11 @@ describe.each(['DynamoDB', 'dynalite', 'local folder'])('%s', (kind) => {
     expect((await store.listRuns(cursorName, { limit: 100 })).map((run) => run.runId)).toEqual(newestFirst);
     expect((await store.listRuns(cursorName, { limit: 2 })).map((run) => run.runId)).toEqual(newestFirst.slice(0, 2));
     // From the second 00:00:01 to the second 00:00:02, both inclusive, whatever the milliseconds.
-    const bounded = await store.listRuns(cursorName, { limit: 100, fromId: prefix('2026-11-01T00:00:01.500Z'), toId: prefix('2026-11-01T00:00:02.001Z') });
+    const bounded = await store.listRuns(cursorName, {
+      limit: 100,
+      fromId: prefix('2026-11-01T00:00:01.500Z'),
+      toId: prefix('2026-11-01T00:00:02.001Z'),
+    });
     expect(bounded.map((run) => run.runId)).toEqual([ids[2], ids[1]]);
     const since = await store.listRuns(cursorName, { limit: 100, fromId: prefix('2026-11-01T00:00:03Z') });
     expect(since.map((run) => run.runId)).toEqual([ids[4], ids[3]]);
@@ -142,7 +167,11 @@ describe.each(['DynamoDB', 'dynalite', 'local folder'])('%s', (kind) => {
     // Two runs in one second are both listed.
     const twin = createKuuid({ now: () => Date.parse('2026-11-01T00:00:00.100Z') }).id();
     await store.appendRun(summaryOf(twin, cursorName), Math.floor(Date.now() / 1000) + 60);
-    const second = await store.listRuns(cursorName, { limit: 100, fromId: prefix('2026-11-01T00:00:00Z'), toId: prefix('2026-11-01T00:00:00Z') });
+    const second = await store.listRuns(cursorName, {
+      limit: 100,
+      fromId: prefix('2026-11-01T00:00:00Z'),
+      toId: prefix('2026-11-01T00:00:00Z'),
+    });
     expect(second.map((run) => run.runId).sort()).toEqual([ids[0], twin].sort());
     if (rawRun) {
       const item = await rawRun(cursorName, ids[0]!);
@@ -159,19 +188,37 @@ describe.each(['DynamoDB', 'dynalite', 'local folder'])('%s', (kind) => {
     // parts counting DOWN: as bytes their ids sort oldest first. More than `runs` reads past a limit.
     const cursorAt = (i: number): string => formatTimestamp(C + BigInt(i) * 10_000n);
     const sameSecond = Array.from({ length: 15 }, (_, i) => {
-      const runId = createKuuid({ now: () => Date.parse('2026-11-02T00:00:05.000Z') + i, randomBytes: () => Buffer.from([0, 0, 0, 99 - i]) }).id();
+      const runId = createKuuid({
+        now: () => Date.parse('2026-11-02T00:00:05.000Z') + i,
+        randomBytes: () => Buffer.from([0, 0, 0, 99 - i]),
+      }).id();
       return { ...summaryOf(runId, cursorName), cursorBefore: cursorAt(i), cursorAfter: cursorAt(i + 1) };
     });
-    const earlier = { ...summaryOf(createKuuid({ now: () => Date.parse('2026-11-02T00:00:04.999Z') }).id(), cursorName), cursorAfter: cursorAt(0) };
-    const later = { ...summaryOf(createKuuid({ now: () => Date.parse('2026-11-02T00:00:06.000Z') }).id(), cursorName), cursorBefore: cursorAt(15), cursorAfter: cursorAt(15) };
-    for (const run of [sameSecond[7]!, later, ...sameSecond.slice(0, 7).reverse(), earlier, ...sameSecond.slice(8)]) await store.appendRun(run, expiresAt);
+    const earlier = {
+      ...summaryOf(createKuuid({ now: () => Date.parse('2026-11-02T00:00:04.999Z') }).id(), cursorName),
+      cursorAfter: cursorAt(0),
+    };
+    const later = {
+      ...summaryOf(createKuuid({ now: () => Date.parse('2026-11-02T00:00:06.000Z') }).id(), cursorName),
+      cursorBefore: cursorAt(15),
+      cursorAfter: cursorAt(15),
+    };
+    for (const run of [sameSecond[7]!, later, ...sameSecond.slice(0, 7).reverse(), earlier, ...sameSecond.slice(8)])
+      await store.appendRun(run, expiresAt);
     const newestFirst = [later, ...[...sameSecond].reverse(), earlier].map((run) => run.runId);
     expect([...sameSecond.map((run) => run.runId)].sort()).toEqual(sameSecond.map((run) => run.runId).reverse()); // ids alone would misorder them
     expect((await store.listRuns(cursorName, { limit: 100 })).map((run) => run.runId)).toEqual(newestFirst);
     for (const limit of [1, 2, 4, 11, 16, 17]) {
-      expect((await store.listRuns(cursorName, { limit })).map((run) => run.runId), `limit ${limit}`).toEqual(newestFirst.slice(0, limit));
+      expect(
+        (await store.listRuns(cursorName, { limit })).map((run) => run.runId),
+        `limit ${limit}`,
+      ).toEqual(newestFirst.slice(0, limit));
     }
-    const second = await store.listRuns(cursorName, { limit: 3, fromId: prefix('2026-11-02T00:00:05Z'), toId: prefix('2026-11-02T00:00:05Z') });
+    const second = await store.listRuns(cursorName, {
+      limit: 3,
+      fromId: prefix('2026-11-02T00:00:05Z'),
+      toId: prefix('2026-11-02T00:00:05Z'),
+    });
     expect(second.map((run) => run.runId)).toEqual(newestFirst.slice(1, 4));
   });
 });
@@ -224,7 +271,9 @@ describe('the local run log', () => {
     // And killed while breaking such a lock, too.
     writeFileSync(join(dir, '.catalog-sync', 'state.lock.break'), dead.stdout);
     const store = new LocalStore(dir);
-    expect(await store.compareAndSet('c', undefined, { value: A, commitId: 'a', runId: 'r' })).toEqual({ outcome: 'written' });
+    expect(await store.compareAndSet('c', undefined, { value: A, commitId: 'a', runId: 'r' })).toEqual({
+      outcome: 'written',
+    });
     expect(readdirSync(join(dir, '.catalog-sync')).filter((name) => name.startsWith('state.lock'))).toEqual([]);
   });
 

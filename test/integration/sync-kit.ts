@@ -7,7 +7,10 @@ import type { GeneratedCatalog } from '../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
 
 /** Starts a replica of a generated catalog. */
-export type ReplicaOf = (catalog: GeneratedCatalog, options?: Parameters<typeof CatalogReplica.start>[0]) => Promise<CatalogReplica>;
+export type ReplicaOf = (
+  catalog: GeneratedCatalog,
+  options?: Parameters<typeof CatalogReplica.start>[0],
+) => Promise<CatalogReplica>;
 
 /** A {@link ReplicaOf} whose replicas are stopped after the file's tests (call it once, at the file's top). */
 export function useReplicas(): ReplicaOf {

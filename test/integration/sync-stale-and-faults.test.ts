@@ -88,9 +88,15 @@ describe('faults survived', () => {
     expect(error).toBeInstanceOf(SyncError);
     expect((error as Error).message).toContain(`${replica.origin}${bad.path}`);
     expect((error as Error).message).toContain('HTTP 503');
-    expect((error as SyncError).summary).toMatchObject({ stoppedBy: 'error', commits: 17, cursorAfter: formatTimestamp(commitTicks(catalog, 16)) });
+    expect((error as SyncError).summary).toMatchObject({
+      stoppedBy: 'error',
+      commits: 17,
+      cursorAfter: formatTimestamp(commitTicks(catalog, 16)),
+    });
     expect(await harness.cursor()).toBe(formatTimestamp(commitTicks(catalog, 16)));
-    expect(await harness.manifestsAfter(catalog, commitTicks(catalog, 16))).not.toContain(manifestKey('', commitKey(commitTicks(catalog, 17))));
+    expect(await harness.manifestsAfter(catalog, commitTicks(catalog, 16))).not.toContain(
+      manifestKey('', commitKey(commitTicks(catalog, 17))),
+    );
     expect(await harness.strayManifests(catalog, replica.origin, commitTicks(catalog, 16))).toEqual([]);
     expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, 16))).toEqual([]);
   });

@@ -42,7 +42,10 @@ describe('a full sync', () => {
     const summary = await harness.run(replica.serviceIndexUrl, { MAX_COMMITS: '1000', CONCURRENCY: '16' });
     const head = commitTicks(catalog, -1);
     const leaves = catalog.commits.reduce((n, commit) => n + commit.leaves.length, 0);
-    const deletes = catalog.commits.reduce((n, commit) => n + commit.leaves.filter((leaf) => leaf.type === 'PackageDelete').length, 0);
+    const deletes = catalog.commits.reduce(
+      (n, commit) => n + commit.leaves.filter((leaf) => leaf.type === 'PackageDelete').length,
+      0,
+    );
     expect(summary).toMatchObject({
       cursorName: 'catalog-to-s3',
       cursorBefore: '0001-01-01T00:00:00.0000000Z',
@@ -90,7 +93,9 @@ describe('bounded slices', () => {
   it('--max-commits 1 lands on each commit in turn, including two commits inside one millisecond', async () => {
     const catalog = generateCatalog({ commits: 24, seed: 11, sameMillisecondPairs: 6, trimTrailingZeros: true });
     const sameMillisecond = catalog.commits.filter(
-      (commit, i) => i > 0 && parseTimestamp(commit.timestamp) / 10_000n === parseTimestamp(catalog.commits[i - 1]!.timestamp) / 10_000n,
+      (commit, i) =>
+        i > 0 &&
+        parseTimestamp(commit.timestamp) / 10_000n === parseTimestamp(catalog.commits[i - 1]!.timestamp) / 10_000n,
     );
     expect(sameMillisecond.length).toBeGreaterThanOrEqual(3);
     const replica = await replicaOf(catalog, { pageSize: 7 });
@@ -147,15 +152,23 @@ describe('bounded slices', () => {
     const seen: { watermark: string; storedCursor: string | undefined }[] = [];
     const snapshots = Object.create(harness.snapshots) as typeof harness.snapshots;
     snapshots.putJsonIf = async (key: string, value: unknown, expected: string | undefined): Promise<boolean> => {
-      if (key === 'watermark.json') seen.push({ watermark: (value as { cursor: string }).cursor, storedCursor: await harness.cursor() });
+      if (key === 'watermark.json')
+        seen.push({ watermark: (value as { cursor: string }).cursor, storedCursor: await harness.cursor() });
       return harness.snapshots.putJsonIf(key, value, expected);
     };
     // Only the closing watermark of each run (a run longer than the interval also writes some during it: see
     // manifests-as-completed.test.ts).
-    for (const maxCommits of ['7', '11', '1000']) await harness.run(replica.serviceIndexUrl, { MAX_COMMITS: maxCommits }, { snapshots, watermarkIntervalMs: 3_600_000 });
+    for (const maxCommits of ['7', '11', '1000'])
+      await harness.run(
+        replica.serviceIndexUrl,
+        { MAX_COMMITS: maxCommits },
+        { snapshots, watermarkIntervalMs: 3_600_000 },
+      );
     expect(seen.map((s) => s.watermark)).toEqual([6, 17, 29].map((i) => formatTimestamp(commitTicks(catalog, i))));
     for (const { watermark, storedCursor } of seen) expect(storedCursor).toBe(watermark);
-    expect(((await harness.snapshots.getJson('watermark.json')) as { cursor: string }).cursor).toBe(await harness.cursor());
+    expect(((await harness.snapshots.getJson('watermark.json')) as { cursor: string }).cursor).toBe(
+      await harness.cursor(),
+    );
   });
 
   it('a leaf that trickles for ever is aborted at the deadline: the run checkpoints the last complete commit and returns time-budget', async () => {
@@ -166,12 +179,24 @@ describe('bounded slices', () => {
     const slow = catalog.commits[1]!.leaves[0]!;
     // One byte a second: the leaf would take many minutes, and no body timeout ever fires.
     replica.trickleBody(slow.path, 1_000, 1_000);
-    const summary = await harness.run(replica.serviceIndexUrl, { QUARANTINE: 'true' }, { deadline: Date.now() + 2_000 });
+    const summary = await harness.run(
+      replica.serviceIndexUrl,
+      { QUARANTINE: 'true' },
+      { deadline: Date.now() + 2_000 },
+    );
     const lastComplete = formatTimestamp(commitTicks(catalog, 0));
-    expect(summary).toMatchObject({ stoppedBy: 'time-budget', caughtUp: false, commits: 1, quarantined: 0, cursorAfter: lastComplete });
+    expect(summary).toMatchObject({
+      stoppedBy: 'time-budget',
+      caughtUp: false,
+      commits: 1,
+      quarantined: 0,
+      cursorAfter: lastComplete,
+    });
     expect(await harness.cursor()).toBe(lastComplete);
     // Later commits may have completed meanwhile (their manifests are whole); the aborted one has none.
-    expect(await harness.manifestsAfter(catalog, commitTicks(catalog, 0))).not.toContain(manifestKey('', commitKey(commitTicks(catalog, 1))));
+    expect(await harness.manifestsAfter(catalog, commitTicks(catalog, 0))).not.toContain(
+      manifestKey('', commitKey(commitTicks(catalog, 1))),
+    );
     expect(await harness.strayManifests(catalog, replica.origin, commitTicks(catalog, 0))).toEqual([]);
     expect(await harness.keys('quarantine/')).toEqual([]);
     // The run did not wait for the leaf: its one request was cut, and the replica saw the connection closed.
@@ -188,12 +213,19 @@ describe('bounded slices', () => {
     const saved = { ...process.env };
     Object.assign(process.env, harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl }));
     // Powertools logs every run as JSON on stdout and stderr: kept out of the test output.
-    const quiet = [vi.spyOn(process.stdout, 'write').mockImplementation(() => true), vi.spyOn(process.stderr, 'write').mockImplementation(() => true)];
+    const quiet = [
+      vi.spyOn(process.stdout, 'write').mockImplementation(() => true),
+      vi.spyOn(process.stderr, 'write').mockImplementation(() => true),
+    ];
     try {
       const { handler } = await import('../../lambda/sync/lambda.js');
       // 7 s left, less the 5 s margin: a 2 s budget.
       const summary = await handler({}, { getRemainingTimeInMillis: () => 7_000 });
-      expect(summary).toMatchObject({ stoppedBy: 'time-budget', commits: 1, cursorAfter: formatTimestamp(commitTicks(catalog, 0)) });
+      expect(summary).toMatchObject({
+        stoppedBy: 'time-budget',
+        commits: 1,
+        cursorAfter: formatTimestamp(commitTicks(catalog, 0)),
+      });
       await replica.whenAbandoned(slow.path, 1);
     } finally {
       for (const spy of quiet) spy.mockRestore();
@@ -218,7 +250,11 @@ describe('overlapping runs', () => {
     });
     for (let round = 0; round < 6; round++) {
       const runs = Array.from({ length: 4 }, (_, i) =>
-        harness.run(replica.serviceIndexUrl, { MAX_COMMITS: String(8 + i * 5), CONCURRENCY: String(2 + i * 3) }, { cursors: recording }),
+        harness.run(
+          replica.serviceIndexUrl,
+          { MAX_COMMITS: String(8 + i * 5), CONCURRENCY: String(2 + i * 3) },
+          { cursors: recording },
+        ),
       );
       const summaries = await Promise.all(runs);
       for (const summary of summaries) expect(['max-commits', 'caught-up', 'lost-race']).toContain(summary.stoppedBy);
@@ -240,16 +276,34 @@ describe('dependencies', () => {
     const documents = DynamoDBDocumentClient.from(harness.clients.dynamo);
     // The upstream cursor sits 50 ns after commit 11: commits up to 11 may be taken, 12 may not.
     const bound = commitTicks(catalog, 11) + 500n;
-    await documents.send(new PutCommand({ TableName: harness.table, Item: { pk: 'upstream', sk: 'cursor', cursor: formatTimestamp(bound) } }));
+    await documents.send(
+      new PutCommand({
+        TableName: harness.table,
+        Item: { pk: 'upstream', sk: 'cursor', cursor: formatTimestamp(bound) },
+      }),
+    );
     const summary = await harness.run(replica.serviceIndexUrl, { DEPENDS_ON: 'upstream' });
-    expect(summary).toMatchObject({ commits: 12, stoppedBy: 'dependency', caughtUp: true, cursorAfter: formatTimestamp(commitTicks(catalog, 11)) });
+    expect(summary).toMatchObject({
+      commits: 12,
+      stoppedBy: 'dependency',
+      caughtUp: true,
+      cursorAfter: formatTimestamp(commitTicks(catalog, 11)),
+    });
     expect(await harness.manifestsAfter(catalog, commitTicks(catalog, 11))).toEqual([]);
     const again = await harness.run(replica.serviceIndexUrl, { DEPENDS_ON: 'upstream' });
     expect(again).toMatchObject({ commits: 0, stoppedBy: 'dependency' });
     // Held exactly at the bound, it reads no page at all.
-    await documents.send(new PutCommand({ TableName: harness.table, Item: { pk: 'upstream', sk: 'cursor', cursor: formatTimestamp(commitTicks(catalog, 11)) } }));
+    await documents.send(
+      new PutCommand({
+        TableName: harness.table,
+        Item: { pk: 'upstream', sk: 'cursor', cursor: formatTimestamp(commitTicks(catalog, 11)) },
+      }),
+    );
     replica.clearLog();
-    expect(await harness.run(replica.serviceIndexUrl, { DEPENDS_ON: 'upstream' })).toMatchObject({ commits: 0, stoppedBy: 'dependency' });
+    expect(await harness.run(replica.serviceIndexUrl, { DEPENDS_ON: 'upstream' })).toMatchObject({
+      commits: 0,
+      stoppedBy: 'dependency',
+    });
     expect(replica.countRequests('/page')).toBe(0);
   });
 

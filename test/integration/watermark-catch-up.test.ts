@@ -46,7 +46,10 @@ async function watermarkCursor(snapshots: SnapshotStore): Promise<string | undef
   return ((await snapshots.getJson(KEY)) as { cursor?: string } | undefined)?.cursor;
 }
 
-const subjects: { name: string; open: (harness: SyncHarness, n: number) => { cursors?: LocalStore; snapshots: SnapshotStore; runLog?: LocalStore } }[] = [
+const subjects: {
+  name: string;
+  open: (harness: SyncHarness, n: number) => { cursors?: LocalStore; snapshots: SnapshotStore; runLog?: LocalStore };
+}[] = [
   { name: 'S3 + DynamoDB', open: (harness) => ({ snapshots: harness.snapshots }) },
   {
     name: 'a folder',
@@ -62,7 +65,10 @@ describe.each(subjects.map((subject, n) => [subject.name, subject, n] as const))
     const harness = await SyncHarness.create();
     const stores = subject.open(harness, n);
     const head = formatTimestamp(commitTicks(catalog, 5));
-    expect(await harness.run(replica.serviceIndexUrl, {}, stores)).toMatchObject({ stoppedBy: 'caught-up', cursorAfter: head });
+    expect(await harness.run(replica.serviceIndexUrl, {}, stores)).toMatchObject({
+      stoppedBy: 'caught-up',
+      cursorAfter: head,
+    });
     // As a run killed before its closing PUT leaves it: three commits behind.
     const behind = commitTicks(catalog, 2);
     await stores.snapshots.putJson(KEY, watermarkOf(behind, catalog.commits[2]!.commitId));
@@ -71,7 +77,7 @@ describe.each(subjects.map((subject, n) => [subject.name, subject, n] as const))
     expect(await stores.snapshots.getJson(KEY)).toMatchObject({ cursor: head, commitId: catalog.commits[5]!.commitId });
   });
 
-  it('two writers: A reads 1, B writes 4, A\'s write of 2 is refused and A finds 4: the watermark never goes back', async () => {
+  it("two writers: A reads 1, B writes 4, A's write of 2 is refused and A finds 4: the watermark never goes back", async () => {
     const harness = await SyncHarness.create();
     const inner = subject.open(harness, n + 10).snapshots;
     await inner.putJson(KEY, watermarkOf(commitTicks(catalog, 1), catalog.commits[1]!.commitId));
@@ -106,14 +112,27 @@ describe('S3 through the fault front', () => {
   });
   afterAll(() => front.stop());
   const frontClient = (): S3Client =>
-    new S3Client({ endpoint: front.url, region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, forcePathStyle: true, maxAttempts: 5 });
+    new S3Client({
+      endpoint: front.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+      forcePathStyle: true,
+      maxAttempts: 5,
+    });
 
   it('a server without conditional writes (501 NotImplemented to If-None-Match) still gets the watermark, written without the condition', async () => {
     const harness = await SyncHarness.create();
-    front.fault({ match: (seen) => seen.method === 'PUT' && seen.headers['if-none-match'] !== undefined, fault: { kind: 'answer', status: 501, code: 'NotImplemented' } });
+    front.fault({
+      match: (seen) => seen.method === 'PUT' && seen.headers['if-none-match'] !== undefined,
+      fault: { kind: 'answer', status: 501, code: 'NotImplemented' },
+    });
     const client = frontClient();
     try {
-      expect(await writeWatermarkForward(new S3SnapshotStore(harness.bucket, client), KEY, { value: commitTicks(catalog, 3) })).toBe(true);
+      expect(
+        await writeWatermarkForward(new S3SnapshotStore(harness.bucket, client), KEY, {
+          value: commitTicks(catalog, 3),
+        }),
+      ).toBe(true);
       expect(await watermarkCursor(harness.snapshots)).toBe(formatTimestamp(commitTicks(catalog, 3)));
     } finally {
       front.reset();
@@ -121,13 +140,17 @@ describe('S3 through the fault front', () => {
     }
   });
 
-  it('with a 2 s budget the run ends time-budget, not error: the watermark\'s read and write, and the listing of the commits behind the cursor, are aborted within the closing window', { timeout: 30_000 }, async () => {
+  it("with a 2 s budget the run ends time-budget, not error: the watermark's read and write, and the listing of the commits behind the cursor, are aborted within the closing window", {
+    timeout: 30_000,
+  }, async () => {
     const harness = await SyncHarness.create();
     const client = frontClient();
     const snapshots = new S3SnapshotStore(harness.bucket, client);
     try {
       // A first run stores two commits: the second one's page spans its cursor, so the next run lists commits/ behind it.
-      expect(await harness.run(replica.serviceIndexUrl, { MAX_COMMITS: '2' }, { snapshots })).toMatchObject({ commits: 2 });
+      expect(await harness.run(replica.serviceIndexUrl, { MAX_COMMITS: '2' }, { snapshots })).toMatchObject({
+        commits: 2,
+      });
       // Once the third commit's manifest is stored, no request gets an answer: leaves, manifests, the watermark's GET
       // and PUT, the listing of commits/.
       const thirdManifest = `/${harness.bucket}/${manifestKey('', commitKey(commitTicks(catalog, 2)))}`;
@@ -142,12 +165,16 @@ describe('S3 through the fault front', () => {
       });
       // The closing writes end 5 s past the deadline (CLOSING_MS; the Lambda passes its own end).
       const summary = await harness.run(replica.serviceIndexUrl, {}, { snapshots, deadline: Date.now() + 2_000 });
-      expect(summary).toMatchObject({ stoppedBy: 'time-budget', cursorAfter: formatTimestamp(commitTicks(catalog, 2)) });
+      expect(summary).toMatchObject({
+        stoppedBy: 'time-budget',
+        cursorAfter: formatTimestamp(commitTicks(catalog, 2)),
+      });
       expect(summary.error).toBeUndefined();
       // The watermark lags (by contract), never leads: the next run catches it up.
       const watermark = await watermarkCursor(harness.snapshots);
       expect(watermark === undefined || watermark <= summary.cursorAfter).toBe(true);
-      const held = (path: string) => front.seen.filter((seen) => seen.url.startsWith(`/${harness.bucket}${path}`)).length;
+      const held = (path: string) =>
+        front.seen.filter((seen) => seen.url.startsWith(`/${harness.bucket}${path}`)).length;
       expect(held('/watermark.json')).toBeGreaterThan(0);
       expect(held('/?list-type=2')).toBeGreaterThan(0);
       await front.whenAbandoned(front.hangs.held);

@@ -35,7 +35,10 @@ export function dotnetEnvironment(overrides: NodeJS.ProcessEnv = {}): NodeJS.Pro
  *
  * @throws when `dotnet` cannot be started (not on the PATH).
  */
-export function runDotnet(args: readonly string[], options: { env: NodeJS.ProcessEnv; cwd?: string; input?: string }): Promise<DotnetResult> {
+export function runDotnet(
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; cwd?: string; input?: string },
+): Promise<DotnetResult> {
   return new Promise((resolve, reject) => {
     const child = spawn('dotnet', args, { env: options.env, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     const stdout: Buffer[] = [];
@@ -44,7 +47,11 @@ export function runDotnet(args: readonly string[], options: { env: NodeJS.Proces
     child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
     child.once('error', reject);
     child.once('close', (code, signal) => {
-      resolve({ code: code ?? (signal ? 128 : 1), stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') });
+      resolve({
+        code: code ?? (signal ? 128 : 1),
+        stdout: Buffer.concat(stdout).toString('utf8'),
+        stderr: Buffer.concat(stderr).toString('utf8'),
+      });
     });
     child.stdin.on('error', () => {}); // a child that exits early closes its stdin: its exit code tells
     child.stdin.end(options.input ?? '');

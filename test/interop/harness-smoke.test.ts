@@ -30,15 +30,23 @@ const ADVISORY = { url: 'https://example.com/advisories/SMOKE-0001', severity: 2
 
 /** Writes the feed for `baseUrl` into `dir`: absolute URLs only, as NuGet requires. */
 function writeFeed(dir: string, baseUrl: string, packages: ReadonlyMap<NupkgSpec, Buffer>): void {
-  writeFileSync(join(dir, 'index.json'), JSON.stringify({
-    version: '3.0.0',
-    resources: [
-      { '@id': `${baseUrl}flat/`, '@type': 'PackageBaseAddress/3.0.0' },
-      { '@id': `${baseUrl}vulnerabilities/index.json`, '@type': 'VulnerabilityInfo/6.7.0' },
-    ],
-  }));
+  writeFileSync(
+    join(dir, 'index.json'),
+    JSON.stringify({
+      version: '3.0.0',
+      resources: [
+        { '@id': `${baseUrl}flat/`, '@type': 'PackageBaseAddress/3.0.0' },
+        { '@id': `${baseUrl}vulnerabilities/index.json`, '@type': 'VulnerabilityInfo/6.7.0' },
+      ],
+    }),
+  );
   mkdirSync(join(dir, 'vulnerabilities'));
-  writeFileSync(join(dir, 'vulnerabilities/index.json'), JSON.stringify([{ '@name': 'base', '@id': `${baseUrl}vulnerabilities/base.json`, '@updated': '2026-01-01T00:00:00Z' }]));
+  writeFileSync(
+    join(dir, 'vulnerabilities/index.json'),
+    JSON.stringify([
+      { '@name': 'base', '@id': `${baseUrl}vulnerabilities/base.json`, '@updated': '2026-01-01T00:00:00Z' },
+    ]),
+  );
   writeFileSync(join(dir, 'vulnerabilities/base.json'), JSON.stringify({ 'smoke.lib': [ADVISORY] }));
   const versions = new Map<string, string[]>();
   for (const [spec, bytes] of packages) {
@@ -48,7 +56,8 @@ function writeFeed(dir: string, baseUrl: string, packages: ReadonlyMap<NupkgSpec
     writeFileSync(join(dir, 'flat', id, version, `${id}.${version}.nupkg`), bytes);
     versions.set(id, [...(versions.get(id) ?? []), version]);
   }
-  for (const [id, list] of versions) writeFileSync(join(dir, 'flat', id, 'index.json'), JSON.stringify({ versions: list }));
+  for (const [id, list] of versions)
+    writeFileSync(join(dir, 'flat', id, 'index.json'), JSON.stringify({ versions: list }));
 }
 
 describe('the interop harness against a hand-written static feed', () => {
@@ -56,7 +65,8 @@ describe('the interop harness against a hand-written static feed', () => {
   let server: StaticFeedServer;
   let feedUrl: string;
   const bytes = new Map(PACKAGES.map((spec) => [spec, buildNupkg(spec)]));
-  const hashOf = (id: string, version: string): string => sha512([...bytes].find(([spec]) => spec.id === id && spec.version === version)![1]);
+  const hashOf = (id: string, version: string): string =>
+    sha512([...bytes].find(([spec]) => spec.id === id && spec.version === version)![1]);
 
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), 'catalog-sync-static-feed-'));
@@ -75,10 +85,16 @@ describe('the interop harness against a hand-written static feed', () => {
     const restore = await restoreProject({ feedUrl, references: { 'Smoke.App': '1.0.0' } });
     expect(restore.exitCode, restore.output).toBe(0);
     expect(restore.graph).toEqual(['Smoke.App/1.0.0', 'Smoke.Lib/1.0.0']);
-    expect(restore.sha512).toEqual({ 'Smoke.App/1.0.0': hashOf('Smoke.App', '1.0.0'), 'Smoke.Lib/1.0.0': hashOf('Smoke.Lib', '1.0.0') });
+    expect(restore.sha512).toEqual({
+      'Smoke.App/1.0.0': hashOf('Smoke.App', '1.0.0'),
+      'Smoke.Lib/1.0.0': hashOf('Smoke.Lib', '1.0.0'),
+    });
     expect(restore.packageFolders).toEqual([restore.packagesFolder]);
     expect(restore.sources).toEqual([feedUrl]);
-    expect(restore.logs.map((log) => [log.code, log.level, log.libraryId]), restore.output).toEqual([['NU1903', 'Warning', 'Smoke.Lib']]);
+    expect(
+      restore.logs.map((log) => [log.code, log.level, log.libraryId]),
+      restore.output,
+    ).toEqual([['NU1903', 'Warning', 'Smoke.Lib']]);
     for (const path of ['/flat/smoke.app/1.0.0/smoke.app.1.0.0.nupkg', '/flat/smoke.lib/1.0.0/smoke.lib.1.0.0.nupkg']) {
       expect(server.requests, path).toContainEqual({ method: 'GET', path, status: 200 });
     }
@@ -93,13 +109,20 @@ describe('the interop harness against a hand-written static feed', () => {
     server.requests.length = 0;
     const missing = await restoreProject({ feedUrl, references: { 'Smoke.Missing': '1.0.0' } });
     expect(missing.exitCode).not.toBe(0);
-    expect(missing.logs.map((log) => [log.code, log.libraryId]), missing.output).toContainEqual(['NU1101', 'Smoke.Missing']);
+    expect(
+      missing.logs.map((log) => [log.code, log.libraryId]),
+      missing.output,
+    ).toContainEqual(['NU1101', 'Smoke.Missing']);
     expect(server.requests).toContainEqual({ method: 'GET', path: '/flat/smoke.missing/index.json', status: 404 });
   });
 
   it('NuGet.Protocol reads every version: the bytes served and the nuspec inside them', async () => {
     const reading = await probeFeed(feedUrl, ['Smoke.App', 'Smoke.Lib', 'Smoke.Missing']);
-    expect(reading.resources).toEqual({ findPackageById: 'HttpFileSystemBasedFindPackageByIdResource', packageMetadata: null, vulnerabilityInfo: 'VulnerabilityInfoResourceV3' });
+    expect(reading.resources).toEqual({
+      findPackageById: 'HttpFileSystemBasedFindPackageByIdResource',
+      packageMetadata: null,
+      vulnerabilityInfo: 'VulnerabilityInfoResourceV3',
+    });
     expect(reading.vulnerabilityErrors).toEqual([]);
     expect(reading.versions.map((v) => [v.id, v.version, v.audit])).toEqual([
       ['Smoke.App', '1.0.0', null],
@@ -119,7 +142,11 @@ describe('the interop harness against a hand-written static feed', () => {
           found: true,
           size: bytes.get(spec)!.length,
           sha512: sha512(bytes.get(spec)!),
-          nuspec: { id: spec.id, version: spec.version, dependencies: (spec.dependencies ?? []).map((d) => `net10.0:${d.id}:${d.range}`) },
+          nuspec: {
+            id: spec.id,
+            version: spec.version,
+            dependencies: (spec.dependencies ?? []).map((d) => `net10.0:${d.id}:${d.range}`),
+          },
         },
       ]),
     );

@@ -43,14 +43,24 @@ export interface FeedVersion {
   readonly inFlat: boolean;
   readonly inRegistration: boolean;
   readonly listed: boolean | null;
-  readonly deprecation: { reasons: string[]; message: string | null; alternatePackage: { id: string; range: string | null } | null } | null;
+  readonly deprecation: {
+    reasons: string[];
+    message: string | null;
+    alternatePackage: { id: string; range: string | null } | null;
+  } | null;
   readonly vulnerabilities: { advisoryUrl: string | null; severity: number }[] | null;
   readonly registrationDependencies: string[] | null;
   readonly audit: { url: string; severity: number; versions: string }[] | null;
   readonly download:
     | null
     | { found: false; error?: string }
-    | { found: true; size: number; sha512: string; nuspec?: { id: string; version: string; dependencies: string[] }; readError?: string };
+    | {
+        found: true;
+        size: number;
+        sha512: string;
+        nuspec?: { id: string; version: string; dependencies: string[] };
+        readError?: string;
+      };
 }
 
 /** A feed as NuGet.Protocol 8.0.0 reads it. */
@@ -76,10 +86,17 @@ async function withScratch<T>(use: (dir: string) => Promise<T>): Promise<T> {
 
 async function probe(args: readonly string[], input?: string): Promise<unknown[]> {
   return withScratch(async (dir) => {
-    const env = dotnetEnvironment({ NUGET_HTTP_CACHE_PATH: join(dir, 'http-cache'), NUGET_PACKAGES: join(dir, 'packages') });
+    const env = dotnetEnvironment({
+      NUGET_HTTP_CACHE_PATH: join(dir, 'http-cache'),
+      NUGET_PACKAGES: join(dir, 'packages'),
+    });
     const result = await runDotnet([inject('probeDll'), ...args], { env, ...(input === undefined ? {} : { input }) });
-    if (result.code !== 0) throw new Error(`probe ${args.join(' ')} exited ${result.code}:\n${result.stderr}${result.stdout}`);
-    return result.stdout.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as unknown);
+    if (result.code !== 0)
+      throw new Error(`probe ${args.join(' ')} exited ${result.code}:\n${result.stderr}${result.stdout}`);
+    return result.stdout
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as unknown);
   });
 }
 
@@ -87,14 +104,16 @@ async function probe(args: readonly string[], input?: string): Promise<unknown[]
 export async function probeVersions(inputs: readonly string[]): Promise<NuGetVersionAnswers> {
   const lines = await probe(['versions'], inputs.map((input) => `${JSON.stringify(input)}\n`).join(''));
   const last = lines.pop() as { order?: number[][] } | undefined;
-  if (!last?.order || lines.length !== inputs.length) throw new Error(`probe versions: ${lines.length} answers for ${inputs.length} inputs`);
+  if (!last?.order || lines.length !== inputs.length)
+    throw new Error(`probe versions: ${lines.length} answers for ${inputs.length} inputs`);
   return { answers: lines as NuGetVersionAnswer[], order: last.order };
 }
 
 /** The feed whose service index is `serviceIndexUrl`, read by NuGet.Protocol for `ids`. */
 export async function probeFeed(serviceIndexUrl: string, ids: readonly string[]): Promise<FeedReading> {
   const lines = (await probe(['feed', serviceIndexUrl, ...ids])) as { kind: string }[];
-  const of = <T>(kind: string): T[] => lines.filter((line) => line.kind === kind).map(({ kind: _, ...rest }) => rest as T);
+  const of = <T>(kind: string): T[] =>
+    lines.filter((line) => line.kind === kind).map(({ kind: _, ...rest }) => rest as T);
   const [resources] = of<FeedReading['resources']>('resources');
   if (!resources) throw new Error(`probe feed ${serviceIndexUrl}: no resources line`);
   return {

@@ -39,7 +39,9 @@ async function sdkVersion(): Promise<string> {
   }
   const version = result.stdout.trim();
   if (result.code !== 0 || Number.parseInt(version, 10) < REQUIRED_SDK_MAJOR) {
-    throw new Error(`npm run test:interop needs the .NET SDK ${REQUIRED_SDK_MAJOR} or later; \`dotnet --version\` said ${JSON.stringify(version || result.stderr.trim())} (exit ${result.code})`);
+    throw new Error(
+      `npm run test:interop needs the .NET SDK ${REQUIRED_SDK_MAJOR} or later; \`dotnet --version\` said ${JSON.stringify(version || result.stderr.trim())} (exit ${result.code})`,
+    );
   }
   return version;
 }
@@ -47,8 +49,13 @@ async function sdkVersion(): Promise<string> {
 /** A hash of the probe's sources and the SDK version: the build is redone when it changes. */
 function sourceHash(sdk: string): string {
   const hash = createHash('sha256').update(`sdk ${sdk}\n`);
-  for (const name of readdirSync(PROBE_SOURCES).filter((n) => /\.(cs|csproj|config)$/i.test(n)).sort()) {
-    hash.update(`${name}\n`).update(readFileSync(join(PROBE_SOURCES, name))).update('\n');
+  for (const name of readdirSync(PROBE_SOURCES)
+    .filter((n) => /\.(cs|csproj|config)$/i.test(n))
+    .sort()) {
+    hash
+      .update(`${name}\n`)
+      .update(readFileSync(join(PROBE_SOURCES, name)))
+      .update('\n');
   }
   return hash.digest('hex');
 }
@@ -64,11 +71,26 @@ async function buildProbe(sdk: string): Promise<string> {
   const started = performance.now();
   // The probe's own packages (NuGet.Protocol 8.0.0 …) go to the user's global packages folder, as any build's do;
   // only the restores of the feeds under test get folders of their own (dotnet-kit.ts).
-  const build = await runDotnet(['build', join(PROBE_SOURCES, 'Probe.csproj'), '-c', 'Release', '--artifacts-path', artifacts, '-nologo', '-v', 'q'], {
-    env: dotnetEnvironment(),
-  });
+  const build = await runDotnet(
+    [
+      'build',
+      join(PROBE_SOURCES, 'Probe.csproj'),
+      '-c',
+      'Release',
+      '--artifacts-path',
+      artifacts,
+      '-nologo',
+      '-v',
+      'q',
+    ],
+    {
+      env: dotnetEnvironment(),
+    },
+  );
   if (build.code !== 0 || !existsSync(dll)) {
-    throw new Error(`building the interop probe failed (exit ${build.code}): dotnet build ${PROBE_SOURCES}\n${build.stdout}${build.stderr}`);
+    throw new Error(
+      `building the interop probe failed (exit ${build.code}): dotnet build ${PROBE_SOURCES}\n${build.stdout}${build.stderr}`,
+    );
   }
   writeFileSync(stamp, hash);
   console.log(`interop probe built in ${((performance.now() - started) / 1000).toFixed(1)} s: ${dll}`);

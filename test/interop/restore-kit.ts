@@ -54,30 +54,41 @@ export interface RestoreResult {
 
 const TARGET_FRAMEWORK = 'net10.0';
 
-const xml = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const xml = (text: string): string =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function writeProject(dir: string, options: RestoreOptions): void {
-  const properties = Object.entries(options.properties ?? {}).map(([name, value]) => `    <${name}>${xml(value)}</${name}>\n`).join('');
+  const properties = Object.entries(options.properties ?? {})
+    .map(([name, value]) => `    <${name}>${xml(value)}</${name}>\n`)
+    .join('');
   const references = Object.entries(options.references)
     .map(([id, version]) => `    <PackageReference Include="${xml(id)}" Version="${xml(version)}" />\n`)
     .join('');
-  writeFileSync(join(dir, 'interop.csproj'), `<Project Sdk="Microsoft.NET.Sdk">
+  writeFileSync(
+    join(dir, 'interop.csproj'),
+    `<Project Sdk="Microsoft.NET.Sdk">
   <PropertyGroup>
     <TargetFramework>${TARGET_FRAMEWORK}</TargetFramework>
 ${properties}  </PropertyGroup>
   <ItemGroup>
 ${references}  </ItemGroup>
 </Project>
-`);
-  const audit = options.auditSource ? `  <auditSources>\n    <clear />\n    <add key="feed" value="${xml(options.feedUrl)}" allowInsecureConnections="true" />\n  </auditSources>\n` : '';
-  writeFileSync(join(dir, 'NuGet.Config'), `<?xml version="1.0" encoding="utf-8"?>
+`,
+  );
+  const audit = options.auditSource
+    ? `  <auditSources>\n    <clear />\n    <add key="feed" value="${xml(options.feedUrl)}" allowInsecureConnections="true" />\n  </auditSources>\n`
+    : '';
+  writeFileSync(
+    join(dir, 'NuGet.Config'),
+    `<?xml version="1.0" encoding="utf-8"?>
 <configuration>
   <packageSources>
     <clear />
     <add key="feed" value="${xml(options.feedUrl)}" allowInsecureConnections="true" />
   </packageSources>
 ${audit}</configuration>
-`);
+`,
+  );
 }
 
 interface Assets {

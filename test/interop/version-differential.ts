@@ -37,7 +37,10 @@ export function versionDifferential(inputs: readonly string[], nuget: NuGetVersi
   inputs.forEach((input, i) => {
     const answer = nuget.answers[i]!;
     const ours = parseNuGetVersion(input) !== undefined;
-    if (ours !== answer.valid) disagreements.push(`validity ${show(input)}: NuGet ${answer.valid ? 'reads' : 'refuses'} it, ours ${ours ? 'reads' : 'refuses'} it`);
+    if (ours !== answer.valid)
+      disagreements.push(
+        `validity ${show(input)}: NuGet ${answer.valid ? 'reads' : 'refuses'} it, ours ${ours ? 'reads' : 'refuses'} it`,
+      );
     if (!answer.valid) return;
     valid++;
     const key = comparableVersion(input);
@@ -51,12 +54,16 @@ export function versionDifferential(inputs: readonly string[], nuget: NuGetVersi
       const [a, b] = [group[0]!, group[k]!];
       const order = compareVersions(a, b);
       if ((order === 0) !== (comparableVersion(a) === comparableVersion(b))) {
-        disagreements.push(`order ${show(a)} = ${show(b)} for NuGet; ours ${order} with identities ${show(comparableVersion(a))}, ${show(comparableVersion(b))}`);
+        disagreements.push(
+          `order ${show(a)} = ${show(b)} for NuGet; ours ${order} with identities ${show(comparableVersion(a))}, ${show(comparableVersion(b))}`,
+        );
       }
     }
     const lower = groups[g - 1]?.at(-1);
     if (lower !== undefined && !(compareVersions(lower, group[0]!) < 0)) {
-      disagreements.push(`order ${show(lower)} < ${show(group[0]!)} for NuGet; ours compareVersions = ${compareVersions(lower, group[0]!)}`);
+      disagreements.push(
+        `order ${show(lower)} < ${show(group[0]!)} for NuGet; ours compareVersions = ${compareVersions(lower, group[0]!)}`,
+      );
     }
   });
   const greatest = groups.at(-1)?.at(-1);
@@ -67,10 +74,14 @@ export function versionDifferential(inputs: readonly string[], nuget: NuGetVersi
     const keyValid = validity.get(key);
     if (keyValid === undefined) throw new Error(`the identity ${show(key)} of ${show(input)} is not among the inputs`);
     if (keyValid && compareVersions(input, key) !== 0) {
-      disagreements.push(`refused ${show(input)}: NuGet reads its identity ${show(key)}, but ours orders it apart (${compareVersions(input, key)})`);
+      disagreements.push(
+        `refused ${show(input)}: NuGet reads its identity ${show(key)}, but ours orders it apart (${compareVersions(input, key)})`,
+      );
     }
     if (!keyValid && greatest !== undefined && !(compareVersions(input, greatest) > 0)) {
-      disagreements.push(`refused ${show(input)} (identity ${show(key)}, refused too) sorts before ${show(greatest)}, a version NuGet reads`);
+      disagreements.push(
+        `refused ${show(input)} (identity ${show(key)}, refused too) sorts before ${show(greatest)}, a version NuGet reads`,
+      );
     }
   });
   return { inputs: inputs.length, validForNuGet: valid, disagreements };

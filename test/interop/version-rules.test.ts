@@ -24,10 +24,11 @@ const GENERATED = 20_000;
 const unique = (list: readonly string[]): string[] => [...new Set(list)];
 
 describe('the version rules against NuGet.Versioning 8.0.0', () => {
-  it('the answers recorded for the Node suite are NuGet\'s', async () => {
+  it("the answers recorded for the Node suite are NuGet's", async () => {
     const nuget = await probeVersions(EDGE_CASES);
     const record = {
-      source: 'NuGet.Versioning 8.0.0: NuGetVersion.TryParse, ToNormalizedString().ToLowerInvariant() (key), VersionComparer.Default (order: indexes of the valid inputs, ascending, equal ones grouped); by the probe of test/interop (version-rules.test.ts)',
+      source:
+        'NuGet.Versioning 8.0.0: NuGetVersion.TryParse, ToNormalizedString().ToLowerInvariant() (key), VersionComparer.Default (order: indexes of the valid inputs, ascending, equal ones grouped); by the probe of test/interop (version-rules.test.ts)',
       versions: EDGE_CASES.map((input, i) => {
         const answer = nuget.answers[i]!;
         return answer.valid ? { input, valid: true, key: answer.key } : { input, valid: false };
@@ -37,17 +38,27 @@ describe('the version rules against NuGet.Versioning 8.0.0', () => {
     // One version and one order group a line: a change shows as the lines it touches.
     const text = `{"source": ${JSON.stringify(record.source)},\n"versions": [\n${record.versions.map((v) => asciiJson(v)).join(',\n')}\n],\n"order": [\n${record.order.map((g) => JSON.stringify(g)).join(',\n')}\n]}\n`;
     if (process.env.CATALOG_SYNC_RECORD_NUGET_VERSIONS === '1') writeFileSync(RECORD, text);
-    expect(readFileSync(RECORD, 'utf8'), `${RECORD} is not NuGet's answer any more: CATALOG_SYNC_RECORD_NUGET_VERSIONS=1 writes it anew`).toBe(text);
+    expect(
+      readFileSync(RECORD, 'utf8'),
+      `${RECORD} is not NuGet's answer any more: CATALOG_SYNC_RECORD_NUGET_VERSIONS=1 writes it anew`,
+    ).toBe(text);
   });
 
   it(`agree on the fixtures, a generated catalog, the edge cases and ${GENERATED} generated versions (seed ${SEED})`, async () => {
     const fixtures = fixtureVersions();
     expect(fixtures.length).toBeGreaterThan(10);
-    const versions = unique([...EDGE_CASES, ...fixtures, ...generatedCatalogVersions(), ...randomVersions(SEED, GENERATED)]);
+    const versions = unique([
+      ...EDGE_CASES,
+      ...fixtures,
+      ...generatedCatalogVersions(),
+      ...randomVersions(SEED, GENERATED),
+    ]);
     const inputs = unique([...versions, ...versions.map(comparableVersion)]);
     const nuget = await probeVersions(inputs);
     const result = versionDifferential(inputs, nuget);
-    console.log(`${result.inputs} inputs, ${result.validForNuGet} valid for NuGet, ${result.disagreements.length} disagreements`);
+    console.log(
+      `${result.inputs} inputs, ${result.validForNuGet} valid for NuGet, ${result.disagreements.length} disagreements`,
+    );
     expect(result.validForNuGet).toBeGreaterThan(inputs.length / 2);
     expect(result.disagreements).toEqual([]);
   });

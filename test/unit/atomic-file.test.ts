@@ -47,7 +47,9 @@ function watchSyncs(target: string): void {
   syncs = [];
   watched = target;
   vi.restoreAllMocks();
-  vi.spyOn(fileHandlePrototype, 'sync').mockImplementation(async function (this: { stat: () => Promise<{ ino: number; isDirectory: () => boolean }> }) {
+  vi.spyOn(fileHandlePrototype, 'sync').mockImplementation(async function (this: {
+    stat: () => Promise<{ ino: number; isDirectory: () => boolean }>;
+  }) {
     const info = await this.stat();
     syncs.push({ ino: info.ino, directory: info.isDirectory(), targetThere: existsSync(watched) });
     return originalSync.call(this);
@@ -94,7 +96,11 @@ describe('durable local writes', () => {
     const store = new LocalStore(root);
     const state = join(root, STATE_DIR, 'state.json');
     watchSyncs(state);
-    await store.compareAndSet('c', undefined, { value: parseTimestamp('2020-01-01T00:00:00.0000000Z'), commitId: 'c', runId: 'r' });
+    await store.compareAndSet('c', undefined, {
+      value: parseTimestamp('2020-01-01T00:00:00.0000000Z'),
+      commitId: 'c',
+      runId: 'r',
+    });
     expect(syncsOf(state)).toMatchObject([{ directory: false, targetThere: false }]);
     expect(syncsOf(dirname(state)).some((sync) => sync.directory && sync.targetThere)).toBe(true);
 

@@ -9,9 +9,7 @@ interface Vectors {
 }
 
 // Real kuuid outputs, copied into test/fixtures (see its SOURCES.md).
-const vectors = JSON.parse(
-  readFileSync(new URL('../fixtures/kuuid-vectors.json', import.meta.url), 'utf8'),
-) as Vectors;
+const vectors = JSON.parse(readFileSync(new URL('../fixtures/kuuid-vectors.json', import.meta.url), 'utf8')) as Vectors;
 
 describe('ALPHABET', () => {
   it('is kuuid’s alphabet, in ascending ASCII order', () => {

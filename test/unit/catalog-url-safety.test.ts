@@ -4,7 +4,11 @@
  * name such an address. Sources "elsewhere" need no network: the decision is a function of the two URLs.
  */
 import { describe, expect, it } from 'vitest';
-import { checkCatalogUrl, unsafeCatalogUrlReason, UnsafeCatalogUrlError } from '../../lambda/catalog/catalog-url-safety.js';
+import {
+  checkCatalogUrl,
+  unsafeCatalogUrlReason,
+  UnsafeCatalogUrlError,
+} from '../../lambda/catalog/catalog-url-safety.js';
 
 const PUBLIC = 'https://api.nuget.org/v3/index.json';
 const RUNTIME_API = '127.0.0.1:9001';
@@ -23,7 +27,10 @@ describe('unsafeCatalogUrlReason', () => {
     ['https://[::]/catalog/index.json', /this machine/],
     ['https://0.0.0.0/catalog/index.json', /this machine/],
     ['https://[::ffff:127.0.0.1]/catalog/index.json', /this machine/],
-    ['https://169.254.169.254/latest/meta-data/', /a link-local address \(where instance and container metadata live\)/],
+    [
+      'https://169.254.169.254/latest/meta-data/',
+      /a link-local address \(where instance and container metadata live\)/,
+    ],
     ['https://169.254.170.2/v2/credentials', /link-local/],
     ['https://[fe80::1]/catalog/index.json', /link-local/],
     ['https://[febf::1]/catalog/index.json', /link-local/],
@@ -52,11 +59,23 @@ describe('unsafeCatalogUrlReason', () => {
   });
 
   it('refuses a loopback source naming link-local, and any source naming the Lambda runtime API', () => {
-    expect(unsafeCatalogUrlReason('http://localhost:8080/v3/index.json', 'http://169.254.169.254/latest/')).toMatch(/link-local/);
-    expect(unsafeCatalogUrlReason('http://127.0.0.1:8080/v3/index.json', 'http://127.0.0.1:9001/2018-06-01/runtime/invocation/next', RUNTIME_API)).toMatch(
-      /the Lambda runtime API \(AWS_LAMBDA_RUNTIME_API\)/,
+    expect(unsafeCatalogUrlReason('http://localhost:8080/v3/index.json', 'http://169.254.169.254/latest/')).toMatch(
+      /link-local/,
     );
-    expect(unsafeCatalogUrlReason('http://127.0.0.1:8080/v3/index.json', 'http://127.0.0.1:8081/catalog/index.json', RUNTIME_API)).toBeUndefined();
+    expect(
+      unsafeCatalogUrlReason(
+        'http://127.0.0.1:8080/v3/index.json',
+        'http://127.0.0.1:9001/2018-06-01/runtime/invocation/next',
+        RUNTIME_API,
+      ),
+    ).toMatch(/the Lambda runtime API \(AWS_LAMBDA_RUNTIME_API\)/);
+    expect(
+      unsafeCatalogUrlReason(
+        'http://127.0.0.1:8080/v3/index.json',
+        'http://127.0.0.1:8081/catalog/index.json',
+        RUNTIME_API,
+      ),
+    ).toBeUndefined();
   });
 
   it('throws an error naming the service index and the catalog URL, credentials and query values hidden', () => {

@@ -17,8 +17,12 @@ const DEAD = 'http://127.0.0.1:1/v3/index.json';
 async function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
+  const out = vi
+    .spyOn(process.stdout, 'write')
+    .mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
+  const err = vi
+    .spyOn(process.stderr, 'write')
+    .mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
   try {
     return { code: await main(['node', 'catalog-sync', ...args]), stdout, stderr };
   } finally {
@@ -39,7 +43,10 @@ describe('an unknown command', () => {
     expect(near).toMatchObject({ code: 2, stdout: '' });
     expect(near.stderr).toContain("error: unknown command 'sttus'\n(Did you mean status?)");
     // A known command's help is still help.
-    expect(await cli(['help', 'status'])).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: catalog-sync status') });
+    expect(await cli(['help', 'status'])).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('Usage: catalog-sync status'),
+    });
   });
 });
 
@@ -49,9 +56,15 @@ describe('flags a newcomer gets wrong', () => {
     try {
       const dir = join(root, 'mirror');
       for (const [args, message] of [
-        [['run', '--include', ''], '--include: "" is an empty pattern, which filters nothing (every package would be kept)'],
+        [
+          ['run', '--include', ''],
+          '--include: "" is an empty pattern, which filters nothing (every package would be kept)',
+        ],
         [['run', '--exclude', ' '], '--exclude: " " is an empty pattern'],
-        [['backfill', '--include', 'Newtonsoft.*,'], '--include: "Newtonsoft.*," has an empty pattern between its commas'],
+        [
+          ['backfill', '--include', 'Newtonsoft.*,'],
+          '--include: "Newtonsoft.*," has an empty pattern between its commas',
+        ],
       ] as const) {
         const result = await cli([...args, '--source', DEAD, '--data-dir', dir]);
         expect(result, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
@@ -64,18 +77,24 @@ describe('flags a newcomer gets wrong', () => {
   });
 
   // Node's recursive mkdir loops for ever on procfs, which answers ENOENT for a new folder: this hung at 100 % CPU.
-  it('a --data-dir whose folder cannot be created (under /proc) is refused at once, naming it (exit 2)', { timeout: 10_000 }, async () => {
+  it('a --data-dir whose folder cannot be created (under /proc) is refused at once, naming it (exit 2)', {
+    timeout: 10_000,
+  }, async () => {
     const where = existsSync('/proc/self') ? '/proc' : undefined;
     if (where === undefined) return expect(existsSync('/proc')).toBe(false); // no procfs here (macOS, Windows)
     const result = await cli(['run', '--source', DEAD, '--data-dir', `${where}/catalog-sync-test/mirror`]);
     expect(result).toMatchObject({ code: 2, stdout: '' });
-    expect(result.stderr).toBe(`catalog-sync: --data-dir: "${where}/catalog-sync-test/mirror" cannot be created: "${where}" takes no new folder (ENOENT)\n`);
+    expect(result.stderr).toBe(
+      `catalog-sync: --data-dir: "${where}/catalog-sync-test/mirror" cannot be created: "${where}" takes no new folder (ENOENT)\n`,
+    );
   });
 
   it('latest --help states the order latest prints in, the order of its --json (index.json)', async () => {
     const help = await cli(['latest', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout.replace(/\s+/g, ' ')).toContain('lowest version first by SemVer precedence, as in its index.json');
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(
+      'lowest version first by SemVer precedence, as in its index.json',
+    );
     expect(help.stdout).not.toContain('newest first');
   });
 });

@@ -2,7 +2,13 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { CommitKeyError, COMMIT_KEY_LENGTH, commitKey, commitKeyOf, decodeCommitKey } from '../../lambda/contract/keys.js';
+import {
+  CommitKeyError,
+  COMMIT_KEY_LENGTH,
+  commitKey,
+  commitKeyOf,
+  decodeCommitKey,
+} from '../../lambda/contract/keys.js';
 import { startAfterKey } from '../../lambda/ids/start-after.js';
 import { KuuidError, prefix, prefixms } from '../../lambda/ids/kuuid.js';
 import {

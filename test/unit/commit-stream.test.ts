@@ -34,11 +34,27 @@ function fakeCatalog(commits: FakeCommit[], pageSize: number, url: (n: number) =
   for (let start = 0, n = 0; start < items.length; start += pageSize, n++) {
     const pageItems = items.slice(start, start + pageSize);
     const newest = pageItems.at(-1)!;
-    pages.set(url(n), { commitId: newest.commitId, commitTimeStamp: newest.commitTimeStamp, commitTicks: newest.commitTicks, items: [...pageItems].reverse() });
-    entries.push({ url: url(n), commitId: newest.commitId, commitTimeStamp: newest.commitTimeStamp, commitTicks: newest.commitTicks, count: pageItems.length });
+    pages.set(url(n), {
+      commitId: newest.commitId,
+      commitTimeStamp: newest.commitTimeStamp,
+      commitTicks: newest.commitTicks,
+      items: [...pageItems].reverse(),
+    });
+    entries.push({
+      url: url(n),
+      commitId: newest.commitId,
+      commitTimeStamp: newest.commitTimeStamp,
+      commitTicks: newest.commitTicks,
+      count: pageItems.length,
+    });
   }
   const last = commits.at(-1)!;
-  const index: CatalogIndex = { commitId: 'head', commitTimeStamp: String(last.ticks), commitTicks: last.ticks, items: entries.reverse() };
+  const index: CatalogIndex = {
+    commitId: 'head',
+    commitTimeStamp: String(last.ticks),
+    commitTicks: last.ticks,
+    items: entries.reverse(),
+  };
   const client = { getPage: async (entry: CatalogIndexEntry) => pages.get(entry.url)! } as unknown as CatalogClient;
   return { index, client };
 }
@@ -46,7 +62,8 @@ function fakeCatalog(commits: FakeCommit[], pageSize: number, url: (n: number) =
 async function collect(commits: FakeCommit[], pageSize: number, url: (n: number) => string, cursor = 0n) {
   const { index, client } = fakeCatalog(commits, pageSize, url);
   const out: { ticks: bigint; size: number }[] = [];
-  for await (const commit of commitsAfter(client, index, cursor, index.commitTicks)) out.push({ ticks: commit.ticks, size: commit.items.length });
+  for await (const commit of commitsAfter(client, index, cursor, index.commitTicks))
+    out.push({ ticks: commit.ticks, size: commit.items.length });
   return out;
 }
 
@@ -97,19 +114,28 @@ describe('commitsAfter: what the follower watches for (issue 30, item 6)', () =>
     const { index, client } = fakeCatalog(commits, 10, url);
     const yielded: bigint[] = [];
     const error = await (async () => {
-      for await (const commit of commitsAfter(client, index, 0n, index.commitTicks, {}, { notAfter: () => 25n })) yielded.push(commit.ticks);
+      for await (const commit of commitsAfter(client, index, 0n, index.commitTicks, {}, { notAfter: () => 25n }))
+        yielded.push(commit.ticks);
     })().catch((e: unknown) => e);
     expect(yielded).toEqual([10n, 20n]);
     expect(error).toBeInstanceOf(InvalidDocumentError);
     expect((error as InvalidDocumentError).url).toBe('https://x/page0.json');
-    expect((error as Error).message).toContain('(commit-2) is dated more than 15 minutes after this machine\'s clock');
+    expect((error as Error).message).toContain("(commit-2) is dated more than 15 minutes after this machine's clock");
   });
 
   it('tells each commit at or before the cursor once, with its page; takes only those after it', async () => {
     const { index, client } = fakeCatalog(commits, 10, url);
     const behind: { ticks: bigint; commitId: string; pageUrl: string }[] = [];
     const yielded: bigint[] = [];
-    for await (const commit of commitsAfter(client, index, 20n, index.commitTicks, {}, { onBehindCursor: (c) => behind.push(c) })) yielded.push(commit.ticks);
+    for await (const commit of commitsAfter(
+      client,
+      index,
+      20n,
+      index.commitTicks,
+      {},
+      { onBehindCursor: (c) => behind.push(c) },
+    ))
+      yielded.push(commit.ticks);
     expect(yielded).toEqual([30n]);
     expect(behind.sort((a, b) => Number(a.ticks - b.ticks))).toEqual([
       { ticks: 10n, commitId: 'commit-0', pageUrl: 'https://x/page0.json' },

@@ -13,33 +13,66 @@ const STAMP = '2017-10-31T23:30:32.4197849Z';
 const KEY = '001e9fzMHc3F';
 
 describe('watermark and manifest checks', () => {
-  it('reads a watermark and refuses one whose commitKey is not its cursor\'s, naming the key', () => {
-    expect(parseWatermark(json({ cursor: STAMP, commitId: 'c', commitKey: KEY, updatedAt: 'now' }), 'w')).toMatchObject({ commitKey: KEY, cursor: STAMP });
-    expect(() => parseWatermark(json({ cursor: STAMP, commitId: 'c', commitKey: '001e9fzMHc3G' }), 'bucket watermark.json')).toThrow(
-      expect.objectContaining({ code: 'CS_ERR_MIRROR_DOCUMENT', message: expect.stringMatching(/^bucket watermark\.json: "commitKey" "001e9fzMHc3G" is not the key of "cursor"/) }),
+  it("reads a watermark and refuses one whose commitKey is not its cursor's, naming the key", () => {
+    expect(parseWatermark(json({ cursor: STAMP, commitId: 'c', commitKey: KEY, updatedAt: 'now' }), 'w')).toMatchObject(
+      { commitKey: KEY, cursor: STAMP },
+    );
+    expect(() =>
+      parseWatermark(json({ cursor: STAMP, commitId: 'c', commitKey: '001e9fzMHc3G' }), 'bucket watermark.json'),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'CS_ERR_MIRROR_DOCUMENT',
+        message: expect.stringMatching(
+          /^bucket watermark\.json: "commitKey" "001e9fzMHc3G" is not the key of "cursor"/,
+        ),
+      }),
     );
     expect(() => parseWatermark(Buffer.from('{'), 'w')).toThrow(/w: not valid JSON/);
-    expect(() => parseWatermark(json({ cursor: 'yesterday', commitKey: KEY }), 'w')).toThrow(/"cursor" "yesterday" is not a timestamp/);
+    expect(() => parseWatermark(json({ cursor: 'yesterday', commitKey: KEY }), 'w')).toThrow(
+      /"cursor" "yesterday" is not a timestamp/,
+    );
   });
 
-  it('reads a manifest and refuses one stored under another commit\'s key, or with a bad leaf', () => {
+  it("reads a manifest and refuses one stored under another commit's key, or with a bad leaf", () => {
     const leaf = { key: `leaves/${KEY}/a/1.0.0.json`, id: 'A', version: '1.0.0', type: 'PackageDetails' };
-    expect(parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP, leaves: [leaf, { ...leaf, quarantined: true }] }), KEY, 'm')).toEqual({
+    expect(
+      parseManifest(
+        json({ commitId: 'c', commitTimeStamp: STAMP, leaves: [leaf, { ...leaf, quarantined: true }] }),
+        KEY,
+        'm',
+      ),
+    ).toEqual({
       commitKey: KEY,
       commitId: 'c',
       commitTimeStamp: STAMP,
       leaves: [leaf, { ...leaf, quarantined: true }],
     });
-    expect(() => parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP, leaves: [] }), '001e9fzMHc3G', 'm')).toThrow(/has the key 001e9fzMHc3F, not the manifest's 001e9fzMHc3G/);
-    expect(() => parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP, leaves: [{ ...leaf, type: 'Other' }] }), KEY, 'm')).toThrow(/m leaves\[0\]: "type" "Other"/);
-    expect(() => parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP }), KEY, 'm')).toThrow(/"leaves" is missing/);
-    expect(parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP, filtered: 2, leaves: [] }), KEY, 'm')).toMatchObject({ filtered: 2, leaves: [] });
-    expect(() => parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP, filtered: -1, leaves: [] }), KEY, 'm')).toThrow(/m: "filtered" is not a whole number >= 0/);
+    expect(() =>
+      parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP, leaves: [] }), '001e9fzMHc3G', 'm'),
+    ).toThrow(/has the key 001e9fzMHc3F, not the manifest's 001e9fzMHc3G/);
+    expect(() =>
+      parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP, leaves: [{ ...leaf, type: 'Other' }] }), KEY, 'm'),
+    ).toThrow(/m leaves\[0\]: "type" "Other"/);
+    expect(() => parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP }), KEY, 'm')).toThrow(
+      /"leaves" is missing/,
+    );
+    expect(
+      parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP, filtered: 2, leaves: [] }), KEY, 'm'),
+    ).toMatchObject({ filtered: 2, leaves: [] });
+    expect(() =>
+      parseManifest(json({ commitId: 'c', commitTimeStamp: STAMP, filtered: -1, leaves: [] }), KEY, 'm'),
+    ).toThrow(/m: "filtered" is not a whole number >= 0/);
   });
 
   it('takes only manifest keys of the prefix', () => {
     expect(commitKeyOfManifestKey('p/', `p/commits/${KEY}.json`)).toBe(KEY);
-    for (const key of [`p/commits/${KEY}.txt`, 'p/commits/readme.json', `p/commits/${KEY}x.json`, `p/commits/001e9fzMHc3_.json`]) expect(commitKeyOfManifestKey('p/', key)).toBeUndefined();
+    for (const key of [
+      `p/commits/${KEY}.txt`,
+      'p/commits/readme.json',
+      `p/commits/${KEY}x.json`,
+      `p/commits/001e9fzMHc3_.json`,
+    ])
+      expect(commitKeyOfManifestKey('p/', key)).toBeUndefined();
   });
 });
 
@@ -57,7 +90,12 @@ describe('listing starts', () => {
   });
 
   it('refuses a bad key, a bad time, or both at once', () => {
-    expect(() => startAfterOf('', { after: 'nope' })).toThrow(expect.objectContaining({ code: 'CS_ERR_CONSUMER', message: expect.stringContaining('after "nope" is not a commit key') }));
+    expect(() => startAfterOf('', { after: 'nope' })).toThrow(
+      expect.objectContaining({
+        code: 'CS_ERR_CONSUMER',
+        message: expect.stringContaining('after "nope" is not a commit key'),
+      }),
+    );
     expect(() => startAfterOf('', { since: 'soon' })).toThrow(/since "soon" is not a time/);
     expect(() => startAfterOf('', { since: new Date(Number.NaN) })).toThrow(/is not a time/);
     expect(() => startAfterOf('', { after: KEY, since: STAMP })).toThrow(/not both/);
@@ -79,7 +117,8 @@ describe('mapInOrder', () => {
       for (let k = 0; k < 10 - (i % 10); k++) await Promise.resolve();
       inFlight--;
       return i * 2;
-    })) out.push(n);
+    }))
+      out.push(n);
     expect(out).toEqual(Array.from({ length: 50 }, (_, i) => i * 2));
     expect(most).toBeLessThanOrEqual(4);
     expect(most).toBeGreaterThan(1);
@@ -94,7 +133,8 @@ describe('mapInOrder', () => {
     const out: number[] = [];
     await expect(
       (async () => {
-        for await (const n of mapInOrder(three(), 3, async (i) => (i === 2 ? Promise.reject(new Error('two')) : i))) out.push(n);
+        for await (const n of mapInOrder(three(), 3, async (i) => (i === 2 ? Promise.reject(new Error('two')) : i)))
+          out.push(n);
       })(),
     ).rejects.toThrow('two');
     expect(out).toEqual([1]);
@@ -124,7 +164,11 @@ describe('bufferAhead', () => {
     expect(mostAhead).toBeGreaterThan(1);
     pulled = 0;
     const seen: number[] = [];
-    await expect((async () => { for await (const n of bufferAhead(source(true), 3)) seen.push(n); })()).rejects.toThrow('listing failed');
+    await expect(
+      (async () => {
+        for await (const n of bufferAhead(source(true), 3)) seen.push(n);
+      })(),
+    ).rejects.toThrow('listing failed');
     expect(seen).toHaveLength(20);
   });
 });

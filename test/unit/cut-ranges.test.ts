@@ -39,31 +39,55 @@ function fakeCatalog(commitLeaves: number[], pageSizes: (n: number) => number, o
     start += pageItems.length;
     const newest = pageItems.at(-1)!;
     const url = `https://x/page${order(n)}-${n}.json`;
-    pages.set(url, { commitId: newest.commitId, commitTimeStamp: newest.commitTimeStamp, commitTicks: newest.commitTicks, items: [...pageItems].reverse() });
-    entries.push({ url, commitId: newest.commitId, commitTimeStamp: newest.commitTimeStamp, commitTicks: newest.commitTicks, count: pageItems.length });
+    pages.set(url, {
+      commitId: newest.commitId,
+      commitTimeStamp: newest.commitTimeStamp,
+      commitTicks: newest.commitTicks,
+      items: [...pageItems].reverse(),
+    });
+    entries.push({
+      url,
+      commitId: newest.commitId,
+      commitTimeStamp: newest.commitTimeStamp,
+      commitTicks: newest.commitTicks,
+      count: pageItems.length,
+    });
   }
   // Entries in an order unrelated to time.
   entries.sort((a, b) => (a.url < b.url ? -1 : 1));
   const head = items.at(-1)!;
-  const index: CatalogIndex = { commitId: head.commitId, commitTimeStamp: head.commitTimeStamp, commitTicks: head.commitTicks, items: entries };
+  const index: CatalogIndex = {
+    commitId: head.commitId,
+    commitTimeStamp: head.commitTimeStamp,
+    commitTicks: head.commitTicks,
+    items: entries,
+  };
   const client = { getPage: async (entry: CatalogIndexEntry) => pages.get(entry.url)! } as unknown as CatalogClient;
   return { index, client, pages };
 }
 
 /** The commits the follower's stream yields over one range's pages alone: (ticks, size). */
 async function rangeCommits(client: CatalogClient, range: BackfillRange) {
-  const items: CatalogIndexEntry[] = range.pages.map((page) => ({ ...page, commitTicks: parseTimestamp(page.commitTimeStamp) }));
+  const items: CatalogIndexEntry[] = range.pages.map((page) => ({
+    ...page,
+    commitTicks: parseTimestamp(page.commitTimeStamp),
+  }));
   const hi = parseTimestamp(range.hi);
   const index: CatalogIndex = { commitId: '', commitTimeStamp: range.hi, commitTicks: hi, items };
   const out: { ticks: bigint; size: number }[] = [];
-  for await (const commit of commitsAfter(client, index, parseTimestamp(range.lo), hi)) out.push({ ticks: commit.ticks, size: commit.items.length });
+  for await (const commit of commitsAfter(client, index, parseTimestamp(range.lo), hi))
+    out.push({ ticks: commit.ticks, size: commit.items.length });
   return out;
 }
 
 describe('cutRanges', () => {
   it('closes a range once its pages reach the target, never separates pages sharing a newest commit, ends at the bound', () => {
     // Commits of 3 leaves on pages of 2: pages end at c1, c2, c2, c3, c4, c4 (split commits; pages sharing c2, c4).
-    const { index } = fakeCatalog([3, 3, 3, 3], () => 2, (n) => n);
+    const { index } = fakeCatalog(
+      [3, 3, 3, 3],
+      () => 2,
+      (n) => n,
+    );
     const ranges = cutRanges(index, 0n, index.commitTicks, 3, 'id');
     expect(ranges.map((r) => [r.lo, r.hi, r.leaves])).toEqual([
       [formatTimestamp(0n), formatTimestamp(at(2)), 6],
@@ -77,14 +101,22 @@ describe('cutRanges', () => {
   });
 
   it('plans nothing when the bound is at or before the start', () => {
-    const { index } = fakeCatalog([2, 2], () => 2, (n) => n);
+    const { index } = fakeCatalog(
+      [2, 2],
+      () => 2,
+      (n) => n,
+    );
     expect(cutRanges(index, at(2), at(2), 10, 'id')).toEqual([]);
     expect(cutRanges(index, at(2), at(1), 10, 'id')).toEqual([]);
   });
 
   it('with a bound between two pages, the last range ends at the bound and reads into the next page', () => {
     // One leaf per commit, pages of 2: pages end at c2, c4, c6.
-    const { index } = fakeCatalog([1, 1, 1, 1, 1, 1], () => 2, (n) => n);
+    const { index } = fakeCatalog(
+      [1, 1, 1, 1, 1, 1],
+      () => 2,
+      (n) => n,
+    );
     const bound = at(3);
     const ranges = cutRanges(index, 0n, bound, 2, 'id');
     expect(ranges.at(-1)!.hi).toBe(formatTimestamp(bound));
@@ -106,7 +138,11 @@ describe('cutRanges', () => {
         fc.boolean(),
         fc.integer({ min: 1, max: 12 }),
         async (commitLeaves, sizes, salt, startAt, boundAt, between, rangeLeaves) => {
-          const { index, client, pages } = fakeCatalog(commitLeaves, (n) => sizes[n % sizes.length]!, (n) => (n * 7919 + salt) % 10_007);
+          const { index, client, pages } = fakeCatalog(
+            commitLeaves,
+            (n) => sizes[n % sizes.length]!,
+            (n) => (n * 7919 + salt) % 10_007,
+          );
           const commits = commitLeaves.map((leaves, c) => ({ ticks: at(c + 1), leaves }));
           const start = startAt === 0 ? 0n : at(startAt) + (between ? 1n : 0n);
           const bound = boundAt >= commits.length ? index.commitTicks : at(boundAt) + (between ? SECOND / 2n : 0n);
@@ -121,16 +157,21 @@ describe('cutRanges', () => {
           expect(ranges.at(-1)!.hi).toBe(formatTimestamp(bound));
           expect(ranges.map((r) => r.n)).toEqual(ranges.map((_r, k) => k));
           for (const commit of commits.filter((c) => c.ticks > start && c.ticks <= bound)) {
-            const owners = ranges.filter((r) => parseTimestamp(r.lo) < commit.ticks && commit.ticks <= parseTimestamp(r.hi));
+            const owners = ranges.filter(
+              (r) => parseTimestamp(r.lo) < commit.ticks && commit.ticks <= parseTimestamp(r.hi),
+            );
             expect(owners).toHaveLength(1);
             // Every page holding an item of the commit is among its owner's pages.
             const listed = new Set(owners[0]!.pages.map((p) => p.url));
-            for (const [url, page] of pages) if (page.items.some((item) => item.commitTicks === commit.ticks)) expect(listed.has(url)).toBe(true);
+            for (const [url, page] of pages)
+              if (page.items.some((item) => item.commitTicks === commit.ticks)) expect(listed.has(url)).toBe(true);
           }
           // The follower's stream over each range's pages alone yields exactly the commits it owns, each whole.
           const yielded = [];
           for (const range of ranges) yielded.push(...(await rangeCommits(client, range)));
-          const expected = commits.filter((c) => c.ticks > start && c.ticks <= bound).map((c) => ({ ticks: c.ticks, size: c.leaves }));
+          const expected = commits
+            .filter((c) => c.ticks > start && c.ticks <= bound)
+            .map((c) => ({ ticks: c.ticks, size: c.leaves }));
           expect(yielded).toEqual(expected);
         },
       ),

@@ -8,7 +8,14 @@ import { SettingsError } from '../../lambda/contract/settings.js';
 import { KuuidError } from '../../lambda/ids/kuuid.js';
 import { InvalidDocumentError } from '../../lambda/catalog/errors.js';
 import { UnsafeCatalogUrlError } from '../../lambda/catalog/catalog-url-safety.js';
-import { BodyDeferredError, BodyTooLargeError, FetchAbortedError, FetchError, ForbiddenOriginError, LeafMemoryError } from '../../lambda/catalog/http-errors.js';
+import {
+  BodyDeferredError,
+  BodyTooLargeError,
+  FetchAbortedError,
+  FetchError,
+  ForbiddenOriginError,
+  LeafMemoryError,
+} from '../../lambda/catalog/http-errors.js';
 import { CursorItemError } from '../../lambda/stores/dynamo-store.js';
 import { LocalStateError } from '../../lambda/stores/local-state-error.js';
 import { FileNameError } from '../../lambda/stores/local-paths.js';
@@ -18,7 +25,14 @@ import { SyncError } from '../../lambda/sync/engine.js';
 import { BackfillIncompleteError, BackfillPlanError, BackfillRangeError } from '../../lambda/backfill/errors.js';
 import { S3PutError } from '../../lambda/stores/s3-put-error.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
-import { AcknowledgementError, ConsumerError, ConsumerHandlerError, MirrorDocumentError, NoMirrorError, StoredLeafError } from '../../lambda/consumer/errors.js';
+import {
+  AcknowledgementError,
+  ConsumerError,
+  ConsumerHandlerError,
+  MirrorDocumentError,
+  NoMirrorError,
+  StoredLeafError,
+} from '../../lambda/consumer/errors.js';
 import { S3ListError } from '../../lambda/stores/s3-list-error.js';
 import { ContextError } from '../../infra/config.js';
 import { CatalogSyncPropsError } from '../../infra/catalog-sync-props.js';
@@ -47,29 +61,50 @@ const errors: readonly [CatalogSyncError, ErrorCode][] = [
   [new SyncError({ runId: 'r', cursorAfter: '0001-01-01T00:00:00.0000000Z' } as RunSummary, cause), ErrorCode.sync],
   [new ContextError('bad', { cause }), ErrorCode.context],
   [new CatalogSyncPropsError('bad', { cause }), ErrorCode.props],
-  [new S3PutError({ bucket: 'b', key: 'k', status: 503, s3Code: 'SlowDown', s3Message: 'slow', attempts: 5 }, { cause }), ErrorCode.s3Put],
+  [
+    new S3PutError(
+      { bucket: 'b', key: 'k', status: 503, s3Code: 'SlowDown', s3Message: 'slow', attempts: 5 },
+      { cause },
+    ),
+    ErrorCode.s3Put,
+  ],
   [new BackfillRangeError('id', 1, 'https://x/', cause), ErrorCode.backfillRange],
   [new BackfillIncompleteError('id', [1], 1), ErrorCode.backfillIncomplete],
   [new BackfillPlanError('bad', { cause }), ErrorCode.backfillPlan],
   [new MirrorDocumentError('b watermark.json', 'bad', { cause }), ErrorCode.mirrorDocument],
   [new ConsumerError('bad', { cause }), ErrorCode.consumer],
   [new ConsumerHandlerError('indexer', '001e9fzMHc3F', { cause }), ErrorCode.consumerHandler],
-  [new StoredLeafError('s3://b/', 'leaves/001e9fzMHc3F/a/1.0.0.json', '001e9fzMHc3F', 'bad', { cause }), ErrorCode.storedLeaf],
+  [
+    new StoredLeafError('s3://b/', 'leaves/001e9fzMHc3F/a/1.0.0.json', '001e9fzMHc3F', 'bad', { cause }),
+    ErrorCode.storedLeaf,
+  ],
   [new NoMirrorError('s3://b/', '', 'the bucket does not exist', { cause }), ErrorCode.noMirror],
   [new AcknowledgementError('bad', { cause }), ErrorCode.consumer],
   [new S3ListError('b', 'p/', undefined, { cause }), ErrorCode.s3List],
 ];
 
 describe('CatalogSyncError', () => {
-  it.each(errors.map(([error, code]) => [error.name, error, code] as const))('%s has its stable code, and its cause', (_, error, code) => {
-    expect(error).toBeInstanceOf(CatalogSyncError);
-    expect(error).toBeInstanceOf(Error);
-    expect(error.code).toBe(code);
-    expect(hasErrorCode(error, code)).toBe(true);
-    if (!(error instanceof ForbiddenOriginError || error instanceof BodyTooLargeError || error instanceof LeafMemoryError || error instanceof BodyDeferredError || error instanceof BackfillIncompleteError)) expect(error.cause).toBe(cause);
-    // The code is the class's, on its prototype: an error's own fields stay those of its class.
-    expect(Object.keys(error)).not.toContain('code');
-  });
+  it.each(errors.map(([error, code]) => [error.name, error, code] as const))(
+    '%s has its stable code, and its cause',
+    (_, error, code) => {
+      expect(error).toBeInstanceOf(CatalogSyncError);
+      expect(error).toBeInstanceOf(Error);
+      expect(error.code).toBe(code);
+      expect(hasErrorCode(error, code)).toBe(true);
+      if (
+        !(
+          error instanceof ForbiddenOriginError ||
+          error instanceof BodyTooLargeError ||
+          error instanceof LeafMemoryError ||
+          error instanceof BodyDeferredError ||
+          error instanceof BackfillIncompleteError
+        )
+      )
+        expect(error.cause).toBe(cause);
+      // The code is the class's, on its prototype: an error's own fields stay those of its class.
+      expect(Object.keys(error)).not.toContain('code');
+    },
+  );
 
   it('gives no two kinds of error one code', () => {
     const codes = Object.values(ErrorCode);

@@ -58,12 +58,50 @@ export const EDGE_VALUES: unknown[] = [
 ];
 
 export const LEAF_KEYS = [
-  '@type', 'catalog:commitId', 'catalog:commitTimeStamp', 'id', 'published', 'version', 'packageHash',
-  'packageHashAlgorithm', 'packageSize', 'authors', 'created', 'description', 'iconUrl', 'language', 'licenseUrl',
-  'minClientVersion', 'projectUrl', 'releaseNotes', 'summary', 'title', 'verbatimVersion', 'listed', 'isPrerelease',
-  'requireLicenseAcceptance', 'tags', 'vulnerabilities', 'deprecation', 'packageTypes', 'dependencyGroups', 'other',
+  '@type',
+  'catalog:commitId',
+  'catalog:commitTimeStamp',
+  'id',
+  'published',
+  'version',
+  'packageHash',
+  'packageHashAlgorithm',
+  'packageSize',
+  'authors',
+  'created',
+  'description',
+  'iconUrl',
+  'language',
+  'licenseUrl',
+  'minClientVersion',
+  'projectUrl',
+  'releaseNotes',
+  'summary',
+  'title',
+  'verbatimVersion',
+  'listed',
+  'isPrerelease',
+  'requireLicenseAcceptance',
+  'tags',
+  'vulnerabilities',
+  'deprecation',
+  'packageTypes',
+  'dependencyGroups',
+  'other',
 ];
-export const NESTED = ['advisoryUrl', 'severity', 'reasons', 'message', 'alternatePackage', 'id', 'range', 'name', 'version', 'targetFramework', 'dependencies'];
+export const NESTED = [
+  'advisoryUrl',
+  'severity',
+  'reasons',
+  'message',
+  'alternatePackage',
+  'id',
+  'range',
+  'name',
+  'version',
+  'targetFramework',
+  'dependencies',
+];
 
 /** A place in a document: the keys and indexes down to it. */
 export type Path = readonly (string | number)[];
@@ -89,9 +127,17 @@ export const leafPath: fc.Arbitrary<Path> = fc.oneof(
   fc.constantFrom(...LEAF_KEYS).map((key) => [key]),
   fc.tuple(fc.constantFrom('@type', 'tags'), fc.nat(2)).map(([key, i]) => [key, i]),
   fc.tuple(fc.constantFrom('deprecation'), fc.constantFrom(...NESTED)).map(([key, nested]) => [key, nested]),
-  fc.constantFrom<Path>(['deprecation', 'alternatePackage', 'id'], ['deprecation', 'alternatePackage', 'range'], ['deprecation', 'reasons', 0]),
+  fc.constantFrom<Path>(
+    ['deprecation', 'alternatePackage', 'id'],
+    ['deprecation', 'alternatePackage', 'range'],
+    ['deprecation', 'reasons', 0],
+  ),
   fc
-    .tuple(fc.constantFrom('vulnerabilities', 'packageTypes', 'dependencyGroups'), fc.nat(2), fc.option(fc.constantFrom(...NESTED), { nil: undefined }))
+    .tuple(
+      fc.constantFrom('vulnerabilities', 'packageTypes', 'dependencyGroups'),
+      fc.nat(2),
+      fc.option(fc.constantFrom(...NESTED), { nil: undefined }),
+    )
     .map(([key, i, nested]) => (nested === undefined ? [key, i] : [key, i, nested])),
   fc.constantFrom<Path>(['dependencyGroups', 0, 'dependencies', 0], ['dependencyGroups', 0, 'dependencies', 0, 'id']),
 );
@@ -107,7 +153,11 @@ export const pagePath: fc.Arbitrary<Path> = fc.oneof(
  * A fast path's answer, held to zod's: whatever it takes, zod takes too, with the same fields. The function
  * returned says whether the fast path took the document.
  */
-export function agreement<T>(fast: (document: Json) => T | undefined, zod: (document: Json, url: string) => T, url: string): (document: Json) => boolean {
+export function agreement<T>(
+  fast: (document: Json) => T | undefined,
+  zod: (document: Json, url: string) => T,
+  url: string,
+): (document: Json) => boolean {
   return (document) => {
     const taken = fast(document);
     if (taken === undefined) return false;
@@ -117,7 +167,11 @@ export function agreement<T>(fast: (document: Json) => T | undefined, zod: (docu
 }
 
 /** Every single-place change: each path given, each edge value, on each document given. */
-export function everySingleChange(documents: readonly Json[], paths: readonly Path[], agree: (document: Json) => boolean): number {
+export function everySingleChange(
+  documents: readonly Json[],
+  paths: readonly Path[],
+  agree: (document: Json) => boolean,
+): number {
   let taken = 0;
   for (const document of documents) {
     for (const path of paths) for (const v of EDGE_VALUES) if (agree(mutate(document, path, v))) taken++;
@@ -134,11 +188,13 @@ export const LEAF_PATHS: Path[] = [
   ['deprecation', 'alternatePackage', 'id'],
   ['deprecation', 'alternatePackage', 'range'],
   ['deprecation', 'reasons', 0],
-  ...['vulnerabilities', 'packageTypes', 'dependencyGroups'].flatMap((key) => [[key, 0], ...NESTED.map((nested) => [key, 0, nested])]),
+  ...['vulnerabilities', 'packageTypes', 'dependencyGroups'].flatMap((key) => [
+    [key, 0],
+    ...NESTED.map((nested) => [key, 0, nested]),
+  ]),
   ['dependencyGroups', 0, 'dependencies', 0],
   ['dependencyGroups', 0, 'dependencies', 0, 'id'],
 ];
-
 
 export const INDEX_KEYS = ['@id', 'commitId', 'commitTimeStamp', 'count', 'items', 'other'];
 export const indexPath: fc.Arbitrary<Path> = fc.oneof(

@@ -11,16 +11,40 @@ import { fastIndexFields, fastLeafFields, fastPageFields, fastServiceIndex } fro
 import { zodIndexFields } from '../../lambda/catalog/index-schema.js';
 import { zodServiceIndex } from '../../lambda/catalog/service-index.js';
 import { readCatalogIndex, readLeaf, readPage, readServiceIndex } from '../../lambda/catalog/index.js';
-import { parseCatalogIndex, parseCatalogPage, parseLeaf, parseServiceIndex } from '../../lambda/catalog/parsers/index.js';
+import {
+  parseCatalogIndex,
+  parseCatalogPage,
+  parseLeaf,
+  parseServiceIndex,
+} from '../../lambda/catalog/parsers/index.js';
 import { zodLeafFields } from '../../lambda/catalog/leaf-schema.js';
 import { zodPageFields } from '../../lambda/catalog/page-schema.js';
 import { generateCatalog, layoutPages, renderLeafBody } from '../../testkit/index.js';
 import { renderCatalogIndex, renderPage, renderServiceIndex } from '../../testkit/catalog-documents.js';
 import { itemFromLeaf, ofKind, serviceIndex, validIndex, type Json } from './schema-kit.js';
-import { agreement, everySingleChange, INDEX_KEYS, indexPath, ITEM_KEYS, LEAF_PATHS, leafPath, mutate, pagePath, serviceIndexPath, value, type Path } from './fast-path-kit.js';
+import {
+  agreement,
+  everySingleChange,
+  INDEX_KEYS,
+  indexPath,
+  ITEM_KEYS,
+  LEAF_PATHS,
+  leafPath,
+  mutate,
+  pagePath,
+  serviceIndexPath,
+  value,
+  type Path,
+} from './fast-path-kit.js';
 
 const ORIGIN = 'https://api.nuget.org';
-const catalog = generateCatalog({ commits: 60, seed: 7, leavesPerCommit: [1, 6], trimTrailingZeros: true, semver2Ratio: 0.3 });
+const catalog = generateCatalog({
+  commits: 60,
+  seed: 7,
+  leavesPerCommit: [1, 6],
+  trimTrailingZeros: true,
+  semver2Ratio: 0.3,
+});
 const generatedLeaves: Json[] = catalog.commits.flatMap((commit) =>
   commit.leaves.map((leaf) => JSON.parse(renderLeafBody(commit, leaf, ORIGIN)) as Json),
 );
@@ -49,8 +73,14 @@ describe('leaf fast path', () => {
 
   it('takes nothing zod refuses, on every leaf changed at any one place to any edge value', () => {
     // The leaves with the most optional parts: deprecation, vulnerabilities, package types, dependencies.
-    const rich = leaves.filter((leaf) => ['deprecation', 'vulnerabilities', 'packageTypes', 'dependencyGroups'].some((key) => leaf[key] != null));
-    const chosen = [generatedLeaves[0]!, generatedLeaves.find((l) => JSON.stringify(l['@type']).includes('PackageDelete'))!, ...rich.slice(0, 6)];
+    const rich = leaves.filter((leaf) =>
+      ['deprecation', 'vulnerabilities', 'packageTypes', 'dependencyGroups'].some((key) => leaf[key] != null),
+    );
+    const chosen = [
+      generatedLeaves[0]!,
+      generatedLeaves.find((l) => JSON.stringify(l['@type']).includes('PackageDelete'))!,
+      ...rich.slice(0, 6),
+    ];
     const taken = everySingleChange(chosen, LEAF_PATHS, agreeOnLeaf);
     // Harmless changes (an unknown property, a null optional) stay on the fast path.
     expect(taken).toBeGreaterThan(chosen.length * 100);
@@ -58,9 +88,13 @@ describe('leaf fast path', () => {
 
   it('takes nothing zod refuses, on leaves mutated at one to three places', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...leaves), fc.array(fc.tuple(leafPath, value), { minLength: 1, maxLength: 3 }), (leaf, changes) => {
-        agreeOnLeaf(changes.reduce((doc, [path, v]) => mutate(doc, path, v), leaf));
-      }),
+      fc.property(
+        fc.constantFrom(...leaves),
+        fc.array(fc.tuple(leafPath, value), { minLength: 1, maxLength: 3 }),
+        (leaf, changes) => {
+          agreeOnLeaf(changes.reduce((doc, [path, v]) => mutate(doc, path, v), leaf));
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -97,9 +131,13 @@ describe('page fast path', () => {
 
   it('takes nothing zod refuses, on pages mutated at one to three places', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...pages), fc.array(fc.tuple(pagePath, value), { minLength: 1, maxLength: 3 }), (page, changes) => {
-        agreeOnPage(changes.reduce((doc, [path, v]) => mutate(doc, path, v), page));
-      }),
+      fc.property(
+        fc.constantFrom(...pages),
+        fc.array(fc.tuple(pagePath, value), { minLength: 1, maxLength: 3 }),
+        (page, changes) => {
+          agreeOnPage(changes.reduce((doc, [path, v]) => mutate(doc, path, v), page));
+        },
+      ),
       { numRuns: 1500 },
     );
   });
@@ -124,9 +162,13 @@ describe('catalog index fast path', () => {
 
   it('takes nothing zod refuses, on indexes mutated at one to three places', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...indexes), fc.array(fc.tuple(indexPath, value), { minLength: 1, maxLength: 3 }), (index, changes) => {
-        agreeOnIndex(changes.reduce((doc, [path, v]) => mutate(doc, path, v), index));
-      }),
+      fc.property(
+        fc.constantFrom(...indexes),
+        fc.array(fc.tuple(indexPath, value), { minLength: 1, maxLength: 3 }),
+        (index, changes) => {
+          agreeOnIndex(changes.reduce((doc, [path, v]) => mutate(doc, path, v), index));
+        },
+      ),
       { numRuns: 1500 },
     );
   });
@@ -143,15 +185,19 @@ describe('service index fast path', () => {
 
   it('takes nothing zod refuses, on service indexes mutated at one to three places', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...serviceIndexes), fc.array(fc.tuple(serviceIndexPath, value), { minLength: 1, maxLength: 3 }), (document, changes) => {
-        agreeOnServiceIndex(changes.reduce((doc, [path, v]) => mutate(doc, path, v), document));
-      }),
+      fc.property(
+        fc.constantFrom(...serviceIndexes),
+        fc.array(fc.tuple(serviceIndexPath, value), { minLength: 1, maxLength: 3 }),
+        (document, changes) => {
+          agreeOnServiceIndex(changes.reduce((doc, [path, v]) => mutate(doc, path, v), document));
+        },
+      ),
       { numRuns: 1500 },
     );
   });
 });
 
-describe('the client\'s readers (zod loaded only when a fast path is not sure)', () => {
+describe("the client's readers (zod loaded only when a fast path is not sure)", () => {
   const url = 'https://x.test/doc.json';
   /** The reader's answer and the synchronous parser's: the same value, or the same error message. */
   async function same<T>(read: () => Promise<T>, parse: () => T): Promise<void> {
@@ -161,7 +207,9 @@ describe('the client\'s readers (zod loaded only when a fast path is not sure)',
     } catch (error) {
       expected = { message: (error as Error).message };
     }
-    await (expected.message === undefined ? expect(read()).resolves.toStrictEqual(expected.value) : expect(read()).rejects.toThrow(expected.message));
+    await (expected.message === undefined
+      ? expect(read()).resolves.toStrictEqual(expected.value)
+      : expect(read()).rejects.toThrow(expected.message));
   }
 
   it('give what the parsers give, for good documents and for bad ones the fast path sends to zod', async () => {
@@ -169,22 +217,37 @@ describe('the client\'s readers (zod loaded only when a fast path is not sure)',
     const duplicateIndex = mutate(indexes[1]!, ['items', 1, '@id'], (indexes[1]!['items'] as Json[])[0]!['@id']);
     for (const document of [...indexes, badIndex, duplicateIndex, { items: 'x' }]) {
       const text = JSON.stringify(document);
-      await same(() => readCatalogIndex(text, url), () => parseCatalogIndex(text, url));
+      await same(
+        () => readCatalogIndex(text, url),
+        () => parseCatalogIndex(text, url),
+      );
     }
     for (const document of [...serviceIndexes, mutate(serviceIndexes[0]!, ['resources', 0, '@type'], 1)]) {
       const text = JSON.stringify(document);
-      await same(() => readServiceIndex(text, url), () => parseServiceIndex(text, url));
+      await same(
+        () => readServiceIndex(text, url),
+        () => parseServiceIndex(text, url),
+      );
     }
     for (const document of [...pages.slice(0, 3), mutate(pages[0]!, ['items', 0, 'commitTimeStamp'], 'later')]) {
       const text = JSON.stringify(document);
-      await same(() => readPage(text, url), () => parseCatalogPage(text, url));
+      await same(
+        () => readPage(text, url),
+        () => parseCatalogPage(text, url),
+      );
     }
     const leaf = generatedLeaves[0]!;
     const item = itemFromLeaf(leaf, url);
     for (const document of [leaf, mutate(leaf, ['packageSize'], -1), mutate(leaf, ['version'], '9.9.9')]) {
       const text = JSON.stringify(document);
-      await same(() => readLeaf(text, url, item), () => parseLeaf(text, url, item));
+      await same(
+        () => readLeaf(text, url, item),
+        () => parseLeaf(text, url, item),
+      );
     }
-    await same(() => readLeaf('not json', url, item), () => parseLeaf('not json', url, item));
+    await same(
+      () => readLeaf('not json', url, item),
+      () => parseLeaf('not json', url, item),
+    );
   });
 });

@@ -14,9 +14,15 @@ const named = (name: string): Error => Object.assign(new Error(name), { name });
 describe('followCanRetry', () => {
   it('retries what passes: no answer, 5xx and 429, a lean PUT with no answer, SDK throttling and unknown errors', () => {
     expect(followCanRetry(new FetchError('https://feed.example/index.json', 'ECONNRESET', true))).toBe(true);
-    expect(followCanRetry(new FetchError('https://feed.example/index.json', 'HTTP 503', true, { status: 503 }))).toBe(true);
-    expect(followCanRetry(new FetchError('https://feed.example/index.json', 'HTTP 429', true, { status: 429 }))).toBe(true);
-    expect(followCanRetry(new S3PutError({ bucket: 'b', key: 'k', status: 500, s3Code: 'InternalError', attempts: 5 }))).toBe(true);
+    expect(followCanRetry(new FetchError('https://feed.example/index.json', 'HTTP 503', true, { status: 503 }))).toBe(
+      true,
+    );
+    expect(followCanRetry(new FetchError('https://feed.example/index.json', 'HTTP 429', true, { status: 429 }))).toBe(
+      true,
+    );
+    expect(
+      followCanRetry(new S3PutError({ bucket: 'b', key: 'k', status: 500, s3Code: 'InternalError', attempts: 5 })),
+    ).toBe(true);
     expect(followCanRetry(named('ThrottlingException'))).toBe(true);
     expect(followCanRetry(new Error('socket hang up'))).toBe(true);
   });
@@ -24,15 +30,23 @@ describe('followCanRetry', () => {
   it('stops on what needs a person: settings, documents, 401/403/404, a missing table or bucket, refused credentials', () => {
     expect(followCanRetry(new SettingsError('AWS_REGION', 'is not set'))).toBe(false);
     expect(followCanRetry(new InvalidDocumentError('https://feed.example/leaf.json', 'not valid JSON'))).toBe(false);
-    expect(followCanRetry(new FetchError('https://feed.example/index.json', 'HTTP 401', false, { status: 401 }))).toBe(false);
-    expect(followCanRetry(new FetchError('https://feed.example/leaf.json', 'HTTP 404', true, { status: 404 }))).toBe(false);
-    expect(followCanRetry(new S3PutError({ bucket: 'b', key: 'k', status: 404, s3Code: 'NoSuchBucket', attempts: 1 }))).toBe(false);
+    expect(followCanRetry(new FetchError('https://feed.example/index.json', 'HTTP 401', false, { status: 401 }))).toBe(
+      false,
+    );
+    expect(followCanRetry(new FetchError('https://feed.example/leaf.json', 'HTTP 404', true, { status: 404 }))).toBe(
+      false,
+    );
+    expect(
+      followCanRetry(new S3PutError({ bucket: 'b', key: 'k', status: 404, s3Code: 'NoSuchBucket', attempts: 1 })),
+    ).toBe(false);
     expect(followCanRetry(named('ResourceNotFoundException'))).toBe(false);
     expect(followCanRetry(named('UnrecognizedClientException'))).toBe(false);
   });
 
   it('an unreachable AWS endpoint: a set-up error on the first slice, an outage once a slice has worked', () => {
-    const refused = new SettingsError('AWS_ENDPOINT_URL_DYNAMODB', 'could not be reached', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+    const refused = new SettingsError('AWS_ENDPOINT_URL_DYNAMODB', 'could not be reached', {
+      cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+    });
     expect(followCanRetry(refused)).toBe(false);
     expect(followCanRetry(refused, { setupProven: true })).toBe(true);
     expect(followCanRetry(new SettingsError('AWS_REGION', 'is not set'), { setupProven: true })).toBe(false);

@@ -9,7 +9,9 @@ import type { RunSummary } from '../../lambda/contract/run-summary.js';
 
 function stream(tty: boolean, columns?: number): { written: string[] } & NodeJS.WriteStream {
   const written: string[] = [];
-  return { written, isTTY: tty, columns, write: (chunk: string) => written.push(chunk) > 0 } as unknown as { written: string[] } & NodeJS.WriteStream;
+  return { written, isTTY: tty, columns, write: (chunk: string) => written.push(chunk) > 0 } as unknown as {
+    written: string[];
+  } & NodeJS.WriteStream;
 }
 
 const slice = (over: Partial<RunSummary> = {}): RunSummary => ({
@@ -55,8 +57,13 @@ describe('FollowWaitNotice', () => {
     notice.done();
     const wide = stream(true, 200);
     new FollowWaitNotice(wide, { enabled: true, inPlace: true, pollSeconds: 5 }).waiting(slice(), {}, next);
-    expect(out.written).toEqual([`\r${'catalog-sync: a backfill of cursor catalog-to-s3 is running; waiting for it to finish'.slice(0, 59)}\u001b[K`, '\r\u001b[K']);
-    expect(wide.written).toEqual(['\rcatalog-sync: caught up at 2024-01-02T00:00:00.0000000Z; waiting for new commits; next check at 14:03:05 (every 5 s; Ctrl-C to stop)\u001b[K']);
+    expect(out.written).toEqual([
+      `\r${'catalog-sync: a backfill of cursor catalog-to-s3 is running; waiting for it to finish'.slice(0, 59)}\u001b[K`,
+      '\r\u001b[K',
+    ]);
+    expect(wide.written).toEqual([
+      '\rcatalog-sync: caught up at 2024-01-02T00:00:00.0000000Z; waiting for new commits; next check at 14:03:05 (every 5 s; Ctrl-C to stop)\u001b[K',
+    ]);
   });
 });
 
@@ -64,12 +71,47 @@ describe('FollowTotals', () => {
   it('adds up the slices, failed ones too, into one run summary: the cursor from the first slice to the last, why it stopped', () => {
     const totals = new FollowTotals();
     expect(totals.summary()).toBeUndefined();
-    totals.add(slice({ cursorBefore: '2024-01-01T00:00:00.0000000Z', cursorAfter: '2024-01-01T00:00:01.0000000Z', commits: 2, leaves: 5, deletes: 1, bytes: 2048, putRetries: 1 }));
+    totals.add(
+      slice({
+        cursorBefore: '2024-01-01T00:00:00.0000000Z',
+        cursorAfter: '2024-01-01T00:00:01.0000000Z',
+        commits: 2,
+        leaves: 5,
+        deletes: 1,
+        bytes: 2048,
+        putRetries: 1,
+      }),
+    );
     totals.add(slice({ cursorBefore: '2024-01-01T00:00:01.0000000Z', cursorAfter: '2024-01-01T00:00:01.0000000Z' }));
     const error = { message: 'HTTP 503', code: 'CS_ERR_HTTP_STATUS' } as RunSummary['error'];
-    totals.add(slice({ cursorBefore: '2024-01-01T00:00:01.0000000Z', cursorAfter: '2024-01-01T00:00:02.0000000Z', commits: 1, leaves: 1, quarantined: 1, bytes: 1024, stoppedBy: 'error', caughtUp: false, error }));
+    totals.add(
+      slice({
+        cursorBefore: '2024-01-01T00:00:01.0000000Z',
+        cursorAfter: '2024-01-01T00:00:02.0000000Z',
+        commits: 1,
+        leaves: 1,
+        quarantined: 1,
+        bytes: 1024,
+        stoppedBy: 'error',
+        caughtUp: false,
+        error,
+      }),
+    );
     const { durationMs, ...total } = totals.summary('interrupted')!;
-    expect(total).toEqual({ ...slice(), cursorBefore: '2024-01-01T00:00:00.0000000Z', cursorAfter: '2024-01-01T00:00:02.0000000Z', commits: 3, leaves: 6, deletes: 1, quarantined: 1, bytes: 3072, putRetries: 1, stoppedBy: 'interrupted', caughtUp: false, durationMs: undefined });
+    expect(total).toEqual({
+      ...slice(),
+      cursorBefore: '2024-01-01T00:00:00.0000000Z',
+      cursorAfter: '2024-01-01T00:00:02.0000000Z',
+      commits: 3,
+      leaves: 6,
+      deletes: 1,
+      quarantined: 1,
+      bytes: 3072,
+      putRetries: 1,
+      stoppedBy: 'interrupted',
+      caughtUp: false,
+      durationMs: undefined,
+    });
     expect(durationMs).toBeGreaterThanOrEqual(0);
     // Without a better reason, the last slice's.
     expect(totals.summary()).toMatchObject({ stoppedBy: 'error' });

@@ -40,7 +40,7 @@ describe('hedged', () => {
     expect(calls).toHaveLength(1);
   });
 
-  it('once hedged, one failure waits for the other write; both failing gives the first one\'s error', async () => {
+  it("once hedged, one failure waits for the other write; both failing gives the first one's error", async () => {
     const { write, calls, started } = controlledWrites();
     const ok = hedged(write, 0);
     await started(2);

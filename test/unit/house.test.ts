@@ -34,7 +34,11 @@ function sections(report: string): Map<string, string[]> {
 function offending(report: string): string[] {
   const lines: string[] = [];
   for (const [title, body] of sections(report)) {
-    if (['Imports that break them', 'Cycles', 'The engines and the shell', 'Files of lambda/ on no floor'].some((start) => title.startsWith(start))) {
+    if (
+      ['Imports that break them', 'Cycles', 'The engines and the shell', 'Files of lambda/ on no floor'].some((start) =>
+        title.startsWith(start),
+      )
+    ) {
       lines.push(...body.filter((line) => line !== 'none').map((line) => `${title.split(' (')[0]}: ${line}`));
     } else if (title.startsWith('Largest source files')) {
       lines.push(...body.filter((line) => line.includes(' OVER ')).map((line) => `too long: ${line}`));
@@ -48,7 +52,10 @@ function house(cwd: string, ...args: string[]): { status: number | null; report:
     cwd,
     encoding: 'utf8',
   });
-  expect(SUMMARY.test(run.stdout), `no summary line in the report (exit ${run.status}):\n${run.stdout}\n${run.stderr}`).toBe(true);
+  expect(
+    SUMMARY.test(run.stdout),
+    `no summary line in the report (exit ${run.status}):\n${run.stdout}\n${run.stderr}`,
+  ).toBe(true);
   return { status: run.status, report: run.stdout, problems: offending(run.stdout) };
 }
 
@@ -77,7 +84,8 @@ const GOOD_HOUSE: Record<string, string> = {
   'lambda/ids/kuuid.ts': "import { A } from '../contract/index.js';\nexport const id = A;\n",
   'lambda/stores/store.ts': "import { A } from '../contract/index.js';\nexport const store = A;\n",
   'lambda/catalog/client.ts': "import { A } from '../contract/index.js';\nexport const client = A;\n",
-  'lambda/runtime/settings.ts': "import { A } from '../contract/index.js';\nexport const settings = () => process.env.X ?? A;\n",
+  'lambda/runtime/settings.ts':
+    "import { A } from '../contract/index.js';\nexport const settings = () => process.env.X ?? A;\n",
   'lambda/sync/engine.ts':
     "import { store } from '../stores/store.js';\nimport { client } from '../catalog/client.js';\nexport const run = () => store + client;\n",
   'lambda/sync/index.ts': "export { run } from './engine.js';\n",
@@ -198,7 +206,8 @@ describe('the house rules, each broken by hand in a small house', () => {
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'house-'));
     mkdirSync(join(dir, 'scripts'));
-    for (const script of ['house.mjs', 'house-rules.mjs', 'house-source.mjs']) copyFileSync(join(root, 'scripts', script), join(dir, 'scripts', script));
+    for (const script of ['house.mjs', 'house-rules.mjs', 'house-source.mjs'])
+      copyFileSync(join(root, 'scripts', script), join(dir, 'scripts', script));
     expect(spawnSync('git', ['init', '-q'], { cwd: dir }).status).toBe(0);
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -49,13 +49,16 @@ afterAll(async () => {
 });
 
 function client(): HttpClient {
-  const http = new HttpClient({ retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1, maxRetryAfterMs: 1 }, proxyEnv: {} });
+  const http = new HttpClient({
+    retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1, maxRetryAfterMs: 1 },
+    proxyEnv: {},
+  });
   http.allowOrigin(origin);
   return http;
 }
 
 describe('SignalFanOut', () => {
-  it('aborts every watched attempt with the signal\'s reason, and no released one', () => {
+  it("aborts every watched attempt with the signal's reason, and no released one", () => {
     const fanOut = new SignalFanOut();
     const controller = new AbortController();
     const [a, b, c] = [new AttemptStop(), new AttemptStop(), new AttemptStop()];
@@ -70,20 +73,24 @@ describe('SignalFanOut', () => {
 });
 
 describe('HttpClient attempts', () => {
-  it('adds one listener to the caller\'s signal however many requests run under it', async () => {
+  it("adds one listener to the caller's signal however many requests run under it", async () => {
     const http = client();
     const controller = new AbortController();
-    const responses = await Promise.all(Array.from({ length: 20 }, () => http.get(`${origin}/leaf`, { maxBytes: 1 << 20, signal: controller.signal })));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => http.get(`${origin}/leaf`, { maxBytes: 1 << 20, signal: controller.signal })),
+    );
     expect(responses.every((response) => response.body.equals(BODY))).toBe(true);
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
     await http.close();
   });
 
-  it('stops the requests in flight when the caller\'s signal aborts', async () => {
+  it("stops the requests in flight when the caller's signal aborts", async () => {
     const http = client();
     const controller = new AbortController();
     const reached = new Promise<void>((resolve) => (allHanging = resolve));
-    const pending = [1, 2, 3].map(() => http.get(`${origin}/hang`, { maxBytes: 1 << 20, signal: controller.signal }).catch((e: unknown) => e));
+    const pending = [1, 2, 3].map(() =>
+      http.get(`${origin}/hang`, { maxBytes: 1 << 20, signal: controller.signal }).catch((e: unknown) => e),
+    );
     // Every request has reached the server before the abort: the abort ends requests in flight.
     await reached;
     controller.abort();

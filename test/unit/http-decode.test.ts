@@ -48,16 +48,21 @@ describe('decode: small bodies (decoded synchronously) and large ones (off the e
 
   it('gives the same bytes as the asynchronous one-shot functions for any small body', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.uint8Array({ maxLength: 4096 }), fc.constantFrom('gzip', 'deflate', 'br'), async (bytes, encoding) => {
-        const data = Buffer.from(bytes);
-        const compressed = compressors[encoding]!(data);
-        const viaAsync = await new Promise<Buffer>((resolve, reject) =>
-          (encoding === 'gzip' ? zlib.gunzip : encoding === 'deflate' ? zlib.inflate : zlib.brotliDecompress)(compressed, (e, out) =>
-            e ? reject(e) : resolve(out),
-          ),
-        );
-        expect(await decode(URL, compressed, encoding, 1 << 24)).toEqual(viaAsync);
-      }),
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 4096 }),
+        fc.constantFrom('gzip', 'deflate', 'br'),
+        async (bytes, encoding) => {
+          const data = Buffer.from(bytes);
+          const compressed = compressors[encoding]!(data);
+          const viaAsync = await new Promise<Buffer>((resolve, reject) =>
+            (encoding === 'gzip' ? zlib.gunzip : encoding === 'deflate' ? zlib.inflate : zlib.brotliDecompress)(
+              compressed,
+              (e, out) => (e ? reject(e) : resolve(out)),
+            ),
+          );
+          expect(await decode(URL, compressed, encoding, 1 << 24)).toEqual(viaAsync);
+        },
+      ),
       { numRuns: 150 },
     );
   });

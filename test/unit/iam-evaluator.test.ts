@@ -14,19 +14,46 @@ describe('the IAM evaluator itself', () => {
   const names: TemplateNames = { region: REGION, account: ACCOUNT, tables: { T: 'cursors' }, buckets: { B: 'mirror' } };
   const bucketArn = { 'Fn::GetAtt': ['B', 'Arn'] };
   const objects = (under: string) => ({ 'Fn::Join': ['', [bucketArn, `/${under}`]] });
-  const missing: RecordedCall = { service: 's3', method: 'GET', bucket: 'mirror', key: 'p/watermark.json', status: 404 };
+  const missing: RecordedCall = {
+    service: 's3',
+    method: 'GET',
+    bucket: 'mirror',
+    key: 'p/watermark.json',
+    status: 404,
+  };
   const found: RecordedCall = { ...missing, status: 200 };
   const getUnder = { Effect: 'Allow', Action: 's3:GetObject', Resource: objects('p/*') };
 
   it('a found key needs GetObject; a missing one ListBucket too, which a statement conditioned on s3:prefix does not give', () => {
     expect(uncovered([getUnder], [found], names)).toEqual([]);
-    expect(uncovered([getUnder], [missing], names)).toEqual(['s3:ListBucket on arn:aws:s3:::mirror (GET mirror/p/watermark.json → 404 (a missing key answers 404 only with ListBucket))']);
-    const conditioned = { Effect: 'Allow', Action: 's3:ListBucket', Resource: bucketArn, Condition: { StringLike: { 's3:prefix': ['p/*'] } } };
+    expect(uncovered([getUnder], [missing], names)).toEqual([
+      's3:ListBucket on arn:aws:s3:::mirror (GET mirror/p/watermark.json → 404 (a missing key answers 404 only with ListBucket))',
+    ]);
+    const conditioned = {
+      Effect: 'Allow',
+      Action: 's3:ListBucket',
+      Resource: bucketArn,
+      Condition: { StringLike: { 's3:prefix': ['p/*'] } },
+    };
     expect(uncovered([getUnder, conditioned], [missing], names)).toHaveLength(1);
-    expect(uncovered([getUnder, { Effect: 'Allow', Action: 's3:ListBucket', Resource: bucketArn }], [missing], names)).toEqual([]);
+    expect(
+      uncovered([getUnder, { Effect: 'Allow', Action: 's3:ListBucket', Resource: bucketArn }], [missing], names),
+    ).toEqual([]);
     // That conditioned statement does allow a listing under its prefix, and not elsewhere.
-    expect(uncovered([conditioned], [{ service: 's3', method: 'GET', bucket: 'mirror', listPrefix: 'p/commits/', status: 200 }], names)).toEqual([]);
-    expect(uncovered([conditioned], [{ service: 's3', method: 'GET', bucket: 'mirror', listPrefix: 'q/', status: 200 }], names)).toHaveLength(1);
+    expect(
+      uncovered(
+        [conditioned],
+        [{ service: 's3', method: 'GET', bucket: 'mirror', listPrefix: 'p/commits/', status: 200 }],
+        names,
+      ),
+    ).toEqual([]);
+    expect(
+      uncovered(
+        [conditioned],
+        [{ service: 's3', method: 'GET', bucket: 'mirror', listPrefix: 'q/', status: 200 }],
+        names,
+      ),
+    ).toHaveLength(1);
   });
 
   it('matches actions and ARNs with * and ?, exact keys exactly, and not another bucket', () => {
@@ -41,17 +68,49 @@ describe('the IAM evaluator itself', () => {
   });
 
   it('holds a DynamoDB call to the table and its partition keys (ForAllValues: every key listed)', () => {
-    const statement = { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:Query'], Resource: { 'Fn::GetAtt': ['T', 'Arn'] }, Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['a', 'b'] } } };
-    const call = (partitionKeys: string[], operation = 'GetItem'): RecordedCall => ({ service: 'dynamodb', operation, table: 'cursors', partitionKeys, status: 200 });
+    const statement = {
+      Effect: 'Allow',
+      Action: ['dynamodb:GetItem', 'dynamodb:Query'],
+      Resource: { 'Fn::GetAtt': ['T', 'Arn'] },
+      Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['a', 'b'] } },
+    };
+    const call = (partitionKeys: string[], operation = 'GetItem'): RecordedCall => ({
+      service: 'dynamodb',
+      operation,
+      table: 'cursors',
+      partitionKeys,
+      status: 200,
+    });
     expect(uncovered([statement], [call(['a']), call(['b'], 'Query')], names)).toEqual([]);
     expect(uncovered([statement], [call(['c'])], names)).toHaveLength(1);
     expect(uncovered([statement], [call(['a'], 'PutItem')], names)).toHaveLength(1);
     expect(uncovered([statement], [{ ...call(['a']), table: 'other' } as RecordedCall], names)).toHaveLength(1);
-    expect(requiredPermissions(call(['a']), names)[0]!.resource).toBe(`arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/cursors`);
+    expect(requiredPermissions(call(['a']), names)[0]!.resource).toBe(
+      `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/cursors`,
+    );
   });
 
   it('refuses what it does not model rather than passing it', () => {
-    expect(() => allows([{ Effect: 'Allow', Action: 's3:GetObject', Resource: '*', Condition: { IpAddress: { 'aws:SourceIp': '10.0.0.0/8' } } }], requiredPermissions(found, names)[0]!, names)).toThrow(/IpAddress/);
-    expect(() => allows([{ Effect: 'Allow', NotAction: 's3:PutObject', Resource: '*' }], requiredPermissions(found, names)[0]!, names)).toThrow(/NotAction/);
+    expect(() =>
+      allows(
+        [
+          {
+            Effect: 'Allow',
+            Action: 's3:GetObject',
+            Resource: '*',
+            Condition: { IpAddress: { 'aws:SourceIp': '10.0.0.0/8' } },
+          },
+        ],
+        requiredPermissions(found, names)[0]!,
+        names,
+      ),
+    ).toThrow(/IpAddress/);
+    expect(() =>
+      allows(
+        [{ Effect: 'Allow', NotAction: 's3:PutObject', Resource: '*' }],
+        requiredPermissions(found, names)[0]!,
+        names,
+      ),
+    ).toThrow(/NotAction/);
   });
 });

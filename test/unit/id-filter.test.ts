@@ -9,8 +9,12 @@ import { idFilterOf, keepsId, sameIdFilter, widens } from '../../lambda/contract
 import { parseSettings, SettingsError } from '../../lambda/contract/settings.js';
 
 const idChar = fc.constantFrom('a', 'b', 'A', 'B', '.', '-', '_', '1');
-const id = fc.tuple(fc.constantFrom('a', 'B', 'c'), fc.array(idChar, { maxLength: 8 })).map(([first, rest]) => first + rest.join(''));
-const pattern = fc.array(fc.constantFrom('a', 'B', '.', '-', '_', '1', '*', '?'), { minLength: 1, maxLength: 6 }).map((chars) => chars.join(''));
+const id = fc
+  .tuple(fc.constantFrom('a', 'B', 'c'), fc.array(idChar, { maxLength: 8 }))
+  .map(([first, rest]) => first + rest.join(''));
+const pattern = fc
+  .array(fc.constantFrom('a', 'B', '.', '-', '_', '1', '*', '?'), { minLength: 1, maxLength: 6 })
+  .map((chars) => chars.join(''));
 
 describe('id globs', () => {
   it('match as path.matchesGlob does, case-insensitively', () => {
@@ -47,7 +51,10 @@ describe('id globs', () => {
   });
 
   it('come from INCLUDE_IDS / EXCLUDE_IDS; a bad pattern names its variable', () => {
-    expect(parseSettings({ INCLUDE_IDS: 'Newtonsoft.*, xunit*', EXCLUDE_IDS: '*.Tests' }).idFilter).toEqual({ include: ['newtonsoft.*', 'xunit*'], exclude: ['*.tests'] });
+    expect(parseSettings({ INCLUDE_IDS: 'Newtonsoft.*, xunit*', EXCLUDE_IDS: '*.Tests' }).idFilter).toEqual({
+      include: ['newtonsoft.*', 'xunit*'],
+      exclude: ['*.tests'],
+    });
     expect(parseSettings({}).idFilter).toBeUndefined();
     expect(() => parseSettings({ EXCLUDE_IDS: 'a/b' })).toThrow(SettingsError);
     expect(() => parseSettings({ EXCLUDE_IDS: 'a/b' })).toThrow(/^EXCLUDE_IDS: "a\/b" is not an id pattern/);

@@ -1,6 +1,12 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { encodeKeySegment, idSegment, KeySegmentError, normalizeVersion, versionSegment } from '../../lambda/contract/identity.js';
+import {
+  encodeKeySegment,
+  idSegment,
+  KeySegmentError,
+  normalizeVersion,
+  versionSegment,
+} from '../../lambda/contract/identity.js';
 import { leafKey, manifestKey, quarantineKey } from '../../lambda/contract/keys.js';
 import { CommitKeyError } from '../../lambda/contract/keys.js';
 
@@ -115,7 +121,9 @@ describe('segments', () => {
 
 describe('keys', () => {
   it('builds leaf, manifest and quarantine keys', () => {
-    expect(leafKey('', COMMIT, 'Newtonsoft.Json', '9.0.2-Beta1')).toBe('leaves/001e9fzMHc3F/newtonsoft.json/9.0.2-beta1.json');
+    expect(leafKey('', COMMIT, 'Newtonsoft.Json', '9.0.2-Beta1')).toBe(
+      'leaves/001e9fzMHc3F/newtonsoft.json/9.0.2-beta1.json',
+    );
     expect(manifestKey('', COMMIT)).toBe('commits/001e9fzMHc3F.json');
     expect(quarantineKey('', COMMIT, 'Newtonsoft.Json', '9.0.2-Beta1')).toBe(
       'quarantine/001e9fzMHc3F/newtonsoft.json/9.0.2-beta1.json',
@@ -127,7 +135,9 @@ describe('keys', () => {
       'mirror/leaves/001e9fzMHc3F/util.biz.payments/0.0.4-preview.json',
     );
     expect(manifestKey('mirror/', COMMIT)).toBe('mirror/commits/001e9fzMHc3F.json');
-    expect(quarantineKey('mirror/', COMMIT, 'A/B', '1.0.0.0+x')).toBe('mirror/quarantine/001e9fzMHc3F/a%2Fb/1.0.0.json');
+    expect(quarantineKey('mirror/', COMMIT, 'A/B', '1.0.0.0+x')).toBe(
+      'mirror/quarantine/001e9fzMHc3F/a%2Fb/1.0.0.json',
+    );
   });
 
   it('keeps a hostile id inside its folder', () => {

@@ -4,15 +4,7 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { ALPHABET } from '../../lambda/contract/base62.js';
-import {
-  id,
-  idms,
-  isId,
-  prefix,
-  prefixms,
-  prefixReverse,
-  prefixReverseMs,
-} from '../../lambda/ids/kuuid.js';
+import { id, idms, isId, prefix, prefixms, prefixReverse, prefixReverseMs } from '../../lambda/ids/kuuid.js';
 import { dateArb, kuuid, MS_2100 } from './kuuid-kit.js';
 
 describe('compatibility with the real kuuid package', () => {
@@ -43,13 +35,18 @@ describe('compatibility with the real kuuid package', () => {
   it('same prefixes for seven fractional digits and offsets', () => {
     const offsetArb = fc.integer({ min: -14 * 60, max: 14 * 60 });
     fc.assert(
-      fc.property(fc.integer({ min: Date.UTC(1970, 0, 2), max: MS_2100 }), fc.integer({ min: 0, max: 9999 }), offsetArb, (ms, sub, offset) => {
-        const local = new Date(ms + offset * 60_000).toISOString().slice(0, 23);
-        const zone = `${offset < 0 ? '-' : '+'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}:${String(Math.abs(offset) % 60).padStart(2, '0')}`;
-        const text = `${local}${String(sub).padStart(4, '0')}${zone}`;
-        expect(prefix(text)).toBe(kuuid.prefix(text));
-        expect(prefixms(text)).toBe(kuuid.prefixms(text));
-      }),
+      fc.property(
+        fc.integer({ min: Date.UTC(1970, 0, 2), max: MS_2100 }),
+        fc.integer({ min: 0, max: 9999 }),
+        offsetArb,
+        (ms, sub, offset) => {
+          const local = new Date(ms + offset * 60_000).toISOString().slice(0, 23);
+          const zone = `${offset < 0 ? '-' : '+'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}:${String(Math.abs(offset) % 60).padStart(2, '0')}`;
+          const text = `${local}${String(sub).padStart(4, '0')}${zone}`;
+          expect(prefix(text)).toBe(kuuid.prefix(text));
+          expect(prefixms(text)).toBe(kuuid.prefixms(text));
+        },
+      ),
     );
   });
 

@@ -127,4 +127,3 @@ describe('decode', () => {
     expect(decode('zzzzzzzz', { ms: true }).toISOString()).toBe('8888-12-02T13:19:44.895Z');
   });
 });
-

@@ -18,7 +18,13 @@ export interface PrefixVector {
 export interface Vectors {
   prefix_vectors: PrefixVector[];
   random_group_vectors: { bytes_hex: string; uint32: number; group: string }[];
-  deterministic_id_vectors: { fn: string; timestamp: string; randomBytes_calls_hex: string[]; id: string; length: number }[];
+  deterministic_id_vectors: {
+    fn: string;
+    timestamp: string;
+    randomBytes_calls_hex: string[];
+    id: string;
+    length: number;
+  }[];
   random_samples: Record<string, string[] | string>;
   validation_regex: { id: string; ids: string };
 }

@@ -50,15 +50,19 @@ describe('properties', () => {
 
   it('ids match ID_PATTERN and carry each random uint32 in its group', () => {
     fc.assert(
-      fc.property(dateArb, fc.array(fc.integer({ min: 0, max: 0xffffffff }), { minLength: 4, maxLength: 4 }), (d, words) => {
-        const hexes = words.map((w) => w.toString(16).padStart(8, '0'));
-        for (const make of [createKuuid(replay(hexes)).id, createKuuid(replay(hexes)).idms]) {
-          const made = make(d);
-          expect(made).toMatch(ID_PATTERN);
-          expect(isId(made)).toBe(true);
-          words.forEach((w, i) => expect(decodeBase62(made.slice(8 + 6 * i, 14 + 6 * i))).toBe(BigInt(w)));
-        }
-      }),
+      fc.property(
+        dateArb,
+        fc.array(fc.integer({ min: 0, max: 0xffffffff }), { minLength: 4, maxLength: 4 }),
+        (d, words) => {
+          const hexes = words.map((w) => w.toString(16).padStart(8, '0'));
+          for (const make of [createKuuid(replay(hexes)).id, createKuuid(replay(hexes)).idms]) {
+            const made = make(d);
+            expect(made).toMatch(ID_PATTERN);
+            expect(isId(made)).toBe(true);
+            words.forEach((w, i) => expect(decodeBase62(made.slice(8 + 6 * i, 14 + 6 * i))).toBe(BigInt(w)));
+          }
+        },
+      ),
     );
   });
 
@@ -69,4 +73,3 @@ describe('properties', () => {
     }
   });
 });
-

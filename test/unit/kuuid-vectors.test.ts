@@ -22,9 +22,12 @@ describe('prefix vectors', () => {
     expect(prefixReverse(v.input)).toBe(v.prefixReverse);
   });
 
-  it.each(vectors.prefix_vectors.filter((v) => v.epoch_ms <= 62 ** 8 - 1))('$input → prefixReverseMs $prefixReverseMs', (v) => {
-    expect(prefixReverseMs(v.input)).toBe(v.prefixReverseMs);
-  });
+  it.each(vectors.prefix_vectors.filter((v) => v.epoch_ms <= 62 ** 8 - 1))(
+    '$input → prefixReverseMs $prefixReverseMs',
+    (v) => {
+      expect(prefixReverseMs(v.input)).toBe(v.prefixReverseMs);
+    },
+  );
 
   it('throws where kuuid clamps a negative reverse to 00000000 (ms after 8888-12-02)', () => {
     const late = vectors.prefix_vectors.filter((v) => v.epoch_ms > 62 ** 8 - 1);
@@ -82,9 +85,15 @@ describe('random groups and deterministic ids', () => {
   });
 
   it('uses the injected clock when the time is omitted', () => {
-    const k = createKuuid({ randomBytes: replay(['00000000', '00000000', '00000000', '00000000']).randomBytes, now: () => 1509492632419 });
+    const k = createKuuid({
+      randomBytes: replay(['00000000', '00000000', '00000000', '00000000']).randomBytes,
+      now: () => 1509492632419,
+    });
     expect(k.id()).toBe(`001e9fzM${'0'.repeat(24)}`);
-    const k2 = createKuuid({ randomBytes: replay(['00000000', '00000000', '00000000', '00000000']).randomBytes, now: () => 1509492632419 });
+    const k2 = createKuuid({
+      randomBytes: replay(['00000000', '00000000', '00000000', '00000000']).randomBytes,
+      now: () => 1509492632419,
+    });
     expect(k2.idms(null)).toBe(`0QZg5Fhb${'0'.repeat(24)}`);
   });
 });
@@ -118,4 +127,3 @@ describe('ID_PATTERN and isId', () => {
     expect(isId('001e9fzM')).toBe(false);
   });
 });
-

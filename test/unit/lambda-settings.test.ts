@@ -33,10 +33,16 @@ describe("the Lambdas' settings", () => {
   });
 
   it("check a consumer's names as cursor names, naming its variables", () => {
-    expect(refusal(() => consumerLambdaSettings({ ...CONSUMER, CONSUMER_NAME: 'has space' }))).toMatch(/^CONSUMER_NAME: /);
+    expect(refusal(() => consumerLambdaSettings({ ...CONSUMER, CONSUMER_NAME: 'has space' }))).toMatch(
+      /^CONSUMER_NAME: /,
+    );
     expect(refusal(() => consumerLambdaSettings({ ...CONSUMER, DEPENDS_ON: 'ok,not/ok' }))).toMatch(/^DEPENDS_ON: /);
-    expect(refusal(() => consumerLambdaSettings({ ...CONSUMER, DEPENDS_ON: 'indexer' }))).toMatch(/^DEPENDS_ON: a cursor cannot depend on itself/);
-    expect(refusal(() => consumerLambdaSettings({ ...CONSUMER, CURSOR_NAME: '-bad' }))).toBe(refusal(() => parseSettings({ CURSOR_NAME: '-bad' })));
+    expect(refusal(() => consumerLambdaSettings({ ...CONSUMER, DEPENDS_ON: 'indexer' }))).toMatch(
+      /^DEPENDS_ON: a cursor cannot depend on itself/,
+    );
+    expect(refusal(() => consumerLambdaSettings({ ...CONSUMER, CURSOR_NAME: '-bad' }))).toBe(
+      refusal(() => parseSettings({ CURSOR_NAME: '-bad' })),
+    );
   });
 
   it('read a good consumer environment as before', () => {

@@ -14,23 +14,40 @@ const GIB = 1024 * MIB;
 const machine: ProcessMemory = { totalBytes: 16 * GIB, heapLimitBytes: 4 * GIB };
 
 describe('the leaf memory budget', () => {
-  it('is a quarter of the function\'s memory in Lambda', () => {
-    expect(leafMemoryBudget({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }, machine)).toEqual({ bytes: 128 * MIB, from: "a quarter of the function's 512 MB" });
-    expect(leafMemoryBudget({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1769' }, machine).bytes).toBe(Math.floor(1769 * MIB * 0.25));
+  it("is a quarter of the function's memory in Lambda", () => {
+    expect(leafMemoryBudget({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }, machine)).toEqual({
+      bytes: 128 * MIB,
+      from: "a quarter of the function's 512 MB",
+    });
+    expect(leafMemoryBudget({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1769' }, machine).bytes).toBe(
+      Math.floor(1769 * MIB * 0.25),
+    );
   });
 
   it('is a quarter of the least of the machine, its container and the V8 heap elsewhere', () => {
     expect(leafMemoryBudget({}, machine)).toEqual({ bytes: GIB, from: "a quarter of 4096 MiB, V8's heap limit" });
-    expect(leafMemoryBudget({}, { ...machine, constrainedBytes: 2 * GIB })).toEqual({ bytes: GIB / 2, from: "a quarter of 2048 MiB, the container's memory limit" });
-    expect(leafMemoryBudget({}, { totalBytes: GIB, heapLimitBytes: 4 * GIB })).toEqual({ bytes: GIB / 4, from: "a quarter of 1024 MiB, the machine's memory" });
+    expect(leafMemoryBudget({}, { ...machine, constrainedBytes: 2 * GIB })).toEqual({
+      bytes: GIB / 2,
+      from: "a quarter of 2048 MiB, the container's memory limit",
+    });
+    expect(leafMemoryBudget({}, { totalBytes: GIB, heapLimitBytes: 4 * GIB })).toEqual({
+      bytes: GIB / 4,
+      from: "a quarter of 1024 MiB, the machine's memory",
+    });
   });
 
   it('is never below its floor', () => {
-    expect(leafMemoryBudget({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '32' }, machine)).toEqual({ bytes: MIN_LEAF_MEMORY_BYTES, from: 'the least budget, 16 MiB' });
+    expect(leafMemoryBudget({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '32' }, machine)).toEqual({
+      bytes: MIN_LEAF_MEMORY_BYTES,
+      from: 'the least budget, 16 MiB',
+    });
   });
 
   it('is LEAF_MEMORY_MB when set, and a bad value names it', () => {
-    expect(leafMemoryBudget({ LEAF_MEMORY_MB: '300', AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }, machine)).toEqual({ bytes: 300 * MIB, from: 'LEAF_MEMORY_MB=300' });
+    expect(leafMemoryBudget({ LEAF_MEMORY_MB: '300', AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }, machine)).toEqual({
+      bytes: 300 * MIB,
+      from: 'LEAF_MEMORY_MB=300',
+    });
     for (const bad of ['0', '1.5', 'lots', '-3']) {
       expect(() => leafMemoryBudget({ LEAF_MEMORY_MB: bad }, machine)).toThrow(SettingsError);
       expect(() => leafMemoryBudget({ LEAF_MEMORY_MB: bad }, machine)).toThrow(/^LEAF_MEMORY_MB: /);
@@ -92,7 +109,7 @@ describe('leases on the budget', () => {
     expect(memory.held).toBe(0);
   });
 
-  it('hold a body until its last write ends, past the leaf\'s release (a hedged PUT\'s other write)', async () => {
+  it("hold a body until its last write ends, past the leaf's release (a hedged PUT's other write)", async () => {
     const memory = budget(100);
     const lease = memory.tryLease(40)!;
     let finish!: () => void;
@@ -141,11 +158,15 @@ describe('a leaf fetched within the budget', () => {
     const memory = new LeafMemory({ bytes: 100, from: 'the test' });
     const holder = memory.tryLease(100)!;
     const stop = new AbortController();
-    const waiting = fetchWithin(catalog([10], Buffer.alloc(10)).client, memory, item, { signal: stop.signal }).catch((e: unknown) => e);
+    const waiting = fetchWithin(catalog([10], Buffer.alloc(10)).client, memory, item, { signal: stop.signal }).catch(
+      (e: unknown) => e,
+    );
     stop.abort(new Error('time budget'));
     const error = await waiting;
     expect(error).toBeInstanceOf(FetchAbortedError);
-    expect((error as Error).message).toBe('https://feed.example/leaf.json: aborted while waiting for memory: the run was stopped (time budget reached or interrupted)');
+    expect((error as Error).message).toBe(
+      'https://feed.example/leaf.json: aborted while waiting for memory: the run was stopped (time budget reached or interrupted)',
+    );
     holder.release();
   });
 });

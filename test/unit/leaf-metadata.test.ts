@@ -16,20 +16,39 @@ const commits = [
 ];
 
 describe('metadataOf', () => {
-  it('gives each leaf its own commit\'s id and timestamp, in any order of items', () => {
+  it("gives each leaf its own commit's id and timestamp, in any order of items", () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.constantFrom(...commits), fc.constantFrom('Newtonsoft.Json', 'Ünï'), fc.constantFrom('1.0.0', '2.0.0-β')), { maxLength: 30 }), (items) => {
-        for (const [commit, id, version] of items) {
-          const item: PageItem = { url: 'https://x.test/l.json', type: 'PackageDetails', commitTimeStamp: 'unused', id, version, ...commit };
-          expect(metadataOf(item)).toStrictEqual({
-            'nuget-id': /^[\x20-\x7e]*$/.test(id) ? id : encodeURIComponent(id),
-            'nuget-version': /^[\x20-\x7e]*$/.test(version) ? version : encodeURIComponent(version),
-            'catalog-type': 'PackageDetails',
-            'commit-id': /^[\x20-\x7e]*$/.test(commit.commitId) ? commit.commitId : encodeURIComponent(commit.commitId),
-            'commit-timestamp': formatTimestamp(commit.commitTicks),
-          });
-        }
-      }),
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.constantFrom(...commits),
+            fc.constantFrom('Newtonsoft.Json', 'Ünï'),
+            fc.constantFrom('1.0.0', '2.0.0-β'),
+          ),
+          { maxLength: 30 },
+        ),
+        (items) => {
+          for (const [commit, id, version] of items) {
+            const item: PageItem = {
+              url: 'https://x.test/l.json',
+              type: 'PackageDetails',
+              commitTimeStamp: 'unused',
+              id,
+              version,
+              ...commit,
+            };
+            expect(metadataOf(item)).toStrictEqual({
+              'nuget-id': /^[\x20-\x7e]*$/.test(id) ? id : encodeURIComponent(id),
+              'nuget-version': /^[\x20-\x7e]*$/.test(version) ? version : encodeURIComponent(version),
+              'catalog-type': 'PackageDetails',
+              'commit-id': /^[\x20-\x7e]*$/.test(commit.commitId)
+                ? commit.commitId
+                : encodeURIComponent(commit.commitId),
+              'commit-timestamp': formatTimestamp(commit.commitTicks),
+            });
+          }
+        },
+      ),
     );
   });
 });

@@ -3,16 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { LeafType } from '../../lambda/catalog/index.js';
 import { parseLeaf } from '../../lambda/catalog/parsers/index.js';
 import { parseTimestamp } from '../../lambda/contract/time.js';
-import {
-  LEAF_URL,
-  rejects,
-  body,
-  T0,
-  T0_PLUS_100NS,
-  detailsLeaf,
-  deleteLeaf,
-  expectedItem,
-} from './schema-kit.js';
+import { LEAF_URL, rejects, body, T0, T0_PLUS_100NS, detailsLeaf, deleteLeaf, expectedItem } from './schema-kit.js';
 
 describe('parseLeaf', () => {
   it('accepts a details leaf and keeps undocumented properties', () => {

@@ -6,7 +6,16 @@ import sanitize from 'sanitize-filename';
 import { describe, expect, it } from 'vitest';
 import { leafKey, manifestKey, quarantineKey } from '../../lambda/contract/keys.js';
 import { commitKey } from '../../lambda/contract/keys.js';
-import { escapeName, FileNameError, fileNamesOf, keyOfFileNames, MAX_NAME_BYTES, portableName, unescapeName, unportableName } from '../../lambda/stores/local-paths.js';
+import {
+  escapeName,
+  FileNameError,
+  fileNamesOf,
+  keyOfFileNames,
+  MAX_NAME_BYTES,
+  portableName,
+  unescapeName,
+  unportableName,
+} from '../../lambda/stores/local-paths.js';
 import { mulberry32 } from '../../testkit/prng.js';
 
 const byBytes = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -87,16 +96,38 @@ describe('portableName / unportableName: names Windows can hold', () => {
       expect(windowsTakes(name), name).toBe(true);
     }
     // What an escaped folder of an earlier version named them, Windows refuses (the second implementation agrees).
-    for (const segment of ['con', 'con.json', 'nul.txt', 'com1', 'lpt9.json', 'foo.']) expect(windowsTakes(escapeName(segment)), segment).toBe(false);
+    for (const segment of ['con', 'con.json', 'nul.txt', 'com1', 'lpt9.json', 'foo.'])
+      expect(windowsTakes(escapeName(segment)), segment).toBe(false);
   });
 
   it('reads back only names it writes: an unmarked device name, a mark out of place', () => {
-    for (const name of ['con', 'con.json', 'ab^_', '^_con', 'foo.', 'con^_^_', 'x^_.json', '^']) expect(unportableName(name), name).toBeUndefined();
+    for (const name of ['con', 'con.json', 'ab^_', '^_con', 'foo.', 'con^_^_', 'x^_.json', '^'])
+      expect(unportableName(name), name).toBeUndefined();
   });
 
   it('2,000 random segments of device words, dots and spaces: every name one Windows takes, reversible, distinct under case folding', () => {
     const prng = mulberry32(12);
-    const parts = ['con', 'CON', 'nul', 'Aux', 'prn', 'com1', 'COM9', 'lpt3', 'com', 'x', '.', ' ', 'json', '^', '%2E', '%', '_', '-', '0'];
+    const parts = [
+      'con',
+      'CON',
+      'nul',
+      'Aux',
+      'prn',
+      'com1',
+      'COM9',
+      'lpt3',
+      'com',
+      'x',
+      '.',
+      ' ',
+      'json',
+      '^',
+      '%2E',
+      '%',
+      '_',
+      '-',
+      '0',
+    ];
     const segments = new Set<string>();
     while (segments.size < 2_000) segments.add(Array.from({ length: prng.int(1, 4) }, () => prng.pick(parts)).join(''));
     const folded = new Set<string>();
@@ -144,7 +175,9 @@ describe('fileNamesOf / keyOfFileNames', () => {
 
     const prefixKey = `${'M'.repeat(200)}/commits/001e9fzMHc3F.json`;
     expect(() => fileNamesOf(prefixKey, 'escaped')).toThrow(FileNameError);
-    expect(() => fileNamesOf(prefixKey, 'escaped')).toThrow(`key ${JSON.stringify(prefixKey)}: its segment "${'M'.repeat(200)}" becomes a 400-byte file name`);
+    expect(() => fileNamesOf(prefixKey, 'escaped')).toThrow(
+      `key ${JSON.stringify(prefixKey)}: its segment "${'M'.repeat(200)}" becomes a 400-byte file name`,
+    );
     // A segment too long even as it is fails as it would in exact mode, on the file system.
     expect(fileNamesOf(`${'M'.repeat(MAX_NAME_BYTES + 1)}/x`, 'escaped')[0]).toHaveLength(2 * (MAX_NAME_BYTES + 1));
   });

@@ -9,7 +9,9 @@ describe('writes to stdout and stderr during a test', () => {
   it('go through the console, without their last newline, and call their callback', async () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
     const error = vi.spyOn(console, 'error').mockImplementation(() => undefined);
-    const written = new Promise<void>((resolve) => process.stdout.write('{"level":"INFO","message":"run finished"}\n', () => resolve()));
+    const written = new Promise<void>((resolve) =>
+      process.stdout.write('{"level":"INFO","message":"run finished"}\n', () => resolve()),
+    );
     process.stderr.write(Buffer.from('No application metrics to publish.\n'));
     await written;
     expect(log).toHaveBeenCalledWith('{"level":"INFO","message":"run finished"}');

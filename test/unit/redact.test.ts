@@ -6,8 +6,12 @@ import { parseSettings } from '../../lambda/contract/settings.js';
 
 describe('redactUrl', () => {
   it('hides credentials and every query value, keeps the rest', () => {
-    expect(redactUrl('https://api.nuget.org/v3/catalog0/page1.json')).toBe('https://api.nuget.org/v3/catalog0/page1.json');
-    expect(redactUrl('https://user:s3cret@feed.example/v3/index.json')).toBe('https://REDACTED@feed.example/v3/index.json');
+    expect(redactUrl('https://api.nuget.org/v3/catalog0/page1.json')).toBe(
+      'https://api.nuget.org/v3/catalog0/page1.json',
+    );
+    expect(redactUrl('https://user:s3cret@feed.example/v3/index.json')).toBe(
+      'https://REDACTED@feed.example/v3/index.json',
+    );
     expect(redactUrl('https://x.blob.core.windows.net/c/index.json?sv=2020&sig=abc%2Bdef&se=2026')).toBe(
       'https://x.blob.core.windows.net/c/index.json?sv=REDACTED&sig=REDACTED&se=REDACTED',
     );
@@ -17,7 +21,10 @@ describe('redactUrl', () => {
 
   it('is applied to every error message that names a URL', () => {
     const secret = 'https://me:hunter2@feed.example/v3/index.json?token=t0ps3cret';
-    for (const error of [new FetchError(secret, 'HTTP 500', true), new InvalidDocumentError(secret, 'not valid JSON')]) {
+    for (const error of [
+      new FetchError(secret, 'HTTP 500', true),
+      new InvalidDocumentError(secret, 'not valid JSON'),
+    ]) {
       expect(error.message).not.toMatch(/hunter2|t0ps3cret/);
       expect(error.url).not.toMatch(/hunter2|t0ps3cret/);
       expect(JSON.stringify({ ...error, message: error.message })).not.toMatch(/hunter2|t0ps3cret/);

@@ -3,10 +3,16 @@
  * stopped the run, so the summary says `interrupted` for a signal and `time-budget` for the deadline.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CLOSING_MS, RUN_LOG_RESERVE_MS, startClosingWindow, startRunBudget, TimeBudgetReached } from '../../lambda/sync/run-budget.js';
+import {
+  CLOSING_MS,
+  RUN_LOG_RESERVE_MS,
+  startClosingWindow,
+  startRunBudget,
+  TimeBudgetReached,
+} from '../../lambda/sync/run-budget.js';
 
 describe('startRunBudget: which stop came first', () => {
-  it('no deadline: the caller\'s signal is the stop, and interrupted once it fired', () => {
+  it("no deadline: the caller's signal is the stop, and interrupted once it fired", () => {
     const stop = new AbortController();
     const budget = startRunBudget(undefined, stop.signal);
     expect(budget.interrupted()).toBe(false);
@@ -15,7 +21,7 @@ describe('startRunBudget: which stop came first', () => {
     expect(budget.interrupted()).toBe(true);
   });
 
-  it('a deadline not reached: the caller\'s signal stops the run, interrupted', () => {
+  it("a deadline not reached: the caller's signal stops the run, interrupted", () => {
     const stop = new AbortController();
     const budget = startRunBudget(Date.now() + 3_600_000, stop.signal);
     try {
@@ -37,7 +43,7 @@ describe('startRunBudget: which stop came first', () => {
     expect(budget.interrupted()).toBe(false);
   });
 
-  it('a deadline and no caller\'s signal (the Lambda): never interrupted', () => {
+  it("a deadline and no caller's signal (the Lambda): never interrupted", () => {
     const budget = startRunBudget(Date.now() - 1, undefined);
     expect(budget.signal?.aborted).toBe(true);
     expect(budget.interrupted()).toBe(false);
@@ -67,7 +73,7 @@ describe('startClosingWindow: when the writes after the stop end', () => {
     expect(window.runLog?.aborted).toBe(true);
   });
 
-  it('the caller\'s end (the Lambda\'s) rules over the deadline\'s; a signal brings it nearer, never further', () => {
+  it("the caller's end (the Lambda's) rules over the deadline's; a signal brings it nearer, never further", () => {
     vi.useFakeTimers({ now: 0 });
     const stop = new AbortController();
     const window = startClosingWindow(1_000, 30_000, stop.signal);

@@ -20,9 +20,15 @@ describe('a date alone', () => {
 
 describe('runErrorOf', () => {
   it('a fetch error: its message, its URL redacted, its code', () => {
-    const error = new FetchError('https://user:secret@example.org/v3/catalog0/index.json?sig=abc', 'HTTP 503', true, { status: 503 });
+    const error = new FetchError('https://user:secret@example.org/v3/catalog0/index.json?sig=abc', 'HTTP 503', true, {
+      status: 503,
+    });
     const shown = runErrorOf(error);
-    expect(shown).toEqual({ message: error.message, url: 'https://REDACTED@example.org/v3/catalog0/index.json?sig=REDACTED', code: 'CS_ERR_FETCH' });
+    expect(shown).toEqual({
+      message: error.message,
+      url: 'https://REDACTED@example.org/v3/catalog0/index.json?sig=REDACTED',
+      code: 'CS_ERR_FETCH',
+    });
     expect(JSON.stringify(shown)).not.toContain('secret');
     expect(JSON.stringify(shown)).not.toContain('abc');
   });
@@ -36,6 +42,10 @@ describe('runErrorOf', () => {
     expect(runErrorOf(new Error('disk full'))).toEqual({ message: 'disk full', code: 'CS_ERR_SYNC' });
     expect(runErrorOf('plain')).toEqual({ message: 'plain', code: 'CS_ERR_SYNC' });
     const foreign = Object.assign(new Error('boom'), { url: 'https://h.example/x?token=t0k' });
-    expect(runErrorOf(foreign)).toEqual({ message: 'boom', url: 'https://h.example/x?token=REDACTED', code: 'CS_ERR_SYNC' });
+    expect(runErrorOf(foreign)).toEqual({
+      message: 'boom',
+      url: 'https://h.example/x?token=REDACTED',
+      code: 'CS_ERR_SYNC',
+    });
   });
 });

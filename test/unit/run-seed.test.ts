@@ -17,7 +17,9 @@ describe('runSeed', () => {
 
   it('refuses a CATALOG_SYNC_TEST_SEED that is not a whole number, naming it', () => {
     vi.stubEnv(SEED_VARIABLE, '1.5');
-    expect(() => runSeed('kill points', [1, 2, 3])).toThrow(/CATALOG_SYNC_TEST_SEED must be a whole number, got "1\.5"/);
+    expect(() => runSeed('kill points', [1, 2, 3])).toThrow(
+      /CATALOG_SYNC_TEST_SEED must be a whole number, got "1\.5"/,
+    );
   });
 
   it('without it, walks through every seed of the list over consecutive minutes', () => {

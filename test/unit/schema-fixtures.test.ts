@@ -2,27 +2,19 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { detectSourceKind, SourceKind } from '../../lambda/catalog/index.js';
-import {
-  parseCatalogIndex,
-  parseCatalogPage,
-  parseLeaf,
-  parseSource,
-} from '../../lambda/catalog/parsers/index.js';
+import { parseCatalogIndex, parseCatalogPage, parseLeaf, parseSource } from '../../lambda/catalog/parsers/index.js';
 import { parseTimestamp } from '../../lambda/contract/time.js';
-import {
-  skipped,
-  fixtures,
-  ofKind,
-  stripBom,
-  itemFromLeaf,
-  rejects,
-  type Json,
-  type Fixture,
-} from './schema-kit.js';
+import { skipped, fixtures, ofKind, stripBom, itemFromLeaf, rejects, type Json, type Fixture } from './schema-kit.js';
 
 describe('fixtures', () => {
   it('finds every catalog document, and skips only the kuuid, SigV4 and NuGet.Versioning vectors', () => {
-    expect(skipped.sort()).toEqual(['kuuid-vectors.json', path.join('nuget-versioning', 'versions.json'), path.join('sigv4', 'aws4-vectors.json')].sort());
+    expect(skipped.sort()).toEqual(
+      [
+        'kuuid-vectors.json',
+        path.join('nuget-versioning', 'versions.json'),
+        path.join('sigv4', 'aws4-vectors.json'),
+      ].sort(),
+    );
     expect(ofKind('index')).toHaveLength(8);
     expect(ofKind('page')).toHaveLength(10);
     expect(ofKind('leaf')).toHaveLength(42);

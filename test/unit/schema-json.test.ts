@@ -46,8 +46,9 @@ describe('bodies that are not JSON objects', () => {
 
   it('strips exactly one BOM, from bytes and from text', () => {
     const page = body(validPage());
-    expect(parseCatalogPage(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(page)]), PAGE_URL).items)
-      .toHaveLength(3);
+    expect(
+      parseCatalogPage(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(page)]), PAGE_URL).items,
+    ).toHaveLength(3);
     expect(parseCatalogPage(`\uFEFF${page}`, PAGE_URL).items).toHaveLength(3);
     rejects(() => parseCatalogPage(`\uFEFF\uFEFF${page}`, PAGE_URL), PAGE_URL, 'not valid JSON');
   });

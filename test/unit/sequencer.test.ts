@@ -4,7 +4,13 @@ import { KNOWN_SECONDS, longestFirst } from '../../testkit/sequencer.js';
 
 describe('longestFirst', () => {
   it('puts the known long files first, longest first, and keeps the order of the others', () => {
-    const files = ['test/unit/a.test.ts', 'test/integration/backfill/backfill.test.ts', 'test/unit/b.test.ts', 'test/integration/cli/cli-backfill.test.ts', 'test/unit/c.test.ts'];
+    const files = [
+      'test/unit/a.test.ts',
+      'test/integration/backfill/backfill.test.ts',
+      'test/unit/b.test.ts',
+      'test/integration/cli/cli-backfill.test.ts',
+      'test/unit/c.test.ts',
+    ];
     expect(longestFirst(files, (file) => file)).toEqual([
       'test/integration/cli/cli-backfill.test.ts',
       'test/integration/backfill/backfill.test.ts',

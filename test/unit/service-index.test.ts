@@ -1,11 +1,6 @@
 /** The service index, the catalog URL it names, and telling a service index from a catalog index. */
 import { describe, expect, it } from 'vitest';
-import {
-  detectSourceKind,
-  findCatalogUrl,
-  InvalidDocumentError,
-  SourceKind,
-} from '../../lambda/catalog/index.js';
+import { detectSourceKind, findCatalogUrl, InvalidDocumentError, SourceKind } from '../../lambda/catalog/index.js';
 import { parseServiceIndex, parseSource } from '../../lambda/catalog/parsers/index.js';
 import { INDEX_URL, SERVICE_URL, rejects, body, validIndex, serviceIndex } from './schema-kit.js';
 

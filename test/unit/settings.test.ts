@@ -3,7 +3,14 @@ import { FLAG_NAMES } from '../../lambda/runtime/cli/options.js';
 import { safetyMarginMs } from '../../lambda/runtime/deadline.js';
 import { lambdaSettings } from '../../lambda/runtime/lambda-settings.js';
 import { parseTimestamp } from '../../lambda/contract/time.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, parseSettings, SettingsError, type RawSettings } from '../../lambda/contract/settings.js';
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_MAX_COMMITS,
+  DEFAULT_MAX_LEAVES,
+  parseSettings,
+  SettingsError,
+  type RawSettings,
+} from '../../lambda/contract/settings.js';
 
 describe('settings', () => {
   it('has the documented defaults', () => {
@@ -81,7 +88,11 @@ describe('settings', () => {
   }
 
   it('a source with credentials is taken over https, or over http to this machine', () => {
-    for (const source of ['https://me:hunter2@feed.example/v3/index.json', 'http://me:hunter2@127.0.0.1:9000/v3/index.json', 'http://me@localhost/v3/index.json']) {
+    for (const source of [
+      'https://me:hunter2@feed.example/v3/index.json',
+      'http://me:hunter2@127.0.0.1:9000/v3/index.json',
+      'http://me@localhost/v3/index.json',
+    ]) {
       expect(parseSettings({ CATALOG_SOURCE: source }).source).toBe(source);
     }
   });
@@ -89,8 +100,14 @@ describe('settings', () => {
   it('the Lambda requires its table and bucket, and a sane run-log TTL', () => {
     expect(() => lambdaSettings({ SNAPSHOT_BUCKET: 'b' })).toThrow(/^CURSOR_TABLE: /);
     expect(() => lambdaSettings({ CURSOR_TABLE: 't' })).toThrow(/^SNAPSHOT_BUCKET: /);
-    expect(() => lambdaSettings({ CURSOR_TABLE: 't', SNAPSHOT_BUCKET: 'b', RUN_LOG_DAYS: '0' })).toThrow(/^RUN_LOG_DAYS: /);
-    expect(lambdaSettings({ CURSOR_TABLE: 't', SNAPSHOT_BUCKET: 'b' })).toMatchObject({ table: 't', bucket: 'b', runLogDays: 30 });
+    expect(() => lambdaSettings({ CURSOR_TABLE: 't', SNAPSHOT_BUCKET: 'b', RUN_LOG_DAYS: '0' })).toThrow(
+      /^RUN_LOG_DAYS: /,
+    );
+    expect(lambdaSettings({ CURSOR_TABLE: 't', SNAPSHOT_BUCKET: 'b' })).toMatchObject({
+      table: 't',
+      bucket: 'b',
+      runLogDays: 30,
+    });
   });
 
   it('keeps back a fifth of the Lambda time, between 5 and 30 seconds', () => {

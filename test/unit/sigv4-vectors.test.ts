@@ -27,13 +27,28 @@ interface Vector {
   readonly authorization: string;
 }
 
-const fixture = JSON.parse(readFileSync(new URL('../fixtures/sigv4/aws4-vectors.json', import.meta.url), 'utf8')) as { amzDate: string; vectors: Vector[] };
+const fixture = JSON.parse(readFileSync(new URL('../fixtures/sigv4/aws4-vectors.json', import.meta.url), 'utf8')) as {
+  amzDate: string;
+  vectors: Vector[];
+};
 /** The hash the S3 client signs with (Node's, through the SDK). */
 const sha256 = new S3Client({ region: 'us-east-1' }).config.sha256;
-const signingDate = new Date(fixture.amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
+const signingDate = new Date(
+  fixture.amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'),
+);
 
-function asSeen(vector: Vector, headers: Record<string, string>, url = vector.canonicalPath, body = vector.body): SeenRequest {
-  return { method: 'PUT', url, headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value])), body: Buffer.from(body) };
+function asSeen(
+  vector: Vector,
+  headers: Record<string, string>,
+  url = vector.canonicalPath,
+  body = vector.body,
+): SeenRequest {
+  return {
+    method: 'PUT',
+    url,
+    headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value])),
+    body: Buffer.from(body),
+  };
 }
 
 function signedHeadersOf(vector: Vector): Record<string, string> {
@@ -45,7 +60,7 @@ function signedHeadersOf(vector: Vector): Record<string, string> {
   };
 }
 
-describe('SigV4 against aws4\'s vectors', () => {
+describe("SigV4 against aws4's vectors", () => {
   it('has vectors for every character class, both credentials kinds and both addressing styles', () => {
     expect(fixture.vectors.length).toBeGreaterThanOrEqual(16);
     expect(fixture.vectors.some((v) => v.key.includes("é € + ( ) ! * ' ~ & = ; , $ @ : %20 %"))).toBe(true);
@@ -58,24 +73,48 @@ describe('SigV4 against aws4\'s vectors', () => {
     const path = `${vector.pathPrefix}/${encodeKey(vector.key)}`;
     expect(path).toBe(vector.canonicalPath);
     const { ['x-amz-date']: _date, ...headers } = vector.headers;
-    const signer = new S3PutSigner({ credentials: async () => vector.credentials, region: async () => vector.region, sha256 });
-    const target = { origin: `https://${vector.host}`, host: vector.host, prefix: `${vector.pathPrefix}/`, signingRegion: vector.region, signingName: 's3', headers: {} };
+    const signer = new S3PutSigner({
+      credentials: async () => vector.credentials,
+      region: async () => vector.region,
+      sha256,
+    });
+    const target = {
+      origin: `https://${vector.host}`,
+      host: vector.host,
+      prefix: `${vector.pathPrefix}/`,
+      signingRegion: vector.region,
+      signingName: 's3',
+      headers: {},
+    };
     const signed = await signer.signPut(target, path, headers, signingDate);
     expect(signed['x-amz-date']).toBe(fixture.amzDate);
     expect(signed['x-amz-security-token']).toBe(vector.credentials.sessionToken);
     expect(signed.authorization).toBe(vector.authorization);
   });
 
-  it.each(fixture.vectors.map((v) => [v.name, v] as const))('the fault front accepts %s, and refuses it changed', (_, vector) => {
-    const secrets = { [vector.credentials.accessKeyId]: vector.credentials.secretAccessKey };
-    const headers = signedHeadersOf(vector);
-    expect(checkSignedRequest(asSeen(vector, headers), secrets, signingDate.getTime())).toBeUndefined();
-    const refusedAs = (seen: SeenRequest, now = signingDate.getTime()) => checkSignedRequest(seen, secrets, now)?.code;
-    expect(refusedAs(asSeen(vector, headers, vector.canonicalPath.replace(/\.json$/, '.jsoN')))).toBe('SignatureDoesNotMatch');
-    expect(refusedAs(asSeen(vector, { ...headers, 'x-amz-meta-nuget-id': 'Other.Package' }))).toBe('SignatureDoesNotMatch');
-    expect(refusedAs(asSeen(vector, headers), signingDate.getTime() + 16 * 60_000)).toBe('RequestTimeTooSkewed');
-    expect(refusedAs(asSeen(vector, headers, vector.canonicalPath, `${vector.body} `))).toBe('XAmzContentSHA256Mismatch');
-    expect(refusedAs(asSeen(vector, headers), signingDate.getTime() - 14 * 60_000)).toBeUndefined();
-    if (vector.credentials.sessionToken) expect(refusedAs(asSeen(vector, { ...headers, 'x-amz-security-token': 'other' }))).toBe('SignatureDoesNotMatch');
-  });
+  it.each(fixture.vectors.map((v) => [v.name, v] as const))(
+    'the fault front accepts %s, and refuses it changed',
+    (_, vector) => {
+      const secrets = { [vector.credentials.accessKeyId]: vector.credentials.secretAccessKey };
+      const headers = signedHeadersOf(vector);
+      expect(checkSignedRequest(asSeen(vector, headers), secrets, signingDate.getTime())).toBeUndefined();
+      const refusedAs = (seen: SeenRequest, now = signingDate.getTime()) =>
+        checkSignedRequest(seen, secrets, now)?.code;
+      expect(refusedAs(asSeen(vector, headers, vector.canonicalPath.replace(/\.json$/, '.jsoN')))).toBe(
+        'SignatureDoesNotMatch',
+      );
+      expect(refusedAs(asSeen(vector, { ...headers, 'x-amz-meta-nuget-id': 'Other.Package' }))).toBe(
+        'SignatureDoesNotMatch',
+      );
+      expect(refusedAs(asSeen(vector, headers), signingDate.getTime() + 16 * 60_000)).toBe('RequestTimeTooSkewed');
+      expect(refusedAs(asSeen(vector, headers, vector.canonicalPath, `${vector.body} `))).toBe(
+        'XAmzContentSHA256Mismatch',
+      );
+      expect(refusedAs(asSeen(vector, headers), signingDate.getTime() - 14 * 60_000)).toBeUndefined();
+      if (vector.credentials.sessionToken)
+        expect(refusedAs(asSeen(vector, { ...headers, 'x-amz-security-token': 'other' }))).toBe(
+          'SignatureDoesNotMatch',
+        );
+    },
+  );
 });

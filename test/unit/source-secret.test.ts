@@ -11,8 +11,14 @@ const PASSWORD = 'pat-%41:@/ é"}';
 
 describe('parseSourceSecret', () => {
   it('reads {"username", "password"}, {"password"} and a bare token', () => {
-    expect(parseSourceSecret(ID, JSON.stringify({ username: 'me', password: PASSWORD }))).toEqual({ username: 'me', password: PASSWORD });
-    expect(parseSourceSecret(ID, JSON.stringify({ password: PASSWORD }))).toEqual({ username: TOKEN_USER_NAME, password: PASSWORD });
+    expect(parseSourceSecret(ID, JSON.stringify({ username: 'me', password: PASSWORD }))).toEqual({
+      username: 'me',
+      password: PASSWORD,
+    });
+    expect(parseSourceSecret(ID, JSON.stringify({ password: PASSWORD }))).toEqual({
+      username: TOKEN_USER_NAME,
+      password: PASSWORD,
+    });
     expect(parseSourceSecret(ID, ' ghp_token123\n')).toEqual({ username: TOKEN_USER_NAME, password: 'ghp_token123' });
   });
 
@@ -38,7 +44,9 @@ describe('parseSourceSecret', () => {
 describe('withSourceCredentials', () => {
   it('joins them to the source URL so that decoding gives them back exactly', () => {
     const raw = { CATALOG_SOURCE: 'https://pkgs.example/feed/v3/index.json' };
-    const joined = new URL(withSourceCredentials(raw, parseSettings(raw), { username: 'me@corp', password: PASSWORD }).source);
+    const joined = new URL(
+      withSourceCredentials(raw, parseSettings(raw), { username: 'me@corp', password: PASSWORD }).source,
+    );
     expect([decodeURIComponent(joined.username), decodeURIComponent(joined.password)]).toEqual(['me@corp', PASSWORD]);
     expect(joined.origin + joined.pathname).toBe(raw.CATALOG_SOURCE);
   });

@@ -21,7 +21,9 @@ const run: RunSummary = {
 
 describe('stop words', () => {
   it('until names the bound the user set; interrupted and time-budget say themselves; error is "failed"', () => {
-    expect(stopLabel(run, { ceiling: '--until 2017-11-01T01:09:45.0077488Z' })).toBe('reached --until 2017-11-01T01:09:45.0077488Z');
+    expect(stopLabel(run, { ceiling: '--until 2017-11-01T01:09:45.0077488Z' })).toBe(
+      'reached --until 2017-11-01T01:09:45.0077488Z',
+    );
     expect(stopLabel(run, { ceiling: '--delay 10m' })).toBe('reached --delay 10m');
     expect(stopLabel(run)).toBe('reached its --until');
     expect(stopLabel({ ...run, stoppedBy: 'interrupted' }, { ceiling: '--until x' })).toBe('interrupted');

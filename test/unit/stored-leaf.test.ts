@@ -12,7 +12,8 @@ const place = { where: 's3://mirror/nuget/', key: 'nuget/leaves/001e9fzMHc3F/a/1
 
 /** The reference: what the follower's rules say of `bytes`, an object or `undefined` for a refusal. */
 function reference(bytes: Uint8Array): unknown {
-  const body = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
+  const body =
+    bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body);
@@ -51,17 +52,34 @@ describe('parseStoredLeaf', () => {
     for (const [bytes, reason] of cases) {
       const { error } = attempt(bytes);
       expect(error).toBeInstanceOf(StoredLeafError);
-      expect(error).toMatchObject({ code: 'CS_ERR_STORED_LEAF', where: place.where, key: place.key, commitKey: place.commitKey });
-      expect((error as Error).message.startsWith(`${place.where} ${place.key} (commit ${place.commitKey}): `)).toBe(true);
+      expect(error).toMatchObject({
+        code: 'CS_ERR_STORED_LEAF',
+        where: place.where,
+        key: place.key,
+        commitKey: place.commitKey,
+      });
+      expect((error as Error).message.startsWith(`${place.where} ${place.key} (commit ${place.commitKey}): `)).toBe(
+        true,
+      );
       expect((error as Error).message).toMatch(reason);
     }
   });
 
-  it('accepts exactly what the follower\'s rules accept, and gives the same JSON', () => {
-    const json = fc.oneof(fc.object().map((value) => JSON.stringify(value)), fc.json(), fc.string());
-    const bytes = fc.tuple(fc.nat({ max: 2 }), json, fc.uint8Array({ maxLength: 3 }), fc.boolean()).map(([marks, text, noise, withNoise]) =>
-      Buffer.concat([Buffer.from(Array.from({ length: marks }, () => BOM).flat()), Buffer.from(text), withNoise ? Buffer.from(noise) : Buffer.alloc(0)]),
+  it("accepts exactly what the follower's rules accept, and gives the same JSON", () => {
+    const json = fc.oneof(
+      fc.object().map((value) => JSON.stringify(value)),
+      fc.json(),
+      fc.string(),
     );
+    const bytes = fc
+      .tuple(fc.nat({ max: 2 }), json, fc.uint8Array({ maxLength: 3 }), fc.boolean())
+      .map(([marks, text, noise, withNoise]) =>
+        Buffer.concat([
+          Buffer.from(Array.from({ length: marks }, () => BOM).flat()),
+          Buffer.from(text),
+          withNoise ? Buffer.from(noise) : Buffer.alloc(0),
+        ]),
+      );
     fc.assert(
       fc.property(bytes, (body) => {
         const expected = reference(body);

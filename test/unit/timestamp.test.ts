@@ -83,7 +83,16 @@ describe('exact catalog timestamps', () => {
   it('property: parsed order equals time order', () => {
     fc.assert(
       fc.property(instant, instant, (a, b) => {
-        const byParts = [a.year - b.year, a.month - b.month, a.day - b.day, a.hour - b.hour, a.minute - b.minute, a.second - b.second, a.ticks - b.ticks].find((d) => d !== 0) ?? 0;
+        const byParts =
+          [
+            a.year - b.year,
+            a.month - b.month,
+            a.day - b.day,
+            a.hour - b.hour,
+            a.minute - b.minute,
+            a.second - b.second,
+            a.ticks - b.ticks,
+          ].find((d) => d !== 0) ?? 0;
         expect(Math.sign(compareTicks(parseTimestamp(a.text), parseTimestamp(b.text)))).toBe(Math.sign(byParts));
       }),
       { numRuns: 2_000 },

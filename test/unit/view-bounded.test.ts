@@ -22,21 +22,26 @@ async function* items(lengths: readonly number[]): AsyncGenerator<{ n: number; l
 describe('forEachBoundedAsync and limiter', () => {
   it('forEachBoundedAsync: at most `concurrency` at once, as many as it can, every item once', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 40 }), fc.integer({ min: 1, max: 8 }), async (lengths, concurrency) => {
-        let running = 0;
-        let peak = 0;
-        const seen: number[] = [];
-        await forEachBoundedAsync(items(lengths), concurrency, async ({ n, length }) => {
-          running++;
-          peak = Math.max(peak, running);
-          await turns(length + 1);
-          seen.push(n);
-          running--;
-        });
-        expect(seen.sort((a, b) => a - b)).toEqual(lengths.map((_, n) => n));
-        expect(peak).toBeLessThanOrEqual(concurrency);
-        if (lengths.length >= concurrency && lengths.every((length) => length === lengths[0])) expect(peak).toBe(concurrency);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 8 }),
+        async (lengths, concurrency) => {
+          let running = 0;
+          let peak = 0;
+          const seen: number[] = [];
+          await forEachBoundedAsync(items(lengths), concurrency, async ({ n, length }) => {
+            running++;
+            peak = Math.max(peak, running);
+            await turns(length + 1);
+            seen.push(n);
+            running--;
+          });
+          expect(seen.sort((a, b) => a - b)).toEqual(lengths.map((_, n) => n));
+          expect(peak).toBeLessThanOrEqual(concurrency);
+          if (lengths.length >= concurrency && lengths.every((length) => length === lengths[0]))
+            expect(peak).toBe(concurrency);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -58,26 +63,36 @@ describe('forEachBoundedAsync and limiter', () => {
 
   it('limiter: at most `limit` tasks at once across callers, each run once, results and failures passed through', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 40 }), fc.integer({ min: 1, max: 6 }), async (lengths, limit) => {
-        const run = limiter(limit);
-        let running = 0;
-        let peak = 0;
-        const results = await Promise.allSettled(
-          lengths.map((length, n) =>
-            run(async () => {
-              running++;
-              peak = Math.max(peak, running);
-              await turns(length);
-              running--;
-              if (length === 3) throw new Error(`task ${n}`);
-              return n;
-            }),
-          ),
-        );
-        expect(peak).toBeLessThanOrEqual(limit);
-        if (lengths.length >= limit) expect(peak).toBe(limit);
-        results.forEach((result, n) => expect(result).toEqual(lengths[n] === 3 ? { status: 'rejected', reason: new Error(`task ${n}`) } : { status: 'fulfilled', value: n }));
-      }),
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 6 }),
+        async (lengths, limit) => {
+          const run = limiter(limit);
+          let running = 0;
+          let peak = 0;
+          const results = await Promise.allSettled(
+            lengths.map((length, n) =>
+              run(async () => {
+                running++;
+                peak = Math.max(peak, running);
+                await turns(length);
+                running--;
+                if (length === 3) throw new Error(`task ${n}`);
+                return n;
+              }),
+            ),
+          );
+          expect(peak).toBeLessThanOrEqual(limit);
+          if (lengths.length >= limit) expect(peak).toBe(limit);
+          results.forEach((result, n) =>
+            expect(result).toEqual(
+              lengths[n] === 3
+                ? { status: 'rejected', reason: new Error(`task ${n}`) }
+                : { status: 'fulfilled', value: n },
+            ),
+          );
+        },
+      ),
       { numRuns: 60 },
     );
   });

@@ -13,7 +13,7 @@ describe('the WebAssembly tiering budget', () => {
     expect(bin.indexOf('setFlagsFromString')).toBeLessThan(bin.indexOf('const cli = loadWithCodeCache('));
   });
 
-  it('is raised well above V8\'s default (1,800,000), so a short process never tiers undici\'s parser up', () => {
+  it("is raised well above V8's default (1,800,000), so a short process never tiers undici's parser up", () => {
     expect(WASM_TIERING_BUDGET).toBeGreaterThanOrEqual(50 * 1_800_000);
   });
 });

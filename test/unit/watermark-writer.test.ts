@@ -18,9 +18,12 @@ function stateAt(second: number): CursorState {
 function recordingStore(stored: { cursor: string } | undefined = undefined) {
   const puts: { key: string; cursor: string; done: () => void; fail: (error: Error) => void }[] = [];
   const store = {
-    getTagged: async () => (stored === undefined ? undefined : { bytes: Buffer.from(JSON.stringify(stored)), tag: 'stored' }),
+    getTagged: async () =>
+      stored === undefined ? undefined : { bytes: Buffer.from(JSON.stringify(stored)), tag: 'stored' },
     putJsonIf: (key: string, value: unknown) =>
-      new Promise<boolean>((resolve, reject) => puts.push({ key, cursor: (value as { cursor: string }).cursor, done: () => resolve(true), fail: reject })),
+      new Promise<boolean>((resolve, reject) =>
+        puts.push({ key, cursor: (value as { cursor: string }).cursor, done: () => resolve(true), fail: reject }),
+      ),
   } as unknown as SnapshotStore;
   return { store, puts };
 }
@@ -81,7 +84,13 @@ describe('WatermarkWriter', () => {
     let now = 0;
     const { store, puts } = recordingStore();
     const warnings: string[] = [];
-    const writer = new WatermarkWriter(store, '', { ...quiet, warn: (message) => warnings.push(message) }, 1_000, () => now);
+    const writer = new WatermarkWriter(
+      store,
+      '',
+      { ...quiet, warn: (message) => warnings.push(message) },
+      1_000,
+      () => now,
+    );
     now = 1_000;
     writer.cursorStored(stateAt(7));
     await settle();

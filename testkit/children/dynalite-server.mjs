@@ -39,8 +39,11 @@ const server = dynalite({
   deleteTableMs: 0,
   updateTableMs: 0,
 });
-exitWithParent(() => new Promise((resolve) => {
-  if (values['hard-stop']) server.closeAllConnections?.();
-  server.close(() => resolve());
-}));
+exitWithParent(
+  () =>
+    new Promise((resolve) => {
+      if (values['hard-stop']) server.closeAllConnections?.();
+      server.close(() => resolve());
+    }),
+);
 server.listen(port, '127.0.0.1', () => announce({ port: server.address().port }));

@@ -53,11 +53,18 @@ export function patchS3rverForConditionalPuts(server) {
     const key = decodeURIComponent(ctx.path.slice(slash + 1));
     // A read of a key takes its turn with the conditional PUTs of that key, so it sees one object whole, bytes and ETag.
     if (ctx.method === 'GET' || ctx.method === 'HEAD') return queued(`${bucket}/${key}`, () => next());
-    if (ctx.method !== 'PUT' || (ifMatch === '' && ifNoneMatch === '') || 'partNumber' in ctx.query || 'uploadId' in ctx.query) return next();
+    if (
+      ctx.method !== 'PUT' ||
+      (ifMatch === '' && ifNoneMatch === '') ||
+      'partNumber' in ctx.query ||
+      'uploadId' in ctx.query
+    )
+      return next();
     return queued(`${bucket}/${key}`, async () => {
       const etag = await currentEtag(server.store, bucket, key);
       if (ifNoneMatch !== '' && (ifNoneMatch !== '*' || etag !== undefined)) return refuse(ctx, 'If-None-Match');
-      if (ifMatch !== '' && (etag === undefined || ifMatch.replace(/^W\//, '') !== etag)) return refuse(ctx, 'If-Match');
+      if (ifMatch !== '' && (etag === undefined || ifMatch.replace(/^W\//, '') !== etag))
+        return refuse(ctx, 'If-Match');
       return next();
     });
   };

@@ -5,7 +5,14 @@
  * process group), and when the parent goes away (its channel closes): the range's progress is checkpointed.
  */
 import { CatalogClient, HttpClient } from '../../catalog/index.js';
-import { CatalogSyncError, leafMemoryBudget, parseSettings, processMemory, type BackfillRange, type SyncSettings } from '../../contract/index.js';
+import {
+  CatalogSyncError,
+  leafMemoryBudget,
+  parseSettings,
+  processMemory,
+  type BackfillRange,
+  type SyncSettings,
+} from '../../contract/index.js';
 import { LeafMemory, type EngineLogger } from '../../sync/index.js';
 import { runRange } from '../index.js';
 import type { FromWorker, ToWorker, WorkerOptions } from './backfill-messages.js';
@@ -17,7 +24,17 @@ import { verboseHooks } from '../../sync/cli/verbose.js';
 const PROGRESS_EVERY_MS = 100;
 
 const stop = new AbortController();
-let opened: { settings: SyncSettings; stores: OpenStores; http: HttpClient; logger: EngineLogger | undefined; catalog: CatalogClient; leaseHolder: string | undefined; leafMemory: LeafMemory } | undefined;
+let opened:
+  | {
+      settings: SyncSettings;
+      stores: OpenStores;
+      http: HttpClient;
+      logger: EngineLogger | undefined;
+      catalog: CatalogClient;
+      leaseHolder: string | undefined;
+      leafMemory: LeafMemory;
+    }
+  | undefined;
 let busy: Promise<void> = Promise.resolve();
 
 function send(message: FromWorker): void {
@@ -31,7 +48,15 @@ async function open(options: WorkerOptions): Promise<void> {
   const verbose = verboseHooks(options.verbose, http);
   // This worker's share of the parent's leaf memory budget (backfill-pool.ts sets LEAF_MEMORY_MB for each worker).
   const leafMemory = new LeafMemory(leafMemoryBudget(process.env, processMemory()));
-  opened = { settings, stores: { ...stores, backfills: verbose.backfills(stores.backfills) }, http, logger: verbose.logger, catalog: new CatalogClient(http, settings.source, settings.allowedOrigins), leaseHolder: options.leaseHolder, leafMemory };
+  opened = {
+    settings,
+    stores: { ...stores, backfills: verbose.backfills(stores.backfills) },
+    http,
+    logger: verbose.logger,
+    catalog: new CatalogClient(http, settings.source, settings.allowedOrigins),
+    leaseHolder: options.leaseHolder,
+    leafMemory,
+  };
   send({ type: 'ready' });
 }
 
@@ -77,7 +102,13 @@ async function run(range: BackfillRange): Promise<void> {
           const now = Date.now();
           if (now - last < PROGRESS_EVERY_MS) return;
           last = now;
-          send({ type: 'progress', n: range.n, commits: progress.commits, leaves: progress.leaves, bytes: progress.bytes });
+          send({
+            type: 'progress',
+            n: range.n,
+            commits: progress.commits,
+            leaves: progress.leaves,
+            bytes: progress.bytes,
+          });
         },
       },
       range,

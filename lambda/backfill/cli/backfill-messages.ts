@@ -7,7 +7,23 @@ import type { RangeOutcome } from '../index.js';
 import type { RunOptions } from '../../runtime/cli/options.js';
 
 /** The flags a worker needs to build the same settings and stores as the parent. */
-export type WorkerOptions = Pick<RunOptions, 'source' | 'cursorName' | 'dependsOn' | 'cursorTable' | 'bucket' | 'prefix' | 'dataDir' | 'start' | 'concurrency' | 'quarantine' | 'allowOrigin' | 'include' | 'exclude' | 'verbose'> & {
+export type WorkerOptions = Pick<
+  RunOptions,
+  | 'source'
+  | 'cursorName'
+  | 'dependsOn'
+  | 'cursorTable'
+  | 'bucket'
+  | 'prefix'
+  | 'dataDir'
+  | 'start'
+  | 'concurrency'
+  | 'quarantine'
+  | 'allowOrigin'
+  | 'include'
+  | 'exclude'
+  | 'verbose'
+> & {
   /** The parent's lease holder (`<pid>@<host>`): a worker renews the plan's lease only while it is the parent's. */
   readonly leaseHolder?: string;
 };
@@ -24,6 +40,12 @@ export type ToWorker =
 export type FromWorker =
   | { readonly type: 'ready' }
   /** Totals of the range in hand so far (this attempt only). */
-  | { readonly type: 'progress'; readonly n: number; readonly commits: number; readonly leaves: number; readonly bytes: number }
+  | {
+      readonly type: 'progress';
+      readonly n: number;
+      readonly commits: number;
+      readonly leaves: number;
+      readonly bytes: number;
+    }
   | { readonly type: 'outcome'; readonly outcome: RangeOutcome }
   | { readonly type: 'failed'; readonly n: number; readonly message: string; readonly code?: string };

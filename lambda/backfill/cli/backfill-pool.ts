@@ -7,7 +7,13 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { LEAF_MEMORY_ENV, leafMemoryBudget, processMemory, StoppedBy, type BackfillRange } from '../../contract/index.js';
+import {
+  LEAF_MEMORY_ENV,
+  leafMemoryBudget,
+  processMemory,
+  StoppedBy,
+  type BackfillRange,
+} from '../../contract/index.js';
 import type { RangeOutcome } from '../index.js';
 import type { FromWorker, ToWorker, WorkerOptions } from './backfill-messages.js';
 
@@ -63,7 +69,10 @@ export class WorkerPool {
     private readonly events: PoolEvents,
   ) {
     const budget = leafMemoryBudget(process.env, processMemory());
-    this.childEnv = { ...process.env, [LEAF_MEMORY_ENV]: String(Math.max(1, Math.floor(budget.bytes / workerCount / 1024 / 1024))) };
+    this.childEnv = {
+      ...process.env,
+      [LEAF_MEMORY_ENV]: String(Math.max(1, Math.floor(budget.bytes / workerCount / 1024 / 1024))),
+    };
     this.queue = [...ranges].sort((a, b) => b.leaves - a.leaves || a.n - b.n);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.fill();
@@ -86,7 +95,11 @@ export class WorkerPool {
   }
 
   private spawn(): void {
-    const child = fork(CHILD_ENTRY, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json', env: this.childEnv });
+    const child = fork(CHILD_ENTRY, [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'json',
+      env: this.childEnv,
+    });
     const worker: Worker = { child, ready: false, range: undefined, leaving: false };
     this.workers.add(worker);
     child.on('message', (message: FromWorker) => this.onMessage(worker, message));
@@ -144,9 +157,15 @@ export class WorkerPool {
     const range = worker.range;
     worker.range = undefined;
     if (!this.stopping) {
-      if (range !== undefined) this.retry(range, `its worker process ${worker.child.pid} died (${describeExit(worker.child)})`);
+      if (range !== undefined)
+        this.retry(range, `its worker process ${worker.child.pid} died (${describeExit(worker.child)})`);
       if (!worker.ready && !worker.leaving && ++this.startFailures >= MAX_START_FAILURES) {
-        this.end({ kind: 'failed', n: -1, attempts: this.startFailures, message: this.startError ?? `worker processes exit as they start (${describeExit(worker.child)})` });
+        this.end({
+          kind: 'failed',
+          n: -1,
+          attempts: this.startFailures,
+          message: this.startError ?? `worker processes exit as they start (${describeExit(worker.child)})`,
+        });
       }
     }
     this.fill();
@@ -188,7 +207,8 @@ export class WorkerPool {
         count++;
       }
     }
-    if (this.workers.size === 0 && (this.stopping || this.queue.length === 0)) this.resolveDone(this.result ?? { kind: 'done' });
+    if (this.workers.size === 0 && (this.stopping || this.queue.length === 0))
+      this.resolveDone(this.result ?? { kind: 'done' });
   }
 
   private end(result: PoolResult): void {

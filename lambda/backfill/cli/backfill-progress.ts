@@ -51,7 +51,10 @@ export class BackfillProgress {
     this.inFlight.delete(outcome.n);
     this.rangesDone++;
     this.leavesDone += outcome.totals.leaves;
-    if (!this.tty) this.line(`range ${outcome.n} done${outcome.skipped ? ' (already)' : ''}: ${this.rangesDone}/${this.plan.ranges} ranges, ${this.leaves()} leaves`);
+    if (!this.tty)
+      this.line(
+        `range ${outcome.n} done${outcome.skipped ? ' (already)' : ''}: ${this.rangesDone}/${this.plan.ranges} ranges, ${this.leaves()} leaves`,
+      );
     else this.draw();
   }
 
@@ -91,7 +94,10 @@ export class BackfillProgress {
     const leaves = this.leaves();
     const elapsed = (now - this.startedAt) / 1000;
     const rate = elapsed > 0 ? (leaves - this.leavesBefore) / elapsed : 0;
-    const share = plan.ranges === 0 ? 1 : Math.min(1, Math.max(this.rangesDone / plan.ranges, plan.leaves > 0 ? leaves / plan.leaves : 0));
+    const share =
+      plan.ranges === 0
+        ? 1
+        : Math.min(1, Math.max(this.rangesDone / plan.ranges, plan.leaves > 0 ? leaves / plan.leaves : 0));
     const left = rate > 0 && plan.leaves > leaves ? (plan.leaves - leaves) / rate : Number.NaN;
     const text =
       `${this.rangesDone}/${plan.ranges} ranges, ${leaves} leaves, ${rate.toFixed(0)} leaves/s` +

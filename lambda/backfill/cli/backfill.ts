@@ -14,7 +14,14 @@ import {
   SettingsError,
   type Ticks,
 } from '../../contract/index.js';
-import { abandonBackfill, BackfillMismatchError, catalogHeadOrUnknown, finishBackfill, planBackfill, releaseBackfillLease } from '../index.js';
+import {
+  abandonBackfill,
+  BackfillMismatchError,
+  catalogHeadOrUnknown,
+  finishBackfill,
+  planBackfill,
+  releaseBackfillLease,
+} from '../index.js';
 import type { WorkerOptions } from './backfill-messages.js';
 import { rememberSource, withFolderSource } from '../../runtime/cli/folder-source.js';
 import type { WorkerPool } from './backfill-pool.js';
@@ -55,14 +62,31 @@ export function addBackfillCommand(program: Command): void {
     .description('store the catalog up to its head (or --until) fast: ranges of pages run by parallel worker processes')
     .option('--workers <n>', 'worker processes (default: the number of cores)')
     .option('--depends-on <cursor>', 'a cursor this one must never pass: B is at most its value (repeatable)', collect)
-    .option('--until <timestamp>', 'the bound B: store commits up to this time (default: the catalog head when planned)')
-    .option('--range-leaves <n>', `leaves per range when planning (default ${DEFAULT_RANGE_LEAVES}, at most ${MAX_RANGE_LEAVES})`)
-    .option('--start <timestamp>', 'cursor to start from when none is stored (a date alone: midnight UTC)', MIN_TIMESTAMP)
+    .option(
+      '--until <timestamp>',
+      'the bound B: store commits up to this time (default: the catalog head when planned)',
+    )
+    .option(
+      '--range-leaves <n>',
+      `leaves per range when planning (default ${DEFAULT_RANGE_LEAVES}, at most ${MAX_RANGE_LEAVES})`,
+    )
+    .option(
+      '--start <timestamp>',
+      'cursor to start from when none is stored (a date alone: midnight UTC)',
+      MIN_TIMESTAMP,
+    )
     .option('--concurrency <n>', `leaves in flight at once in each worker (default ${DEFAULT_CONCURRENCY})`)
     .option('--quarantine', 'set aside a leaf that keeps failing, and go on', false)
     .option('--allow-origin <origin>', 'another origin leaves or pages may come from (repeatable)', collect)
-    .option('--state-machine <arn>', 'start the CatalogBackfill state machine on AWS instead, and print the execution ARN')
-    .option('--abandon', 'abandon the unfinished backfill of the cursor first (what it stored stays), then plan anew', false)
+    .option(
+      '--state-machine <arn>',
+      'start the CatalogBackfill state machine on AWS instead, and print the execution ARN',
+    )
+    .option(
+      '--abandon',
+      'abandon the unfinished backfill of the cursor first (what it stored stays), then plan anew',
+      false,
+    )
     .option('--json', 'print the summary as one JSON line', false)
     .addOption(new Option('--no-progress', 'no progress bar even on a terminal'))
     .addHelpText(
@@ -98,16 +122,26 @@ function positiveInteger(flag: string, value: string, max: number): number {
 }
 
 export function checkBackfillOptions(options: BackfillOptions): Checked {
-  const workers = options.workers === undefined ? Math.min(MAX_WORKERS, availableParallelism()) : positiveInteger('--workers', options.workers, MAX_WORKERS);
+  const workers =
+    options.workers === undefined
+      ? Math.min(MAX_WORKERS, availableParallelism())
+      : positiveInteger('--workers', options.workers, MAX_WORKERS);
   let until: Ticks | undefined;
   if (options.until !== undefined) {
     try {
       until = parseTimeInput(options.until);
     } catch (error) {
-      throw new SettingsError('--until', `${JSON.stringify(options.until)} is not a timestamp (ISO 8601 with Z, e.g. 2024-01-01T00:00:00Z, or a date alone, 2024-01-01, meaning midnight UTC)`, { cause: error });
+      throw new SettingsError(
+        '--until',
+        `${JSON.stringify(options.until)} is not a timestamp (ISO 8601 with Z, e.g. 2024-01-01T00:00:00Z, or a date alone, 2024-01-01, meaning midnight UTC)`,
+        { cause: error },
+      );
     }
   }
-  const rangeLeaves = options.rangeLeaves === undefined ? undefined : positiveInteger('--range-leaves', options.rangeLeaves, MAX_RANGE_LEAVES);
+  const rangeLeaves =
+    options.rangeLeaves === undefined
+      ? undefined
+      : positiveInteger('--range-leaves', options.rangeLeaves, MAX_RANGE_LEAVES);
   return { workers, until, rangeLeaves };
 }
 
@@ -117,7 +151,10 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
   if (options.stateMachine !== undefined) {
     // The state machine's functions filter by their own INCLUDE_IDS/EXCLUDE_IDS (the construct's includeIds/excludeIds).
     if (options.include !== undefined || options.exclude !== undefined || options.refilter) {
-      throw new SettingsError('--include/--exclude', 'with --state-machine, the filter is the construct\'s (includeIds/excludeIds): deploy it there');
+      throw new SettingsError(
+        '--include/--exclude',
+        "with --state-machine, the filter is the construct's (includeIds/excludeIds): deploy it there",
+      );
     }
     await startStateMachine(options.stateMachine, options, checked);
     return;
@@ -126,11 +163,20 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
   const stores = await openStores(options, settings.concurrency);
   await checkIdFilterFlags(stores, settings, options);
   // Remembered once the catalog was read (a new plan) or the cursor moved (finished), not before: see run.ts.
-  const remember = (): Promise<void> => (options.cursorTable === undefined ? rememberSource(options.dataDir, settings.cursorName, settings.source) : Promise.resolve());
+  const remember = (): Promise<void> =>
+    options.cursorTable === undefined
+      ? rememberSource(options.dataDir, settings.cursorName, settings.source)
+      : Promise.resolve();
   const http = new HttpClient({ connections: 4 });
   verboseHooks(options.verbose, http);
   const catalog = new CatalogClient(http, settings.source, settings.allowedOrigins);
-  const deps = { catalog, cursors: stores.cursors, snapshots: stores.snapshots, runLog: stores.runLog, backfills: stores.backfills };
+  const deps = {
+    catalog,
+    cursors: stores.cursors,
+    snapshots: stores.snapshots,
+    runLog: stores.runLog,
+    backfills: stores.backfills,
+  };
   const leaseMs = DEFAULT_BACKFILL_LEASE_SECONDS * 1000;
   let pool: WorkerPool | undefined;
   let signals = 0;
@@ -140,7 +186,8 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
       process.exit(130);
     }
     pool?.stop();
-    if (!options.json) process.stderr.write('\nstopping: each worker checkpoints its range (Ctrl-C again to quit now)\n');
+    if (!options.json)
+      process.stderr.write('\nstopping: each worker checkpoints its range (Ctrl-C again to quit now)\n');
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -149,7 +196,11 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
   try {
     if (options.abandon) {
       const abandoned = await abandonBackfill(settings, deps);
-      process.stderr.write(abandoned === undefined ? 'no unfinished backfill to abandon\n' : `abandoned backfill ${abandoned.backfillId} (planned ${abandoned.createdAt}, B ${abandoned.bound}); planning anew\n`);
+      process.stderr.write(
+        abandoned === undefined
+          ? 'no unfinished backfill to abandon\n'
+          : `abandoned backfill ${abandoned.backfillId} (planned ${abandoned.createdAt}, B ${abandoned.bound}); planning anew\n`,
+      );
     }
     const holder = processHolder();
     const { plan, ranges, resumed } = await planBackfill(settings, deps, {
@@ -160,7 +211,11 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
     }).catch((error: unknown) => {
       // Bad usage (exit 2), naming the flags that differ.
       if (error instanceof BackfillMismatchError) {
-        throw new SettingsError(error.differences.map((d) => (d.name === 'until' ? '--until' : '--range-leaves')).join(', '), error.message, { cause: error });
+        throw new SettingsError(
+          error.differences.map((d) => (d.name === 'until' ? '--until' : '--range-leaves')).join(', '),
+          error.message,
+          { cause: error },
+        );
       }
       throw error;
     });
@@ -169,11 +224,20 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
     const states = await stores.backfills.listRanges(settings.cursorName, plan.backfillId);
     const done = new Set(states.filter((state) => state.done).map((state) => state.n));
     const progress = new BackfillProgress(process.stderr, !options.json && options.progress !== false, plan);
-    progress.planned(resumed, done.size, states.filter((state) => state.done).reduce((sum, state) => sum + state.leaves, 0));
+    progress.planned(
+      resumed,
+      done.size,
+      states.filter((state) => state.done).reduce((sum, state) => sum + state.leaves, 0),
+    );
     // The plan's lease keeps followers of the cursor away while this process lives; a killed backfill lets it lapse.
-    lease = setInterval(() => {
-      stores.backfills.renewLease(settings.cursorName, plan.backfillId, Date.now() + leaseMs, holder).catch(() => undefined);
-    }, Math.min(60_000, leaseMs / 3)).unref();
+    lease = setInterval(
+      () => {
+        stores.backfills
+          .renewLease(settings.cursorName, plan.backfillId, Date.now() + leaseMs, holder)
+          .catch(() => undefined);
+      },
+      Math.min(60_000, leaseMs / 3),
+    ).unref();
     // Loaded here, not with the command: it brings child_process, which no other command needs.
     const { WorkerPool } = await import('./backfill-pool.js');
     if (signals === 0) {
@@ -187,8 +251,13 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
     const result = pool === undefined ? ({ kind: 'stopped' } as const) : await pool.done;
     progress.finish();
     if (result.kind === 'failed') {
-      const what = result.n === -1 ? 'no worker process could start' : `range ${result.n} of backfill ${plan.backfillId} failed ${result.attempts} times`;
-      process.stderr.write(`catalog-sync: backfill failed: ${what}: ${result.message}\nThe cursor did not move; run \`catalog-sync backfill\` again to retry (done ranges are skipped).\n`);
+      const what =
+        result.n === -1
+          ? 'no worker process could start'
+          : `range ${result.n} of backfill ${plan.backfillId} failed ${result.attempts} times`;
+      process.stderr.write(
+        `catalog-sync: backfill failed: ${what}: ${result.message}\nThe cursor did not move; run \`catalog-sync backfill\` again to retry (done ranges are skipped).\n`,
+      );
       process.exitCode = ExitCode.runFailed;
       return;
     }
@@ -209,7 +278,12 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
     const summary = await finishBackfill(settings, deps, plan.backfillId, head === undefined ? {} : { head });
     held = undefined;
     await remember();
-    printSummary(summary, options.json === true, head ?? parseTimestamp(plan.bound), plan.until === undefined ? {} : { ceiling: `--until ${options.until ?? plan.until}` });
+    printSummary(
+      summary,
+      options.json === true,
+      head ?? parseTimestamp(plan.bound),
+      plan.until === undefined ? {} : { ceiling: `--until ${options.until ?? plan.until}` },
+    );
   } finally {
     if (lease) clearInterval(lease);
     // Stopped or failed (not finished): give the lease back, so the follower goes on and a rerun resumes at once.
@@ -222,8 +296,38 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
 }
 
 function workerOptions(options: BackfillOptions): WorkerOptions {
-  const { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin, include, exclude, verbose } = options;
-  const picked = { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, start, concurrency, quarantine, allowOrigin, include, exclude, verbose };
+  const {
+    source,
+    cursorName,
+    dependsOn,
+    cursorTable,
+    bucket,
+    prefix,
+    dataDir,
+    start,
+    concurrency,
+    quarantine,
+    allowOrigin,
+    include,
+    exclude,
+    verbose,
+  } = options;
+  const picked = {
+    source,
+    cursorName,
+    dependsOn,
+    cursorTable,
+    bucket,
+    prefix,
+    dataDir,
+    start,
+    concurrency,
+    quarantine,
+    allowOrigin,
+    include,
+    exclude,
+    verbose,
+  };
   return Object.fromEntries(Object.entries(picked).filter(([, value]) => value !== undefined)) as WorkerOptions;
 }
 

@@ -13,12 +13,21 @@ import { withCodedErrors } from './coded-errors.js';
 import { checkBackfillFilter, logger, warmUp } from './warm.js';
 
 export async function handler(event: { readonly backfillId: string; readonly release?: false }): Promise<RunSummary>;
-export async function handler(event: { readonly backfillId: string; readonly release: true }): Promise<{ released: string }>;
-export async function handler(event: { readonly backfillId: string; readonly release?: boolean }): Promise<RunSummary | { released: string }> {
+export async function handler(event: {
+  readonly backfillId: string;
+  readonly release: true;
+}): Promise<{ released: string }>;
+export async function handler(event: {
+  readonly backfillId: string;
+  readonly release?: boolean;
+}): Promise<RunSummary | { released: string }> {
   return withCodedErrors(() => finishOrRelease(event));
 }
 
-async function finishOrRelease(event: { readonly backfillId: string; readonly release?: boolean }): Promise<RunSummary | { released: string }> {
+async function finishOrRelease(event: {
+  readonly backfillId: string;
+  readonly release?: boolean;
+}): Promise<RunSummary | { released: string }> {
   const warm = await warmUp(process.env);
   const { settings, deps } = warm;
   if (event.release === true) {

@@ -44,31 +44,55 @@ export interface PlannerOutput {
 }
 
 /** The planner, called by the state machine with a {@link PlannerEvent}, or directly with the input alone. */
-export const handler = (event: PlannerEvent | PlannerInput | null | undefined): Promise<PlannerOutput> => withCodedErrors(() => planOrResume(event));
+export const handler = (event: PlannerEvent | PlannerInput | null | undefined): Promise<PlannerOutput> =>
+  withCodedErrors(() => planOrResume(event));
 
 async function planOrResume(event: PlannerEvent | PlannerInput | null | undefined): Promise<PlannerOutput> {
   const warm = await warmUp(process.env);
   const { settings, bucket, deps } = warm;
-  const wrapped = event !== null && typeof event === 'object' && 'execution' in event && typeof event.execution === 'string';
-  const input: PlannerInput = (wrapped ? (event as PlannerEvent).input : (event as PlannerInput | null | undefined)) ?? {};
+  const wrapped =
+    event !== null && typeof event === 'object' && 'execution' in event && typeof event.execution === 'string';
+  const input: PlannerInput =
+    (wrapped ? (event as PlannerEvent).input : (event as PlannerInput | null | undefined)) ?? {};
   const holder = wrapped ? (event as PlannerEvent).execution : undefined;
-  if (input.rangeLeaves !== undefined && !(Number.isSafeInteger(input.rangeLeaves) && input.rangeLeaves > 0 && input.rangeLeaves <= MAX_RANGE_LEAVES)) {
-    throw new SettingsError('rangeLeaves', `must be a whole number from 1 to ${MAX_RANGE_LEAVES} (got ${JSON.stringify(input.rangeLeaves)})`);
+  if (
+    input.rangeLeaves !== undefined &&
+    !(Number.isSafeInteger(input.rangeLeaves) && input.rangeLeaves > 0 && input.rangeLeaves <= MAX_RANGE_LEAVES)
+  ) {
+    throw new SettingsError(
+      'rangeLeaves',
+      `must be a whole number from 1 to ${MAX_RANGE_LEAVES} (got ${JSON.stringify(input.rangeLeaves)})`,
+    );
   }
-  if (input.abandon !== undefined && typeof input.abandon !== 'boolean') throw new SettingsError('abandon', `must be true or false (got ${JSON.stringify(input.abandon)})`);
+  if (input.abandon !== undefined && typeof input.abandon !== 'boolean')
+    throw new SettingsError('abandon', `must be true or false (got ${JSON.stringify(input.abandon)})`);
   // Before anything is planned or abandoned: a backfill under another filter than the mirror's is refused.
   await checkBackfillFilter(warm);
   if (input.abandon) {
     const abandoned = await abandonBackfill(settings, deps);
-    logger.warn(abandoned === undefined ? 'no unfinished backfill to abandon' : 'backfill abandoned', { backfillId: abandoned?.backfillId });
+    logger.warn(abandoned === undefined ? 'no unfinished backfill to abandon' : 'backfill abandoned', {
+      backfillId: abandoned?.backfillId,
+    });
   }
   const { plan, resumed } = await planBackfill(settings, deps, {
     ...(input.until === undefined ? {} : { until: parseTimestamp(input.until) }),
     ...(input.rangeLeaves === undefined ? {} : { rangeLeaves: input.rangeLeaves }),
     ...(holder === undefined ? {} : { holder }),
   });
-  logger.info(resumed ? 'backfill resumed' : 'backfill planned', { backfillId: plan.backfillId, ranges: plan.ranges, leaves: plan.leaves, bound: plan.bound });
+  logger.info(resumed ? 'backfill resumed' : 'backfill planned', {
+    backfillId: plan.backfillId,
+    ranges: plan.ranges,
+    leaves: plan.leaves,
+    bound: plan.bound,
+  });
   // The ranges file of a resumed plan is where that plan wrote it: under its own prefix.
   const rangesKey = backfillRangesKey(plan.prefix, plan.backfillId);
-  return { backfillId: plan.backfillId, bucket, rangesKey, ranges: plan.ranges, resumed, ...(holder === undefined ? {} : { leaseHolder: holder }) };
+  return {
+    backfillId: plan.backfillId,
+    bucket,
+    rangesKey,
+    ranges: plan.ranges,
+    resumed,
+    ...(holder === undefined ? {} : { leaseHolder: holder }),
+  };
 }

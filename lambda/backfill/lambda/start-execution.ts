@@ -25,8 +25,17 @@ export async function startBackfillExecution(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<{ executionArn: string; startDate: Date }> {
   const region = STATE_MACHINE_ARN.exec(stateMachineArn)?.[1];
-  if (region === undefined) throw new SettingsError('--state-machine', `is not a state machine ARN (arn:aws:states:<region>:<account>:stateMachine:<name>): ${stateMachineArn}`);
-  const sfn = client ?? new SFNClient({ region, requestHandler: sdkRequestHandler(env, { sockets: 2, connectionTimeout: 10_000, requestTimeout: 30_000 }) });
+  if (region === undefined)
+    throw new SettingsError(
+      '--state-machine',
+      `is not a state machine ARN (arn:aws:states:<region>:<account>:stateMachine:<name>): ${stateMachineArn}`,
+    );
+  const sfn =
+    client ??
+    new SFNClient({
+      region,
+      requestHandler: sdkRequestHandler(env, { sockets: 2, connectionTimeout: 10_000, requestTimeout: 30_000 }),
+    });
   const response = await sfn.send(new StartExecutionCommand({ stateMachineArn, input: JSON.stringify(input) }));
   return { executionArn: response.executionArn!, startDate: response.startDate! };
 }

@@ -47,7 +47,10 @@ export async function warmUp(env: NodeJS.ProcessEnv, { backpressure = false } = 
   let gauge: SlowDownGauge | undefined;
   if (backpressure) {
     gauge = new SlowDownGauge(settings.concurrency);
-    snapshots = new BackpressureSnapshotStore(new S3SnapshotStore(bucket, backpressureS3Client(env, settings.concurrency, gauge)), gauge);
+    snapshots = new BackpressureSnapshotStore(
+      new S3SnapshotStore(bucket, backpressureS3Client(env, settings.concurrency, gauge)),
+      gauge,
+    );
   }
   const http = new HttpClient({ connections: settings.concurrency });
   const made: BackfillWarm = {
@@ -85,5 +88,10 @@ const filterChecked = new WeakSet<BackfillWarm>();
 export async function checkBackfillFilter(made: BackfillWarm): Promise<void> {
   if (filterChecked.has(made)) return;
   const { settings, deps } = made;
-  if (await checkLambdaIdFilter(deps.snapshots, deps.cursors, settings, (message, error) => logger.warn(message, { error: error.message }))) filterChecked.add(made);
+  if (
+    await checkLambdaIdFilter(deps.snapshots, deps.cursors, settings, (message, error) =>
+      logger.warn(message, { error: error.message }),
+    )
+  )
+    filterChecked.add(made);
 }

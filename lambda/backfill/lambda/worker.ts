@@ -40,7 +40,10 @@ export interface WorkerOutput {
   readonly lowestPutConcurrency: number;
 }
 
-export const handler = (event: WorkerInput, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<WorkerOutput> => withCodedErrors(() => runBatch(event, context));
+export const handler = (
+  event: WorkerInput,
+  context: Pick<Context, 'getRemainingTimeInMillis'>,
+): Promise<WorkerOutput> => withCodedErrors(() => runBatch(event, context));
 
 async function runBatch(event: WorkerInput, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<WorkerOutput> {
   const warm = await warmUp(process.env, { backpressure: true });
@@ -49,7 +52,11 @@ async function runBatch(event: WorkerInput, context: Pick<Context, 'getRemaining
   await checkBackfillFilter(warm);
   const { backfillId, leaseHolder } = event.BatchInput ?? {};
   for (const range of event.Items ?? []) {
-    if (range.backfillId !== backfillId) throw new SettingsError('BatchInput.backfillId', `is ${backfillId}, but range ${range.n} belongs to ${range.backfillId}`);
+    if (range.backfillId !== backfillId)
+      throw new SettingsError(
+        'BatchInput.backfillId',
+        `is ${backfillId}, but range ${range.n} belongs to ${range.backfillId}`,
+      );
   }
   const deadline = deadlineOf(context.getRemainingTimeInMillis());
   const slowDownsBefore = gauge?.slowDowns ?? 0;
@@ -61,7 +68,12 @@ async function runBatch(event: WorkerInput, context: Pick<Context, 'getRemaining
         done = false;
         break;
       }
-      const outcome = await runRange(settings, { ...deps, deadline }, range, leaseHolder === undefined ? {} : { holder: leaseHolder });
+      const outcome = await runRange(
+        settings,
+        { ...deps, deadline },
+        range,
+        leaseHolder === undefined ? {} : { holder: leaseHolder },
+      );
       ranges.push(outcome);
       if (!outcome.done) {
         done = false;
@@ -74,14 +86,23 @@ async function runBatch(event: WorkerInput, context: Pick<Context, 'getRemaining
     record(ranges, (gauge?.slowDowns ?? 0) - slowDownsBefore, backfillId);
   }
   const slowDowns = (gauge?.slowDowns ?? 0) - slowDownsBefore;
-  logger.info('backfill batch', { backfillId, done, ranges: ranges.map((r) => ({ n: r.n, done: r.done, skipped: r.skipped, leaves: r.totals.leaves })), slowDowns });
+  logger.info('backfill batch', {
+    backfillId,
+    done,
+    ranges: ranges.map((r) => ({ n: r.n, done: r.done, skipped: r.skipped, leaves: r.totals.leaves })),
+    slowDowns,
+  });
   return { done, ranges, slowDowns, lowestPutConcurrency: gauge?.lowest ?? settings.concurrency };
 }
 
 /** Publishes one EMF record of what this invocation's ranges stored. */
 function record(ranges: readonly RangeOutcome[], slowDowns: number, backfillId: string | undefined): void {
   addWorkMetrics(metrics, ranges.map((outcome) => outcome.totals).reduce(addTotals, ZERO_TOTALS));
-  metrics.addMetric('RangesDone', MetricUnit.Count, ranges.filter((outcome) => outcome.done && !outcome.skipped).length);
+  metrics.addMetric(
+    'RangesDone',
+    MetricUnit.Count,
+    ranges.filter((outcome) => outcome.done && !outcome.skipped).length,
+  );
   metrics.addMetric('SlowDowns', MetricUnit.Count, slowDowns);
   if (backfillId !== undefined) metrics.addMetadata('backfillId', backfillId);
   metrics.publishStoredMetrics();

@@ -21,14 +21,20 @@ export function ackedKey(line: string): string {
       // named below
     }
   }
-  throw new AcknowledgementError(`acknowledgement ${JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text)} is neither a commit key nor a JSON line with a "commitKey"`);
+  throw new AcknowledgementError(
+    `acknowledgement ${JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text)} is neither a commit key nor a JSON line with a "commitKey"`,
+  );
 }
 
 /**
  * Reads acknowledgements from `path` (`-`: stdin) into a new {@link Acknowledgements}; `onEnd` is told once when the
  * channel ends (the reader closed it, or a bad line: the error), `onSettling` when `changes` has written its last line.
  */
-export function readAcknowledgements(path: string, onEnd: (error?: Error) => void, onSettling: () => void): Acknowledgements {
+export function readAcknowledgements(
+  path: string,
+  onEnd: (error?: Error) => void,
+  onSettling: () => void,
+): Acknowledgements {
   const acks = new Acknowledgements(undefined, { onSettling });
   const input = path === '-' ? process.stdin : createReadStream(path);
   const where = path === '-' ? 'stdin' : path;
@@ -40,7 +46,9 @@ export function readAcknowledgements(path: string, onEnd: (error?: Error) => voi
     else acks.close(`the reader closed its acknowledgements (${where})`);
     onEnd(error);
   };
-  input.on('error', (error: Error) => end(new AcknowledgementError(`--ack-from ${where}: ${error.message}`, { cause: error })));
+  input.on('error', (error: Error) =>
+    end(new AcknowledgementError(`--ack-from ${where}: ${error.message}`, { cause: error })),
+  );
   const lines = createInterface({ input, crlfDelay: Infinity });
   lines.on('line', (line) => {
     if (ended || line.trim() === '') return;

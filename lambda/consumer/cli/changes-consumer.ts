@@ -32,7 +32,15 @@ export interface ConsumerFlags {
 }
 
 /** Flags that mean something only for a named consumer. */
-const CONSUMER_ONLY = { dependsOn: '--depends-on', checkpointEvery: '--checkpoint-every', checkpointInterval: '--checkpoint-interval', seek: '--seek', ackFrom: '--ack-from', checkpointOnWrite: '--checkpoint-on-write', lease: '--lease' } as const;
+const CONSUMER_ONLY = {
+  dependsOn: '--depends-on',
+  checkpointEvery: '--checkpoint-every',
+  checkpointInterval: '--checkpoint-interval',
+  seek: '--seek',
+  ackFrom: '--ack-from',
+  checkpointOnWrite: '--checkpoint-on-write',
+  lease: '--lease',
+} as const;
 
 /**
  * Refuses consumer flags without `--consumer`, and the pipe form without a stated guarantee: with stdout a pipe (or
@@ -42,7 +50,11 @@ const CONSUMER_ONLY = { dependsOn: '--depends-on', checkpointEvery: '--checkpoin
 export function checkConsumerFlags(options: ConsumerFlags, stdoutIsPipe = isPipe(1)): void {
   if (options.consumer === undefined) {
     for (const [flag, name] of Object.entries(CONSUMER_ONLY)) {
-      if (options[flag as keyof typeof CONSUMER_ONLY] !== undefined && options[flag as keyof typeof CONSUMER_ONLY] !== false) throw new SettingsError(name, 'needs --consumer');
+      if (
+        options[flag as keyof typeof CONSUMER_ONLY] !== undefined &&
+        options[flag as keyof typeof CONSUMER_ONLY] !== false
+      )
+        throw new SettingsError(name, 'needs --consumer');
     }
     return;
   }
@@ -52,13 +64,21 @@ export function checkConsumerFlags(options: ConsumerFlags, stdoutIsPipe = isPipe
     throw new SettingsError('--consumer', (error as Error).message, { cause: error });
   }
   if (options.seek !== undefined && (options.since !== undefined || options.after !== undefined)) {
-    throw new SettingsError('--seek', `give --seek or ${options.since !== undefined ? '--since' : '--after'}, not both (--seek moves a stored cursor; --since and --after start a new consumer)`);
+    throw new SettingsError(
+      '--seek',
+      `give --seek or ${options.since !== undefined ? '--since' : '--after'}, not both (--seek moves a stored cursor; --since and --after start a new consumer)`,
+    );
   }
   if (options.exec !== undefined && (options.ackFrom !== undefined || options.checkpointOnWrite)) {
-    throw new SettingsError(options.ackFrom !== undefined ? '--ack-from' : '--checkpoint-on-write', 'not with --exec (a commit is checkpointed when its command exits 0)');
+    throw new SettingsError(
+      options.ackFrom !== undefined ? '--ack-from' : '--checkpoint-on-write',
+      'not with --exec (a commit is checkpointed when its command exits 0)',
+    );
   }
-  if (options.ackFrom !== undefined && options.checkpointOnWrite) throw new SettingsError('--ack-from', 'give --ack-from or --checkpoint-on-write, not both');
-  if (options.ackFrom !== undefined && options.ackFrom.trim() === '') throw new SettingsError('--ack-from', 'must name a file or named pipe, or - for stdin');
+  if (options.ackFrom !== undefined && options.checkpointOnWrite)
+    throw new SettingsError('--ack-from', 'give --ack-from or --checkpoint-on-write, not both');
+  if (options.ackFrom !== undefined && options.ackFrom.trim() === '')
+    throw new SettingsError('--ack-from', 'must name a file or named pipe, or - for stdin');
   if (stdoutIsPipe && options.exec === undefined && options.ackFrom === undefined && !options.checkpointOnWrite) {
     throw new SettingsError(
       '--consumer',
@@ -95,7 +115,11 @@ export function seekOf(text: string): SeekTo {
     ticksOfTime(since);
     return { since };
   } catch (cause) {
-    throw new SettingsError('--seek', `${JSON.stringify(text)} is not "now", "beginning", a commit key or a time (a timestamp with Z or an offset, or a date)`, { cause });
+    throw new SettingsError(
+      '--seek',
+      `${JSON.stringify(text)} is not "now", "beginning", a commit key or a time (a timestamp with Z or an offset, or a date)`,
+      { cause },
+    );
   }
 }
 
@@ -103,12 +127,20 @@ export function seekOf(text: string): SeekTo {
  * Refuses `--since`/`--after` that would start a consumer somewhere else than its stored cursor (without `--seek`,
  * which moves it): they say where a new consumer starts, and are never silently ignored.
  */
-export async function checkStartAgainstCursor(cursors: CursorStore, mirror: Mirror, name: string, start: { after?: string; since?: string }): Promise<void> {
+export async function checkStartAgainstCursor(
+  cursors: CursorStore,
+  mirror: Mirror,
+  name: string,
+  start: { after?: string; since?: string },
+): Promise<void> {
   if (start.after === undefined && start.since === undefined) return;
   const stored = await readConsumerCursor(cursors, mirror, name);
   if (stored === undefined) return;
   const flag = start.after !== undefined ? '--after' : '--since';
-  const agrees = start.after !== undefined ? keyOrUndefined(stored.value) === start.after : stored.value === ticksOfTime(start.since!) - 1n;
+  const agrees =
+    start.after !== undefined
+      ? keyOrUndefined(stored.value) === start.after
+      : stored.value === ticksOfTime(start.since!) - 1n;
   if (agrees) return;
   const at = keyOrUndefined(stored.value);
   throw new SettingsError(
@@ -122,15 +154,19 @@ export async function checkStartAgainstCursor(cursors: CursorStore, mirror: Mirr
 export function leaseOf(name: string, seconds: string | undefined, follow: boolean): LeaseOptions {
   let durationMs: number | undefined;
   if (seconds !== undefined) {
-    if (!/^\d+(\.\d+)?$/.test(seconds) || Number(seconds) < 3) throw new SettingsError('--lease', `${JSON.stringify(seconds)} must be a number of seconds >= 3`);
+    if (!/^\d+(\.\d+)?$/.test(seconds) || Number(seconds) < 3)
+      throw new SettingsError('--lease', `${JSON.stringify(seconds)} must be a number of seconds >= 3`);
     durationMs = Number(seconds) * 1000;
   }
   return {
     standby: follow,
     ...(durationMs === undefined ? {} : { durationMs }),
     onStandby: (held) =>
-      process.stderr.write(`catalog-sync: consumer ${name} is held by ${held.holder} (lease until ${new Date(held.until).toISOString()}): standing by, to take over when it stops or dies\n`),
-    onTakeOver: (previous) => process.stderr.write(`catalog-sync: consumer ${name}: taken over from ${previous.holder}\n`),
+      process.stderr.write(
+        `catalog-sync: consumer ${name} is held by ${held.holder} (lease until ${new Date(held.until).toISOString()}): standing by, to take over when it stops or dies\n`,
+      ),
+    onTakeOver: (previous) =>
+      process.stderr.write(`catalog-sync: consumer ${name}: taken over from ${previous.holder}\n`),
   };
 }
 
@@ -140,8 +176,12 @@ export function reportStop(name: string, result: ConsumeResult): void {
     process.stderr.write(`catalog-sync: consumer ${name}: ${text}\n`);
     process.exitCode = ExitCode.runFailed;
   };
-  if (result.stoppedBy === ConsumeStop.lostRace) fail(`another instance moved its cursor to ${result.cursorAfter}, past this one's: stopped`);
+  if (result.stoppedBy === ConsumeStop.lostRace)
+    fail(`another instance moved its cursor to ${result.cursorAfter}, past this one's: stopped`);
   else if (result.stoppedBy === ConsumeStop.held) {
-    fail(`held by ${result.heldBy?.holder} (lease until ${new Date(result.heldBy?.until ?? 0).toISOString()}): another instance runs it; nothing was read (--follow stands by instead)`);
-  } else if (result.stoppedBy === ConsumeStop.lostLease) fail('another instance took its lease over (this one could not renew it in time): stopped');
+    fail(
+      `held by ${result.heldBy?.holder} (lease until ${new Date(result.heldBy?.until ?? 0).toISOString()}): another instance runs it; nothing was read (--follow stands by instead)`,
+    );
+  } else if (result.stoppedBy === ConsumeStop.lostLease)
+    fail('another instance took its lease over (this one could not renew it in time): stopped');
 }

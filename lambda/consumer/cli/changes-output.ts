@@ -30,7 +30,9 @@ export function linesOf(commit: MirrorCommit, options: OutputOptions): string[] 
   if (options.json) return [JSON.stringify(commit)];
   const count = commit.leaves.length;
   const filtered = commit.filtered ? `, ${commit.filtered} filtered` : '';
-  return [`${commitTimeStamp} ${commitKey} ${count} ${count === 1 ? 'leaf' : 'leaves'}${filtered} (commit ${commitId})`];
+  return [
+    `${commitTimeStamp} ${commitKey} ${count} ${count === 1 ? 'leaf' : 'leaves'}${filtered} (commit ${commitId})`,
+  ];
 }
 
 /** Writes `text` to `stream` and resolves once it is handed to the OS (or rejects with {@link OutputClosed}). */
@@ -38,7 +40,12 @@ export function writeOut(stream: NodeJS.WritableStream, text: string): Promise<v
   return new Promise((resolve, reject) => {
     stream.write(text, (error) => {
       if (error === undefined || error === null) resolve();
-      else reject((error as NodeJS.ErrnoException).code === 'EPIPE' ? new OutputClosed('stdout was closed', { cause: error }) : error);
+      else
+        reject(
+          (error as NodeJS.ErrnoException).code === 'EPIPE'
+            ? new OutputClosed('stdout was closed', { cause: error })
+            : error,
+        );
     });
   });
 }
@@ -72,8 +79,18 @@ export async function execFor(command: string, commit: MirrorCommit, stopped?: A
     child.on('close', (code, signal) => {
       if (code === 0) return resolve();
       const failed = (): void => {
-        if (signal !== null && stopped?.aborted) reject(new ExecInterrupted(`--exec ${JSON.stringify(command)} was stopped by ${signal} on commit ${commit.commitKey}`));
-        else reject(new Error(`--exec ${JSON.stringify(command)} ${signal ? `was killed by ${signal}` : `exited with ${code}`} on commit ${commit.commitKey}`));
+        if (signal !== null && stopped?.aborted)
+          reject(
+            new ExecInterrupted(
+              `--exec ${JSON.stringify(command)} was stopped by ${signal} on commit ${commit.commitKey}`,
+            ),
+          );
+        else
+          reject(
+            new Error(
+              `--exec ${JSON.stringify(command)} ${signal ? `was killed by ${signal}` : `exited with ${code}`} on commit ${commit.commitKey}`,
+            ),
+          );
       };
       // Ctrl-C reaches the command and this process at once, and the command's end may be seen first: a moment for
       // this process's own signal handler before the command is judged failed.

@@ -7,7 +7,14 @@ import type { MirrorCommit } from '../mirror.js';
 import { DEFAULT_READ_AHEAD, readCommits, startAfterOf, type ReadOptions } from '../reader.js';
 import { expandDateOnly, SettingsError } from '../../contract/index.js';
 import { readAcknowledgements } from './changes-acks.js';
-import { checkConsumerFlags, checkStartAgainstCursor, leaseOf, reportStop, seekOf, type ConsumerFlags } from './changes-consumer.js';
+import {
+  checkConsumerFlags,
+  checkStartAgainstCursor,
+  leaseOf,
+  reportStop,
+  seekOf,
+  type ConsumerFlags,
+} from './changes-consumer.js';
 import { ExecInterrupted, execFor, linesOf, OutputClosed, writeOut, type OutputOptions } from './changes-output.js';
 import { ExitCode } from '../../runtime/cli/exit-code.js';
 import { stopOnSignal } from '../../runtime/cli/stop-on-signal.js';
@@ -31,25 +38,64 @@ const DEFAULT_MAX_POLL_SECONDS = 30;
 /** `catalog-sync changes`: the mirror's commits in commit order up to its watermark, optionally as a named consumer. */
 export function addChangesCommand(program: Command): void {
   mirrorOptions(program.command('changes'))
-    .description('print the mirror\'s commits in commit order up to its watermark (and on, with --follow); with --consumer, resume where that name left off')
-    .option('--since <time>', 'start at this commit time, inclusive (a date alone: midnight UTC); with --consumer, only a new one')
+    .description(
+      "print the mirror's commits in commit order up to its watermark (and on, with --follow); with --consumer, resume where that name left off",
+    )
+    .option(
+      '--since <time>',
+      'start at this commit time, inclusive (a date alone: midnight UTC); with --consumer, only a new one',
+    )
     .option('--after <commitKey>', 'start after this commit key, exclusive; with --consumer, only a new one')
     .option('--follow', 'keep going: wait for the watermark to move (Ctrl-C to stop)', false)
-    .option('--poll-interval <seconds>', `longest wait between two reads of watermark.json with --follow (from 1 s, doubling; default ${DEFAULT_MAX_POLL_SECONDS})`)
-    .option('--heartbeat <seconds>', 'with --follow --json: a {"heartbeat":…} line when nothing was written for this long and watermark.json was just read')
-    .option('--consumer <name>', 'a named consumer of this mirror: resume after its cursor, checkpoint it as commits are handled; one instance at a time')
-    .option('--depends-on <name>', 'with --consumer: a consumer of this mirror it must never pass (repeatable)', collect)
-    .option('--checkpoint-every <n>', 'with --consumer: commits between two checkpoints (default 64; also every --checkpoint-interval, on catching up and on a clean stop)')
-    .option('--checkpoint-interval <seconds>', 'with --consumer: the longest a handled commit waits for its checkpoint (default 1)')
-    .option('--seek <where>', 'with --consumer: move its cursor first, to "now" (the watermark), "beginning", a commit key (after it) or a time (the commit at it comes next)')
-    .option('--ack-from <path>', 'with --consumer, stdout a pipe: checkpoint only commits the reader acknowledged, one commit key a line, on PATH (a named pipe; - for stdin)')
-    .option('--checkpoint-on-write', 'with --consumer, stdout a pipe: checkpoint a commit once written into the pipe, read or not (a reader\'s crash loses up to a pipe buffer)')
-    .option('--lease <seconds>', 'with --consumer: how long a dead instance holds the name from another host (default 30; on this host it is taken over at once)')
+    .option(
+      '--poll-interval <seconds>',
+      `longest wait between two reads of watermark.json with --follow (from 1 s, doubling; default ${DEFAULT_MAX_POLL_SECONDS})`,
+    )
+    .option(
+      '--heartbeat <seconds>',
+      'with --follow --json: a {"heartbeat":…} line when nothing was written for this long and watermark.json was just read',
+    )
+    .option(
+      '--consumer <name>',
+      'a named consumer of this mirror: resume after its cursor, checkpoint it as commits are handled; one instance at a time',
+    )
+    .option(
+      '--depends-on <name>',
+      'with --consumer: a consumer of this mirror it must never pass (repeatable)',
+      collect,
+    )
+    .option(
+      '--checkpoint-every <n>',
+      'with --consumer: commits between two checkpoints (default 64; also every --checkpoint-interval, on catching up and on a clean stop)',
+    )
+    .option(
+      '--checkpoint-interval <seconds>',
+      'with --consumer: the longest a handled commit waits for its checkpoint (default 1)',
+    )
+    .option(
+      '--seek <where>',
+      'with --consumer: move its cursor first, to "now" (the watermark), "beginning", a commit key (after it) or a time (the commit at it comes next)',
+    )
+    .option(
+      '--ack-from <path>',
+      'with --consumer, stdout a pipe: checkpoint only commits the reader acknowledged, one commit key a line, on PATH (a named pipe; - for stdin)',
+    )
+    .option(
+      '--checkpoint-on-write',
+      "with --consumer, stdout a pipe: checkpoint a commit once written into the pipe, read or not (a reader's crash loses up to a pipe buffer)",
+    )
+    .option(
+      '--lease <seconds>',
+      'with --consumer: how long a dead instance holds the name from another host (default 30; on this host it is taken over at once)',
+    )
     .option('--include <glob>', 'only leaves whose package id matches (case-insensitive; * and ?; repeatable)', collect)
     .option('--exclude <glob>', 'no leaves whose package id matches (case-insensitive; * and ?; repeatable)', collect)
     .option('--json', 'one JSON line per commit (per leaf with --leaves)', false)
     .option('--leaves', 'one line per leaf instead of per commit', false)
-    .option('--exec <command>', 'run COMMAND in the shell for each commit, its JSON on stdin and CATALOG_SYNC_COMMIT_KEY set; stop when it fails')
+    .option(
+      '--exec <command>',
+      'run COMMAND in the shell for each commit, its JSON on stdin and CATALOG_SYNC_COMMIT_KEY set; stop when it fails',
+    )
     .addHelpText(
       'after',
       `
@@ -74,28 +120,41 @@ async function changesCommand(options: ChangesOptions): Promise<void> {
   const checkpointEvery = wholeNumber('--checkpoint-every', options.checkpointEvery);
   const intervalMs = secondsFlag('--checkpoint-interval', options.checkpointInterval);
   const heartbeatMs = secondsFlag('--heartbeat', options.heartbeat);
-  if (heartbeatMs !== undefined && !(options.follow && options.json && options.exec === undefined)) throw new SettingsError('--heartbeat', 'needs --follow and --json (and no --exec)');
+  if (heartbeatMs !== undefined && !(options.follow && options.json && options.exec === undefined))
+    throw new SettingsError('--heartbeat', 'needs --follow and --json (and no --exec)');
   checkConsumerFlags(options);
-  if (options.after !== undefined && options.since !== undefined) throw new SettingsError('--after', 'give --after or --since, not both');
-  const start = { ...(options.after === undefined ? {} : { after: options.after }), ...(options.since === undefined ? {} : { since: expandDateOnly(options.since) }) };
+  if (options.after !== undefined && options.since !== undefined)
+    throw new SettingsError('--after', 'give --after or --since, not both');
+  const start = {
+    ...(options.after === undefined ? {} : { after: options.after }),
+    ...(options.since === undefined ? {} : { since: expandDateOnly(options.since) }),
+  };
   try {
     startAfterOf('', start);
   } catch (error) {
-    throw new SettingsError(options.after === undefined ? '--since' : '--after', (error as Error).message, { cause: error });
+    throw new SettingsError(options.after === undefined ? '--since' : '--after', (error as Error).message, {
+      cause: error,
+    });
   }
   const seek = options.seek === undefined ? undefined : seekOf(options.seek);
-  const lease = options.consumer === undefined ? undefined : leaseOf(options.consumer, options.lease, options.follow === true);
+  const lease =
+    options.consumer === undefined ? undefined : leaseOf(options.consumer, options.lease, options.follow === true);
   const idFilter = readerIdFilter(options.include, options.exclude);
   // Opened to read: the place is checked before anything is written, and only a named consumer writes (its cursor).
   const stores = await openStores(options, DEFAULT_READ_AHEAD, process.env, 'read');
   const mirror = mirrorOf(options, stores.reader);
   await requireMirror(mirror, options.follow === true);
-  if (options.consumer !== undefined && options.bucket === undefined) await checkDataDir(resolve(options.dataDir), 'write');
+  if (options.consumer !== undefined && options.bucket === undefined)
+    await checkDataDir(resolve(options.dataDir), 'write');
   const stop = stopOnSignal();
   // Ctrl-C, or the end of the reader's acknowledgements.
   const ended = new AbortController();
   const pollMax = heartbeatMs === undefined ? maxPollMs : Math.min(maxPollMs, heartbeatMs);
-  const read: ReadOptions = { follow: options.follow === true, signal: AbortSignal.any([stop.signal, ended.signal]), poll: { minMs: Math.min(1_000, pollMax), maxMs: pollMax } };
+  const read: ReadOptions = {
+    follow: options.follow === true,
+    signal: AbortSignal.any([stop.signal, ended.signal]),
+    poll: { minMs: Math.min(1_000, pollMax), maxMs: pollMax },
+  };
   let lastWrite = Date.now();
   let lastKey: string | null = null;
   const write = (text: string): Promise<void> => {
@@ -104,11 +163,18 @@ async function changesCommand(options: ChangesOptions): Promise<void> {
   };
   const deliver = (commit: MirrorCommit): Promise<void> => {
     lastKey = commit.commitKey;
-    return options.exec !== undefined ? execFor(options.exec, commit, stop.signal) : write(linesOf(commit, options).map((line) => `${line}\n`).join(''));
+    return options.exec !== undefined
+      ? execFor(options.exec, commit, stop.signal)
+      : write(
+          linesOf(commit, options)
+            .map((line) => `${line}\n`)
+            .join(''),
+        );
   };
   const handle = (commit: MirrorCommit): Promise<void> => deliver(filteredLeaves(commit, idFilter));
   const onIdle = async (): Promise<void> => {
-    if (heartbeatMs !== undefined && Date.now() - lastWrite >= heartbeatMs) await write(`${JSON.stringify({ heartbeat: new Date().toISOString(), after: lastKey })}\n`);
+    if (heartbeatMs !== undefined && Date.now() - lastWrite >= heartbeatMs)
+      await write(`${JSON.stringify({ heartbeat: new Date().toISOString(), after: lastKey })}\n`);
   };
   let ackEnd: Error | undefined;
   let acks: Acknowledgements | undefined;
@@ -145,14 +211,18 @@ async function changesCommand(options: ChangesOptions): Promise<void> {
     reportStop(options.consumer, result);
     if (ackEnd !== undefined) throw ackEnd;
     if (acks !== undefined && acks.closed !== undefined && acks.waiting > 0) {
-      process.stderr.write(`catalog-sync: consumer ${options.consumer}: ${acks.closed} with ${acks.waiting} commits not acknowledged: they come again next time\n`);
+      process.stderr.write(
+        `catalog-sync: consumer ${options.consumer}: ${acks.closed} with ${acks.waiting} commits not acknowledged: they come again next time\n`,
+      );
     }
   } catch (error) {
     const cause = error instanceof ConsumerHandlerError ? error.cause : error;
     if (cause instanceof OutputClosed) return;
     if (cause instanceof ExecInterrupted) {
       const commitKey = error instanceof ConsumerHandlerError ? error.commitKey : lastKey;
-      process.stderr.write(`catalog-sync: stopped while --exec handled commit ${commitKey}${options.consumer === undefined ? '' : ': it was not checkpointed, and comes first next time'}\n`);
+      process.stderr.write(
+        `catalog-sync: stopped while --exec handled commit ${commitKey}${options.consumer === undefined ? '' : ': it was not checkpointed, and comes first next time'}\n`,
+      );
       process.exitCode = ExitCode.interrupted;
       return;
     }
@@ -173,13 +243,15 @@ export function pollIntervalMs(text: string | undefined): number {
 /** A flag that is a positive number of seconds, in ms; undefined when not given. */
 function secondsFlag(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0) throw new SettingsError(flag, `${JSON.stringify(text)} must be a positive number of seconds`);
+  if (!/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0)
+    throw new SettingsError(flag, `${JSON.stringify(text)} must be a positive number of seconds`);
   return Number(text) * 1000;
 }
 
 /** A flag that must be a whole number >= 1, or undefined when not given. */
 export function wholeNumber(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text) || Number(text) < 1) throw new SettingsError(flag, `${JSON.stringify(text)} must be a whole number >= 1`);
+  if (!/^\d+$/.test(text) || Number(text) < 1)
+    throw new SettingsError(flag, `${JSON.stringify(text)} must be a whole number >= 1`);
   return Number(text);
 }

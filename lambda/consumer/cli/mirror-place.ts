@@ -23,5 +23,7 @@ export function mirrorOf(options: StoreOptions, store: SnapshotReader): Mirror {
  */
 export async function requireMirror(mirror: Mirror, follow: boolean): Promise<void> {
   if ((await checkMirror(mirror)) !== MirrorState.empty) return;
-  process.stderr.write(`catalog-sync: ${mirror.where}: no commit yet (no ${mirror.prefix}watermark.json)${follow ? ': waiting for the first commit' : ''}\n`);
+  process.stderr.write(
+    `catalog-sync: ${mirror.where}: no commit yet (no ${mirror.prefix}watermark.json)${follow ? ': waiting for the first commit' : ''}\n`,
+  );
 }

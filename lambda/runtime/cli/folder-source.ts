@@ -66,6 +66,7 @@ export async function withFolderSource<T extends SourcedOptions>(options: T, com
   const remembered = await rememberedSource(options.dataDir, cursorName);
   if (remembered === undefined) return options;
   if (command.getOptionValueSource('source') !== 'cli') return { ...options, source: remembered };
-  if (options.source !== remembered) process.stderr.write(otherSourceWarning(cursorName, options.source ?? '', remembered));
+  if (options.source !== remembered)
+    process.stderr.write(otherSourceWarning(cursorName, options.source ?? '', remembered));
   return options;
 }

@@ -25,7 +25,12 @@ export interface OpenStores {
  * DynamoDB and S3 when `--cursor-table` and `--bucket` are given (exactly as the Lambda uses them); otherwise
  * the embedded default: a folder with the same key layout and a cursor file.
  */
-export async function openStores(options: StoreOptions, concurrency: number, env: NodeJS.ProcessEnv = process.env, access: DataDirAccess = 'write'): Promise<OpenStores> {
+export async function openStores(
+  options: StoreOptions,
+  concurrency: number,
+  env: NodeJS.ProcessEnv = process.env,
+  access: DataDirAccess = 'write',
+): Promise<OpenStores> {
   const { cursorTable, bucket } = options;
   if ((cursorTable === undefined) !== (bucket === undefined)) {
     throw new SettingsError(
@@ -62,7 +67,15 @@ export async function openStores(options: StoreOptions, concurrency: number, env
   const caseInsensitive = forcedCaseInsensitive(env);
   await checkDataDir(resolve(options.dataDir), access);
   const { cursors, runLog, snapshots, backfills } = openLocalStores(resolve(options.dataDir), { caseInsensitive });
-  return { cursors, runLog, snapshots, reader: snapshots, backfills, where: resolve(options.dataDir), close: () => undefined };
+  return {
+    cursors,
+    runLog,
+    snapshots,
+    reader: snapshots,
+    backfills,
+    where: resolve(options.dataDir),
+    close: () => undefined,
+  };
 }
 
 /**
@@ -75,7 +88,10 @@ function forcedCaseInsensitive(env: NodeJS.ProcessEnv): boolean {
   const value = env[FORCE_CASE_INSENSITIVE_ENV];
   if (value === undefined || value === '' || value === '0') return false;
   if (value === '1') return true;
-  throw new SettingsError(FORCE_CASE_INSENSITIVE_ENV, `${JSON.stringify(value)} must be "1" or "0" (for tests only: take the file system as case-insensitive)`);
+  throw new SettingsError(
+    FORCE_CASE_INSENSITIVE_ENV,
+    `${JSON.stringify(value)} must be "1" or "0" (for tests only: take the file system as case-insensitive)`,
+  );
 }
 
 /** What a command does with `--data-dir`: `read` (status, runs) or `write` (run, backfill, quarantine). */
@@ -101,7 +117,10 @@ export async function checkDataDir(dir: string, access: DataDirAccess): Promise<
     });
     if (found === 'under-file') throw problem('lies under a file, not a folder');
     if (found !== undefined) {
-      if (!found.isDirectory()) throw problem(path === dir ? 'is a file, not a folder' : `lies under ${JSON.stringify(path)}, a file, not a folder`);
+      if (!found.isDirectory())
+        throw problem(
+          path === dir ? 'is a file, not a folder' : `lies under ${JSON.stringify(path)}, a file, not a folder`,
+        );
       break;
     }
     if (dirname(path) === path) break;
@@ -122,7 +141,11 @@ export async function checkDataDir(dir: string, access: DataDirAccess): Promise<
  * recursive mkdir loops for ever, at full CPU, where a folder refuses a new one with ENOENT (procfs: `/proc/foo`).
  * A level another process created meanwhile is fine.
  */
-async function createFolders(existing: string, dir: string, problem: (what: string, cause?: unknown) => SettingsError): Promise<void> {
+async function createFolders(
+  existing: string,
+  dir: string,
+  problem: (what: string, cause?: unknown) => SettingsError,
+): Promise<void> {
   const levels: string[] = [];
   for (let path = dir; path !== existing && dirname(path) !== path; path = dirname(path)) levels.unshift(path);
   for (const level of levels) {
@@ -131,7 +154,10 @@ async function createFolders(existing: string, dir: string, problem: (what: stri
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'EEXIST') continue;
-      throw problem(`cannot be created: ${JSON.stringify(dirname(level))} takes no new folder (${code ?? (error as Error).message})`, error);
+      throw problem(
+        `cannot be created: ${JSON.stringify(dirname(level))} takes no new folder (${code ?? (error as Error).message})`,
+        error,
+      );
     }
   }
 }

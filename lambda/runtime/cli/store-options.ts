@@ -17,7 +17,9 @@ export function storeOptions(command: Command): Command {
  * and `--cursor-name` mean nothing there: still accepted, for scripts that gave them, but not listed.
  */
 export function mirrorOptions(command: Command): Command {
-  return mirrorPlace(command.addOption(new Option('--source <url>').hideHelp()).addOption(new Option('--cursor-name <name>').hideHelp()));
+  return mirrorPlace(
+    command.addOption(new Option('--source <url>').hideHelp()).addOption(new Option('--cursor-name <name>').hideHelp()),
+  );
 }
 
 function mirrorPlace(command: Command): Command {

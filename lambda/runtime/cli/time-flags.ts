@@ -20,11 +20,19 @@ const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
  * A positive length of time in seconds: `90` or `90s`, `10m`, `2h`, `1d` (with `allowZero`, also 0); a settings
  * error naming the flag otherwise.
  */
-export function parseSecondsFlag(flag: string, value: string, { allowZero = false }: { allowZero?: boolean } = {}): number {
+export function parseSecondsFlag(
+  flag: string,
+  value: string,
+  { allowZero = false }: { allowZero?: boolean } = {},
+): number {
   const match = /^(\d+(?:\.\d+)?)([smhd]?)$/.exec(value.trim());
-  const seconds = match === null ? Number.NaN : Number(match[1]) * UNIT_SECONDS[(match[2] || 's') as keyof typeof UNIT_SECONDS];
+  const seconds =
+    match === null ? Number.NaN : Number(match[1]) * UNIT_SECONDS[(match[2] || 's') as keyof typeof UNIT_SECONDS];
   if (!Number.isFinite(seconds) || seconds < 0 || (seconds === 0 && !allowZero)) {
-    throw new SettingsError(flag, `${JSON.stringify(value)} must be a ${allowZero ? '' : 'positive '}number of seconds, or one with a unit: 90s, 10m, 2h, 1d`);
+    throw new SettingsError(
+      flag,
+      `${JSON.stringify(value)} must be a ${allowZero ? '' : 'positive '}number of seconds, or one with a unit: 90s, 10m, 2h, 1d`,
+    );
   }
   return seconds;
 }
@@ -50,7 +58,9 @@ export function runCeiling(until: string | undefined, delay: string | undefined)
       if (untilTicks === undefined) return delayed;
       return delayed === undefined || untilTicks < delayed ? untilTicks : delayed;
     },
-    describe: [until === undefined ? '' : `--until ${until}`, delay === undefined ? '' : `--delay ${delay}`].filter(Boolean).join(' '),
+    describe: [until === undefined ? '' : `--until ${until}`, delay === undefined ? '' : `--delay ${delay}`]
+      .filter(Boolean)
+      .join(' '),
     fixed: delay === undefined,
   };
 }

@@ -5,7 +5,12 @@ import { CatalogSyncError, ErrorCode, SettingsError } from '../../contract/index
  * with an error status, or was cut off. Everything else (a bad setting, a bad document without quarantine, a
  * forbidden origin, a file name or local state problem) fails the same way again until someone acts.
  */
-const PASSING: ReadonlySet<string> = new Set([ErrorCode.fetch, ErrorCode.fetchAborted, ErrorCode.s3Put, ErrorCode.sync]);
+const PASSING: ReadonlySet<string> = new Set([
+  ErrorCode.fetch,
+  ErrorCode.fetchAborted,
+  ErrorCode.s3Put,
+  ErrorCode.sync,
+]);
 
 /** HTTP statuses of a fetch that mean "you are not allowed" or "it is not there": no retry fixes them. */
 const LASTING_STATUS: ReadonlySet<number> = new Set([400, 401, 403, 404, 410]);
@@ -51,7 +56,9 @@ export function followCanRetry(error: unknown, { setupProven = false }: { setupP
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 function isUnreachable(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? ((error as Error | undefined)?.cause as NodeJS.ErrnoException | undefined)?.code;
+  const code =
+    (error as NodeJS.ErrnoException | undefined)?.code ??
+    ((error as Error | undefined)?.cause as NodeJS.ErrnoException | undefined)?.code;
   return code !== undefined && UNREACHABLE.has(code);
 }
 

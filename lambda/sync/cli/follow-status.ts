@@ -29,7 +29,9 @@ export class FollowWaitNotice {
     }
     if (this.said) return;
     this.said = true;
-    this.stream.write(`catalog-sync: ${waitingFor(summary, cause)}; checking ${every}, one line per slice that finds new commits (Ctrl-C to stop)\n`);
+    this.stream.write(
+      `catalog-sync: ${waitingFor(summary, cause)}; checking ${every}, one line per slice that finds new commits (Ctrl-C to stop)\n`,
+    );
   }
 
   /** The wait is over (a slice is taking commits, failed, or the follow ends): the line drawn in place goes. */
@@ -41,8 +43,10 @@ export class FollowWaitNotice {
 
 /** What the follower waits for, after a slice that stopped at `summary` (a polling stop). */
 function waitingFor(summary: RunSummary, cause: StopCause): string {
-  if (summary.stoppedBy === StoppedBy.backfill) return `a backfill of cursor ${summary.cursorName} is running; waiting for it to finish`;
-  if (summary.stoppedBy === StoppedBy.until) return `at ${summary.cursorAfter}, ${cause.ceiling ?? 'its bound'} behind the head; waiting for newer commits to come within it`;
+  if (summary.stoppedBy === StoppedBy.backfill)
+    return `a backfill of cursor ${summary.cursorName} is running; waiting for it to finish`;
+  if (summary.stoppedBy === StoppedBy.until)
+    return `at ${summary.cursorAfter}, ${cause.ceiling ?? 'its bound'} behind the head; waiting for newer commits to come within it`;
   return `caught up at ${summary.cursorAfter}; waiting for new commits`;
 }
 
@@ -86,6 +90,10 @@ export class FollowTotals {
    */
   summary(stoppedBy?: StoppedBy): RunSummary | undefined {
     if (this.total === undefined) return undefined;
-    return { ...this.total, durationMs: Date.now() - this.startedAt, ...(stoppedBy === undefined ? {} : { stoppedBy }) };
+    return {
+      ...this.total,
+      durationMs: Date.now() - this.startedAt,
+      ...(stoppedBy === undefined ? {} : { stoppedBy }),
+    };
   }
 }

@@ -23,7 +23,8 @@ export function printSummary(summary: RunSummary, json: boolean, head: Ticks | u
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     return;
   }
-  const lag = head === undefined ? '' : `, lag ${formatDuration(lagSeconds(head, parseTimestamp(summary.cursorAfter)))}`;
+  const lag =
+    head === undefined ? '' : `, lag ${formatDuration(lagSeconds(head, parseTimestamp(summary.cursorAfter)))}`;
   process.stdout.write(
     `${stopLabel(summary, cause)}: ${summary.commits} commits, ${summary.leaves} leaves (${summary.deletes} deletes, ${summary.quarantined} quarantined), ` +
       `${formatBytes(summary.bytes)} in ${(summary.durationMs / 1000).toFixed(1)} s${retriesOf(summary)}\n` +
@@ -33,7 +34,12 @@ export function printSummary(summary: RunSummary, json: boolean, head: Ticks | u
 
 /** A slice of `run --follow` that found nothing new and did not fail: not printed, not logged as a run. */
 export function isEmptyPoll(summary: RunSummary): boolean {
-  return summary.commits === 0 && summary.error === undefined && summary.behindCursor === undefined && (summary.caughtUp || isPollingStop(summary));
+  return (
+    summary.commits === 0 &&
+    summary.error === undefined &&
+    summary.behindCursor === undefined &&
+    (summary.caughtUp || isPollingStop(summary))
+  );
 }
 
 /**
@@ -41,7 +47,11 @@ export function isEmptyPoll(summary: RunSummary): boolean {
  * behind it (`until`), or while a backfill of the cursor runs (`backfill`, which moves the cursor when done).
  */
 export function isPollingStop(summary: RunSummary): boolean {
-  return summary.stoppedBy === StoppedBy.caughtUp || summary.stoppedBy === StoppedBy.until || summary.stoppedBy === StoppedBy.backfill;
+  return (
+    summary.stoppedBy === StoppedBy.caughtUp ||
+    summary.stoppedBy === StoppedBy.until ||
+    summary.stoppedBy === StoppedBy.backfill
+  );
 }
 
 /** A slice of `run --follow` that moved: one JSON line with `json`, else one line for a person. */
@@ -50,7 +60,8 @@ export function printFollowLine(summary: RunSummary, json: boolean, head: Ticks 
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     return;
   }
-  const lag = head === undefined ? '' : `, lag ${formatDuration(lagSeconds(head, parseTimestamp(summary.cursorAfter)))}`;
+  const lag =
+    head === undefined ? '' : `, lag ${formatDuration(lagSeconds(head, parseTimestamp(summary.cursorAfter)))}`;
   process.stdout.write(
     `${summary.cursorAfter} ${stopLabel(summary, cause)}: ${summary.commits} commits, ${summary.leaves} leaves (${summary.deletes} deletes, ${summary.quarantined} quarantined), ` +
       `${formatBytes(summary.bytes)} in ${(summary.durationMs / 1000).toFixed(1)} s${retriesOf(summary)}${lag}\n`,
@@ -66,7 +77,9 @@ function retriesOf(summary: RunSummary): string {
   const behind = summary.behindCursor ?? 0;
   return (
     (retries === 0 ? '' : `, ${retries} S3 PUT ${retries === 1 ? 'retry' : 'retries'}`) +
-    (behind === 0 ? '' : `, ${behind} ${behind === 1 ? 'commit' : 'commits'} behind the cursor (not taken: verify --repair stores ${behind === 1 ? 'it' : 'them'})`)
+    (behind === 0
+      ? ''
+      : `, ${behind} ${behind === 1 ? 'commit' : 'commits'} behind the cursor (not taken: verify --repair stores ${behind === 1 ? 'it' : 'them'})`)
   );
 }
 

@@ -5,7 +5,11 @@
 import type { BackfillStore } from '../../stores/types.js';
 
 /** One line naming the backfill that holds `cursorName` off, or undefined when none is running. */
-export async function heldOffLine(backfills: BackfillStore, cursorName: string, now = Date.now()): Promise<string | undefined> {
+export async function heldOffLine(
+  backfills: BackfillStore,
+  cursorName: string,
+  now = Date.now(),
+): Promise<string | undefined> {
   const plan = await backfills.newestPlan(cursorName);
   if (plan === undefined || plan.status !== 'running') return undefined;
   const minutes = Math.max(0, Math.ceil((plan.leaseUntil - now) / 60_000));

@@ -13,9 +13,21 @@ import type { OpenStores } from '../../runtime/cli/open-stores.js';
 /** Adds the id filter's flags to `command`. */
 export function idFilterOptions(command: Command): Command {
   return command
-    .option('--include <glob>', 'store only packages whose id matches (case-insensitive; * and ?; repeatable)', patternFlag('--include'))
-    .option('--exclude <glob>', 'never store packages whose id matches (case-insensitive; * and ?; repeatable)', patternFlag('--exclude'))
-    .option('--refilter', 'accept an id filter other than the one this mirror was synced with (from the next commit on)', false);
+    .option(
+      '--include <glob>',
+      'store only packages whose id matches (case-insensitive; * and ?; repeatable)',
+      patternFlag('--include'),
+    )
+    .option(
+      '--exclude <glob>',
+      'never store packages whose id matches (case-insensitive; * and ?; repeatable)',
+      patternFlag('--exclude'),
+    )
+    .option(
+      '--refilter',
+      'accept an id filter other than the one this mirror was synced with (from the next commit on)',
+      false,
+    );
 }
 
 /**
@@ -25,24 +37,37 @@ export function idFilterOptions(command: Command): Command {
 function patternFlag(flag: string): (value: string, previous: string[] | undefined) => string[] {
   return (value, previous) => {
     if (value.trim() === '') {
-      throw new SettingsError(flag, `${JSON.stringify(value)} is an empty pattern, which filters nothing (every package would be kept): give a pattern such as Newtonsoft.*, or leave ${flag} out`);
+      throw new SettingsError(
+        flag,
+        `${JSON.stringify(value)} is an empty pattern, which filters nothing (every package would be kept): give a pattern such as Newtonsoft.*, or leave ${flag} out`,
+      );
     }
-    if (value.split(',').some((part) => part.trim() === '')) throw new SettingsError(flag, `${JSON.stringify(value)} has an empty pattern between its commas`);
+    if (value.split(',').some((part) => part.trim() === ''))
+      throw new SettingsError(flag, `${JSON.stringify(value)} has an empty pattern between its commas`);
     return collect(value, previous);
   };
 }
 
 /** The store flags of `options`, to repeat in a command the user is told to run. */
 function storeFlags(options: FilterFlags): string {
-  const where = options.cursorTable !== undefined ? `--cursor-table ${options.cursorTable} --bucket ${options.bucket ?? ''}` : `--data-dir ${options.dataDir}`;
-  return [`--source ${options.source ?? ''}`, where, options.prefix ? `--prefix ${options.prefix}` : ''].filter((f) => f !== '').join(' ');
+  const where =
+    options.cursorTable !== undefined
+      ? `--cursor-table ${options.cursorTable} --bucket ${options.bucket ?? ''}`
+      : `--data-dir ${options.dataDir}`;
+  return [`--source ${options.source ?? ''}`, where, options.prefix ? `--prefix ${options.prefix}` : '']
+    .filter((f) => f !== '')
+    .join(' ');
 }
 
 /**
  * Checks the run's id filter against the mirror's (exit 2 when it differs without `--refilter`); on a change, says
  * so on stderr and, when the filter widened, gives the backfill command that stores what the history lacks.
  */
-export async function checkIdFilterFlags(stores: OpenStores, settings: SyncSettings, options: FilterFlags): Promise<void> {
+export async function checkIdFilterFlags(
+  stores: OpenStores,
+  settings: SyncSettings,
+  options: FilterFlags,
+): Promise<void> {
   const check = await checkIdFilter(stores.snapshots, settings.prefix, settings.idFilter, {
     cursor: async () => (await stores.cursors.read(settings.cursorName))?.value,
     refilter: options.refilter === true,
@@ -54,9 +79,13 @@ export async function checkIdFilterFlags(stores: OpenStores, settings: SyncSetti
   });
   if (!check.changed || check.at === undefined) return;
   const at = formatTimestamp(check.at);
-  process.stderr.write(`id filter changed from ${shownIdFilter(check.previous)} to ${shownIdFilter(settings.idFilter)} after ${at}\n`);
+  process.stderr.write(
+    `id filter changed from ${shownIdFilter(check.previous)} to ${shownIdFilter(settings.idFilter)} after ${at}\n`,
+  );
   if (!check.widened) {
-    process.stderr.write('it keeps fewer packages: the leaves stored before stay; later manifests count the others in "filtered"\n');
+    process.stderr.write(
+      'it keeps fewer packages: the leaves stored before stay; later manifests count the others in "filtered"\n',
+    );
     return;
   }
   const filter = idFilterFlags(settings.idFilter);
@@ -65,4 +94,3 @@ export async function checkIdFilterFlags(stores: OpenStores, settings: SyncSetti
       `  catalog-sync backfill ${storeFlags(options)} --cursor-name ${settings.cursorName}-refill --until ${at}${filter ? ` ${filter}` : ''}\n`,
   );
 }
-

@@ -119,7 +119,9 @@ export function writeProgressLine(stream: NodeJS.WriteStream, tty: boolean, shar
   }
   const width = 20;
   const filled = Math.min(width, Math.floor(share * width));
-  let line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.floor(share * 100).toString().padStart(3)}% ${text}`;
+  let line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.floor(share * 100)
+    .toString()
+    .padStart(3)}% ${text}`;
   const columns = stream.columns;
   if (columns !== undefined && columns > 1 && line.length > columns - 1) line = line.slice(0, columns - 1);
   stream.write(`\r${line}\u001b[K`);

@@ -14,21 +14,31 @@ import type { RetryOptions } from '../index.js';
  * What `retry-quarantine` tells of each leaf it stored, opened for one run and closed after it: the latest view's
  * refresher (given by the program, lambda/cli.ts: the follower does not import the view).
  */
-export type AfterStoredHook = (options: StoreOptions, prefix: string, reader: SnapshotReader) => Promise<{ afterStored: NonNullable<RetryOptions['afterStored']>; close(): void }>;
+export type AfterStoredHook = (
+  options: StoreOptions,
+  prefix: string,
+  reader: SnapshotReader,
+) => Promise<{ afterStored: NonNullable<RetryOptions['afterStored']>; close(): void }>;
 
 /** `catalog-sync quarantine` and `retry-quarantine`: the leaves set aside by `--quarantine`. */
 export function addQuarantineCommands(program: Command, afterStoredHook: AfterStoredHook): void {
   storeOptions(program.command('quarantine'))
     .description('list the leaves set aside by --quarantine, oldest commit first')
     .option('--json', 'one JSON line per record', false)
-    .addHelpText('after', '\nExamples:\n  catalog-sync quarantine\n  catalog-sync quarantine --cursor-table cursors --bucket mirror --json')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  catalog-sync quarantine\n  catalog-sync quarantine --cursor-table cursors --bucket mirror --json',
+    )
     .action(quarantineCommand);
 
   storeOptions(program.command('retry-quarantine'))
     .description('fetch quarantined leaves again and store those that now succeed')
     .option('--allow-origin <origin>', 'another origin leaves may come from (repeatable)', collect)
     .option('--json', 'one JSON line per record', false)
-    .addHelpText('after', '\nExamples:\n  catalog-sync retry-quarantine\n  catalog-sync retry-quarantine --cursor-table cursors --bucket mirror')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  catalog-sync retry-quarantine\n  catalog-sync retry-quarantine --cursor-table cursors --bucket mirror',
+    )
     .action((options, command: Command) => retryQuarantineCommand(options, command, afterStoredHook));
 }
 
@@ -50,7 +60,11 @@ async function quarantineCommand(options: StoreOptions & { json?: boolean }): Pr
   }
 }
 
-async function retryQuarantineCommand(given: StoreOptions & { allowOrigin?: string[]; json?: boolean }, command: Command, afterStoredHook: AfterStoredHook): Promise<void> {
+async function retryQuarantineCommand(
+  given: StoreOptions & { allowOrigin?: string[]; json?: boolean },
+  command: Command,
+  afterStoredHook: AfterStoredHook,
+): Promise<void> {
   const options = await withFolderSource(given, command);
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const stores = await openStores(options, 4);
@@ -68,12 +82,19 @@ async function retryQuarantineCommand(given: StoreOptions & { allowOrigin?: stri
     }
     for (const outcome of outcomes) {
       process.stdout.write(
-        options.json ? `${JSON.stringify(outcome)}\n` : `${outcome.outcome}: ${outcome.key}${outcome.viewRefreshed ? ' (view entry refreshed)' : ''}${outcome.error ? `\n  ${outcome.error}` : ''}\n`,
+        options.json
+          ? `${JSON.stringify(outcome)}\n`
+          : `${outcome.outcome}: ${outcome.key}${outcome.viewRefreshed ? ' (view entry refreshed)' : ''}${outcome.error ? `\n  ${outcome.error}` : ''}\n`,
       );
     }
     const failing = outcomes.filter((outcome) => outcome.outcome === 'still-failing').length;
     // Nothing quarantined: an answer, given without contacting the source.
-    if (!options.json) process.stdout.write(outcomes.length === 0 ? 'nothing quarantined: nothing to retry\n' : `${outcomes.length - failing} stored, ${failing} still failing\n`);
+    if (!options.json)
+      process.stdout.write(
+        outcomes.length === 0
+          ? 'nothing quarantined: nothing to retry\n'
+          : `${outcomes.length - failing} stored, ${failing} still failing\n`,
+      );
     if (failing > 0) process.exitCode = ExitCode.runFailed;
   } finally {
     stores.close();

@@ -32,7 +32,12 @@ function setupProblemOf(error: SyncError): SettingsError | undefined {
  * the bottom of the terminal). Returns the exit code: 2 for a set-up problem (it needs the user, not a retry), 1
  * otherwise.
  */
-export function printFailure(error: SyncError, options: { json?: boolean }, head: Ticks | undefined, cause: StopCause): number {
+export function printFailure(
+  error: SyncError,
+  options: { json?: boolean },
+  head: Ticks | undefined,
+  cause: StopCause,
+): number {
   printSummary(error.summary, options.json === true, head, cause);
   const setup = setupProblemOf(error);
   if (setup !== undefined) {
@@ -40,7 +45,10 @@ export function printFailure(error: SyncError, options: { json?: boolean }, head
     return ExitCode.usage;
   }
   const stoppedAt = parseTimestamp(error.summary.cursorAfter);
-  const kept = error.summary.commits > 0 ? ` (the ${error.summary.commits} commits before it are stored; the cursor is at ${formatTimestamp(stoppedAt)}, where the next run goes on)` : '';
+  const kept =
+    error.summary.commits > 0
+      ? ` (the ${error.summary.commits} commits before it are stored; the cursor is at ${formatTimestamp(stoppedAt)}, where the next run goes on)`
+      : '';
   process.stderr.write(`catalog-sync: run failed${kept}: ${(error.cause as Error)?.message ?? error.message}\n`);
   return ExitCode.runFailed;
 }
@@ -53,4 +61,3 @@ export function printOutage(error: SyncError, waitMs: number): void {
       `one line when it recovers (Ctrl-C to stop)\n`,
   );
 }
-

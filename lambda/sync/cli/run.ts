@@ -1,6 +1,17 @@
 import { type Command, Option } from 'commander';
 import { CatalogClient, HttpClient } from '../../catalog/index.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_MAX_COMMITS, DEFAULT_MAX_LEAVES, leafMemoryBudget, MIN_TIMESTAMP, parseSettings, processMemory, StoppedBy, type RunSummary, type Ticks } from '../../contract/index.js';
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_MAX_COMMITS,
+  DEFAULT_MAX_LEAVES,
+  leafMemoryBudget,
+  MIN_TIMESTAMP,
+  parseSettings,
+  processMemory,
+  StoppedBy,
+  type RunSummary,
+  type Ticks,
+} from '../../contract/index.js';
 import { LeafMemory, runSlice, SyncError } from '../index.js';
 import { ExitCode } from '../../runtime/cli/exit-code.js';
 import { rememberSource, withFolderSource } from '../../runtime/cli/folder-source.js';
@@ -25,16 +36,33 @@ export function addRunCommand(program: Command): void {
   verboseOption(idFilterOptions(storeOptions(program.command('run'))))
     .description('run one bounded slice of the catalog (or keep following with --follow)')
     .option('--depends-on <cursor>', 'a cursor this one must never pass (repeatable)', collect)
-    .option('--start <timestamp>', 'cursor to start from when none is stored (a date alone: midnight UTC)', MIN_TIMESTAMP)
+    .option(
+      '--start <timestamp>',
+      'cursor to start from when none is stored (a date alone: midnight UTC)',
+      MIN_TIMESTAMP,
+    )
     .option('--max-commits <n>', `most commits in one run (default ${DEFAULT_MAX_COMMITS})`)
     .option('--max-leaves <n>', `most leaves in one run (default ${DEFAULT_MAX_LEAVES})`)
     .option('--concurrency <n>', `leaves in flight at once (default ${DEFAULT_CONCURRENCY})`)
     .option('--quarantine', 'set aside a leaf that keeps failing, and go on', false)
     .option('--allow-origin <origin>', 'another origin leaves or pages may come from (repeatable)', collect)
-    .option('--until <timestamp>', 'take no commit after this time (a date alone: midnight UTC); with --follow, stop once it is reached')
-    .option('--delay <duration>', 'stay this far behind the clock: take no commit newer than now minus it (90s, 10m, 2h; as NuGetMirror\'s delay)')
-    .option('--time-budget <seconds>', 'stop after this many seconds: requests in flight are aborted, the last complete commit is checkpointed')
-    .option('--follow', 'slice after slice until caught up, then poll: one line per slice that moved, nothing for an empty poll', false)
+    .option(
+      '--until <timestamp>',
+      'take no commit after this time (a date alone: midnight UTC); with --follow, stop once it is reached',
+    )
+    .option(
+      '--delay <duration>',
+      "stay this far behind the clock: take no commit newer than now minus it (90s, 10m, 2h; as NuGetMirror's delay)",
+    )
+    .option(
+      '--time-budget <seconds>',
+      'stop after this many seconds: requests in flight are aborted, the last complete commit is checkpointed',
+    )
+    .option(
+      '--follow',
+      'slice after slice until caught up, then poll: one line per slice that moved, nothing for an empty poll',
+      false,
+    )
     .option('--poll-interval <seconds>', `seconds between polls with --follow (default ${DEFAULT_POLL_SECONDS})`)
     .option('--json', 'print each run summary as one JSON line (with --follow: each slice that moved)', false)
     .addOption(new Option('--no-progress', 'no progress bar even on a terminal'))
@@ -64,7 +92,10 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
   if (startGiven && options.start !== undefined) parseTimeFlag('--start', options.start);
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   const deadline = timeBudgetDeadline(options);
-  const pollSeconds = options.pollInterval === undefined ? DEFAULT_POLL_SECONDS : parseSecondsFlag('--poll-interval', options.pollInterval);
+  const pollSeconds =
+    options.pollInterval === undefined
+      ? DEFAULT_POLL_SECONDS
+      : parseSecondsFlag('--poll-interval', options.pollInterval);
   const ceiling = runCeiling(options.until, options.delay);
   const stores = await openStores(options, settings.concurrency);
   if (startGiven) noteIgnoredStart(settings, await stores.cursors.read(settings.cursorName));
@@ -93,7 +124,12 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
   const onSignal = (): void => {
     if (stop.signal.aborted) process.exit(130);
     stop.abort();
-    if (!options.json) process.stderr.write(polling ? '\nstopping\n' : '\nstopping: aborting requests in flight and checkpointing the last complete commit (Ctrl-C again to quit now)\n');
+    if (!options.json)
+      process.stderr.write(
+        polling
+          ? '\nstopping\n'
+          : '\nstopping: aborting requests in flight and checkpointing the last complete commit (Ctrl-C again to quit now)\n',
+      );
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -107,7 +143,11 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
   });
   // Following, for a person: said once caught up and waiting (so quiet is not taken for stuck); the whole follow
   // added up when it ends (a Ctrl-C too).
-  const notice = new FollowWaitNotice(process.stderr, { enabled: options.follow === true && !options.json, inPlace: process.stderr.isTTY === true && options.progress !== false, pollSeconds });
+  const notice = new FollowWaitNotice(process.stderr, {
+    enabled: options.follow === true && !options.json,
+    inPlace: process.stderr.isTTY === true && options.progress !== false,
+    pollSeconds,
+  });
   const totals = new FollowTotals();
   let lastHead: Ticks | undefined;
   let failed = false;
@@ -147,7 +187,11 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
         await rememberReadSource();
         if (!(error instanceof SyncError)) throw error;
         totals.add(error.summary);
-        const retry = options.follow === true && !stop.signal.aborted && followCanRetry(error.cause, { setupProven }) && (deadline === undefined || Date.now() < deadline);
+        const retry =
+          options.follow === true &&
+          !stop.signal.aborted &&
+          followCanRetry(error.cause, { setupProven }) &&
+          (deadline === undefined || Date.now() < deadline);
         if (!retry) {
           failed = true;
           process.exitCode = printFailure(error, options, head, cause);
@@ -158,7 +202,10 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
         const wait = backoff.failed();
         if (backoff.outageFailures === 1) printOutage(error, wait);
         process.exitCode = ExitCode.runFailed;
-        await abortableDelay(deadline === undefined ? wait : Math.min(wait, Math.max(0, deadline - Date.now())), stop.signal);
+        await abortableDelay(
+          deadline === undefined ? wait : Math.min(wait, Math.max(0, deadline - Date.now())),
+          stop.signal,
+        );
         if (stop.signal.aborted || (deadline !== undefined && Date.now() >= deadline)) return;
         continue;
       }
@@ -168,13 +215,16 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
       if (!isEmptyPoll(summary)) notice.done();
       setupProven = true;
       if (backoff.outageFailures > 0) {
-        process.stderr.write(`catalog-sync: recovered after ${backoff.outageFailures} failed slice${backoff.outageFailures === 1 ? '' : 's'} (${Math.round(backoff.outageMs() / 1000)} s); following again\n`);
+        process.stderr.write(
+          `catalog-sync: recovered after ${backoff.outageFailures} failed slice${backoff.outageFailures === 1 ? '' : 's'} (${Math.round(backoff.outageMs() / 1000)} s); following again\n`,
+        );
         backoff.reset();
         process.exitCode = ExitCode.done;
       }
       if (!options.follow) printSummary(summary, options.json === true, head, cause);
       // Following: one line per slice that moved, nothing for an empty poll.
-      else if (!isEmptyPoll(summary) && !interruptedPoll(summary, stop.signal)) printFollowLine(summary, options.json === true, head, cause);
+      else if (!isEmptyPoll(summary) && !interruptedPoll(summary, stop.signal))
+        printFollowLine(summary, options.json === true, head, cause);
       // Held off: say by what and until when (stderr; stdout keeps its one summary line).
       if (!options.follow && !options.json && summary.stoppedBy === StoppedBy.backfill) {
         const line = await heldOffLine(stores.backfills, settings.cursorName);
@@ -189,7 +239,10 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
       // when done): poll.
       if (summary.caughtUp || isPollingStop(summary)) {
         // A time budget bounds the wait too: the last poll is not waited out past it.
-        const wait = deadline === undefined ? pollSeconds * 1000 : Math.min(pollSeconds * 1000, Math.max(0, deadline - Date.now()));
+        const wait =
+          deadline === undefined
+            ? pollSeconds * 1000
+            : Math.min(pollSeconds * 1000, Math.max(0, deadline - Date.now()));
         notice.waiting(summary, cause, Date.now() + wait);
         polling = true;
         await abortableDelay(wait, stop.signal);
@@ -204,7 +257,13 @@ async function runCommand(given: RunOptions, command: Command): Promise<void> {
   } finally {
     notice.done();
     if (options.follow && !options.json && !failed) {
-      const total = totals.summary(stop.signal.aborted ? StoppedBy.interrupted : deadline !== undefined && Date.now() >= deadline ? StoppedBy.timeBudget : undefined);
+      const total = totals.summary(
+        stop.signal.aborted
+          ? StoppedBy.interrupted
+          : deadline !== undefined && Date.now() >= deadline
+            ? StoppedBy.timeBudget
+            : undefined,
+      );
       if (total !== undefined) printSummary(total, false, lastHead, cause);
     }
     process.off('SIGINT', onSignal);
@@ -222,7 +281,10 @@ function interruptedPoll(summary: RunSummary, signal: AbortSignal): boolean {
 /** The run log, less the empty polls of `run --follow` (and a poll Ctrl-C cut short before it found anything). */
 function skippingEmptyPolls(runLog: RunLogStore, signal: AbortSignal): RunLogStore {
   return {
-    appendRun: (summary, expiresAt, options) => (isEmptyPoll(summary) || interruptedPoll(summary, signal) ? Promise.resolve() : runLog.appendRun(summary, expiresAt, options)),
+    appendRun: (summary, expiresAt, options) =>
+      isEmptyPoll(summary) || interruptedPoll(summary, signal)
+        ? Promise.resolve()
+        : runLog.appendRun(summary, expiresAt, options),
     listRuns: (cursorName, query) => runLog.listRuns(cursorName, query),
   };
 }

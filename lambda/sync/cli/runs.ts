@@ -15,11 +15,16 @@ export function addRunsCommand(program: Command): void {
     .option('--until <date>', 'runs started at or before this second (a date alone: midnight UTC)')
     .option('--limit <n>', 'most runs to list', '20')
     .option('--json', 'one JSON line per run', false)
-    .addHelpText('after', '\nExamples:\n  catalog-sync runs --limit 5\n  catalog-sync runs --since 2026-11-01T00:00:00Z --json')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  catalog-sync runs --limit 5\n  catalog-sync runs --since 2026-11-01T00:00:00Z --json',
+    )
     .action(runsCommand);
 }
 
-async function runsCommand(options: StoreOptions & { since?: string; until?: string; limit: string; json?: boolean }): Promise<void> {
+async function runsCommand(
+  options: StoreOptions & { since?: string; until?: string; limit: string; json?: boolean },
+): Promise<void> {
   const settings = parseSettings(rawSettingsOf(options), FLAG_NAMES);
   if (!/^\d+$/.test(options.limit) || Number(options.limit) < 1 || Number(options.limit) > 10_000) {
     throw new SettingsError('--limit', `${JSON.stringify(options.limit)} must be a whole number from 1 to 10000`);

@@ -1,6 +1,13 @@
 import type { Command } from 'commander';
 import { CatalogClient, DEFAULT_HTTP_OPTIONS, HttpClient, type CatalogIndex } from '../../catalog/index.js';
-import { BackfillStatus, formatTimestamp, parseSettings, redactUrl, SettingsError, type Ticks } from '../../contract/index.js';
+import {
+  BackfillStatus,
+  formatTimestamp,
+  parseSettings,
+  redactUrl,
+  SettingsError,
+  type Ticks,
+} from '../../contract/index.js';
 import type { BackfillStore } from '../../stores/types.js';
 import { commitsAfter, lagSeconds, pagesAfter } from '../index.js';
 import { ExitCode } from '../../runtime/cli/exit-code.js';
@@ -23,9 +30,19 @@ export function addStatusCommand(program: Command, printConsumers: ConsumerStatu
   verboseOption(storeOptions(program.command('status')))
     .description('print the cursor and the last runs, and the catalog head and the lag when the source answers')
     .option('--json', 'print one JSON line', false)
-    .option('--require-source', 'exit 1 when the source does not answer (by default status still prints the stored state and exits 0)', false)
-    .option('--consumer <name>', 'a named consumer of the mirror instead: its cursor, lag behind watermark.json and holder, offline (as `consumers`)')
-    .addHelpText('after', '\nExamples:\n  catalog-sync status\n  catalog-sync status --cursor-name search --json\n  catalog-sync status --require-source   # for a health check: exit 1 when the catalog cannot be read\n  catalog-sync status --consumer indexer  # a consumer\'s lag behind the mirror, no catalog request')
+    .option(
+      '--require-source',
+      'exit 1 when the source does not answer (by default status still prints the stored state and exits 0)',
+      false,
+    )
+    .option(
+      '--consumer <name>',
+      'a named consumer of the mirror instead: its cursor, lag behind watermark.json and holder, offline (as `consumers`)',
+    )
+    .addHelpText(
+      'after',
+      "\nExamples:\n  catalog-sync status\n  catalog-sync status --cursor-name search --json\n  catalog-sync status --require-source   # for a health check: exit 1 when the catalog cannot be read\n  catalog-sync status --consumer indexer  # a consumer's lag behind the mirror, no catalog request",
+    )
     .action((options, command: Command) => statusCommand(options, command, printConsumers));
 }
 
@@ -34,7 +51,12 @@ const STATUS_ATTEMPTS = 2;
 
 /** What the source said: the head and how far behind the cursor is, or why it did not answer. */
 type SourceView =
-  | { readonly ok: true; readonly index: CatalogIndex; readonly pending: { pages: number; leaves: number }; readonly counted: { commits: number; leaves: number } | undefined }
+  | {
+      readonly ok: true;
+      readonly index: CatalogIndex;
+      readonly pending: { pages: number; leaves: number };
+      readonly counted: { commits: number; leaves: number } | undefined;
+    }
   | { readonly ok: false; readonly error: string };
 
 async function readSource(catalog: CatalogClient, cursor: Ticks): Promise<SourceView> {
@@ -55,7 +77,8 @@ async function statusCommand(
   printConsumers: ConsumerStatusPrinter,
 ): Promise<void> {
   if (options.consumer !== undefined) {
-    if (options.requireSource) throw new SettingsError('--require-source', 'not with --consumer (a consumer\'s status reads no catalog)');
+    if (options.requireSource)
+      throw new SettingsError('--require-source', "not with --consumer (a consumer's status reads no catalog)");
     return printConsumers(options, [options.consumer], options.json === true);
   }
   // A folder remembers its source: without --source, status compares the folder with it, not with nuget.org.
@@ -96,7 +119,15 @@ async function statusCommand(
       process.stdout.write(`${JSON.stringify(status)}\n`);
       return;
     }
-    const moved = cursor ? [cursor.commitId && `commit ${cursor.commitId}`, cursor.updatedAt && `moved ${cursor.updatedAt}`, cursor.runId && `by run ${cursor.runId}`].filter(Boolean).join(', ') : '';
+    const moved = cursor
+      ? [
+          cursor.commitId && `commit ${cursor.commitId}`,
+          cursor.updatedAt && `moved ${cursor.updatedAt}`,
+          cursor.runId && `by run ${cursor.runId}`,
+        ]
+          .filter(Boolean)
+          .join(', ')
+      : '';
     process.stdout.write(
       cursor
         ? `cursor ${status.cursorName} (${status.store}): ${cursor.stored}\n${moved === '' ? '' : `  ${moved}\n`}`
@@ -104,7 +135,11 @@ async function statusCommand(
     );
     if (source.ok) {
       process.stdout.write(`catalog head: ${status.head} (${status.source})\n`);
-      process.stdout.write(cursor ? `lag: ${formatDuration(status.lagSeconds!)}, ${describeBehind(source.pending, source.counted)}\n` : `to sync: ${describeBehind(source.pending, source.counted)}\n`);
+      process.stdout.write(
+        cursor
+          ? `lag: ${formatDuration(status.lagSeconds!)}, ${describeBehind(source.pending, source.counted)}\n`
+          : `to sync: ${describeBehind(source.pending, source.counted)}\n`,
+      );
     } else {
       process.stdout.write(`catalog head: unknown: the source did not answer (${source.error})\n`);
     }
@@ -124,7 +159,11 @@ async function statusCommand(
 const STATUS_COUNT_PAGES = 10;
 
 /** Commits and leaves after `cursor`, up to the head, read from the pages as a run would read them. */
-async function countBehind(catalog: CatalogClient, index: CatalogIndex, cursor: Ticks): Promise<{ commits: number; leaves: number }> {
+async function countBehind(
+  catalog: CatalogClient,
+  index: CatalogIndex,
+  cursor: Ticks,
+): Promise<{ commits: number; leaves: number }> {
   let commits = 0;
   let leaves = 0;
   for await (const commit of commitsAfter(catalog, index, cursor, index.commitTicks)) {
@@ -134,10 +173,15 @@ async function countBehind(catalog: CatalogClient, index: CatalogIndex, cursor: 
   return { commits, leaves };
 }
 
-function describeBehind(pending: { pages: number; leaves: number }, counted: { commits: number; leaves: number } | undefined): string {
-  const count = (n: number, one: string, many: string): string => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+function describeBehind(
+  pending: { pages: number; leaves: number },
+  counted: { commits: number; leaves: number } | undefined,
+): string {
+  const count = (n: number, one: string, many: string): string =>
+    `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
   if (counted?.commits === 0) return 'caught up';
-  if (counted) return `${count(counted.commits, 'commit', 'commits')} (${count(counted.leaves, 'leaf', 'leaves')}) behind, on ${count(pending.pages, 'page', 'pages')}`;
+  if (counted)
+    return `${count(counted.commits, 'commit', 'commits')} (${count(counted.leaves, 'leaf', 'leaves')}) behind, on ${count(pending.pages, 'page', 'pages')}`;
   return `${count(pending.pages, 'page', 'pages')} and at most ${count(pending.leaves, 'leaf', 'leaves')} behind (commits are counted up to ${STATUS_COUNT_PAGES} pages behind)`;
 }
 

@@ -42,16 +42,34 @@ export interface VerboseHooks {
  * With `enabled`, logs every request and retry of `http`; the returned `cursors` wraps a cursor store so each
  * checkpoint (conditional cursor write) is logged. Without it, changes nothing.
  */
-export function verboseHooks(enabled: boolean | undefined, http: HttpClient, logger: Logger | undefined = enabled ? stderrLogger() : undefined): VerboseHooks {
-  if (!enabled || logger === undefined) return { logger: undefined, cursors: (cursors) => cursors, backfills: (backfills) => backfills };
+export function verboseHooks(
+  enabled: boolean | undefined,
+  http: HttpClient,
+  logger: Logger | undefined = enabled ? stderrLogger() : undefined,
+): VerboseHooks {
+  if (!enabled || logger === undefined)
+    return { logger: undefined, cursors: (cursors) => cursors, backfills: (backfills) => backfills };
   http.onRequest = (event) => {
     const { method, url, status, ms, attempt, error, proxy } = event;
-    const fields = { method, url, ...(status === undefined ? {} : { status }), ms, attempt, ...(proxy === undefined ? {} : { proxy }) };
+    const fields = {
+      method,
+      url,
+      ...(status === undefined ? {} : { status }),
+      ms,
+      attempt,
+      ...(proxy === undefined ? {} : { proxy }),
+    };
     if (error === undefined) logger.info('request', fields);
     else logger.warn('request failed', { ...fields, error });
   };
   http.onRetry = ({ url, attempt, delayMs, error }) => {
-    logger.warn('retry', { url, attempt, delayMs: Math.round(delayMs), why: error.reason, ...(error.status === undefined ? {} : { status: error.status }) });
+    logger.warn('retry', {
+      url,
+      attempt,
+      delayMs: Math.round(delayMs),
+      why: error.reason,
+      ...(error.status === undefined ? {} : { status: error.status }),
+    });
   };
   const engineLogger: EngineLogger = {
     info: (message, extra) => logger.info(message, extra ?? {}),
@@ -59,7 +77,11 @@ export function verboseHooks(enabled: boolean | undefined, http: HttpClient, log
     error: (message, extra) => logger.error(message, extra ?? {}),
     debug: (message, extra) => logger.debug(message, extra ?? {}),
   };
-  return { logger: engineLogger, cursors: (cursors) => loggingCursors(cursors, logger), backfills: (backfills) => loggingBackfills(backfills, logger) };
+  return {
+    logger: engineLogger,
+    cursors: (cursors) => loggingCursors(cursors, logger),
+    backfills: (backfills) => loggingBackfills(backfills, logger),
+  };
 }
 
 /** `cursors` with each conditional write logged as a checkpoint (its outcome and time). */
@@ -70,7 +92,13 @@ function loggingCursors(cursors: CursorStore, logger: Logger): CursorStore {
       const started = performance.now();
       const result = await cursors.compareAndSet(name, expected, next, options);
       const ms = Math.round(performance.now() - started);
-      logger.info('checkpoint', { cursorName: name, cursor: formatTimestamp(next.value), commitId: next.commitId, outcome: result.outcome, ms });
+      logger.info('checkpoint', {
+        cursorName: name,
+        cursor: formatTimestamp(next.value),
+        commitId: next.commitId,
+        outcome: result.outcome,
+        ms,
+      });
       return result;
     },
   };
@@ -85,9 +113,24 @@ function loggingBackfills<T extends BackfillStore>(backfills: T, logger: Logger)
       if (property !== 'advanceRange') return value.bind(target);
       const advanceRange: BackfillStore['advanceRange'] = async (cursorName, backfillId, n, expected, next) => {
         const started = performance.now();
-        const result = await (value as BackfillStore['advanceRange']).call(target, cursorName, backfillId, n, expected, next);
+        const result = await (value as BackfillStore['advanceRange']).call(
+          target,
+          cursorName,
+          backfillId,
+          n,
+          expected,
+          next,
+        );
         const ms = Math.round(performance.now() - started);
-        logger.info('checkpoint', { cursorName, backfillId, range: n, cursor: next.progress, commitId: next.progressCommitId, outcome: result.outcome, ms });
+        logger.info('checkpoint', {
+          cursorName,
+          backfillId,
+          range: n,
+          cursor: next.progress,
+          commitId: next.progressCommitId,
+          outcome: result.outcome,
+          ms,
+        });
         return result;
       };
       return advanceRange;

@@ -31,12 +31,22 @@ const WINDOW_COMMITS = 2_000;
 /** `catalog-sync verify`: audits the mirror against the catalog, and with --repair stores what is missing. */
 export function addVerifyCommand(program: Command): void {
   verboseOption(storeOptions(program.command('verify')))
-    .description('audit the mirror against the catalog: every manifest and leaf up to the watermark (bodies too with --deep); --repair stores what is missing')
+    .description(
+      'audit the mirror against the catalog: every manifest and leaf up to the watermark (bodies too with --deep); --repair stores what is missing',
+    )
     .option('--since <timestamp>', 'audit commits from this time (default: from the start)')
     .option('--until <timestamp>', 'audit commits up to this time (default: the cursor; never past watermark.json)')
-    .option('--deep', 'also compare every stored leaf with the catalog byte for byte, and each manifest with its page items', false)
+    .option(
+      '--deep',
+      'also compare every stored leaf with the catalog byte for byte, and each manifest with its page items',
+      false,
+    )
     .option('--sample <n>', 'with --deep: about n leaves chosen at random instead of all')
-    .option('--repair', 'store each incomplete commit again with the normal pipeline (same keys and bytes); the cursor never moves', false)
+    .option(
+      '--repair',
+      'store each incomplete commit again with the normal pipeline (same keys and bytes); the cursor never moves',
+      false,
+    )
     .option('--quarantine', 'with --repair: set aside a leaf that keeps failing, as run --quarantine does', false)
     .option('--concurrency <n>', `listings and leaf reads at once (default ${DEFAULT_CONCURRENCY})`)
     .option('--allow-origin <origin>', 'another origin leaves or pages may come from (repeatable)', collect)
@@ -61,12 +71,21 @@ async function verifyCommand(asked: VerifyOptions, command: Command): Promise<vo
   const until = options.until === undefined ? undefined : parseTimeFlag('--until', options.until);
   let sample: number | undefined;
   if (options.sample !== undefined) {
-    if (!/^\d+$/.test(options.sample) || Number(options.sample) < 1) throw new SettingsError('--sample', `${JSON.stringify(options.sample)} must be a whole number of leaves, at least 1`);
+    if (!/^\d+$/.test(options.sample) || Number(options.sample) < 1)
+      throw new SettingsError(
+        '--sample',
+        `${JSON.stringify(options.sample)} must be a whole number of leaves, at least 1`,
+      );
     if (!options.deep) throw new SettingsError('--sample', 'samples the leaves --deep compares: give --deep too');
     sample = Number(options.sample);
   }
   const given = parseSettings(
-    { ...rawSettingsOf(options), CONCURRENCY: options.concurrency, QUARANTINE: options.quarantine, ALLOWED_ORIGINS: options.allowOrigin },
+    {
+      ...rawSettingsOf(options),
+      CONCURRENCY: options.concurrency,
+      QUARANTINE: options.quarantine,
+      ALLOWED_ORIGINS: options.allowOrigin,
+    },
     FLAG_NAMES,
   );
   const stores = await openStores(options, given.concurrency, process.env, options.repair ? 'write' : 'read');
@@ -80,32 +99,54 @@ async function verifyCommand(asked: VerifyOptions, command: Command): Promise<vo
   const local = options.cursorTable === undefined;
   const broken = new Set<Ticks>();
   try {
-    const summary = await auditMirror(settings, { catalog, cursors: verbose.cursors(stores.cursors), snapshots: stores.snapshots }, {
-      ...(since === undefined ? {} : { since }),
-      ...(until === undefined ? {} : { until }),
-      deep: options.deep === true,
-      ...(sample === undefined ? {} : { sample }),
-      listRanges: local ? 1 : settings.concurrency,
-      windowCommits: local ? Number.POSITIVE_INFINITY : WINDOW_COMMITS,
-      concurrency: settings.concurrency,
-      filterHistory: filters.history,
-      onFinding: (finding, commit) => {
-        if (finding.kind !== 'quarantined' && finding.kind !== 'unverifiable') broken.add(commit.ticks);
-        process.stdout.write(options.json ? `${JSON.stringify(finding)}\n` : `${describeFinding(finding)}\n`);
+    const summary = await auditMirror(
+      settings,
+      { catalog, cursors: verbose.cursors(stores.cursors), snapshots: stores.snapshots },
+      {
+        ...(since === undefined ? {} : { since }),
+        ...(until === undefined ? {} : { until }),
+        deep: options.deep === true,
+        ...(sample === undefined ? {} : { sample }),
+        listRanges: local ? 1 : settings.concurrency,
+        windowCommits: local ? Number.POSITIVE_INFINITY : WINDOW_COMMITS,
+        concurrency: settings.concurrency,
+        filterHistory: filters.history,
+        onFinding: (finding, commit) => {
+          if (finding.kind !== 'quarantined' && finding.kind !== 'unverifiable') broken.add(commit.ticks);
+          process.stdout.write(options.json ? `${JSON.stringify(finding)}\n` : `${describeFinding(finding)}\n`);
+        },
       },
-    });
+    );
     let unrepaired = broken.size;
     if (options.repair && broken.size > 0) {
-      const outcomes = await repairCommits(settings, { catalog, snapshots: stores.snapshots }, [...broken].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+      const outcomes = await repairCommits(
+        settings,
+        { catalog, snapshots: stores.snapshots },
+        [...broken].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+      );
       unrepaired = 0;
       for (const outcome of outcomes) {
         if (outcome.error !== undefined) unrepaired++;
-        if (options.json) process.stdout.write(`${JSON.stringify({ kind: outcome.error === undefined ? 'repaired' : 'repair-failed', ...outcome })}\n`);
-        else process.stdout.write(outcome.error === undefined ? `repaired         commit ${outcome.commit}: ${outcome.leaves} leaves stored again, and its manifest\n` : `repair failed    commit ${outcome.commit}: ${outcome.error}\n`);
+        if (options.json)
+          process.stdout.write(
+            `${JSON.stringify({ kind: outcome.error === undefined ? 'repaired' : 'repair-failed', ...outcome })}\n`,
+          );
+        else
+          process.stdout.write(
+            outcome.error === undefined
+              ? `repaired         commit ${outcome.commit}: ${outcome.leaves} leaves stored again, and its manifest\n`
+              : `repair failed    commit ${outcome.commit}: ${outcome.error}\n`,
+          );
       }
     }
-    if (options.json) process.stdout.write(`${JSON.stringify({ kind: 'summary', ...summary, repaired: options.repair ? broken.size - unrepaired : 0 })}\n`);
-    else process.stdout.write(`${describeSummary(summary, stores.where, options.repair ? broken.size - unrepaired : undefined)}\n`);
+    if (options.json)
+      process.stdout.write(
+        `${JSON.stringify({ kind: 'summary', ...summary, repaired: options.repair ? broken.size - unrepaired : 0 })}\n`,
+      );
+    else
+      process.stdout.write(
+        `${describeSummary(summary, stores.where, options.repair ? broken.size - unrepaired : undefined)}\n`,
+      );
     if (unrepaired > 0) process.exitCode = ExitCode.runFailed;
   } finally {
     stores.close();

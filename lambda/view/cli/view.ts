@@ -34,28 +34,45 @@ interface ViewOptions extends StoreOptions {
 /** `catalog-sync view`: keep the latest view (`packages/{id}/index.json`) up to the watermark, or rebuild it. */
 export function addViewCommand(program: Command): void {
   storeOptions(program.command('view'))
-    .description('keep the latest view of every package (packages/{id}/index.json) up to the mirror\'s watermark, as the consumer view-latest')
-    .option('--rebuild', 'build the whole view again from the mirror\'s history (same bytes as the upkeep), then move the consumer\'s cursor', false)
+    .description(
+      "keep the latest view of every package (packages/{id}/index.json) up to the mirror's watermark, as the consumer view-latest",
+    )
+    .option(
+      '--rebuild',
+      "build the whole view again from the mirror's history (same bytes as the upkeep), then move the consumer's cursor",
+      false,
+    )
     .option('--follow', 'keep going: apply commits as the watermark moves (Ctrl-C to stop)', false)
     .option('--poll-interval <seconds>', 'longest wait between two reads of watermark.json with --follow (default 30)')
-    .option('--consumer <name>', 'the view consumer\'s cursor name', VIEW_CONSUMER)
+    .option('--consumer <name>', "the view consumer's cursor name", VIEW_CONSUMER)
     .option('--concurrency <n>', 'package indexes written at once')
-    .option('--shards <n>', 'with --rebuild: shard files the manifests\' leaves are spilled to, one folded in memory at a time (default 64)')
-    .option('--temp-dir <folder>', 'with --rebuild: where its shard files go (default the system\'s temporary folder; at most about 60 bytes a leaf)')
+    .option(
+      '--shards <n>',
+      "with --rebuild: shard files the manifests' leaves are spilled to, one folded in memory at a time (default 64)",
+    )
+    .option(
+      '--temp-dir <folder>',
+      "with --rebuild: where its shard files go (default the system's temporary folder; at most about 60 bytes a leaf)",
+    )
     .option('--json', 'print the summary as one JSON line', false)
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   catalog-sync view                      # bring the view up to the watermark
   catalog-sync view --follow             # and keep it there
   catalog-sync view --rebuild            # from the history
-  catalog-sync latest Newtonsoft.Json    # a package's current versions`)
+  catalog-sync latest Newtonsoft.Json    # a package's current versions`,
+    )
     .action(viewCommand);
 }
 
 /** `catalog-sync latest <id>`: a package's current versions, from the view. */
 export function addLatestCommand(program: Command): void {
   storeOptions(program.command('latest <id>'))
-    .description('print a package\'s current versions from the latest view (lowest version first by SemVer precedence, as in its index.json; deleted versions marked)')
+    .description(
+      "print a package's current versions from the latest view (lowest version first by SemVer precedence, as in its index.json; deleted versions marked)",
+    )
     .option('--json', 'print the stored index.json (its versions in the same order)', false)
     .action(latestCommand);
 }
@@ -64,7 +81,10 @@ export function addLatestCommand(program: Command): void {
 async function openViewStores(options: StoreOptions, access: DataDirAccess): Promise<ViewStores> {
   const { cursorTable, bucket } = options;
   if ((cursorTable === undefined) !== (bucket === undefined)) {
-    throw new SettingsError(cursorTable === undefined ? '--cursor-table' : '--bucket', `is required together with ${cursorTable === undefined ? '--bucket' : '--cursor-table'}`);
+    throw new SettingsError(
+      cursorTable === undefined ? '--cursor-table' : '--bucket',
+      `is required together with ${cursorTable === undefined ? '--bucket' : '--cursor-table'}`,
+    );
   }
   if (bucket !== undefined && cursorTable !== undefined) {
     const { awsViewStores } = await import('../open.js');
@@ -79,7 +99,11 @@ async function openViewStores(options: StoreOptions, access: DataDirAccess): Pro
  * `retry-quarantine`'s hook (lambda/cli.ts hands it over): each leaf stored again refreshes its entry in the latest
  * view, where the mirror has one.
  */
-export async function viewAfterStored(options: StoreOptions, prefix: string, reader: SnapshotReader): Promise<{ afterStored: (leafKey: string, item: PageItem) => Promise<boolean>; close(): void }> {
+export async function viewAfterStored(
+  options: StoreOptions,
+  prefix: string,
+  reader: SnapshotReader,
+): Promise<{ afterStored: (leafKey: string, item: PageItem) => Promise<boolean>; close(): void }> {
   const view = await openViewDocuments(options);
   return { afterStored: viewRefresher(view.documents, prefix, reader), close: view.close };
 }
@@ -93,20 +117,34 @@ export async function openViewDocuments(options: StoreOptions): Promise<Pick<Vie
 async function viewCommand(options: ViewOptions): Promise<void> {
   const concurrency = wholeNumber('--concurrency', options.concurrency);
   const maxPollMs = pollIntervalMs(options.pollInterval);
-  if (options.rebuild && options.follow) throw new SettingsError('--rebuild', 'give --rebuild or --follow, not both (after a rebuild, run view --follow)');
+  if (options.rebuild && options.follow)
+    throw new SettingsError('--rebuild', 'give --rebuild or --follow, not both (after a rebuild, run view --follow)');
   const shards = wholeNumber('--shards', options.shards);
-  if (!options.rebuild && (shards !== undefined || options.tempDir !== undefined)) throw new SettingsError(shards !== undefined ? '--shards' : '--temp-dir', 'needs --rebuild');
-  if (options.tempDir !== undefined && options.tempDir.trim() === '') throw new SettingsError('--temp-dir', 'must not be empty');
+  if (!options.rebuild && (shards !== undefined || options.tempDir !== undefined))
+    throw new SettingsError(shards !== undefined ? '--shards' : '--temp-dir', 'needs --rebuild');
+  if (options.tempDir !== undefined && options.tempDir.trim() === '')
+    throw new SettingsError('--temp-dir', 'must not be empty');
   // Opened to read: the place is checked before anything is written (a folder is then checked for writing).
   const stores = await openViewStores(options, 'read');
   await requireMirror(stores.mirror, options.follow === true);
   if (options.bucket === undefined) await checkDataDir(resolve(options.dataDir), 'write');
-  const target = { documents: stores.documents, prefix: stores.prefix, ...(concurrency === undefined ? {} : { concurrency }) };
+  const target = {
+    documents: stores.documents,
+    prefix: stores.prefix,
+    ...(concurrency === undefined ? {} : { concurrency }),
+  };
   const stop = stopOnSignal();
   try {
     if (options.rebuild) {
-      const spill = { ...(shards === undefined ? {} : { shards }), ...(options.tempDir === undefined ? {} : { tempDir: resolve(options.tempDir) }) };
-      const result = await rebuildView(target, stores.mirror, stores.cursors, { name: options.consumer, signal: stop.signal, ...spill });
+      const spill = {
+        ...(shards === undefined ? {} : { shards }),
+        ...(options.tempDir === undefined ? {} : { tempDir: resolve(options.tempDir) }),
+      };
+      const result = await rebuildView(target, stores.mirror, stores.cursors, {
+        name: options.consumer,
+        signal: stop.signal,
+        ...spill,
+      });
       process.stdout.write(
         options.json
           ? `${JSON.stringify(result)}\n`
@@ -125,7 +163,11 @@ async function viewCommand(options: ViewOptions): Promise<void> {
       poll: { minMs: Math.min(1_000, maxPollMs), maxMs: maxPollMs },
       lease: leaseOf(options.consumer, undefined, options.follow === true),
     });
-    process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `view ${result.consumer}: ${result.commits} commits, ${result.written} indexes written, ${result.current} already current; cursor ${result.cursorAfter ?? '(none)'} (${result.stoppedBy})\n`);
+    process.stdout.write(
+      options.json
+        ? `${JSON.stringify(result)}\n`
+        : `view ${result.consumer}: ${result.commits} commits, ${result.written} indexes written, ${result.current} already current; cursor ${result.cursorAfter ?? '(none)'} (${result.stoppedBy})\n`,
+    );
     reportStop(options.consumer, result);
   } catch (error) {
     if (error instanceof ConsumerError) throw new SettingsError('--consumer', error.message, { cause: error });
@@ -150,7 +192,9 @@ async function latestCommand(id: string, options: StoreOptions & { json?: boolea
     }
     const stored = await stores.documents.read(key);
     if (stored === undefined) {
-      process.stderr.write(`catalog-sync: ${id}: no index at ${stores.documents.where} ${key} (no such package in the view yet; is \`catalog-sync view\` keeping it?)\n`);
+      process.stderr.write(
+        `catalog-sync: ${id}: no index at ${stores.documents.where} ${key} (no such package in the view yet; is \`catalog-sync view\` keeping it?)\n`,
+      );
       process.exitCode = ExitCode.runFailed;
       return;
     }
@@ -164,8 +208,16 @@ async function latestCommand(id: string, options: StoreOptions & { json?: boolea
     // The document's order (SemVer precedence, lowest first), so the text and --json agree; the highest version is last,
     // next to the prompt.
     for (const entry of index.versions) {
-      const marks = entry.type === 'delete' ? ['deleted'] : entry.quarantined ? ['quarantined'] : [entry.listed ? 'listed' : 'unlisted'];
-      if (entry.deprecation) marks.push(`deprecated${Array.isArray(entry.deprecation['reasons']) ? ` (${(entry.deprecation['reasons'] as unknown[]).join(', ')})` : ''}`);
+      const marks =
+        entry.type === 'delete'
+          ? ['deleted']
+          : entry.quarantined
+            ? ['quarantined']
+            : [entry.listed ? 'listed' : 'unlisted'];
+      if (entry.deprecation)
+        marks.push(
+          `deprecated${Array.isArray(entry.deprecation['reasons']) ? ` (${(entry.deprecation['reasons'] as unknown[]).join(', ')})` : ''}`,
+        );
       if (entry.vulnerabilities) marks.push(`vulnerabilities: ${entry.vulnerabilities.length}`);
       lines.push(`${entry.version.padEnd(width)}  ${marks.join('  ')}  ${entry.commitTimeStamp}`);
     }

@@ -29,7 +29,13 @@ describe('the synthesized backfill definition, run with the real handlers', () =
   let handlers: { planner: Handler; worker: Handler; finalizer: Handler };
 
   beforeAll(async () => {
-    catalog = generateCatalog({ commits: 120, seed: 2121, leavesPerCommit: [1, 5], sameMillisecondPairs: 3, deleteRatio: 0.1 });
+    catalog = generateCatalog({
+      commits: 120,
+      seed: 2121,
+      leavesPerCommit: [1, 5],
+      sameMillisecondPairs: 3,
+      deleteRatio: 0.1,
+    });
     replica = await CatalogReplica.start({ catalog, pageSize: 20, splitCommits: true });
     harness = await SyncHarness.create();
     definition = definitionOf(synth({ 'catalog-sync:backfill': true }), harness.bucket);
@@ -46,8 +52,15 @@ describe('the synthesized backfill definition, run with the real handlers', () =
   });
 
   /** The cursor `cursor`'s env, and a world whose Lambdas are the handlers (`worker` may be wrapped). */
-  function world(cursor: string, wrapWorker: (call: (context?: typeof ENOUGH) => Promise<Json>, invocation: number) => Promise<Json> = (call) => call()): AslWorld {
-    Object.assign(process.env, harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, CURSOR_NAME: cursor, CONCURRENCY: '8' }));
+  function world(
+    cursor: string,
+    wrapWorker: (call: (context?: typeof ENOUGH) => Promise<Json>, invocation: number) => Promise<Json> = (call) =>
+      call(),
+  ): AslWorld {
+    Object.assign(
+      process.env,
+      harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, CURSOR_NAME: cursor, CONCURRENCY: '8' }),
+    );
     let workerCalls = 0;
     return {
       async invoke(arn, payload) {
@@ -85,7 +98,13 @@ describe('the synthesized backfill definition, run with the real handlers', () =
 
     const head = commitTicks(catalog, -1);
     const leaves = catalog.commits.reduce((n, commit) => n + commit.leaves.length, 0);
-    expect(summary).toMatchObject({ cursorName: 'run', cursorAfter: formatTimestamp(head), commits: catalog.commits.length, leaves, caughtUp: true });
+    expect(summary).toMatchObject({
+      cursorName: 'run',
+      cursorAfter: formatTimestamp(head),
+      commits: catalog.commits.length,
+      leaves,
+      caughtUp: true,
+    });
     expect(await harness.cursor('run')).toBe(formatTimestamp(head));
     expect(await harness.verify(catalog, replica.origin, head)).toEqual([]);
 
@@ -101,8 +120,18 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     // The throttles (the first invocations of two batches started at once) went to the throttle retrier, and the
     // not-done batch round the loop once.
     expect(trace.retries).toEqual([
-      { state: 'RunBatch', error: 'Lambda.TooManyRequestsException', attempt: 1, waitSeconds: definition.States.Ranges.ItemProcessor.States.RunBatch.Retry[0].IntervalSeconds },
-      { state: 'RunBatch', error: 'Lambda.TooManyRequestsException', attempt: 1, waitSeconds: definition.States.Ranges.ItemProcessor.States.RunBatch.Retry[0].IntervalSeconds },
+      {
+        state: 'RunBatch',
+        error: 'Lambda.TooManyRequestsException',
+        attempt: 1,
+        waitSeconds: definition.States.Ranges.ItemProcessor.States.RunBatch.Retry[0].IntervalSeconds,
+      },
+      {
+        state: 'RunBatch',
+        error: 'Lambda.TooManyRequestsException',
+        attempt: 1,
+        waitSeconds: definition.States.Ranges.ItemProcessor.States.RunBatch.Retry[0].IntervalSeconds,
+      },
     ]);
     expect(trace.states.filter((name) => name === 'Again')).toHaveLength(1);
     // The ResultWriter wrote the children's results under the results prefix.
@@ -110,7 +139,7 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     expect(manifest.ResultFiles.SUCCEEDED).toHaveLength(1);
   });
 
-  it('the map\'s children at nuget.org\'s scale (2,300 ranges, 575 batches) would fit 256 KiB even without the ResultWriter', async () => {
+  it("the map's children at nuget.org's scale (2,300 ranges, 575 batches) would fit 256 KiB even without the ResultWriter", async () => {
     // What each child returns is fixed by the definition (BatchDone's OutputPath): measured on the run above's shape.
     const childOutput = { done: true };
     const batches = Math.ceil(2_300 / definition.States.Ranges.ItemBatcher.MaxItemsPerBatch);
@@ -118,7 +147,9 @@ describe('the synthesized backfill definition, run with the real handlers', () =
   });
 
   it('a map that fails gives the lease back and fails with its error; the next execution resumes the plan at once', async () => {
-    const failing = world('fails', () => Promise.reject(Object.assign(new Error('range 0 failed at https://x'), { name: 'BackfillRangeError' })));
+    const failing = world('fails', () =>
+      Promise.reject(Object.assign(new Error('range 0 failed at https://x'), { name: 'BackfillRangeError' })),
+    );
     const trace: AslTrace = { states: [], retries: [], children: [] };
     const error = await runDefinition(definition, { rangeLeaves: 40 }, failing, trace).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AslFailure);
@@ -140,13 +171,16 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     let lost = 0;
     w.invoke = async (arn, payload) => {
       const result = await invoke(arn, payload);
-      if (/BackfillPlanner/.test(arn) && lost++ === 0) throw Object.assign(new Error('the answer was lost'), { name: 'Lambda.ServiceException' });
+      if (/BackfillPlanner/.test(arn) && lost++ === 0)
+        throw Object.assign(new Error('the answer was lost'), { name: 'Lambda.ServiceException' });
       return result;
     };
     const trace: AslTrace = { states: [], retries: [], children: [] };
     const executionId = 'arn:aws:states:us-east-1:123456789012:execution:Backfill:retried-plan';
     const summary = await runDefinition(definition, { rangeLeaves: 40 }, w, trace, executionId);
-    expect(trace.retries).toContainEqual(expect.objectContaining({ state: 'Plan', error: 'Lambda.ServiceException', attempt: 1 }));
+    expect(trace.retries).toContainEqual(
+      expect.objectContaining({ state: 'Plan', error: 'Lambda.ServiceException', attempt: 1 }),
+    );
     // One plan, held by this execution, finished.
     const plan = (await harness.store.newestPlan('retried'))!;
     expect(plan).toMatchObject({ backfillId: summary.runId, status: 'finished', leaseHolder: executionId });
@@ -161,7 +195,12 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     expect(first.rangesKey).toBe(`before/backfill/${first.backfillId}/ranges.json`);
     delete process.env.SNAPSHOT_PREFIX;
     const resumed = await planner({ input: {}, execution });
-    expect(resumed).toMatchObject({ backfillId: first.backfillId, resumed: true, rangesKey: first.rangesKey, leaseHolder: execution });
+    expect(resumed).toMatchObject({
+      backfillId: first.backfillId,
+      resumed: true,
+      rangesKey: first.rangesKey,
+      leaseHolder: execution,
+    });
     expect(JSON.parse(await w.getObject(resumed.bucket, resumed.rangesKey))).toHaveLength(first.ranges);
   });
 
@@ -208,7 +247,8 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     w.invoke = async (arn, payload) => {
       if (/BackfillWorker/.test(arn)) {
         // Range 0's batch fails on every attempt; the other batches' workers are still running when the map fails.
-        if (payload.Items.some((range: { n: number }) => range.n === 0)) throw Object.assign(new Error('range 0 failed'), { name: 'CS_ERR_BACKFILL_RANGE' });
+        if (payload.Items.some((range: { n: number }) => range.n === 0))
+          throw Object.assign(new Error('range 0 failed'), { name: 'CS_ERR_BACKFILL_RANGE' });
         held++;
         await gate;
       }
@@ -227,7 +267,9 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     await trace.inFlight;
     const after = (await harness.store.newestPlan('released'))!;
     expect(after.leaseUntil).toBe(released.leaseUntil);
-    expect((await harness.store.listRanges('released', after.backfillId)).filter((range) => range.done).length).toBeGreaterThan(0);
+    expect(
+      (await harness.store.listRanges('released', after.backfillId)).filter((range) => range.done).length,
+    ).toBeGreaterThan(0);
     // So a new execution takes the plan up at once, and finishes it.
     const summary = await runDefinition(definition, {}, world('released'));
     expect(summary).toMatchObject({ runId: after.backfillId, cursorAfter: formatTimestamp(commitTicks(catalog, -1)) });
@@ -249,7 +291,11 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     expect(second.Cause).toContain(`of cursor double is being planned (held by ${firstId})`);
     expect(Date.parse(until!)).toBeGreaterThan(started);
     const summary = await first;
-    expect((await harness.store.newestPlan('double'))!).toMatchObject({ backfillId: summary.runId, status: 'finished', leaseHolder: firstId });
+    expect((await harness.store.newestPlan('double'))!).toMatchObject({
+      backfillId: summary.runId,
+      status: 'finished',
+      leaseHolder: firstId,
+    });
   });
 
   it('a second execution while the first runs ends at Plan in AlreadyRunning naming the running plan; another rangeLeaves is refused naming both', async () => {
@@ -257,11 +303,15 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     let reached!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     const working = new Promise<void>((resolve) => (reached = resolve));
-    const first = runDefinition(definition, { rangeLeaves: 40 }, world('twice', async (call) => {
-      reached();
-      await gate;
-      return call();
-    }));
+    const first = runDefinition(
+      definition,
+      { rangeLeaves: 40 },
+      world('twice', async (call) => {
+        reached();
+        await gate;
+        return call();
+      }),
+    );
     // The first is planned once its first worker waits at the gate.
     await working;
     const plan = (await harness.store.newestPlan('twice'))!;
@@ -270,7 +320,9 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     const second = await runDefinition(definition, {}, world('twice'), trace);
     expect(second).toMatchObject({ Error: 'CS_ERR_BACKFILL_RUNNING' });
     // Named: the plan, the execution that holds it, and until when.
-    expect(second.Cause).toContain(`backfill ${plan.backfillId} of cursor twice is running (held by ${plan.leaseHolder}); its lease lasts until ${new Date(plan.leaseUntil).toISOString()}`);
+    expect(second.Cause).toContain(
+      `backfill ${plan.backfillId} of cursor twice is running (held by ${plan.leaseHolder}); its lease lasts until ${new Date(plan.leaseUntil).toISOString()}`,
+    );
     expect(trace.states).toEqual(['Plan', 'AlreadyRunning']);
     const other = await runDefinition(definition, { rangeLeaves: 41 }, world('twice')).catch((e: unknown) => e);
     expect(other).toMatchObject({ error: 'CS_ERR_BACKFILL_MISMATCH' });

@@ -25,10 +25,20 @@ describe('the backfill handlers, as the Distributed Map calls them', () => {
   const saved = { ...process.env };
 
   beforeAll(async () => {
-    catalog = generateCatalog({ commits: 160, seed: 12, leavesPerCommit: [1, 6], sameMillisecondPairs: 4, trimTrailingZeros: true, deleteRatio: 0.1 });
+    catalog = generateCatalog({
+      commits: 160,
+      seed: 12,
+      leavesPerCommit: [1, 6],
+      sameMillisecondPairs: 4,
+      trimTrailingZeros: true,
+      deleteRatio: 0.1,
+    });
     replica = await CatalogReplica.start({ catalog, pageSize: 25, splitCommits: true });
     harness = await SyncHarness.create();
-    Object.assign(process.env, harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, CURSOR_NAME: 'bf', CONCURRENCY: '8' }));
+    Object.assign(
+      process.env,
+      harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, CURSOR_NAME: 'bf', CONCURRENCY: '8' }),
+    );
   });
   afterAll(async () => {
     for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
@@ -36,31 +46,40 @@ describe('the backfill handlers, as the Distributed Map calls them', () => {
     await replica.stop();
   });
 
-  it('plan → ItemReader → ItemBatcher → workers (retried, duplicated, looped) → finish: the follower\'s result, cursor on B', async () => {
+  it("plan → ItemReader → ItemBatcher → workers (retried, duplicated, looped) → finish: the follower's result, cursor on B", async () => {
     const planner = (await import('../../../lambda/backfill/lambda/planner.js')).handler;
     const worker = (await import('../../../lambda/backfill/lambda/worker.js')).handler;
     const finalizer = (await import('../../../lambda/backfill/lambda/finalizer.js')).handler;
 
     // Plan: the execution's input.
     const planned = await planner({ rangeLeaves: 40 });
-    expect(planned).toMatchObject({ bucket: harness.bucket, rangesKey: `backfill/${planned.backfillId}/ranges.json`, resumed: false });
+    expect(planned).toMatchObject({
+      bucket: harness.bucket,
+      rangesKey: `backfill/${planned.backfillId}/ranges.json`,
+      resumed: false,
+    });
     expect(planned.ranges).toBeGreaterThan(2 * BATCH);
 
     // ItemReader: s3:getObject of Bucket/Key from the planner's output, InputType JSON (an array).
-    const object = await harness.clients.s3.send(new GetObjectCommand({ Bucket: planned.bucket, Key: planned.rangesKey }));
+    const object = await harness.clients.s3.send(
+      new GetObjectCommand({ Bucket: planned.bucket, Key: planned.rangesKey }),
+    );
     const items = JSON.parse(await object.Body!.transformToString('utf8')) as BackfillRange[];
     expect(Array.isArray(items)).toBe(true);
     expect(items.map((item) => item.n)).toEqual([...Array(planned.ranges).keys()]);
 
     // ItemBatcher: MaxItemsPerBatch items, BatchInput { backfillId, passes: 0 }.
     const batches = [];
-    for (let i = 0; i < items.length; i += BATCH) batches.push({ Items: items.slice(i, i + BATCH), BatchInput: { backfillId: planned.backfillId, passes: 0 } });
+    for (let i = 0; i < items.length; i += BATCH)
+      batches.push({ Items: items.slice(i, i + BATCH), BatchInput: { backfillId: planned.backfillId, passes: 0 } });
 
     // A batch given almost no time comes back not done and is looped back (the Again state: passes + 1).
     const stopped = await worker(batches[0]!, NO_TIME);
     expect(stopped.done).toBe(false);
     // Finishing before every range is done fails with the coded error, and moves nothing.
-    await expect(finalizer({ backfillId: planned.backfillId })).rejects.toMatchObject({ code: 'CS_ERR_BACKFILL_INCOMPLETE' });
+    await expect(finalizer({ backfillId: planned.backfillId })).rejects.toMatchObject({
+      code: 'CS_ERR_BACKFILL_INCOMPLETE',
+    });
     expect(await harness.cursor('bf')).toBeUndefined();
     const looped = await worker({ ...batches[0]!, BatchInput: { ...batches[0]!.BatchInput, passes: 1 } }, ENOUGH);
     expect(looped.done).toBe(true);
@@ -72,7 +91,9 @@ describe('the backfill handlers, as the Distributed Map calls them', () => {
     for (const outcome of [a, b]) {
       if (outcome.done) continue;
       expect(outcome.ranges.some((range) => range.stoppedBy === 'lost-race')).toBe(true);
-      expect((await worker({ ...batches[1]!, BatchInput: { ...batches[1]!.BatchInput, passes: 1 } }, ENOUGH)).done).toBe(true);
+      expect(
+        (await worker({ ...batches[1]!, BatchInput: { ...batches[1]!.BatchInput, passes: 1 } }, ENOUGH)).done,
+      ).toBe(true);
     }
     for (const batch of batches.slice(2)) expect((await worker(batch, ENOUGH)).done).toBe(true);
     const retried = await worker(batches[2]!, ENOUGH);
@@ -83,7 +104,14 @@ describe('the backfill handlers, as the Distributed Map calls them', () => {
     const summary = await finalizer({ backfillId: planned.backfillId });
     const head = commitTicks(catalog, -1);
     const leaves = catalog.commits.reduce((n, commit) => n + commit.leaves.length, 0);
-    expect(summary).toMatchObject({ runId: planned.backfillId, cursorName: 'bf', cursorAfter: formatTimestamp(head), commits: catalog.commits.length, leaves, caughtUp: true });
+    expect(summary).toMatchObject({
+      runId: planned.backfillId,
+      cursorName: 'bf',
+      cursorAfter: formatTimestamp(head),
+      commits: catalog.commits.length,
+      leaves,
+      caughtUp: true,
+    });
     expect(await harness.cursor('bf')).toBe(formatTimestamp(head));
     expect(await harness.verify(catalog, replica.origin, head)).toEqual([]);
     const keys = await harness.keys();
@@ -105,18 +133,28 @@ describe('the backfill handlers, as the Distributed Map calls them', () => {
     process.env.CURSOR_NAME = 'bf-until';
     try {
       const planned = await planner({ until, rangeLeaves: 1_000 });
-      const object = await harness.clients.s3.send(new GetObjectCommand({ Bucket: planned.bucket, Key: planned.rangesKey }));
+      const object = await harness.clients.s3.send(
+        new GetObjectCommand({ Bucket: planned.bucket, Key: planned.rangesKey }),
+      );
       const items = JSON.parse(await object.Body!.transformToString('utf8')) as BackfillRange[];
-      expect((await worker({ Items: items, BatchInput: { backfillId: planned.backfillId, passes: 0 } }, ENOUGH)).done).toBe(true);
+      expect(
+        (await worker({ Items: items, BatchInput: { backfillId: planned.backfillId, passes: 0 } }, ENOUGH)).done,
+      ).toBe(true);
       const summary = await finalizer({ backfillId: planned.backfillId });
-      expect(summary).toMatchObject({ cursorName: 'bf-until', cursorAfter: until, commits: 60, caughtUp: false, stoppedBy: 'until' });
+      expect(summary).toMatchObject({
+        cursorName: 'bf-until',
+        cursorAfter: until,
+        commits: 60,
+        caughtUp: false,
+        stoppedBy: 'until',
+      });
       expect(await harness.cursor('bf-until')).toBe(until);
     } finally {
       process.env.CURSOR_NAME = 'bf';
     }
   });
 
-  it('INCLUDE_IDS/EXCLUDE_IDS other than the mirror\'s filter.json: planner, worker and finish refuse, naming both filters and --refilter', async () => {
+  it("INCLUDE_IDS/EXCLUDE_IDS other than the mirror's filter.json: planner, worker and finish refuse, naming both filters and --refilter", async () => {
     const planner = (await import('../../../lambda/backfill/lambda/planner.js')).handler;
     const worker = (await import('../../../lambda/backfill/lambda/worker.js')).handler;
     const finalizer = (await import('../../../lambda/backfill/lambda/finalizer.js')).handler;
@@ -127,19 +165,29 @@ describe('the backfill handlers, as the Distributed Map calls them', () => {
       // A first backfill with a filter records it, and stores only what it keeps.
       const until = catalog.commits[19]!.timestamp;
       const first = await planner({ until, rangeLeaves: 1000 });
-      const object = await harness.clients.s3.send(new GetObjectCommand({ Bucket: first.bucket, Key: first.rangesKey }));
+      const object = await harness.clients.s3.send(
+        new GetObjectCommand({ Bucket: first.bucket, Key: first.rangesKey }),
+      );
       const items = JSON.parse(await object.Body!.transformToString('utf8')) as BackfillRange[];
       const batch = { Items: items, BatchInput: { backfillId: first.backfillId, passes: 0 } };
       expect((await worker(batch, ENOUGH)).done).toBe(true);
       await finalizer({ backfillId: first.backfillId });
-      expect(JSON.parse((await harness.getObject('filtered/filter.json')).body.toString('utf8'))).toEqual({ include: ['a*'], exclude: [] });
+      expect(JSON.parse((await harness.getObject('filtered/filter.json')).body.toString('utf8'))).toEqual({
+        include: ['a*'],
+        exclude: [],
+      });
       const stored = (await harness.keys('filtered/leaves/')).map((key) => key.split('/')[3]!);
       expect(stored.length).toBeGreaterThan(0);
       expect(stored.every((id) => /^a/i.test(id))).toBe(true);
 
       // The construct's filter changed without `run --refilter`: every handler refuses before storing anything.
       process.env.INCLUDE_IDS = 'a*, c*';
-      const refused = { code: 'CS_ERR_ID_FILTER_CHANGED', message: expect.stringMatching(/^INCLUDE_IDS\/EXCLUDE_IDS: this mirror was synced with include a\*, and this run asks for include a\*, c\*: .*catalog-sync run --refilter/) };
+      const refused = {
+        code: 'CS_ERR_ID_FILTER_CHANGED',
+        message: expect.stringMatching(
+          /^INCLUDE_IDS\/EXCLUDE_IDS: this mirror was synced with include a\*, and this run asks for include a\*, c\*: .*catalog-sync run --refilter/,
+        ),
+      };
       const keysBefore = await harness.keys('filtered/');
       await expect(planner({ until: catalog.commits[39]!.timestamp })).rejects.toMatchObject(refused);
       await expect(worker(batch, ENOUGH)).rejects.toMatchObject(refused);
@@ -148,7 +196,10 @@ describe('the backfill handlers, as the Distributed Map calls them', () => {
       expect(await harness.cursor('bf-filter')).toBe(formatTimestamp(commitTicks(catalog, 19)));
       // No filter at all is another filter too.
       delete process.env.INCLUDE_IDS;
-      await expect(planner({})).rejects.toMatchObject({ code: 'CS_ERR_ID_FILTER_CHANGED', message: expect.stringContaining('this run asks for no filter') });
+      await expect(planner({})).rejects.toMatchObject({
+        code: 'CS_ERR_ID_FILTER_CHANGED',
+        message: expect.stringContaining('this run asks for no filter'),
+      });
     } finally {
       for (const [key, value] of Object.entries(before)) {
         if (value === undefined) delete process.env[key];

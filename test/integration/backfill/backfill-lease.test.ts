@@ -14,7 +14,13 @@ import { planBackfill, runRange } from '../../../lambda/backfill/index.js';
 import { generateCatalog, type GeneratedCatalog } from '../../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { commitTicks } from '../../../testkit/sync-harness.js';
-import { openTarget, settingsOf, TARGET_KINDS, withDeps, type BackfillTarget } from '../../../testkit/backfill-harness.js';
+import {
+  openTarget,
+  settingsOf,
+  TARGET_KINDS,
+  withDeps,
+  type BackfillTarget,
+} from '../../../testkit/backfill-harness.js';
 
 const LEASE_SECONDS = 6;
 const LEASE_MS = LEASE_SECONDS * 1000;
@@ -58,14 +64,19 @@ interface Renewal {
  * during the range's first checkpoint write, and later leaf PUTs wait for the second renewal to settle. `failSecond`:
  * that renewal throws.
  */
-async function runOneRange(kind: (typeof TARGET_KINDS)[number], { passLease, failSecond = false }: { passLease: boolean; failSecond?: boolean }) {
+async function runOneRange(
+  kind: (typeof TARGET_KINDS)[number],
+  { passLease, failSecond = false }: { passLease: boolean; failSecond?: boolean },
+) {
   const target = await openTarget(kind);
   targets.push(target);
   const settings = settingsOf(replica.serviceIndexUrl);
   // The plan's own lease is over at once: what holds the follower off below is the range's renewals alone.
   // Its holder's renewals move it even once it has lapsed (as the whole lease passing below makes it).
   const holder = 'the-planner';
-  const { plan, ranges } = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 100_000, leaseSeconds: 0, holder }));
+  const { plan, ranges } = await withDeps(target, settings, (deps) =>
+    planBackfill(settings, deps, { rangeLeaves: 100_000, leaseSeconds: 0, holder }),
+  );
   expect(ranges).toHaveLength(1);
   const range: BackfillRange = ranges[0]!;
   const { cursorName } = settings;
@@ -107,7 +118,13 @@ async function runOneRange(kind: (typeof TARGET_KINDS)[number], { passLease, fai
           if (failed) throw new Error('injected: the table is throttled');
           await store.renewLease(name, id, leaseUntil, holder, now);
         } finally {
-          renewals.push({ leaseUntil, failed, rangeDone: state?.done ?? false, rangeProgress: state?.progress, stored: (await store.readPlan(name, id))?.leaseUntil });
+          renewals.push({
+            leaseUntil,
+            failed,
+            rangeDone: state?.done ?? false,
+            rangeProgress: state?.progress,
+            stored: (await store.readPlan(name, id))?.leaseUntil,
+          });
         }
       };
       const renewal = call();
@@ -124,61 +141,81 @@ async function runOneRange(kind: (typeof TARGET_KINDS)[number], { passLease, fai
     },
   });
   const logger: EngineLogger = { info() {}, error() {}, warn: (message) => warnings.push(message) };
-  const outcome = await withDeps(target, settings, (deps) => runRange(settings, deps, range, { leaseSeconds: LEASE_SECONDS, now: () => clock, holder }), {
-    backfills,
-    snapshots,
-    logger,
-  });
+  const outcome = await withDeps(
+    target,
+    settings,
+    (deps) => runRange(settings, deps, range, { leaseSeconds: LEASE_SECONDS, now: () => clock, holder }),
+    {
+      backfills,
+      snapshots,
+      logger,
+    },
+  );
   const storedLease = (await store.readPlan(cursorName, backfillId))!.leaseUntil;
   return { target, outcome, base, renewals, checkpoints, leafLeases, warnings, storedLease, range };
 }
 
 describe('the plan lease inside a range', () => {
-  it.each(TARGET_KINDS)('a range longer than its lease renews it mid-range, once, as its checkpoint advances (%s)', async (kind) => {
-    const { target, outcome, base, renewals, checkpoints, leafLeases, warnings, storedLease, range } = await runOneRange(kind, { passLease: true });
-    expect(outcome).toMatchObject({ done: true, stoppedBy: 'caught-up' });
-    expect(await target.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
-    // Start, mid-range (after the first checkpoint, a whole lease later), end: one renewal for a third of a lease,
-    // however many checkpoints (coalesced: how many depends on the store's pace) and leaves the range wrote.
-    expect(renewals.map((r) => r.leaseUntil)).toEqual([base + LEASE_MS, base + 2 * LEASE_MS, base + 2 * LEASE_MS]);
-    expect(leafLeases.length).toBeGreaterThan(30);
-    const mid = renewals[1]!;
-    expect(mid).toMatchObject({ failed: false, rangeDone: false, stored: base + 2 * LEASE_MS });
-    expect(mid.rangeProgress).toBe(checkpoints[0]);
-    expect(mid.rangeProgress! < range.hi).toBe(true);
-    // Read from the store as leaves were PUT: the start's lease first, then (leaves held until the renewal
-    // settled) the renewed one, while the range still had leaves to store.
-    expect(leafLeases[0]).toBe(base + LEASE_MS);
-    expect(leafLeases.at(-1)).toBe(base + 2 * LEASE_MS);
-    expect(leafLeases.filter((lease) => lease === base + 2 * LEASE_MS).length).toBeGreaterThan(1);
-    expect(storedLease).toBe(base + 2 * LEASE_MS);
-    expect(warnings).toEqual([]);
-  });
+  it.each(TARGET_KINDS)(
+    'a range longer than its lease renews it mid-range, once, as its checkpoint advances (%s)',
+    async (kind) => {
+      const { target, outcome, base, renewals, checkpoints, leafLeases, warnings, storedLease, range } =
+        await runOneRange(kind, { passLease: true });
+      expect(outcome).toMatchObject({ done: true, stoppedBy: 'caught-up' });
+      expect(await target.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+      // Start, mid-range (after the first checkpoint, a whole lease later), end: one renewal for a third of a lease,
+      // however many checkpoints (coalesced: how many depends on the store's pace) and leaves the range wrote.
+      expect(renewals.map((r) => r.leaseUntil)).toEqual([base + LEASE_MS, base + 2 * LEASE_MS, base + 2 * LEASE_MS]);
+      expect(leafLeases.length).toBeGreaterThan(30);
+      const mid = renewals[1]!;
+      expect(mid).toMatchObject({ failed: false, rangeDone: false, stored: base + 2 * LEASE_MS });
+      expect(mid.rangeProgress).toBe(checkpoints[0]);
+      expect(mid.rangeProgress! < range.hi).toBe(true);
+      // Read from the store as leaves were PUT: the start's lease first, then (leaves held until the renewal
+      // settled) the renewed one, while the range still had leaves to store.
+      expect(leafLeases[0]).toBe(base + LEASE_MS);
+      expect(leafLeases.at(-1)).toBe(base + 2 * LEASE_MS);
+      expect(leafLeases.filter((lease) => lease === base + 2 * LEASE_MS).length).toBeGreaterThan(1);
+      expect(storedLease).toBe(base + 2 * LEASE_MS);
+      expect(warnings).toEqual([]);
+    },
+  );
 
-  it.each(TARGET_KINDS)('while less than a third of the lease passes, only the range start and end renew it (%s)', async (kind) => {
-    const { outcome, base, renewals, checkpoints, leafLeases } = await runOneRange(kind, { passLease: false });
-    expect(outcome).toMatchObject({ done: true });
-    expect(renewals.map((r) => [r.leaseUntil, r.rangeDone])).toEqual([
-      [base + LEASE_MS, false],
-      [base + LEASE_MS, true],
-    ]);
-    // Checkpoints were written, leaves stored: neither renewed the lease.
-    expect(checkpoints.length).toBeGreaterThan(0);
-    expect(leafLeases.length).toBeGreaterThan(30);
-  });
+  it.each(TARGET_KINDS)(
+    'while less than a third of the lease passes, only the range start and end renew it (%s)',
+    async (kind) => {
+      const { outcome, base, renewals, checkpoints, leafLeases } = await runOneRange(kind, { passLease: false });
+      expect(outcome).toMatchObject({ done: true });
+      expect(renewals.map((r) => [r.leaseUntil, r.rangeDone])).toEqual([
+        [base + LEASE_MS, false],
+        [base + LEASE_MS, true],
+      ]);
+      // Checkpoints were written, leaves stored: neither renewed the lease.
+      expect(checkpoints.length).toBeGreaterThan(0);
+      expect(leafLeases.length).toBeGreaterThan(30);
+    },
+  );
 
-  it.each(TARGET_KINDS)('a failed mid-range renewal is a warning, tried again at the next checkpoint; the range is done (%s)', async (kind) => {
-    const { target, outcome, base, renewals, warnings, storedLease } = await runOneRange(kind, { passLease: true, failSecond: true });
-    expect(outcome).toMatchObject({ done: true, stoppedBy: 'caught-up' });
-    expect(await target.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
-    expect(renewals.map((r) => [r.leaseUntil, r.failed, r.rangeDone])).toEqual([
-      [base + LEASE_MS, false, false],
-      [base + 2 * LEASE_MS, true, false],
-      [base + 2 * LEASE_MS, false, false],
-      [base + 2 * LEASE_MS, false, true],
-    ]);
-    expect(renewals[2]!.stored).toBe(base + 2 * LEASE_MS);
-    expect(storedLease).toBe(base + 2 * LEASE_MS);
-    expect(warnings).toEqual(['backfill lease renewal failed; the range goes on (the lease only holds the follower off)']);
-  });
+  it.each(TARGET_KINDS)(
+    'a failed mid-range renewal is a warning, tried again at the next checkpoint; the range is done (%s)',
+    async (kind) => {
+      const { target, outcome, base, renewals, warnings, storedLease } = await runOneRange(kind, {
+        passLease: true,
+        failSecond: true,
+      });
+      expect(outcome).toMatchObject({ done: true, stoppedBy: 'caught-up' });
+      expect(await target.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
+      expect(renewals.map((r) => [r.leaseUntil, r.failed, r.rangeDone])).toEqual([
+        [base + LEASE_MS, false, false],
+        [base + 2 * LEASE_MS, true, false],
+        [base + 2 * LEASE_MS, false, false],
+        [base + 2 * LEASE_MS, false, true],
+      ]);
+      expect(renewals[2]!.stored).toBe(base + 2 * LEASE_MS);
+      expect(storedLease).toBe(base + 2 * LEASE_MS);
+      expect(warnings).toEqual([
+        'backfill lease renewal failed; the range goes on (the lease only holds the follower off)',
+      ]);
+    },
+  );
 });

@@ -44,7 +44,9 @@ describe('a range writes manifests as its commits complete', () => {
     const running = withDeps(target, settings, (deps) => runRange(settings, deps, range), { snapshots: held.store });
     await held.reached;
     // Every other commit completes meanwhile; its manifest is stored though commit 2's is not.
-    const others = catalog.commits.map((_, i) => manifestKey('', commitKey(commitTicks(catalog, i)))).filter((key) => key !== heldKey);
+    const others = catalog.commits
+      .map((_, i) => manifestKey('', commitKey(commitTicks(catalog, i))))
+      .filter((key) => key !== heldKey);
     await held.whenStored(others);
     expect(await manifestsStored(target)).toEqual([...others].sort());
     const state = await target.stores.backfills.readRange(settings.cursorName, range.backfillId, range.n);
@@ -55,7 +57,11 @@ describe('a range writes manifests as its commits complete', () => {
     const outcome = await running;
     expect(outcome).toMatchObject({ done: true, stoppedBy: 'caught-up' });
     const done = await target.stores.backfills.readRange(settings.cursorName, range.backfillId, range.n);
-    expect(done).toMatchObject({ done: true, progress: formatTimestamp(commitTicks(catalog, catalog.commits.length - 1)), commits: catalog.commits.length });
+    expect(done).toMatchObject({
+      done: true,
+      progress: formatTimestamp(commitTicks(catalog, catalog.commits.length - 1)),
+      commits: catalog.commits.length,
+    });
     expect(await target.verify(catalog, replica.origin, commitTicks(catalog, catalog.commits.length - 1))).toEqual([]);
   });
 
@@ -65,9 +71,13 @@ describe('a range writes manifests as its commits complete', () => {
     const settings = settingsOf(replica.serviceIndexUrl);
     const { ranges } = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 1_000 }));
     const range = ranges[0]!;
-    const failing = holdKey(target.stores.snapshots, manifestKey('', commitKey(commitTicks(catalog, 5))), { fail: true });
+    const failing = holdKey(target.stores.snapshots, manifestKey('', commitKey(commitTicks(catalog, 5))), {
+      fail: true,
+    });
     failing.release();
-    const error = await withDeps(target, settings, (deps) => runRange(settings, deps, range), { snapshots: failing.store }).catch((e: unknown) => e);
+    const error = await withDeps(target, settings, (deps) => runRange(settings, deps, range), {
+      snapshots: failing.store,
+    }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'CS_ERR_BACKFILL_RANGE' });
     const state = await target.stores.backfills.readRange(settings.cursorName, range.backfillId, range.n);
     expect(state?.done ?? false).toBe(false);

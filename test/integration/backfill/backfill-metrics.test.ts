@@ -18,7 +18,7 @@ import { captureEmf as capture } from '../emf-kit.js';
 const ENOUGH = { getRemainingTimeInMillis: () => 600_000 };
 const SERVICE = 'catalog-sync-bfm-backfill'; // what infra/constructs/catalog-backfill.ts sets for cursor "bfm"
 
-describe('the range worker\'s metrics', () => {
+describe("the range worker's metrics", () => {
   let catalog: GeneratedCatalog;
   let replica: CatalogReplica;
   let harness: SyncHarness;
@@ -28,10 +28,14 @@ describe('the range worker\'s metrics', () => {
     catalog = generateCatalog({ commits: 40, seed: 77, leavesPerCommit: [1, 4], deleteRatio: 0.15 });
     replica = await CatalogReplica.start({ catalog, pageSize: 5 });
     harness = await SyncHarness.create();
-    Object.assign(process.env, harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, CURSOR_NAME: 'bfm', CONCURRENCY: '8' }), {
-      POWERTOOLS_SERVICE_NAME: SERVICE,
-      POWERTOOLS_METRICS_NAMESPACE: 'CatalogSync',
-    });
+    Object.assign(
+      process.env,
+      harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, CURSOR_NAME: 'bfm', CONCURRENCY: '8' }),
+      {
+        POWERTOOLS_SERVICE_NAME: SERVICE,
+        POWERTOOLS_METRICS_NAMESPACE: 'CatalogSync',
+      },
+    );
   });
   afterAll(async () => {
     for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
@@ -41,17 +45,26 @@ describe('the range worker\'s metrics', () => {
 
   /** The commits a range owns: (lo, hi]. */
   const owned = (range: BackfillRange): GeneratedCommit[] =>
-    catalog.commits.filter((c) => parseTimestamp(c.timestamp) > parseTimestamp(range.lo) && parseTimestamp(c.timestamp) <= parseTimestamp(range.hi));
+    catalog.commits.filter(
+      (c) =>
+        parseTimestamp(c.timestamp) > parseTimestamp(range.lo) &&
+        parseTimestamp(c.timestamp) <= parseTimestamp(range.hi),
+    );
   const leavesOf = (ranges: readonly BackfillRange[]) => ranges.flatMap(owned).flatMap((c) => c.leaves);
 
-  it('one EMF record per invocation: what its ranges stored, in the follower\'s namespace, under the backfill\'s service', async () => {
+  it("one EMF record per invocation: what its ranges stored, in the follower's namespace, under the backfill's service", async () => {
     const planner = (await import('../../../lambda/backfill/lambda/planner.js')).handler;
     const worker = (await import('../../../lambda/backfill/lambda/worker.js')).handler;
     const planned = await planner({ rangeLeaves: 15 });
-    const object = await harness.clients.s3.send(new GetObjectCommand({ Bucket: planned.bucket, Key: planned.rangesKey }));
+    const object = await harness.clients.s3.send(
+      new GetObjectCommand({ Bucket: planned.bucket, Key: planned.rangesKey }),
+    );
     const items = JSON.parse(await object.Body!.transformToString('utf8')) as BackfillRange[];
     expect(items.length).toBeGreaterThanOrEqual(4);
-    const batch = (ranges: BackfillRange[]) => ({ Items: ranges, BatchInput: { backfillId: planned.backfillId, passes: 0 } });
+    const batch = (ranges: BackfillRange[]) => ({
+      Items: ranges,
+      BatchInput: { backfillId: planned.backfillId, passes: 0 },
+    });
 
     // A batch of two ranges, run whole.
     const first = items.slice(0, 2);
@@ -96,14 +109,20 @@ describe('the range worker\'s metrics', () => {
     // A batch whose second range fails (a leaf that fails validation, quarantine off): the worker throws the
     // range's coded error, and its record still counts what the first range stored.
     const [good, bad] = [items[2]!, items[3]!];
-    const badLeaf = owned(bad).flatMap((c) => c.leaves).find((leaf) => leaf.type !== 'PackageDelete');
+    const badLeaf = owned(bad)
+      .flatMap((c) => c.leaves)
+      .find((leaf) => leaf.type !== 'PackageDelete');
     expect(badLeaf).toBeDefined();
     replica.overrideBody(new URL(replica.leafUrl(badLeaf!)).pathname, '{"@type": "PackageDetails"}');
     try {
       const failed = await capture(() => worker(batch([good, bad]), ENOUGH));
       expect(failed.error).toMatchObject({ code: 'CS_ERR_BACKFILL_RANGE', n: bad.n });
       expect(failed.emf).toHaveLength(1);
-      expect(failed.emf[0]).toMatchObject({ Leaves: leavesOf([good]).length, Commits: owned(good).length, RangesDone: 1 });
+      expect(failed.emf[0]).toMatchObject({
+        Leaves: leavesOf([good]).length,
+        Commits: owned(good).length,
+        RangesDone: 1,
+      });
     } finally {
       replica.clearFaults();
     }

@@ -8,18 +8,36 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RANGE_ITEM_BYTES, MAX_RANGE_LEAVES } from '../../../lambda/contract/index.js';
 import type { CatalogIndex } from '../../../lambda/catalog/index.js';
 import { formatTimestamp, parseTimestamp } from '../../../lambda/contract/time.js';
-import { abandonBackfill, BackfillRunningError, cutRanges, planBackfill, releaseBackfillLease } from '../../../lambda/backfill/index.js';
+import {
+  abandonBackfill,
+  BackfillRunningError,
+  cutRanges,
+  planBackfill,
+  releaseBackfillLease,
+} from '../../../lambda/backfill/index.js';
 import { generateCatalog, type GeneratedCatalog } from '../../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { commitTicks } from '../../../testkit/sync-harness.js';
-import { openTarget, settingsOf, TARGET_KINDS, withDeps, type BackfillTarget } from '../../../testkit/backfill-harness.js';
+import {
+  openTarget,
+  settingsOf,
+  TARGET_KINDS,
+  withDeps,
+  type BackfillTarget,
+} from '../../../testkit/backfill-harness.js';
 
 let catalog: GeneratedCatalog;
 let replica: CatalogReplica;
 const targets: BackfillTarget[] = [];
 
 beforeAll(async () => {
-  catalog = generateCatalog({ commits: 30, seed: 2121, leavesPerCommit: [1, 4], sameMillisecondPairs: 2, deleteRatio: 0.1 });
+  catalog = generateCatalog({
+    commits: 30,
+    seed: 2121,
+    leavesPerCommit: [1, 4],
+    sameMillisecondPairs: 2,
+    deleteRatio: 0.1,
+  });
   replica = await CatalogReplica.start({ catalog, pageSize: 5, splitCommits: true });
 });
 afterAll(async () => {
@@ -38,7 +56,9 @@ describe.each(TARGET_KINDS)('one backfill plan at a time (%s)', (kind) => {
     const target = await fresh(kind);
     const settings = settingsOf(replica.serviceIndexUrl);
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 8 }, () => withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 10 }))),
+      Array.from({ length: 8 }, () =>
+        withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 10 })),
+      ),
     );
     const planned = outcomes.filter((o) => o.status === 'fulfilled').map((o) => o.value);
     expect(planned).toHaveLength(1);
@@ -47,7 +67,9 @@ describe.each(TARGET_KINDS)('one backfill plan at a time (%s)', (kind) => {
       if (outcome.status === 'fulfilled') continue;
       expect(outcome.reason).toBeInstanceOf(BackfillRunningError);
       expect(outcome.reason).toMatchObject({ code: 'CS_ERR_BACKFILL_RUNNING', backfillId: id });
-      expect(String(outcome.reason.message)).toMatch(new RegExp(`backfill ${id} of cursor catalog-to-s3 is (running|being planned).*--abandon`));
+      expect(String(outcome.reason.message)).toMatch(
+        new RegExp(`backfill ${id} of cursor catalog-to-s3 is (running|being planned).*--abandon`),
+      );
     }
     // One plan item and one ranges file: nothing of the losers.
     const keys = (await target.keys()).filter((key) => key.startsWith('backfill/'));
@@ -60,11 +82,17 @@ describe.each(TARGET_KINDS)('one backfill plan at a time (%s)', (kind) => {
     const settings = settingsOf(replica.serviceIndexUrl);
     const first = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 10 }));
     const refused = await withDeps(target, settings, (deps) => planBackfill(settings, deps)).catch((e: unknown) => e);
-    expect(refused).toMatchObject({ code: 'CS_ERR_BACKFILL_RUNNING', backfillId: first.plan.backfillId, leaseUntil: first.plan.leaseUntil });
+    expect(refused).toMatchObject({
+      code: 'CS_ERR_BACKFILL_RUNNING',
+      backfillId: first.plan.backfillId,
+      leaseUntil: first.plan.leaseUntil,
+    });
     expect(String(refused)).toContain(`its lease lasts until ${new Date(first.plan.leaseUntil).toISOString()}`);
     await withDeps(target, settings, (deps) => releaseBackfillLease(settings, deps, first.plan.backfillId));
     // The follower is no longer held off, and a rerun takes the plan up at once.
-    expect((await target.stores.backfills.readPlan(settings.cursorName, first.plan.backfillId))!.leaseUntil).toBeLessThanOrEqual(Date.now());
+    expect(
+      (await target.stores.backfills.readPlan(settings.cursorName, first.plan.backfillId))!.leaseUntil,
+    ).toBeLessThanOrEqual(Date.now());
     const resumed = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { leaseSeconds: 0 }));
     expect(resumed).toMatchObject({ resumed: true, plan: { backfillId: first.plan.backfillId } });
     // Lease 0: lapsed at once, so the next planner takes it up too.
@@ -74,49 +102,85 @@ describe.each(TARGET_KINDS)('one backfill plan at a time (%s)', (kind) => {
   it('two planners taking up one lapsed plan at once: one takes it, the other is refused', async () => {
     const target = await fresh(kind);
     const settings = settingsOf(replica.serviceIndexUrl);
-    const first = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 10, leaseSeconds: 0 }));
-    const outcomes = await Promise.allSettled([1, 2, 3].map(() => withDeps(target, settings, (deps) => planBackfill(settings, deps))));
+    const first = await withDeps(target, settings, (deps) =>
+      planBackfill(settings, deps, { rangeLeaves: 10, leaseSeconds: 0 }),
+    );
+    const outcomes = await Promise.allSettled(
+      [1, 2, 3].map(() => withDeps(target, settings, (deps) => planBackfill(settings, deps))),
+    );
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
-    for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'CS_ERR_BACKFILL_RUNNING', backfillId: first.plan.backfillId });
+    for (const o of outcomes)
+      if (o.status === 'rejected')
+        expect(o.reason).toMatchObject({ code: 'CS_ERR_BACKFILL_RUNNING', backfillId: first.plan.backfillId });
   });
 
   it('a holder known to be gone (a killed CLI) is taken over at once; a live one is not', async () => {
     const target = await fresh(kind);
     const settings = settingsOf(replica.serviceIndexUrl);
-    const first = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 10, holder: '111@here' }));
+    const first = await withDeps(target, settings, (deps) =>
+      planBackfill(settings, deps, { rangeLeaves: 10, holder: '111@here' }),
+    );
     expect(first.plan.leaseHolder).toBe('111@here');
-    const alive = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { holder: '222@here', holderGone: () => false })).catch((e: unknown) => e);
+    const alive = await withDeps(target, settings, (deps) =>
+      planBackfill(settings, deps, { holder: '222@here', holderGone: () => false }),
+    ).catch((e: unknown) => e);
     expect(String(alive)).toContain('(held by 111@here)');
-    const taken = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { holder: '222@here', holderGone: (h) => h === '111@here' }));
-    expect(taken).toMatchObject({ resumed: true, plan: { backfillId: first.plan.backfillId, leaseHolder: '222@here' } });
-    expect((await target.stores.backfills.readPlan(settings.cursorName, first.plan.backfillId))?.leaseHolder).toBe('222@here');
+    const taken = await withDeps(target, settings, (deps) =>
+      planBackfill(settings, deps, { holder: '222@here', holderGone: (h) => h === '111@here' }),
+    );
+    expect(taken).toMatchObject({
+      resumed: true,
+      plan: { backfillId: first.plan.backfillId, leaseHolder: '222@here' },
+    });
+    expect((await target.stores.backfills.readPlan(settings.cursorName, first.plan.backfillId))?.leaseHolder).toBe(
+      '222@here',
+    );
   });
 
   it('a rerun asking another until or rangeLeaves is refused naming both; abandoning lets a new plan start', async () => {
     const target = await fresh(kind);
     const settings = settingsOf(replica.serviceIndexUrl);
     const until = commitTicks(catalog, 20);
-    const first = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 10, until, leaseSeconds: 0 }));
+    const first = await withDeps(target, settings, (deps) =>
+      planBackfill(settings, deps, { rangeLeaves: 10, until, leaseSeconds: 0 }),
+    );
     expect(first.plan).toMatchObject({ until: formatTimestamp(until), rangeLeaves: 10 });
     const other = commitTicks(catalog, 25);
-    const error = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { until: other, rangeLeaves: 7 })).catch((e: unknown) => e);
+    const error = await withDeps(target, settings, (deps) =>
+      planBackfill(settings, deps, { until: other, rangeLeaves: 7 }),
+    ).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'CS_ERR_BACKFILL_MISMATCH', backfillId: first.plan.backfillId });
-    expect(String(error)).toContain(`until ${formatTimestamp(until)} and rangeLeaves 10, but until ${formatTimestamp(other)} and rangeLeaves 7 was asked`);
+    expect(String(error)).toContain(
+      `until ${formatTimestamp(until)} and rangeLeaves 10, but until ${formatTimestamp(other)} and rangeLeaves 7 was asked`,
+    );
     // The same asked again (or nothing) resumes it.
-    expect((await withDeps(target, settings, (deps) => planBackfill(settings, deps, { until, rangeLeaves: 10, leaseSeconds: 0 }))).resumed).toBe(true);
+    expect(
+      (
+        await withDeps(target, settings, (deps) =>
+          planBackfill(settings, deps, { until, rangeLeaves: 10, leaseSeconds: 0 }),
+        )
+      ).resumed,
+    ).toBe(true);
 
     const abandoned = await withDeps(target, settings, (deps) => abandonBackfill(settings, deps));
     expect(abandoned).toMatchObject({ backfillId: first.plan.backfillId, status: 'abandoned' });
     expect(await withDeps(target, settings, (deps) => abandonBackfill(settings, deps))).toBeUndefined();
-    const next = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { until: other, rangeLeaves: 7 }));
-    expect(next).toMatchObject({ resumed: false, plan: { until: formatTimestamp(other), rangeLeaves: 7, bound: formatTimestamp(other) } });
+    const next = await withDeps(target, settings, (deps) =>
+      planBackfill(settings, deps, { until: other, rangeLeaves: 7 }),
+    );
+    expect(next).toMatchObject({
+      resumed: false,
+      plan: { until: formatTimestamp(other), rangeLeaves: 7, bound: formatTimestamp(other) },
+    });
     expect(next.plan.backfillId).not.toBe(first.plan.backfillId);
   });
 
-  it('refuses a rangeLeaves above the bound, naming it; ranges stay under a batch\'s bytes whatever rangeLeaves', async () => {
+  it("refuses a rangeLeaves above the bound, naming it; ranges stay under a batch's bytes whatever rangeLeaves", async () => {
     const target = await fresh(kind);
     const settings = settingsOf(replica.serviceIndexUrl);
-    const error = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: MAX_RANGE_LEAVES + 1 })).catch((e: unknown) => e);
+    const error = await withDeps(target, settings, (deps) =>
+      planBackfill(settings, deps, { rangeLeaves: MAX_RANGE_LEAVES + 1 }),
+    ).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'CS_ERR_SETTINGS' });
     expect(String(error)).toContain(`rangeLeaves`);
     expect(await target.stores.backfills.readActive(settings.cursorName)).toBeUndefined();
@@ -134,7 +198,12 @@ describe('ranges are cut by bytes too', () => {
       commitTicks: base + BigInt(i + 1) * 10_000n,
       count: 1,
     }));
-    const index: CatalogIndex = { commitId: items.at(-1)!.commitId, commitTimeStamp: items.at(-1)!.commitTimeStamp, commitTicks: items.at(-1)!.commitTicks, items };
+    const index: CatalogIndex = {
+      commitId: items.at(-1)!.commitId,
+      commitTimeStamp: items.at(-1)!.commitTimeStamp,
+      commitTicks: items.at(-1)!.commitTicks,
+      items,
+    };
     const ranges = cutRanges(index, base, index.commitTicks, MAX_RANGE_LEAVES, 'x');
     const sizes = ranges.map((range) => Buffer.byteLength(JSON.stringify(range)));
     expect(Math.max(...sizes)).toBeLessThanOrEqual(MAX_RANGE_ITEM_BYTES);

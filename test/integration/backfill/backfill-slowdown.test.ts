@@ -39,7 +39,9 @@ describe('the range worker under S3 SlowDown', () => {
   it('absorbs every SlowDown, lowers its PUTs in flight, and stores every leaf of its ranges', async () => {
     const env = harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, CURSOR_NAME: 'slow', CONCURRENCY: '8' });
     Object.assign(process.env, env);
-    const planned = await (await import('../../../lambda/backfill/lambda/planner.js')).handler({ rangeLeaves: 100_000 });
+    const planned = await (await import('../../../lambda/backfill/lambda/planner.js')).handler({
+      rangeLeaves: 100_000,
+    });
     const items = (await harness.snapshots.getJson(planned.rangesKey)) as BackfillRange[];
     process.env.AWS_ENDPOINT_URL_S3 = proxy.url;
     const worker = (await import('../../../lambda/backfill/lambda/worker.js')).handler;
@@ -49,13 +51,20 @@ describe('the range worker under S3 SlowDown', () => {
       written.push(String(chunk));
       return true;
     });
-    const outcome = await worker({ Items: items, BatchInput: { backfillId: planned.backfillId } }, { getRemainingTimeInMillis: () => 600_000 }).finally(() => stdout.mockRestore());
-    const emf = written.join('').split('\n').filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const outcome = await worker(
+      { Items: items, BatchInput: { backfillId: planned.backfillId } },
+      { getRemainingTimeInMillis: () => 600_000 },
+    ).finally(() => stdout.mockRestore());
+    const emf = written
+      .join('')
+      .split('\n')
+      .filter((line) => line.includes('"_aws"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(emf).toHaveLength(1);
     expect(emf[0]).toMatchObject({ SlowDowns: outcome.slowDowns });
     expect(outcome.done).toBe(true);
-    expect((proxy.faults.get('SlowDown') ?? 0)).toBeGreaterThan(0);
-    expect(outcome.slowDowns).toBe((proxy.faults.get('SlowDown') ?? 0));
+    expect(proxy.faults.get('SlowDown') ?? 0).toBeGreaterThan(0);
+    expect(outcome.slowDowns).toBe(proxy.faults.get('SlowDown') ?? 0);
     expect(outcome.lowestPutConcurrency).toBeLessThan(8);
     const head = commitTicks(catalog, -1);
     expect(await harness.verify(catalog, replica.origin, head)).toEqual([]);

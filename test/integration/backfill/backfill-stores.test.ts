@@ -65,10 +65,17 @@ const summary = (runId: string, cursorName: string): RunSummary => ({
   bytes: 3,
   caughtUp: true,
   stoppedBy: 'caught-up',
-  durationMs: 4, putRetries: 0,
+  durationMs: 4,
+  putRetries: 0,
 });
 
-const totals = (commits: number) => ({ commits, leaves: commits * 2, deletes: 1, quarantined: 0, bytes: commits * 100 });
+const totals = (commits: number) => ({
+  commits,
+  leaves: commits * 2,
+  deletes: 1,
+  quarantined: 0,
+  bytes: commits * 100,
+});
 
 describe.each(['DynamoDB', 'local folder'])('backfill store: %s', (kind) => {
   const subject = () => subjects.find((s) => s.name.startsWith(kind))!.store;
@@ -82,10 +89,20 @@ describe.each(['DynamoDB', 'local folder'])('backfill store: %s', (kind) => {
     expect(await store.createPlan(planOf(cursor, older))).toBe(true);
     expect(await store.createPlan(planOf(cursor, older, { ranges: 9 }))).toBe(false);
     expect((await store.readPlan(cursor, older))?.ranges).toBe(3);
-    await store.advanceRange(cursor, older, 12, undefined, { progress: '2019-01-01T00:00:00.0000000Z', progressCommitId: 'c', totals: totals(1), runId: 'r' });
+    await store.advanceRange(cursor, older, 12, undefined, {
+      progress: '2019-01-01T00:00:00.0000000Z',
+      progressCommitId: 'c',
+      totals: totals(1),
+      runId: 'r',
+    });
     expect((await store.newestPlan(cursor))?.backfillId).toBe(older);
     expect(await store.createPlan(planOf(cursor, newer))).toBe(true);
-    await store.advanceRange(cursor, newer, 2, undefined, { progress: '2019-01-01T00:00:00.0000000Z', progressCommitId: 'c', totals: totals(1), runId: 'r' });
+    await store.advanceRange(cursor, newer, 2, undefined, {
+      progress: '2019-01-01T00:00:00.0000000Z',
+      progressCommitId: 'c',
+      totals: totals(1),
+      runId: 'r',
+    });
     expect((await store.newestPlan(cursor))?.backfillId).toBe(newer);
     // Another cursor's plans are not this one's; the cursor item itself is not a plan.
     expect(await store.newestPlan(uniqueName('other'))).toBeUndefined();
@@ -95,8 +112,15 @@ describe.each(['DynamoDB', 'local folder'])('backfill store: %s', (kind) => {
     await store.renewLease(cursor, newer, 2_000, undefined, 500);
     expect((await store.readPlan(cursor, newer))?.leaseUntil).toBe(5_000);
     const finished = await store.finishPlan(cursor, newer, '2026-01-01T00:00:00.000Z', summary(newer, cursor));
-    expect(finished).toMatchObject({ status: 'finished', finishedAt: '2026-01-01T00:00:00.000Z', summary: summary(newer, cursor) });
-    const again = await store.finishPlan(cursor, newer, '2027-01-01T00:00:00.000Z', { ...summary(newer, cursor), commits: 99 });
+    expect(finished).toMatchObject({
+      status: 'finished',
+      finishedAt: '2026-01-01T00:00:00.000Z',
+      summary: summary(newer, cursor),
+    });
+    const again = await store.finishPlan(cursor, newer, '2027-01-01T00:00:00.000Z', {
+      ...summary(newer, cursor),
+      commits: 99,
+    });
     expect(again.finishedAt).toBe('2026-01-01T00:00:00.000Z');
     expect(again.summary?.commits).toBe(1);
     await store.renewLease(cursor, newer, 9_000, undefined, 500);
@@ -146,29 +170,52 @@ describe.each(['DynamoDB', 'local folder'])('backfill store: %s', (kind) => {
     expect(await store.advanceRange(cursor, id, 0, undefined, p1)).toEqual({ outcome: 'written' });
     // A duplicated worker that read nothing loses, and is told what is stored.
     const lost = await store.advanceRange(cursor, id, 0, undefined, p2);
-    expect(lost).toMatchObject({ outcome: 'conflict', current: { n: 0, done: false, progress: p1.progress, commits: 1 } });
+    expect(lost).toMatchObject({
+      outcome: 'conflict',
+      current: { n: 0, done: false, progress: p1.progress, commits: 1 },
+    });
     expect(await store.advanceRange(cursor, id, 0, p1.progress, p2)).toEqual({ outcome: 'written' });
-    expect(await store.readRange(cursor, id, 0)).toMatchObject({ n: 0, done: false, progress: p2.progress, progressCommitId: 'c2', ...totals(2) });
+    expect(await store.readRange(cursor, id, 0)).toMatchObject({
+      n: 0,
+      done: false,
+      progress: p2.progress,
+      progressCommitId: 'c2',
+      ...totals(2),
+    });
 
-    const done = await store.markRangeDone(cursor, id, 0, { progress: p2.progress, progressCommitId: 'c2', totals: totals(2) });
+    const done = await store.markRangeDone(cursor, id, 0, {
+      progress: p2.progress,
+      progressCommitId: 'c2',
+      totals: totals(2),
+    });
     expect(done).toMatchObject({ n: 0, done: true, progress: p2.progress, ...totals(2) });
     // Done stays done: neither a second done nor a late progress write changes it.
     expect(await store.markRangeDone(cursor, id, 0, { totals: totals(7) })).toMatchObject({ done: true, ...totals(2) });
-    const late = await store.advanceRange(cursor, id, 0, p2.progress, { ...p2, progress: '2019-01-01T00:00:03.0000000Z', totals: totals(3) });
+    const late = await store.advanceRange(cursor, id, 0, p2.progress, {
+      ...p2,
+      progress: '2019-01-01T00:00:03.0000000Z',
+      totals: totals(3),
+    });
     expect(late.outcome).toBe('conflict');
     expect(await store.readRange(cursor, id, 0)).toMatchObject({ done: true, progress: p2.progress, ...totals(2) });
 
     // Done never moves progress back: a worker that finishes behind a stored progress leaves it.
     const p3 = { progress: '2019-01-01T00:00:03.0000000Z', progressCommitId: 'c3', totals: totals(3), runId: 'r2' };
     expect(await store.advanceRange(cursor, id, 5, undefined, p3)).toEqual({ outcome: 'written' });
-    expect(await store.markRangeDone(cursor, id, 5, { progress: p1.progress, progressCommitId: 'c1', totals: totals(3) })).toMatchObject({
+    expect(
+      await store.markRangeDone(cursor, id, 5, { progress: p1.progress, progressCommitId: 'c1', totals: totals(3) }),
+    ).toMatchObject({
       done: true,
       progress: p3.progress,
       progressCommitId: 'c3',
     });
 
     // A range with no commit is done without progress.
-    expect(await store.markRangeDone(cursor, id, 11, { totals: totals(0) })).toMatchObject({ n: 11, done: true, commits: 0 });
+    expect(await store.markRangeDone(cursor, id, 11, { totals: totals(0) })).toMatchObject({
+      n: 11,
+      done: true,
+      commits: 0,
+    });
     expect((await store.readRange(cursor, id, 11))?.progress).toBeUndefined();
     expect((await store.listRanges(cursor, id)).map((r) => [r.n, r.done])).toEqual([
       [0, true],

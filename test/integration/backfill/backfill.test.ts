@@ -15,7 +15,15 @@ import { appendCommits, generateCatalog, type GeneratedCatalog } from '../../../
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { mulberry32 } from '../../../testkit/prng.js';
 import { commitTicks } from '../../../testkit/sync-harness.js';
-import { comparableKeys, openTarget, runsOf, settingsOf, TARGET_KINDS, withDeps, type BackfillTarget } from '../../../testkit/backfill-harness.js';
+import {
+  comparableKeys,
+  openTarget,
+  runsOf,
+  settingsOf,
+  TARGET_KINDS,
+  withDeps,
+  type BackfillTarget,
+} from '../../../testkit/backfill-harness.js';
 
 describe.each(TARGET_KINDS)('backfill acceptance: %s', (kind) => {
   let catalog: GeneratedCatalog;
@@ -24,7 +32,13 @@ describe.each(TARGET_KINDS)('backfill acceptance: %s', (kind) => {
   let followed: BackfillTarget;
 
   beforeAll(async () => {
-    catalog = generateCatalog({ commits: 70, seed: 1212, leavesPerCommit: [1, 5], sameMillisecondPairs: 6, deleteRatio: 0.2 });
+    catalog = generateCatalog({
+      commits: 70,
+      seed: 1212,
+      leavesPerCommit: [1, 5],
+      sameMillisecondPairs: 6,
+      deleteRatio: 0.2,
+    });
     replica = await CatalogReplica.start({ catalog, pageSize: 7, splitCommits: true });
     backfilled = await openTarget(kind);
     followed = await openTarget(kind);
@@ -38,33 +52,52 @@ describe.each(TARGET_KINDS)('backfill acceptance: %s', (kind) => {
   it('stores exactly what a follower stores, lands the cursor on B, and a follower goes on with no gap', async () => {
     const settings = settingsOf(replica.serviceIndexUrl);
     const head = commitTicks(catalog, -1);
-    const { plan, ranges, resumed } = await withDeps(backfilled, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 12 }));
+    const { plan, ranges, resumed } = await withDeps(backfilled, settings, (deps) =>
+      planBackfill(settings, deps, { rangeLeaves: 12 }),
+    );
     expect(resumed).toBe(false);
-    expect(plan).toMatchObject({ status: 'running', start: formatTimestamp(settings.startCursor), bound: formatTimestamp(head), ranges: ranges.length });
+    expect(plan).toMatchObject({
+      status: 'running',
+      start: formatTimestamp(settings.startCursor),
+      bound: formatTimestamp(head),
+      ranges: ranges.length,
+    });
     expect(ranges.length).toBeGreaterThan(8);
     // The ranges file, as a Distributed Map's ItemReader reads it.
     expect(await backfilled.stores.snapshots.getJson(`backfill/${plan.backfillId}/ranges.json`)).toEqual(ranges);
 
-    const run = (range: BackfillRange, extra = {}): Promise<RangeOutcome> => withDeps(backfilled, settings, (deps) => runRange(settings, deps, range), extra);
+    const run = (range: BackfillRange, extra = {}): Promise<RangeOutcome> =>
+      withDeps(backfilled, settings, (deps) => runRange(settings, deps, range), extra);
     // One range is interrupted (its signal aborted, as Ctrl-C would: `interrupted`) when its second commit's first
     // leaf is requested: one leaf at a time, so its first commit is complete and checkpointed. Then it is resumed.
-    const commitsIn = (range: BackfillRange) => catalog.commits.filter((c) => parseTimestamp(c.timestamp) > parseTimestamp(range.lo) && parseTimestamp(c.timestamp) <= parseTimestamp(range.hi));
+    const commitsIn = (range: BackfillRange) =>
+      catalog.commits.filter(
+        (c) =>
+          parseTimestamp(c.timestamp) > parseTimestamp(range.lo) &&
+          parseTimestamp(c.timestamp) <= parseTimestamp(range.hi),
+      );
     const interrupted = ranges.reduce((a, b) => (commitsIn(b).length > commitsIn(a).length ? b : a));
     expect(commitsIn(interrupted).length).toBeGreaterThanOrEqual(2);
-    const secondPaths = new Set(commitsIn(interrupted)[1]!.leaves.map((leaf) => new URL(replica.leafUrl(leaf)).pathname));
+    const secondPaths = new Set(
+      commitsIn(interrupted)[1]!.leaves.map((leaf) => new URL(replica.leafUrl(leaf)).pathname),
+    );
     const stop = new AbortController();
     replica.onRequest = (request) => {
       if (secondPaths.has(request.path)) stop.abort();
     };
     const oneAtATime = settingsOf(replica.serviceIndexUrl, { CONCURRENCY: '1' });
-    const cut = await withDeps(backfilled, oneAtATime, (deps) => runRange(oneAtATime, deps, interrupted), { signal: stop.signal });
+    const cut = await withDeps(backfilled, oneAtATime, (deps) => runRange(oneAtATime, deps, interrupted), {
+      signal: stop.signal,
+    });
     replica.onRequest = undefined;
     expect(cut).toMatchObject({ n: interrupted.n, done: false, skipped: false, stoppedBy: 'interrupted' });
     expect(cut.totals.commits).toBe(1);
     const kept = await backfilled.stores.backfills.readRange(settings.cursorName, plan.backfillId, interrupted.n);
     expect(kept).toMatchObject({ done: false, commits: cut.totals.commits });
     // finish refuses while ranges are not done, and moves nothing.
-    await expect(withDeps(backfilled, settings, (deps) => finishBackfill(settings, deps, plan.backfillId))).rejects.toMatchObject({ code: 'CS_ERR_BACKFILL_INCOMPLETE' });
+    await expect(
+      withDeps(backfilled, settings, (deps) => finishBackfill(settings, deps, plan.backfillId)),
+    ).rejects.toMatchObject({ code: 'CS_ERR_BACKFILL_INCOMPLETE' });
     expect(await backfilled.stores.cursors.read(settings.cursorName)).toBeUndefined();
 
     // Every range, shuffled; every third one twice at once, every fifth one again afterwards.
@@ -97,16 +130,28 @@ describe.each(TARGET_KINDS)('backfill acceptance: %s', (kind) => {
       stoppedBy: 'caught-up',
     });
     expect((await backfilled.stores.cursors.read(settings.cursorName))?.stored).toBe(formatTimestamp(head));
-    expect(await backfilled.stores.snapshots.getJson('watermark.json')).toMatchObject({ cursor: formatTimestamp(head), commitId: catalog.commits.at(-1)!.commitId });
+    expect(await backfilled.stores.snapshots.getJson('watermark.json')).toMatchObject({
+      cursor: formatTimestamp(head),
+      commitId: catalog.commits.at(-1)!.commitId,
+    });
     expect((await runsOf(backfilled)).find((r) => r.runId === plan.backfillId)).toEqual(summary);
-    expect((await backfilled.stores.backfills.readPlan(settings.cursorName, plan.backfillId))?.status).toBe(BackfillStatus.finished);
+    expect((await backfilled.stores.backfills.readPlan(settings.cursorName, plan.backfillId))?.status).toBe(
+      BackfillStatus.finished,
+    );
     // Idempotent: a second finish returns the same summary and moves nothing.
-    expect(await withDeps(backfilled, settings, (deps) => finishBackfill(settings, deps, plan.backfillId))).toEqual(summary);
+    expect(await withDeps(backfilled, settings, (deps) => finishBackfill(settings, deps, plan.backfillId))).toEqual(
+      summary,
+    );
     expect((await runsOf(backfilled)).filter((r) => r.runId === plan.backfillId)).toHaveLength(1);
 
     // A follower of the same catalog, into its own store, to the head.
     const follower = await withDeps(followed, settings, (deps) => runSlice(settings, deps));
-    expect(follower).toMatchObject({ caughtUp: true, cursorAfter: formatTimestamp(head), commits: catalog.commits.length, leaves });
+    expect(follower).toMatchObject({
+      caughtUp: true,
+      cursorAfter: formatTimestamp(head),
+      commits: catalog.commits.length,
+      leaves,
+    });
     const keys = comparableKeys(await backfilled.keys());
     expect(keys).toEqual(comparableKeys(await followed.keys()));
     for (const key of keys) {
@@ -120,7 +165,13 @@ describe.each(TARGET_KINDS)('backfill acceptance: %s', (kind) => {
     appendCommits(catalog, 12, 99);
     const grown = commitTicks(catalog, -1);
     const next = await withDeps(backfilled, settings, (deps) => runSlice(settings, deps));
-    expect(next).toMatchObject({ caughtUp: true, stoppedBy: 'caught-up', cursorBefore: formatTimestamp(head), cursorAfter: formatTimestamp(grown), commits: 12 });
+    expect(next).toMatchObject({
+      caughtUp: true,
+      stoppedBy: 'caught-up',
+      cursorBefore: formatTimestamp(head),
+      cursorAfter: formatTimestamp(grown),
+      commits: 12,
+    });
     expect(await backfilled.verify(catalog, replica.origin, grown)).toEqual([]);
     expect(parseTimestamp(next.cursorAfter)).toBe(grown);
   }, 240_000);

@@ -25,7 +25,18 @@ describe('catalog-sync run with --cursor-table and --bucket', () => {
   it('syncs the whole catalog and prints one JSON line with --json', async () => {
     const harness = await SyncHarness.create();
     const result = await runCli(
-      ['run', '--source', replica.serviceIndexUrl, '--cursor-table', harness.table, '--bucket', harness.bucket, '--json', '--max-commits', '1000'],
+      [
+        'run',
+        '--source',
+        replica.serviceIndexUrl,
+        '--cursor-table',
+        harness.table,
+        '--bucket',
+        harness.bucket,
+        '--json',
+        '--max-commits',
+        '1000',
+      ],
       harness.env(),
     );
     expect(result.stderr).toBe('');
@@ -34,9 +45,27 @@ describe('catalog-sync run with --cursor-table and --bucket', () => {
     expect(lines).toHaveLength(1);
     const summary = JSON.parse(lines[0]!);
     expect(Object.keys(summary).sort()).toEqual(
-      ['runId', 'cursorName', 'cursorBefore', 'cursorAfter', 'commits', 'leaves', 'deletes', 'quarantined', 'bytes', 'caughtUp', 'stoppedBy', 'durationMs', 'putRetries'].sort(),
+      [
+        'runId',
+        'cursorName',
+        'cursorBefore',
+        'cursorAfter',
+        'commits',
+        'leaves',
+        'deletes',
+        'quarantined',
+        'bytes',
+        'caughtUp',
+        'stoppedBy',
+        'durationMs',
+        'putRetries',
+      ].sort(),
     );
-    expect(summary).toMatchObject({ commits: 150, stoppedBy: 'caught-up', cursorAfter: formatTimestamp(commitTicks(catalog, -1)) });
+    expect(summary).toMatchObject({
+      commits: 150,
+      stoppedBy: 'caught-up',
+      cursorAfter: formatTimestamp(commitTicks(catalog, -1)),
+    });
     expect(await harness.verify(catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
   });
 
@@ -44,7 +73,20 @@ describe('catalog-sync run with --cursor-table and --bucket', () => {
     const slow = await CatalogReplica.start({ catalog, pageSize: 20, latencyMs: 15 });
     try {
       const harness = await SyncHarness.create();
-      const args = ['run', '--source', slow.serviceIndexUrl, '--cursor-table', harness.table, '--bucket', harness.bucket, '--json', '--concurrency', '4', '--max-commits', '1000'];
+      const args = [
+        'run',
+        '--source',
+        slow.serviceIndexUrl,
+        '--cursor-table',
+        harness.table,
+        '--bucket',
+        harness.bucket,
+        '--json',
+        '--concurrency',
+        '4',
+        '--max-commits',
+        '1000',
+      ];
       const { child, done } = startCli(args, harness.env());
       await waitFor(async () => (await harness.count('commits/')) >= 10, 'ten manifests');
       child.kill('SIGKILL');
@@ -72,7 +114,10 @@ describe('catalog-sync run with --cursor-table and --bucket', () => {
     const leaf = catalog.commits[3]!.leaves[0]!;
     replica.overrideBody(leaf.path, 'not json', { times: 1_000 });
     try {
-      const result = await runCli(['run', '--source', replica.serviceIndexUrl, '--cursor-table', harness.table, '--bucket', harness.bucket], harness.env());
+      const result = await runCli(
+        ['run', '--source', replica.serviceIndexUrl, '--cursor-table', harness.table, '--bucket', harness.bucket],
+        harness.env(),
+      );
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(`${replica.origin}${leaf.path}`);
       expect(result.stderr).toContain('not valid JSON');
@@ -108,14 +153,21 @@ describe('the Lambda handler', () => {
   it('runs a bounded slice from its environment and returns the summary; bad settings are named', async () => {
     const harness = await SyncHarness.create();
     const saved = { ...process.env };
-    Object.assign(process.env, harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, MAX_COMMITS: '40', CURSOR_NAME: 'lambda' }));
+    Object.assign(
+      process.env,
+      harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, MAX_COMMITS: '40', CURSOR_NAME: 'lambda' }),
+    );
     try {
       const { handler } = await import('../../../lambda/sync/lambda.js');
       const context = { getRemainingTimeInMillis: () => 120_000 };
       // Powertools writes JSON logs and EMF metrics to stdout: capture them for this first run.
       const lines: string[] = [];
       const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        lines.push(...String(chunk).split('\n').filter((line) => line.startsWith('{')));
+        lines.push(
+          ...String(chunk)
+            .split('\n')
+            .filter((line) => line.startsWith('{')),
+        );
         return true;
       });
       let first;
@@ -129,7 +181,14 @@ describe('the Lambda handler', () => {
       const finished = records.find((record) => record.message === 'run finished');
       expect(finished).toMatchObject({ level: 'INFO', runId: first.runId, cursorName: 'lambda' });
       const emf = records.find((record) => record._aws !== undefined);
-      expect(emf).toMatchObject({ Leaves: first.leaves, Commits: 40, RunSucceeded: 1, RunFailed: 0, runId: first.runId, stoppedBy: 'max-commits' });
+      expect(emf).toMatchObject({
+        Leaves: first.leaves,
+        Commits: 40,
+        RunSucceeded: 1,
+        RunFailed: 0,
+        runId: first.runId,
+        stoppedBy: 'max-commits',
+      });
       expect(emf!.CursorLagSeconds).toBeGreaterThan(0);
       replica.clearLog();
       const second = await handler({}, context);
@@ -141,11 +200,21 @@ describe('the Lambda handler', () => {
       expect(indexRequests[0]!.headers['if-none-match']).toBeDefined();
       expect(replica.countRequests('/v3/index.json')).toBe(0);
       const pages = replica.pagePaths();
-      const firstPageNeeded = pages.findIndex((_, i) => pages.slice(0, i + 1).reduce((n, __, j) => n + replica.commitsOnPage(j), 0) > 40);
+      const firstPageNeeded = pages.findIndex(
+        (_, i) => pages.slice(0, i + 1).reduce((n, __, j) => n + replica.commitsOnPage(j), 0) > 40,
+      );
       for (const page of pages.slice(0, firstPageNeeded)) expect(replica.countRequests(page), page).toBe(0);
-      const runs = await runCli(['runs', '--cursor-name', 'lambda', '--cursor-table', harness.table, '--bucket', harness.bucket, '--json'], harness.env());
+      const runs = await runCli(
+        ['runs', '--cursor-name', 'lambda', '--cursor-table', harness.table, '--bucket', harness.bucket, '--json'],
+        harness.env(),
+      );
       expect(runs.code).toBe(0);
-      expect(runs.stdout.trim().split('\n').map((line) => JSON.parse(line).runId)).toEqual([second.runId, first.runId]);
+      expect(
+        runs.stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line).runId),
+      ).toEqual([second.runId, first.runId]);
       expect(await harness.cursor('lambda')).toBe(second.cursorAfter);
       process.env.MAX_LEAVES = 'lots';
       await expect(handler({}, context)).rejects.toThrow(/MAX_LEAVES/);

@@ -36,7 +36,9 @@ afterAll(async () => {
 async function plans(dir: string): Promise<BackfillPlan[]> {
   const cursorDir = join(dir, '.catalog-sync', 'backfill', 'catalog-to-s3');
   const ids = await readdir(cursorDir).catch(() => [] as string[]);
-  return Promise.all(ids.sort().map(async (id) => JSON.parse(await readFile(join(cursorDir, id, 'plan.json'), 'utf8')) as BackfillPlan));
+  return Promise.all(
+    ids.sort().map(async (id) => JSON.parse(await readFile(join(cursorDir, id, 'plan.json'), 'utf8')) as BackfillPlan),
+  );
 }
 
 describe('catalog-sync backfill: one plan at a time', () => {
@@ -44,7 +46,19 @@ describe('catalog-sync backfill: one plan at a time', () => {
     'two backfill commands started at once end with one plan: the second exits 1 naming it, the first finishes',
     async () => {
       const dir = join(root, 'twice');
-      const args = ['backfill', '--source', replica.serviceIndexUrl, '--data-dir', dir, '--workers', '2', '--range-leaves', '40', '--concurrency', '2'];
+      const args = [
+        'backfill',
+        '--source',
+        replica.serviceIndexUrl,
+        '--data-dir',
+        dir,
+        '--workers',
+        '2',
+        '--range-leaves',
+        '40',
+        '--concurrency',
+        '2',
+      ];
       const [a, b] = await Promise.all([runCli(args), runCli(args)]);
       const [winner, loser] = a.code === 0 ? [a, b] : [b, a];
       expect(winner.code, `${a.stderr}\n---\n${b.stderr}`).toBe(0);
@@ -52,7 +66,9 @@ describe('catalog-sync backfill: one plan at a time', () => {
       const all = await plans(dir);
       expect(all).toHaveLength(1);
       expect(all[0]).toMatchObject({ status: 'finished' });
-      expect(loser.stderr).toMatch(new RegExp(`backfill ${all[0]!.backfillId} of cursor catalog-to-s3 is (running|being planned)`));
+      expect(loser.stderr).toMatch(
+        new RegExp(`backfill ${all[0]!.backfillId} of cursor catalog-to-s3 is (running|being planned)`),
+      );
       expect(loser.stderr).toContain('--abandon');
     },
     SLOW,
@@ -63,7 +79,16 @@ describe('catalog-sync backfill: one plan at a time', () => {
     async () => {
       const dir = join(root, 'abandon');
       const base = ['--source', replica.serviceIndexUrl, '--data-dir', dir];
-      const first = startCliGroup(['backfill', ...base, '--workers', '2', '--range-leaves', '40', '--concurrency', '1']);
+      const first = startCliGroup([
+        'backfill',
+        ...base,
+        '--workers',
+        '2',
+        '--range-leaves',
+        '40',
+        '--concurrency',
+        '1',
+      ]);
       try {
         const planned = await first.stderrLine((line) => /^backfill \S+ planned: /.test(line));
         const backfillId = /^backfill (\S+) planned/.exec(planned)![1]!;
@@ -76,12 +101,18 @@ describe('catalog-sync backfill: one plan at a time', () => {
         // The same again without flags: refused while it runs, naming it (exit 1).
         const running = await runCli(['backfill', ...base]);
         expect(running.code).toBe(1);
-        expect(running.stderr).toContain(`backfill ${backfillId} of cursor catalog-to-s3 is running (held by ${first.child.pid}@`);
+        expect(running.stderr).toContain(
+          `backfill ${backfillId} of cursor catalog-to-s3 is running (held by ${first.child.pid}@`,
+        );
         // A follower run is held off, and says by what and until when.
         const held = await runCli(['run', ...base, '--max-commits', '5']);
         expect(held.code).toBe(0);
         expect(held.stdout).toMatch(/^backfill: 0 commits/m);
-        expect(held.stderr).toMatch(new RegExp(`held off by backfill ${backfillId} of cursor catalog-to-s3 \\(held by ${first.child.pid}@[^)]+\\), its lease until \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z`));
+        expect(held.stderr).toMatch(
+          new RegExp(
+            `held off by backfill ${backfillId} of cursor catalog-to-s3 \\(held by ${first.child.pid}@[^)]+\\), its lease until \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z`,
+          ),
+        );
         first.child.kill('SIGTERM');
         expect((await first.done).code).toBe(1);
         // Stopped cleanly, the backfill gave its lease back: the follower is no longer held off.
@@ -89,7 +120,16 @@ describe('catalog-sync backfill: one plan at a time', () => {
         expect(free.code).toBe(0);
         expect(JSON.parse(free.stdout)).toMatchObject({ stoppedBy: 'max-commits', commits: 5 });
 
-        const abandoned = await runCli(['backfill', ...base, '--abandon', '--until', until, '--workers', '2', '--json']);
+        const abandoned = await runCli([
+          'backfill',
+          ...base,
+          '--abandon',
+          '--until',
+          until,
+          '--workers',
+          '2',
+          '--json',
+        ]);
         expect(abandoned.code, abandoned.stderr).toBe(0);
         expect(abandoned.stderr).toContain(`abandoned backfill ${backfillId}`);
         const all = await plans(dir);

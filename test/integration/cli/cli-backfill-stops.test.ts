@@ -39,7 +39,11 @@ describe('catalog-sync backfill into a folder, stopped', () => {
         replica.clearFaults();
         const rerun = await runCli(['backfill', ...at(dir, replica), '--workers', '2', '--json']);
         expect(rerun.code).toBe(0);
-        expect(jsonLine(rerun.stdout)).toMatchObject({ cursorBefore: START, cursorAfter: formatTimestamp(commitTicks(catalog, -1)), commits: 60 });
+        expect(jsonLine(rerun.stdout)).toMatchObject({
+          cursorBefore: START,
+          cursorAfter: formatTimestamp(commitTicks(catalog, -1)),
+          commits: 60,
+        });
         expect(await verifyBackfilled(dir, catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
       } finally {
         await replica.stop();
@@ -65,13 +69,19 @@ describe('catalog-sync backfill into a folder, stopped', () => {
           const stopped = await first.done;
           expect(stopped.signal).toBeNull();
           expect(stopped.code).toBe(1);
-          expect(stopped.stderr).toMatch(new RegExp(`backfill ${backfillId} stopped: \\d+ of \\d+ ranges done, the others checkpointed; the cursor did not move\\. Run \`catalog-sync backfill\` again to resume`));
+          expect(stopped.stderr).toMatch(
+            new RegExp(
+              `backfill ${backfillId} stopped: \\d+ of \\d+ ranges done, the others checkpointed; the cursor did not move\\. Run \`catalog-sync backfill\` again to resume`,
+            ),
+          );
           expect((await readLocalState(dir))?.cursors['catalog-to-s3']).toBeUndefined();
           expect(await verifyBackfilled(dir, catalog, replica.origin, -1n)).toEqual([]);
 
           const rerun = await runCli(args);
           expect(rerun.code).toBe(0);
-          expect(rerun.stderr).toMatch(new RegExp(`^backfill ${backfillId} resumed: .*, [1-9]\\d* ranges already done$`, 'm'));
+          expect(rerun.stderr).toMatch(
+            new RegExp(`^backfill ${backfillId} resumed: .*, [1-9]\\d* ranges already done$`, 'm'),
+          );
           expect(await verifyBackfilled(dir, catalog, replica.origin, commitTicks(catalog, -1))).toEqual([]);
         } finally {
           first.killGroup();
@@ -120,22 +130,40 @@ describe('catalog-sync backfill into a folder, stopped', () => {
       const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true, latencyMs: 10 });
       try {
         const dir = newDir('worker-dies');
-        const backfill = startCliGroup(['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '30', '--concurrency', '2']);
+        const backfill = startCliGroup([
+          'backfill',
+          ...at(dir, replica),
+          '--workers',
+          '2',
+          '--range-leaves',
+          '30',
+          '--concurrency',
+          '2',
+        ]);
         try {
           await backfill.stderrLine((line) => /^range \d+ done/.test(line));
-          const workers = execFileSync('pgrep', ['-P', String(backfill.child.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+          const workers = execFileSync('pgrep', ['-P', String(backfill.child.pid)], { encoding: 'utf8' })
+            .trim()
+            .split('\n')
+            .map(Number);
           expect(workers).toHaveLength(2);
           process.kill(workers[0]!, 'SIGKILL');
           const result = await backfill.done;
           expect(result.code).toBe(0);
           // Unless it was between two ranges when it died, its range was handed back and counted as a failed attempt.
-          const died = result.stderr.split('\n').filter((line) => line.includes(`its worker process ${workers[0]} died (signal SIGKILL)`));
+          const died = result.stderr
+            .split('\n')
+            .filter((line) => line.includes(`its worker process ${workers[0]} died (signal SIGKILL)`));
           expect(died.length).toBeLessThanOrEqual(1);
           // A worker SIGKILLed in the middle of a write leaves its temporary file (or its lock record) in the
           // state folder's tmp/, by design (removed once an hour old); whether it was mid-write is chance.
           const problems = await verifyBackfilled(dir, catalog, replica.origin, commitTicks(catalog, -1));
-          expect(problems.filter((problem) => !problem.startsWith('temporary file left: .catalog-sync/tmp/'))).toEqual([]);
-          expect((await readLocalState(dir))!.cursors['catalog-to-s3']!.cursor).toBe(formatTimestamp(commitTicks(catalog, -1)));
+          expect(problems.filter((problem) => !problem.startsWith('temporary file left: .catalog-sync/tmp/'))).toEqual(
+            [],
+          );
+          expect((await readLocalState(dir))!.cursors['catalog-to-s3']!.cursor).toBe(
+            formatTimestamp(commitTicks(catalog, -1)),
+          );
         } finally {
           backfill.killGroup();
         }

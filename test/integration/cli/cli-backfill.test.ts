@@ -1,18 +1,26 @@
-
-import { readFile, } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatTimestamp, parseTimestamp } from '../../../lambda/contract/time.js';
-import { appendCommits, } from '../../../testkit/catalog-generator.js';
+import { appendCommits } from '../../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { startCliGroup } from '../../../testkit/cli-group.js';
 import { runCli } from '../../../testkit/cli-process.js';
 import { snapshotKeys, verifyBackfilled } from '../../../testkit/backfill-verify.js';
 import { readLocalState } from '../../../testkit/local-verify.js';
 import { commitTicks } from '../../../testkit/sync-harness.js';
-import { at, followUntilCaughtUp, hardCatalog, jsonLine, newDir, SLOW, START, useBackfillFolders } from './cli-backfill-kit.js';
+import {
+  at,
+  followUntilCaughtUp,
+  hardCatalog,
+  jsonLine,
+  newDir,
+  SLOW,
+  START,
+  useBackfillFolders,
+} from './cli-backfill-kit.js';
 
 useBackfillFolders();
 
@@ -26,12 +34,27 @@ describe('catalog-sync backfill into a folder', () => {
       try {
         const head = formatTimestamp(commitTicks(catalog, -1));
         const backfilled = newDir('backfill');
-        const result = await runCli(['backfill', ...at(backfilled, replica), '--workers', '2', '--range-leaves', '40', '--json']);
+        const result = await runCli([
+          'backfill',
+          ...at(backfilled, replica),
+          '--workers',
+          '2',
+          '--range-leaves',
+          '40',
+          '--json',
+        ]);
         expect(result.stderr).toBe('');
         expect(result.code).toBe(0);
         const summary = jsonLine(result.stdout);
         const leaves = catalog.commits.reduce((n, commit) => n + commit.leaves.length, 0);
-        expect(summary).toMatchObject({ cursorBefore: START, cursorAfter: head, commits: catalog.commits.length, leaves, caughtUp: true, stoppedBy: 'caught-up' });
+        expect(summary).toMatchObject({
+          cursorBefore: START,
+          cursorAfter: head,
+          commits: catalog.commits.length,
+          leaves,
+          caughtUp: true,
+          stoppedBy: 'caught-up',
+        });
         expect(await verifyBackfilled(backfilled, catalog, replica.origin, parseTimestamp(head))).toEqual([]);
 
         const followed = newDir('follower');
@@ -49,7 +72,10 @@ describe('catalog-sync backfill into a folder', () => {
           } else if (!a.equals(b)) expect.fail(`${key} differs`);
         }
         const [stateA, stateB] = await Promise.all([readLocalState(backfilled), readLocalState(followed)]);
-        expect(stateA!.cursors['catalog-to-s3']).toMatchObject({ cursor: head, commitId: stateB!.cursors['catalog-to-s3']!.commitId });
+        expect(stateA!.cursors['catalog-to-s3']).toMatchObject({
+          cursor: head,
+          commitId: stateB!.cursors['catalog-to-s3']!.commitId,
+        });
         expect(stateB!.cursors['catalog-to-s3']!.cursor).toBe(head);
 
         // The catalog grows: a follower of the backfilled folder goes on from B, with no gap.
@@ -57,13 +83,23 @@ describe('catalog-sync backfill into a folder', () => {
         const newHead = formatTimestamp(commitTicks(catalog, -1));
         const next = await runCli(['run', ...at(backfilled, replica), '--json']);
         expect(next.code).toBe(0);
-        expect(jsonLine(next.stdout)).toMatchObject({ cursorBefore: head, cursorAfter: newHead, commits: 25, stoppedBy: 'caught-up' });
+        expect(jsonLine(next.stdout)).toMatchObject({
+          cursorBefore: head,
+          cursorAfter: newHead,
+          commits: 25,
+          stoppedBy: 'caught-up',
+        });
         expect(await verifyBackfilled(backfilled, catalog, replica.origin, parseTimestamp(newHead))).toEqual([]);
 
         // A second backfill has nothing to do: B is at the cursor.
         const again = await runCli(['backfill', ...at(backfilled, replica), '--workers', '2', '--json']);
         expect(again.code).toBe(0);
-        expect(jsonLine(again.stdout)).toMatchObject({ cursorBefore: newHead, cursorAfter: newHead, commits: 0, stoppedBy: 'caught-up' });
+        expect(jsonLine(again.stdout)).toMatchObject({
+          cursorBefore: newHead,
+          cursorAfter: newHead,
+          commits: 0,
+          stoppedBy: 'caught-up',
+        });
       } finally {
         await replica.stop();
       }
@@ -79,10 +115,25 @@ describe('catalog-sync backfill into a folder', () => {
       try {
         const dir = newDir('until');
         const bound = formatTimestamp(commitTicks(catalog, 44));
-        const result = await runCli(['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '30', '--until', bound, '--json']);
+        const result = await runCli([
+          'backfill',
+          ...at(dir, replica),
+          '--workers',
+          '2',
+          '--range-leaves',
+          '30',
+          '--until',
+          bound,
+          '--json',
+        ]);
         expect(result.code).toBe(0);
         // Lag remains past B: stopped at its bound, not caught up, in the summary and the run log (issue 24).
-        expect(jsonLine(result.stdout)).toMatchObject({ cursorAfter: bound, commits: 45, caughtUp: false, stoppedBy: 'until' });
+        expect(jsonLine(result.stdout)).toMatchObject({
+          cursorAfter: bound,
+          commits: 45,
+          caughtUp: false,
+          stoppedBy: 'until',
+        });
         expect((await runCli(['runs', '--data-dir', dir])).stdout).toMatch(/^\S+ {2}until {7}/);
         expect((await readLocalState(dir))!.cursors['catalog-to-s3']!.cursor).toBe(bound);
         expect(await verifyBackfilled(dir, catalog, replica.origin, parseTimestamp(bound))).toEqual([]);
@@ -106,7 +157,16 @@ describe('catalog-sync backfill into a folder', () => {
         const head = formatTimestamp(commitTicks(catalog, -1));
         // The backfill's workers wait at their first leaf until the follower and status have seen it running.
         const leaves = replica.hold('/v3/catalog0/data/');
-        const backfill = startCliGroup(['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '40', '--concurrency', '1']);
+        const backfill = startCliGroup([
+          'backfill',
+          ...at(dir, replica),
+          '--workers',
+          '2',
+          '--range-leaves',
+          '40',
+          '--concurrency',
+          '1',
+        ]);
         try {
           const planned = await backfill.stderrLine((line) => /^backfill \S+ planned: /.test(line));
           const backfillId = /^backfill (\S+) planned/.exec(planned)![1]!;
@@ -115,7 +175,13 @@ describe('catalog-sync backfill into a folder', () => {
           const follower = await runCli(['run', ...at(dir, replica), '--json']);
           expect(follower.stderr).toBe('');
           expect(follower.code).toBe(0);
-          expect(jsonLine(follower.stdout)).toMatchObject({ cursorBefore: START, cursorAfter: START, commits: 0, caughtUp: false, stoppedBy: 'backfill' });
+          expect(jsonLine(follower.stdout)).toMatchObject({
+            cursorBefore: START,
+            cursorAfter: START,
+            commits: 0,
+            caughtUp: false,
+            stoppedBy: 'backfill',
+          });
 
           const status = await runCli(['status', ...at(dir, replica), '--json']);
           expect(status.code).toBe(0);
@@ -137,7 +203,12 @@ describe('catalog-sync backfill into a folder', () => {
         const after = await runCli(['status', ...at(dir, replica), '--json']);
         expect(jsonLine<{ backfill: unknown }>(after.stdout).backfill).toBeNull();
         const follower = await runCli(['run', ...at(dir, replica), '--json']);
-        expect(jsonLine(follower.stdout)).toMatchObject({ cursorBefore: head, cursorAfter: head, commits: 0, stoppedBy: 'caught-up' });
+        expect(jsonLine(follower.stdout)).toMatchObject({
+          cursorBefore: head,
+          cursorAfter: head,
+          commits: 0,
+          stoppedBy: 'caught-up',
+        });
         expect(await verifyBackfilled(dir, catalog, replica.origin, parseTimestamp(head))).toEqual([]);
       } finally {
         await replica.stop();
@@ -155,17 +226,33 @@ describe('catalog-sync backfill into a folder', () => {
       req.on('end', () => {
         bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
         res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
-        res.end(JSON.stringify({ executionArn: `${arn.replace(':stateMachine:', ':execution:')}:run-1`, startDate: 1_790_000_000 }));
+        res.end(
+          JSON.stringify({
+            executionArn: `${arn.replace(':stateMachine:', ':execution:')}:run-1`,
+            startDate: 1_790_000_000,
+          }),
+        );
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const env = { AWS_ENDPOINT_URL_SFN: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
-      const result = await runCli(['backfill', '--state-machine', arn, '--until', '2024-01-01T00:00:00Z', '--range-leaves', '2000', '--json'], env);
+      const env = {
+        AWS_ENDPOINT_URL_SFN: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+      };
+      const result = await runCli(
+        ['backfill', '--state-machine', arn, '--until', '2024-01-01T00:00:00Z', '--range-leaves', '2000', '--json'],
+        env,
+      );
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
-      expect(jsonLine<{ executionArn: string }>(result.stdout)).toEqual({ executionArn: 'arn:aws:states:eu-west-3:123456789012:execution:CatalogSyncBackfill:run-1' });
-      expect(bodies).toEqual([{ stateMachineArn: arn, input: JSON.stringify({ until: '2024-01-01T00:00:00.0000000Z', rangeLeaves: 2000 }) }]);
+      expect(jsonLine<{ executionArn: string }>(result.stdout)).toEqual({
+        executionArn: 'arn:aws:states:eu-west-3:123456789012:execution:CatalogSyncBackfill:run-1',
+      });
+      expect(bodies).toEqual([
+        { stateMachineArn: arn, input: JSON.stringify({ until: '2024-01-01T00:00:00.0000000Z', rangeLeaves: 2000 }) },
+      ]);
       const plain = await runCli(['backfill', '--state-machine', arn], env);
       expect(plain.stdout).toBe('started arn:aws:states:eu-west-3:123456789012:execution:CatalogSyncBackfill:run-1\n');
       expect(bodies[1]).toEqual({ stateMachineArn: arn, input: '{}' });
@@ -185,7 +272,14 @@ describe('catalog-sync backfill into a folder', () => {
       [['--state-machine', 'not-an-arn'], '--state-machine'],
     ];
     for (const [flags, name] of cases) {
-      const result = await runCli(['backfill', '--source', 'http://127.0.0.1:9/v3/index.json', '--data-dir', dir, ...flags]);
+      const result = await runCli([
+        'backfill',
+        '--source',
+        'http://127.0.0.1:9/v3/index.json',
+        '--data-dir',
+        dir,
+        ...flags,
+      ]);
       expect(result.code, flags.join(' ')).toBe(2);
       expect(result.stderr, flags.join(' ')).toContain(name);
       expect(result.stdout).toBe('');

@@ -34,19 +34,28 @@ describe('catalog-sync changes', () => {
     expect(result.code).toBe(0);
     const commits = jsonLines<CommitLine>(result.stdout);
     expect(commits.map((c) => c.commitKey)).toEqual(all);
-    expect(commits[5]).toMatchObject({ commitId: catalog.commits[5]!.commitId, commitTimeStamp: expect.stringMatching(/\.\d{7}Z$/) });
+    expect(commits[5]).toMatchObject({
+      commitId: catalog.commits[5]!.commitId,
+      commitTimeStamp: expect.stringMatching(/\.\d{7}Z$/),
+    });
     expect(commits[5]!.leaves).toHaveLength(catalog.commits[5]!.leaves.length);
 
-    const leaves = jsonLines<CommitLine['leaves'][number] & { commitKey: string }>((await runCli(['changes', ...at(dir), '--json', '--leaves'])).stdout);
+    const leaves = jsonLines<CommitLine['leaves'][number] & { commitKey: string }>(
+      (await runCli(['changes', ...at(dir), '--json', '--leaves'])).stdout,
+    );
     expect(leaves).toHaveLength(catalog.commits.reduce((n, c) => n + c.leaves.length, 0));
     expect(leaves[0]).toMatchObject({ commitKey: all[0], key: expect.stringMatching(/^leaves\//) });
 
-    const since = jsonLines<CommitLine>((await runCli(['changes', ...at(dir), '--json', '--since', catalog.commits[40]!.timestamp])).stdout);
+    const since = jsonLines<CommitLine>(
+      (await runCli(['changes', ...at(dir), '--json', '--since', catalog.commits[40]!.timestamp])).stdout,
+    );
     expect(since.map((c) => c.commitKey)).toEqual(all.slice(40));
     const after = jsonLines<CommitLine>((await runCli(['changes', ...at(dir), '--json', '--after', all[40]!])).stdout);
     expect(after.map((c) => c.commitKey)).toEqual(all.slice(41));
     const text = await runCli(['changes', ...at(dir), '--after', all.at(-2)!]);
-    expect(text.stdout).toBe(`${commits.at(-1)!.commitTimeStamp} ${all.at(-1)} ${commits.at(-1)!.leaves.length === 1 ? '1 leaf' : `${commits.at(-1)!.leaves.length} leaves`} (commit ${commits.at(-1)!.commitId})\n`);
+    expect(text.stdout).toBe(
+      `${commits.at(-1)!.commitTimeStamp} ${all.at(-1)} ${commits.at(-1)!.leaves.length === 1 ? '1 leaf' : `${commits.at(-1)!.leaves.length} leaves`} (commit ${commits.at(-1)!.commitId})\n`,
+    );
   });
 
   it('as a named consumer resumes after its cursor; --exec checkpoints only when the command exits 0', async () => {
@@ -59,11 +68,22 @@ describe('catalog-sync changes', () => {
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain(`exited with 3 on commit ${all[5]}`);
     expect((await readFile(log, 'utf8')).trim().split('\n')).toEqual(all.slice(0, 5));
-    const status = jsonLines<{ consumers: { cursor: string }[] }>((await runCli(['status', ...at(dir), '--consumer', 'exec', '--json'])).stdout)[0]!;
+    const status = jsonLines<{ consumers: { cursor: string }[] }>(
+      (await runCli(['status', ...at(dir), '--consumer', 'exec', '--json'])).stdout,
+    )[0]!;
     expect(commitKeyOf(status.consumers[0]!.cursor)).toBe(all[4]);
 
     // stdout is this test's pipe: checkpointing what is written into it is asked for by name.
-    const first = await runCli(['changes', ...at(dir), '--consumer', 'indexer', '--json', '--checkpoint-every', '7', '--checkpoint-on-write']);
+    const first = await runCli([
+      'changes',
+      ...at(dir),
+      '--consumer',
+      'indexer',
+      '--json',
+      '--checkpoint-every',
+      '7',
+      '--checkpoint-on-write',
+    ]);
     expect(first.code).toBe(0);
     expect(jsonLines<CommitLine>(first.stdout).map((c) => c.commitKey)).toEqual(all);
     const again = await runCli(['changes', ...at(dir), '--consumer', 'indexer', '--json', '--checkpoint-on-write']);
@@ -77,7 +97,7 @@ describe('catalog-sync changes', () => {
       [['--since', 'yesterday'], '--since'],
       [['--since', '2020-01-01', '--after', '001e9fzMHc3F'], 'not both'],
       [['--checkpoint-every', '2'], '--checkpoint-every: needs --consumer'],
-      [['--consumer', 'catalog-to-s3'], 'the follower\'s cursor'],
+      [['--consumer', 'catalog-to-s3'], "the follower's cursor"],
       [['--consumer', 'bad name'], '--consumer'],
       [['--poll-interval', '0', '--follow'], '--poll-interval'],
     ];

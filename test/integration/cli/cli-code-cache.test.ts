@@ -21,7 +21,9 @@ afterAll(async () => {
 });
 
 /** A fresh temp folder for the CLI (TMPDIR); the cache folder it uses inside, and the files there. */
-async function freshTemp(name: string): Promise<{ env: Record<string, string>; folder: string; files: () => Promise<string[]> }> {
+async function freshTemp(
+  name: string,
+): Promise<{ env: Record<string, string>; folder: string; files: () => Promise<string[]> }> {
   const dir = join(temp, name);
   await mkdir(dir);
   const folder = join(dir, `catalog-sync-code-cache-${process.getuid!()}`);

@@ -50,7 +50,24 @@ describe('named consumers on the command line', () => {
   it('with --ack-from, checkpoints only what the reader acknowledged: a reader that stops early loses nothing', async () => {
     const { dir, all } = await synced('acks');
     // The reader runs `changes` as its child and acknowledges on the child's stdin, after reading 5 commits.
-    const child = spawn(process.execPath, [CLI, 'changes', '--data-dir', dir, '--consumer', 'acked', '--json', '--ack-from', '-', '--follow', '--poll-interval', '0.1'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'changes',
+        '--data-dir',
+        dir,
+        '--consumer',
+        'acked',
+        '--json',
+        '--ack-from',
+        '-',
+        '--follow',
+        '--poll-interval',
+        '0.1',
+      ],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
@@ -59,7 +76,10 @@ describe('named consumers on the command line', () => {
       read.push((JSON.parse(line) as { commitKey: string }).commitKey);
       if (read.length <= 5) child.stdin.write(`${read.at(-1)}\n`);
       if (read.length === 5) {
-        await waitFor(async () => (await consumers(dir)).consumers[0]?.commitKey === all[4], 'the acknowledged commits checkpointed');
+        await waitFor(
+          async () => (await consumers(dir)).consumers[0]?.commitKey === all[4],
+          'the acknowledged commits checkpointed',
+        );
         // The reader "crashes": its acknowledgements end, though many more lines were written into the pipe.
         child.stdin.end();
       }
@@ -70,14 +90,23 @@ describe('named consumers on the command line', () => {
     const [state] = (await consumers(dir)).consumers;
     expect(state).toMatchObject({ name: 'acked', commitKey: all[4], lagCommits: all.length - 5, heldBy: null });
     // The next run starts right after the last acknowledged commit.
-    const again = await runCli(['changes', '--data-dir', dir, '--consumer', 'acked', '--json', '--checkpoint-on-write']);
+    const again = await runCli([
+      'changes',
+      '--data-dir',
+      dir,
+      '--consumer',
+      'acked',
+      '--json',
+      '--checkpoint-on-write',
+    ]);
     expect(jsonLines<{ commitKey: string }>(again.stdout).map((line) => line.commitKey)).toEqual(all.slice(5));
   });
 
   it('refuses --since that disagrees with a stored cursor; --seek moves it; consumers and status --consumer show the lag offline', async () => {
     const { dir, all } = await synced('seek');
     const keysOf = (stdout: string): string[] => jsonLines<{ commitKey: string }>(stdout).map((line) => line.commitKey);
-    const changes = (...extra: string[]) => runCli(['changes', '--data-dir', dir, '--consumer', 'seeker', '--json', '--checkpoint-on-write', ...extra]);
+    const changes = (...extra: string[]) =>
+      runCli(['changes', '--data-dir', dir, '--consumer', 'seeker', '--json', '--checkpoint-on-write', ...extra]);
     expect(keysOf((await changes('--since', catalog.commits[100]!.timestamp)).stdout)).toEqual(all.slice(100));
     const disagrees = await changes('--since', catalog.commits[10]!.timestamp);
     expect(disagrees.code).toBe(2);
@@ -91,10 +120,21 @@ describe('named consumers on the command line', () => {
     // Back by 20 commits (a handler failing on the first commit after the seek leaves it there), then the offline
     // views: no request reaches the catalog.
     const requests = replica.requests.length;
-    expect((await runCli(['changes', '--data-dir', dir, '--consumer', 'seeker', '--seek', all[99]!, '--exec', 'exit 1'])).code).toBe(1);
+    expect(
+      (await runCli(['changes', '--data-dir', dir, '--consumer', 'seeker', '--seek', all[99]!, '--exec', 'exit 1']))
+        .code,
+    ).toBe(1);
     const listed = await consumers(dir);
     expect(listed.watermark?.commitKey).toBe(all.at(-1));
-    expect(listed.consumers).toEqual([expect.objectContaining({ name: 'seeker', commitKey: all[99], lagCommits: 20, lagCommitsAtLeast: false, heldBy: null })]);
+    expect(listed.consumers).toEqual([
+      expect.objectContaining({
+        name: 'seeker',
+        commitKey: all[99],
+        lagCommits: 20,
+        lagCommitsAtLeast: false,
+        heldBy: null,
+      }),
+    ]);
     expect(listed.consumers[0]!.lagSeconds).toBeCloseTo(lag(head, catalog.commits[99]!.timestamp), 2);
     const status = await runCli(['status', '--data-dir', dir, '--consumer', 'seeker']);
     expect(status.code).toBe(0);
@@ -106,9 +146,15 @@ describe('named consumers on the command line', () => {
 
   it('--follow --json --heartbeat writes a heartbeat line while idle', async () => {
     const { dir, all } = await synced('heartbeat');
-    const child = spawn(process.execPath, [CLI, 'changes', '--data-dir', dir, '--json', '--follow', '--heartbeat', '0.1', '--after', all.at(-2)!], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'changes', '--data-dir', dir, '--json', '--follow', '--heartbeat', '0.1', '--after', all.at(-2)!],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const lines: Record<string, unknown>[] = [];
-    createInterface({ input: child.stdout }).on('line', (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
+    createInterface({ input: child.stdout }).on('line', (line) =>
+      lines.push(JSON.parse(line) as Record<string, unknown>),
+    );
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     await waitFor(() => lines.length >= 3, 'two heartbeats after the last commit');
     child.kill('SIGTERM');
@@ -121,17 +167,36 @@ describe('named consumers on the command line', () => {
     const { dir, all } = await synced('interrupted');
     const started = join(dir, 'exec-started');
     // A process group of its own, signalled whole, as a terminal does on Ctrl-C.
-    const child = spawn(process.execPath, [CLI, 'changes', '--data-dir', dir, '--consumer', 'slow', '--after', all[2]!, '--exec', `touch ${JSON.stringify(started)}; exec sleep 30`], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'changes',
+        '--data-dir',
+        dir,
+        '--consumer',
+        'slow',
+        '--after',
+        all[2]!,
+        '--exec',
+        `touch ${JSON.stringify(started)}; exec sleep 30`,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     await waitFor(() => existsSync(started), 'the first --exec to start');
     process.kill(-child.pid!, 'SIGINT');
     expect(await exited).toBe(130);
-    expect(stderr).toContain(`stopped while --exec handled commit ${all[3]}: it was not checkpointed, and comes first next time`);
+    expect(stderr).toContain(
+      `stopped while --exec handled commit ${all[3]}: it was not checkpointed, and comes first next time`,
+    );
     expect(stderr).not.toContain('killed by');
     // Known by its lease, given back; no cursor: the commit comes first next time.
-    expect((await consumers(dir)).consumers).toEqual([expect.objectContaining({ name: 'slow', cursor: null, heldBy: null })]);
+    expect((await consumers(dir)).consumers).toEqual([
+      expect.objectContaining({ name: 'slow', cursor: null, heldBy: null }),
+    ]);
   });
 
   it('changes --help names neither --source nor --cursor-name, which mean nothing to a reader', async () => {

@@ -28,7 +28,8 @@ interface Manifest {
 
 async function folderManifests(dir: string): Promise<Map<string, Manifest>> {
   const manifests = new Map<string, Manifest>();
-  for (const key of await localKeys(dir, 'commits/')) manifests.set(key, JSON.parse(await readFile(join(dir, key), 'utf8')) as Manifest);
+  for (const key of await localKeys(dir, 'commits/'))
+    manifests.set(key, JSON.parse(await readFile(join(dir, key), 'utf8')) as Manifest);
   return manifests;
 }
 
@@ -57,13 +58,26 @@ describe('id filters on a folder', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const summary = JSON.parse(result.stdout);
-    expect(summary).toMatchObject({ commits: catalog.commits.length, leaves: all.filter((l) => kept(l.id)).length, cursorAfter: head, stoppedBy: 'caught-up' });
+    expect(summary).toMatchObject({
+      commits: catalog.commits.length,
+      leaves: all.filter((l) => kept(l.id)).length,
+      cursorAfter: head,
+      stoppedBy: 'caught-up',
+    });
     const fetched = replica.requests.map((r) => r.path).filter((p) => all.some((l) => l.path === p));
-    expect(fetched.sort()).toEqual(all.filter((l) => kept(l.id)).map((l) => l.path).sort());
+    expect(fetched.sort()).toEqual(
+      all
+        .filter((l) => kept(l.id))
+        .map((l) => l.path)
+        .sort(),
+    );
     expectFiltered((await folderManifests(dir)).values(), kept);
     const leafKeys = await localKeys(dir, 'leaves/');
     expect(leafKeys.length).toBe(all.filter((l) => kept(l.id)).length);
-    expect(JSON.parse(await readFile(join(dir, 'filter.json'), 'utf8'))).toEqual({ include: ['a*', 'b*'], exclude: [] });
+    expect(JSON.parse(await readFile(join(dir, 'filter.json'), 'utf8'))).toEqual({
+      include: ['a*', 'b*'],
+      exclude: [],
+    });
     // verify audits the mirror under its own filter: what it left out is not missing.
     const verify = await runCli(['verify', ...at(dir), '--deep']);
     expect(verify.stderr).toBe('');
@@ -71,11 +85,21 @@ describe('id filters on a folder', () => {
     // changes --json carries each manifest's count; a reader's own filter adds what it leaves out.
     const changes = await runCli(['changes', '--data-dir', dir, '--json']);
     expect(changes.code).toBe(0);
-    const lines = changes.stdout.trim().split('\n').map((line) => JSON.parse(line) as { filtered?: number; leaves: unknown[] });
-    expect(lines.map((c) => c.filtered)).toEqual(catalog.commits.map((c) => c.leaves.filter((l) => !kept(l.id)).length));
+    const lines = changes.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { filtered?: number; leaves: unknown[] });
+    expect(lines.map((c) => c.filtered)).toEqual(
+      catalog.commits.map((c) => c.leaves.filter((l) => !kept(l.id)).length),
+    );
     const narrower = await runCli(['changes', '--data-dir', dir, '--json', '--include', 'a*']);
-    const narrowed = narrower.stdout.trim().split('\n').map((line) => JSON.parse(line) as { filtered?: number; leaves: unknown[] });
-    expect(narrowed.map((c) => c.filtered)).toEqual(catalog.commits.map((c) => c.leaves.filter((l) => !/^a/i.test(l.id)).length));
+    const narrowed = narrower.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { filtered?: number; leaves: unknown[] });
+    expect(narrowed.map((c) => c.filtered)).toEqual(
+      catalog.commits.map((c) => c.leaves.filter((l) => !/^a/i.test(l.id)).length),
+    );
     const text = await runCli(['changes', '--data-dir', dir]);
     const withFiltered = catalog.commits.findIndex((c) => c.leaves.some((l) => !kept(l.id)));
     expect(text.stdout.trim().split('\n')[withFiltered]).toMatch(/ \d+ (leaf|leaves), [1-9]\d* filtered \(commit /);
@@ -86,7 +110,9 @@ describe('id filters on a folder', () => {
     expect((await runCli(['run', ...at(dir), '--max-commits', '1000', '--include', 'a*'])).code).toBe(0);
     const refused = await runCli(['run', ...at(dir), '--include', 'a*', '--include', 'c*']);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('--include/--exclude: this mirror was synced with include a*, and this run asks for include a*, c*');
+    expect(refused.stderr).toContain(
+      '--include/--exclude: this mirror was synced with include a*, and this run asks for include a*, c*',
+    );
     expect(refused.stderr).toContain('pass --refilter');
     const none = await runCli(['run', ...at(dir)]);
     expect(none.code).toBe(2);
@@ -95,8 +121,14 @@ describe('id filters on a folder', () => {
     const accepted = await runCli(['run', ...at(dir), '--include', 'a*', '--include', 'c*', '--refilter']);
     expect(accepted.code).toBe(0);
     expect(accepted.stderr).toContain(`id filter changed from include a* to include a*, c* after ${head}`);
-    expect(accepted.stderr).toContain(`catalog-sync backfill --source ${replica.serviceIndexUrl} --data-dir ${dir} --cursor-name catalog-to-s3-refill --until ${head} --include 'a*' --include 'c*'`);
-    expect(JSON.parse(await readFile(join(dir, 'filter.json'), 'utf8'))).toEqual({ include: ['a*', 'c*'], exclude: [], history: [{ include: ['a*'], exclude: [], until: head }] });
+    expect(accepted.stderr).toContain(
+      `catalog-sync backfill --source ${replica.serviceIndexUrl} --data-dir ${dir} --cursor-name catalog-to-s3-refill --until ${head} --include 'a*' --include 'c*'`,
+    );
+    expect(JSON.parse(await readFile(join(dir, 'filter.json'), 'utf8'))).toEqual({
+      include: ['a*', 'c*'],
+      exclude: [],
+      history: [{ include: ['a*'], exclude: [], until: head }],
+    });
     // The next run with the new filter (in any case and order) is accepted.
     expect((await runCli(['run', ...at(dir), '--include', 'C*', '--include', 'A*'])).code).toBe(0);
     // Before the printed backfill, history lacks the c* leaves: its commits are judged by the filter they were
@@ -105,7 +137,10 @@ describe('id filters on a folder', () => {
     expect(earlier.stdout).not.toMatch(/missing (leaf|manifest)|differs/);
     expect(earlier.stdout).toMatch(/\n[1-9]\d* commits were written under an earlier id filter/);
     expect(earlier.code).toBe(0);
-    const printed = /catalog-sync (backfill .*)$/m.exec(accepted.stderr)![1]!.split(' ').map((word) => word.replace(/^'(.*)'$/, '$1'));
+    const printed = /catalog-sync (backfill .*)$/m
+      .exec(accepted.stderr)![1]!
+      .split(' ')
+      .map((word) => word.replace(/^'(.*)'$/, '$1'));
     const refill = await runCli([...printed, '--workers', '2']);
     expect(refill.code).toBe(0);
     const verified = await runCli(['verify', ...at(dir), '--deep']);
@@ -131,7 +166,9 @@ describe('id filters on a folder', () => {
     expect(lines.at(-1)).toMatchObject({ kind: 'summary', commits: catalog.commits.length, underEarlierFilter: wider });
     expect(verified.code).toBe(0);
     // A leaf a* leaves out, of a commit before the change, is missing under the filter its manifest was written under: found.
-    const before = [...(await folderManifests(dir)).values()].filter((m) => catalog.commits.findIndex((c) => c.commitId === m.commitId) < half);
+    const before = [...(await folderManifests(dir)).values()].filter(
+      (m) => catalog.commits.findIndex((c) => c.commitId === m.commitId) < half,
+    );
     const leaf = before.flatMap((m) => m.leaves).find((l) => !/^a/i.test(l.id))!;
     await rm(join(dir, leaf.key));
     const found = await runCli(['verify', ...at(dir)]);
@@ -146,10 +183,31 @@ describe('id filters on a folder', () => {
     expect(JSON.parse(before)).toMatchObject({ cursor: head });
     const mid = formatTimestamp(commitTicks(catalog, Math.floor(catalog.commits.length / 2)));
     // A backfill under a cursor name of its own is held to the mirror's filter too (the mirror has a watermark).
-    const other = await runCli(['backfill', ...at(dir), '--cursor-name', 'catalog-to-s3-refill', '--until', mid, '--include', 'c*']);
+    const other = await runCli([
+      'backfill',
+      ...at(dir),
+      '--cursor-name',
+      'catalog-to-s3-refill',
+      '--until',
+      mid,
+      '--include',
+      'c*',
+    ]);
     expect(other.code).toBe(2);
     expect(other.stderr).toContain('this mirror was synced with include a*, and this run asks for include c*');
-    const refill = await runCli(['backfill', ...at(dir), '--cursor-name', 'catalog-to-s3-refill', '--until', mid, '--include', 'a*', '--workers', '2', '--json']);
+    const refill = await runCli([
+      'backfill',
+      ...at(dir),
+      '--cursor-name',
+      'catalog-to-s3-refill',
+      '--until',
+      mid,
+      '--include',
+      'a*',
+      '--workers',
+      '2',
+      '--json',
+    ]);
     expect(refill.stderr).toBe('');
     expect(refill.code).toBe(0);
     expect(jsonLines(refill.stdout).at(-1)).toMatchObject({ cursorName: 'catalog-to-s3-refill', cursorAfter: mid });
@@ -163,7 +221,13 @@ describe('id filters on a folder', () => {
     const result = await runCli(['run', ...at(newDir('bad')), '--include', 'Newtonsoft Json']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--include: "Newtonsoft Json" is not an id pattern');
-    const onAws = await runCli(['backfill', '--state-machine', 'arn:aws:states:us-east-1:123456789012:stateMachine:B', '--include', 'a*']);
+    const onAws = await runCli([
+      'backfill',
+      '--state-machine',
+      'arn:aws:states:us-east-1:123456789012:stateMachine:B',
+      '--include',
+      'a*',
+    ]);
     expect(onAws.code).toBe(2);
     expect(onAws.stderr).toContain("with --state-machine, the filter is the construct's (includeIds/excludeIds)");
   });
@@ -174,10 +238,17 @@ describe('id filters on a folder', () => {
     const result = await runCli(['changes', '--data-dir', dir, '--json', '--include', 'A*', '--include', 'b*']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    const commits = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { commitId: string; filtered?: number; leaves: { id: string }[] });
+    const commits = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { commitId: string; filtered?: number; leaves: { id: string }[] });
     expect(commits.map((c) => c.commitId)).toEqual(catalog.commits.map((c) => c.commitId));
     for (const [i, commit] of commits.entries()) {
-      expect(commit.leaves.map((l) => l.id).sort()).toEqual(catalog.commits[i]!.leaves.filter((l) => kept(l.id)).map((l) => l.id).sort());
+      expect(commit.leaves.map((l) => l.id).sort()).toEqual(
+        catalog.commits[i]!.leaves.filter((l) => kept(l.id))
+          .map((l) => l.id)
+          .sort(),
+      );
       // The unfiltered mirror's manifests have no count; the reader's filter gives one: filtered, not missing.
       expect(commit.filtered).toBe(catalog.commits[i]!.leaves.length - commit.leaves.length);
     }
@@ -190,10 +261,21 @@ describe('id filters on a folder', () => {
 
   it('through a backfill: the same filtered manifests', async () => {
     const dir = newDir('filter-backfill');
-    const result = await runCli(['backfill', ...at(dir), '--workers', '2', '--range-leaves', '60', '--json', ...includeAB]);
+    const result = await runCli([
+      'backfill',
+      ...at(dir),
+      '--workers',
+      '2',
+      '--range-leaves',
+      '60',
+      '--json',
+      ...includeAB,
+    ]);
     expect(result.code).toBe(0);
     expectFiltered((await folderManifests(dir)).values(), kept);
-    expect((await localKeys(dir, 'leaves/')).length).toBe(catalog.commits.flatMap((c) => c.leaves).filter((l) => kept(l.id)).length);
+    expect((await localKeys(dir, 'leaves/')).length).toBe(
+      catalog.commits.flatMap((c) => c.leaves).filter((l) => kept(l.id)).length,
+    );
   });
 });
 
@@ -202,7 +284,22 @@ describe('id filters on DynamoDB and S3', () => {
     const harness = await SyncHarness.create();
     const excluded = (id: string) => /^[ab]/i.test(id);
     const result = await runCli(
-      ['run', '--source', replica.serviceIndexUrl, '--cursor-table', harness.table, '--bucket', harness.bucket, '--json', '--max-commits', '1000', '--exclude', 'A*', '--exclude', 'b*'],
+      [
+        'run',
+        '--source',
+        replica.serviceIndexUrl,
+        '--cursor-table',
+        harness.table,
+        '--bucket',
+        harness.bucket,
+        '--json',
+        '--max-commits',
+        '1000',
+        '--exclude',
+        'A*',
+        '--exclude',
+        'b*',
+      ],
       harness.env(),
     );
     expect(result.stderr).toBe('');
@@ -223,16 +320,29 @@ describe('id filters on the Lambda (INCLUDE_IDS / EXCLUDE_IDS)', () => {
   it('filters from its environment; another filter later is refused, naming the variables and the CLI step', async () => {
     const harness = await SyncHarness.create();
     const saved = { ...process.env };
-    Object.assign(process.env, harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, MAX_COMMITS: '1000', CURSOR_NAME: 'lambda-filter', INCLUDE_IDS: 'a*, B*' }));
+    Object.assign(
+      process.env,
+      harness.env({
+        CATALOG_SOURCE: replica.serviceIndexUrl,
+        MAX_COMMITS: '1000',
+        CURSOR_NAME: 'lambda-filter',
+        INCLUDE_IDS: 'a*, B*',
+      }),
+    );
     const spy = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     try {
       const { handler } = await import('../../../lambda/sync/lambda.js');
       const context = { getRemainingTimeInMillis: () => 120_000 };
       const summary = await handler({}, context);
-      expect(summary).toMatchObject({ commits: catalog.commits.length, leaves: catalog.commits.flatMap((c) => c.leaves).filter((l) => kept(l.id)).length });
+      expect(summary).toMatchObject({
+        commits: catalog.commits.length,
+        leaves: catalog.commits.flatMap((c) => c.leaves).filter((l) => kept(l.id)).length,
+      });
       expect((await harness.keys('leaves/')).length).toBe(summary.leaves);
       process.env.EXCLUDE_IDS = 'abc*';
-      await expect(handler({}, context)).rejects.toThrow(/^INCLUDE_IDS\/EXCLUDE_IDS: this mirror was synced with include a\*, b\*, and this run asks for include a\*, b\*; exclude abc\*.*catalog-sync run --refilter/);
+      await expect(handler({}, context)).rejects.toThrow(
+        /^INCLUDE_IDS\/EXCLUDE_IDS: this mirror was synced with include a\*, b\*, and this run asks for include a\*, b\*; exclude abc\*.*catalog-sync run --refilter/,
+      );
     } finally {
       spy.mockRestore();
       process.env = saved;

@@ -14,7 +14,21 @@ import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { runCli } from '../../../testkit/cli-process.js';
 import { commitTicks } from '../../../testkit/sync-harness.js';
 
-export const SUMMARY_FIELDS = ['runId', 'cursorName', 'cursorBefore', 'cursorAfter', 'commits', 'leaves', 'deletes', 'quarantined', 'bytes', 'caughtUp', 'stoppedBy', 'durationMs', 'putRetries'];
+export const SUMMARY_FIELDS = [
+  'runId',
+  'cursorName',
+  'cursorBefore',
+  'cursorAfter',
+  'commits',
+  'leaves',
+  'deletes',
+  'quarantined',
+  'bytes',
+  'caughtUp',
+  'stoppedBy',
+  'durationMs',
+  'putRetries',
+];
 export const START = '0001-01-01T00:00:00.0000000Z';
 /** For tests that start many CLI processes: a busy machine with two cores runs them slowly. */
 export const MANY_PROCESSES = 120_000;
@@ -29,7 +43,14 @@ let dirs = 0;
 export function useReplica(): void {
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'catalog-sync-cli-'));
-    catalog = generateCatalog({ commits: 120, seed: 83, leavesPerCommit: [1, 4], sameMillisecondPairs: 3, semver2Ratio: 0.2, nonNormalizedDeleteRatio: 0.5 });
+    catalog = generateCatalog({
+      commits: 120,
+      seed: 83,
+      leavesPerCommit: [1, 4],
+      sameMillisecondPairs: 3,
+      semver2Ratio: 0.2,
+      nonNormalizedDeleteRatio: 0.5,
+    });
     replica = await CatalogReplica.start({ catalog, pageSize: 20 });
     head = formatTimestamp(commitTicks(catalog, -1));
   });
@@ -58,7 +79,11 @@ export function jsonLines<T = RunSummary>(stdout: string): T[] {
 }
 
 /** Runs `run --json` and returns its one summary; fails on anything but exit 0 with exactly one line. */
-export async function runJson(dir: string, extra: string[] = [], source: CatalogReplica = replica): Promise<RunSummary> {
+export async function runJson(
+  dir: string,
+  extra: string[] = [],
+  source: CatalogReplica = replica,
+): Promise<RunSummary> {
   const result = await runCli(['run', ...at(dir, source), '--json', ...extra]);
   expect(result.stderr).toBe('');
   expect(result.code).toBe(0);
@@ -88,4 +113,3 @@ export function leavesOf(commits: GeneratedCatalog['commits']): { leaves: number
   }
   return { leaves, deletes, bytes };
 }
-

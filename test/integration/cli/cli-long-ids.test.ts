@@ -43,7 +43,19 @@ describe('ids of 101, 107 and 128 characters, stored by the CLI', () => {
   it('on S3 and DynamoDB: stored byte for byte under their full keys; a 1,000-character id stops the run before its commit', async () => {
     const { catalog, replica } = await longIdCatalog(1_000);
     const harness = await SyncHarness.create();
-    const result = await runCli(['run', '--source', replica.serviceIndexUrl, '--cursor-table', harness.table, '--bucket', harness.bucket, '--json'], harness.env());
+    const result = await runCli(
+      [
+        'run',
+        '--source',
+        replica.serviceIndexUrl,
+        '--cursor-table',
+        harness.table,
+        '--bucket',
+        harness.bucket,
+        '--json',
+      ],
+      harness.env(),
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`its key segments {id} and {version} encode to 1000 + `);
     expect(result.stderr).toContain('at most 929 keep every key below 1024 bytes');
@@ -66,7 +78,9 @@ describe('ids of 101, 107 and 128 characters, stored by the CLI', () => {
     const result = await runCli(['run', '--source', replica.serviceIndexUrl, '--data-dir', dir, '--json']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`package "${longId(300, PAST_BOUND_COMMIT).slice(0, 150)}`);
-    expect(result.stderr).toContain('cannot be stored in this store: its key segment {id} encodes to 300 bytes; this store holds at most 255 bytes per segment');
+    expect(result.stderr).toContain(
+      'cannot be stored in this store: its key segment {id} encodes to 300 bytes; this store holds at most 255 bytes per segment',
+    );
     const lastGood = commitTicks(catalog, PAST_BOUND_COMMIT - 1);
     expect(await readLocalCursor(dir)).toBe(formatTimestamp(lastGood));
     expect(await verifyLocal(dir, catalog, replica.origin, lastGood)).toEqual([]);

@@ -38,7 +38,10 @@ describe('reading commands on a wrong place', () => {
     mkdirSync(join(root, 'empty'));
     // The follower's first leaf, no commit yet.
     const first = catalog.commits[0]!;
-    await new LocalStore(join(root, 'starting')).putLeaf(leafKey('', commitKeyOf(first.timestamp), first.leaves[0]!.id, first.leaves[0]!.version), Buffer.from('{}'));
+    await new LocalStore(join(root, 'starting')).putLeaf(
+      leafKey('', commitKeyOf(first.timestamp), first.leaves[0]!.id, first.leaves[0]!.version),
+      Buffer.from('{}'),
+    );
     harness = await SyncHarness.create();
   });
   afterAll(() => {
@@ -55,15 +58,33 @@ describe('reading commands on a wrong place', () => {
       runCli(['changes', '--data-dir', at('missing'), '--json']),
       runCli(['view', '--data-dir', at('empty')]),
       runCli(['latest', 'Some.Package', '--data-dir', join(at('mirror'), 'commits')]),
-      runCli(['changes', '--data-dir', at('mirror'), '--prefix', 'nuget/', '--consumer', 'indexer', '--checkpoint-on-write']),
+      runCli([
+        'changes',
+        '--data-dir',
+        at('mirror'),
+        '--prefix',
+        'nuget/',
+        '--consumer',
+        'indexer',
+        '--checkpoint-on-write',
+      ]),
       runCli(['changes', ...s3, '--json'], harness.env()),
       runCli(['changes', '--data-dir', at('mirror'), '--json']),
     ]);
     const wrong: [typeof missing, string][] = [
-      [missing, `${at('missing')}: no mirror here: no watermark.json, no manifests under commits/, no leaves under leaves/ (the folder does not exist)`],
+      [
+        missing,
+        `${at('missing')}: no mirror here: no watermark.json, no manifests under commits/, no leaves under leaves/ (the folder does not exist)`,
+      ],
       [empty, `${at('empty')}: no mirror here: no watermark.json`],
-      [inside, `${join(at('mirror'), 'commits')}: no mirror here: no watermark.json, no manifests under commits/, no leaves under leaves/ (the folder lies inside the mirror in ${at('mirror')})`],
-      [prefixed, `${at('mirror')}: no mirror here: no nuget/watermark.json, no manifests under nuget/commits/, no leaves under nuget/leaves/ (there is a mirror here with no prefix)`],
+      [
+        inside,
+        `${join(at('mirror'), 'commits')}: no mirror here: no watermark.json, no manifests under commits/, no leaves under leaves/ (the folder lies inside the mirror in ${at('mirror')})`,
+      ],
+      [
+        prefixed,
+        `${at('mirror')}: no mirror here: no nuget/watermark.json, no manifests under nuget/commits/, no leaves under nuget/leaves/ (there is a mirror here with no prefix)`,
+      ],
       [s3Empty, `s3://${harness.bucket}/: no mirror here: no watermark.json`],
     ];
     for (const [result, message] of wrong) {
@@ -89,7 +110,14 @@ describe('reading commands on a wrong place', () => {
     await waitFor(() => stdout.trim().split('\n').length === catalog.commits.length, 'the first commits');
     child.kill('SIGINT');
     const result = await done;
-    expect(result.stderr).toBe(`catalog-sync: ${dir}: no commit yet (no watermark.json): waiting for the first commit\n`);
-    expect(result.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { commitKey: string }).commitKey)).toEqual(catalog.commits.map((commit) => commitKeyOf(commit.timestamp)));
+    expect(result.stderr).toBe(
+      `catalog-sync: ${dir}: no commit yet (no watermark.json): waiting for the first commit\n`,
+    );
+    expect(
+      result.stdout
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { commitKey: string }).commitKey),
+    ).toEqual(catalog.commits.map((commit) => commitKeyOf(commit.timestamp)));
   });
 });

@@ -27,17 +27,33 @@ afterAll(async () => {
 });
 
 describe('consumer errors on AWS', () => {
-  it('a listing S3 refuses names the bucket, the prefix listed and S3\'s answer', async () => {
-    front.fault({ match: (seen) => seen.method === 'GET' && seen.url.includes('list-type=2'), fault: { kind: 'answer', status: 500, code: 'InternalError', message: 'We encountered an internal error. Please try again.' } });
+  it("a listing S3 refuses names the bucket, the prefix listed and S3's answer", async () => {
+    front.fault({
+      match: (seen) => seen.method === 'GET' && seen.url.includes('list-type=2'),
+      fault: {
+        kind: 'answer',
+        status: 500,
+        code: 'InternalError',
+        message: 'We encountered an internal error. Please try again.',
+      },
+    });
     const client = clientsFor({ dynamoEndpoint: harness.services.dynamoEndpoint, s3Endpoint: front.url }).s3;
     try {
-      const mirror = { store: new S3SnapshotStore(harness.bucket, client), prefix: 'nuget/', where: `s3://${harness.bucket}/nuget/` };
+      const mirror = {
+        store: new S3SnapshotStore(harness.bucket, client),
+        prefix: 'nuget/',
+        where: `s3://${harness.bucket}/nuget/`,
+      };
       const read = async (): Promise<void> => {
         for await (const _commit of readCommits(mirror));
       };
       await expect(read()).rejects.toMatchObject({
         code: 'CS_ERR_S3_LIST',
-        message: expect.stringMatching(new RegExp(`^S3 listing of s3://${harness.bucket}/nuget/commits/ failed: InternalError \\(HTTP 500\\): We encountered an internal error`)),
+        message: expect.stringMatching(
+          new RegExp(
+            `^S3 listing of s3://${harness.bucket}/nuget/commits/ failed: InternalError \\(HTTP 500\\): We encountered an internal error`,
+          ),
+        ),
       });
     } finally {
       client.destroy();
@@ -49,7 +65,10 @@ describe('consumer errors on AWS', () => {
     const unset = { ...rest, AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent' };
     expect(process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION).toBeUndefined();
     for (const env of [unset, { ...unset, AWS_REGION: '' }]) {
-      const result = await runCli(['changes', '--bucket', harness.bucket, '--cursor-table', harness.table, '--prefix', 'nuget/'], env);
+      const result = await runCli(
+        ['changes', '--bucket', harness.bucket, '--cursor-table', harness.table, '--prefix', 'nuget/'],
+        env,
+      );
       expect(result.code).toBe(2);
       expect(result.stderr).toContain('AWS_REGION: is not set');
     }

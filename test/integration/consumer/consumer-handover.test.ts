@@ -25,11 +25,32 @@ interface Instance {
 }
 
 function start(target: ViewTestTarget, extra: readonly string[]): Instance {
-  const args = ['changes', ...target.cli.args, '--follow', '--poll-interval', '0.05', '--consumer', 'handed-over', '--json', '--checkpoint-on-write', ...extra];
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...target.cli.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const instance: Instance = { child, lines: [], stderr: '', closed: new Promise((resolve) => child.on('close', () => resolve())) };
+  const args = [
+    'changes',
+    ...target.cli.args,
+    '--follow',
+    '--poll-interval',
+    '0.05',
+    '--consumer',
+    'handed-over',
+    '--json',
+    '--checkpoint-on-write',
+    ...extra,
+  ];
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, ...target.cli.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const instance: Instance = {
+    child,
+    lines: [],
+    stderr: '',
+    closed: new Promise((resolve) => child.on('close', () => resolve())),
+  };
   child.stderr!.on('data', (chunk: Buffer) => (instance.stderr += chunk.toString()));
-  createInterface({ input: child.stdout! }).on('line', (line) => instance.lines.push((JSON.parse(line) as { commitKey: string }).commitKey));
+  createInterface({ input: child.stdout! }).on('line', (line) =>
+    instance.lines.push((JSON.parse(line) as { commitKey: string }).commitKey),
+  );
   return instance;
 }
 

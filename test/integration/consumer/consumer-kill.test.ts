@@ -53,7 +53,14 @@ const SETUPS: Record<string, () => Promise<Setup>> = {
     const table = (target.stores.cursors as unknown as { table: string }).table;
     const bucket = (target.stores.snapshots as unknown as { bucket: string }).bucket;
     const { dynamoEndpoint, s3Endpoint } = testServices();
-    const env = { AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint, AWS_ENDPOINT_URL_S3: s3Endpoint, S3_FORCE_PATH_STYLE: 'true', AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
+    const env = {
+      AWS_ENDPOINT_URL_DYNAMODB: dynamoEndpoint,
+      AWS_ENDPOINT_URL_S3: s3Endpoint,
+      S3_FORCE_PATH_STYLE: 'true',
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    };
     return { target, flags: ['--cursor-table', table, '--bucket', bucket], env, cursors: target.stores.cursors };
   },
   'local folder': async () => {
@@ -75,14 +82,31 @@ describe.each(Object.keys(SETUPS))('changes --consumer killed with SIGKILL: %s',
     const random = mulberry32(4242);
     const runs: { before: string | undefined; lines: string[]; after: string | undefined }[] = [];
     const keyOf = async (): Promise<string | undefined> => {
-      const state = await cursors.read(consumerKey({ store: target.stores.snapshots, prefix: '', where: kind }, 'killed'));
+      const state = await cursors.read(
+        consumerKey({ store: target.stores.snapshots, prefix: '', where: kind }, 'killed'),
+      );
       return state === undefined ? undefined : commitKeyOf(state.stored);
     };
     for (;;) {
       const before = await keyOf();
       if (followerDone && before === all.at(-1)) break;
       const killAfter = random.int(1, 12);
-      const { child, done } = startCli(['changes', ...flags, '--follow', '--poll-interval', '0.05', '--consumer', 'killed', '--json', '--checkpoint-on-write', '--checkpoint-every', '1'], env);
+      const { child, done } = startCli(
+        [
+          'changes',
+          ...flags,
+          '--follow',
+          '--poll-interval',
+          '0.05',
+          '--consumer',
+          'killed',
+          '--json',
+          '--checkpoint-on-write',
+          '--checkpoint-every',
+          '1',
+        ],
+        env,
+      );
       let seen = '';
       let sawHead = false;
       child.stdout!.on('data', (chunk: Buffer) => {
@@ -91,13 +115,18 @@ describe.each(Object.keys(SETUPS))('changes --consumer killed with SIGKILL: %s',
         else if (!sawHead && seen.includes(all.at(-1)!)) {
           // Caught up with the head: killed once it checkpointed it (a following consumer never exits by itself).
           sawHead = true;
-          void waitFor(async () => (await keyOf()) === all.at(-1), 'the head checkpointed').finally(() => child.kill('SIGKILL'));
+          void waitFor(async () => (await keyOf()) === all.at(-1), 'the head checkpointed').finally(() =>
+            child.kill('SIGKILL'),
+          );
         }
       });
       const result = await done;
       expect(result.signal).toBe('SIGKILL');
       const complete = result.stdout.slice(0, result.stdout.lastIndexOf('\n') + 1);
-      const lines = complete.split('\n').filter((line) => line !== '').map((line) => (JSON.parse(line) as { commitKey: string }).commitKey);
+      const lines = complete
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => (JSON.parse(line) as { commitKey: string }).commitKey);
       const after = await keyOf();
       const watermark = await readWatermark({ store: target.stores.snapshots, prefix: '', where: kind });
       // Progress never past the watermark.

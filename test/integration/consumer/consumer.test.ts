@@ -5,13 +5,28 @@
  * watermark as stored at that moment), and the cursor only ever moves by conditional writes that never overlap.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consume, consumerKey, ConsumeStop, readCommits, readWatermark, WakeUp, type Mirror, type MirrorCommit } from '../../../lambda/consumer/index.js';
+import {
+  consume,
+  consumerKey,
+  ConsumeStop,
+  readCommits,
+  readWatermark,
+  WakeUp,
+  type Mirror,
+  type MirrorCommit,
+} from '../../../lambda/consumer/index.js';
 import { commitKeyOf } from '../../../lambda/contract/keys.js';
 import { formatTimestamp, parseTimestamp } from '../../../lambda/contract/time.js';
 import type { CompareAndSetResult, CursorState, CursorStore, CursorTarget } from '../../../lambda/stores/types.js';
 import { runSlice } from '../../../lambda/sync/index.js';
 import { finishBackfill, planBackfill, runRange } from '../../../lambda/backfill/index.js';
-import { openTarget, settingsOf, TARGET_KINDS, withDeps, type BackfillTarget } from '../../../testkit/backfill-harness.js';
+import {
+  openTarget,
+  settingsOf,
+  TARGET_KINDS,
+  withDeps,
+  type BackfillTarget,
+} from '../../../testkit/backfill-harness.js';
 import { generateCatalog, leafBody, type GeneratedCatalog } from '../../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { waitFor } from '../../../testkit/cli-process.js';
@@ -25,7 +40,11 @@ class WriteLog implements CursorStore {
   read(name: string): Promise<CursorState | undefined> {
     return this.inner.read(name);
   }
-  async compareAndSet(name: string, expected: CursorState | undefined, next: CursorTarget): Promise<CompareAndSetResult> {
+  async compareAndSet(
+    name: string,
+    expected: CursorState | undefined,
+    next: CursorTarget,
+  ): Promise<CompareAndSetResult> {
     const result = await this.inner.compareAndSet(name, expected, next);
     if (result.outcome === 'written') this.writes.push([expected?.stored ?? null, formatTimestamp(next.value)]);
     return result;
@@ -39,7 +58,13 @@ describe.each(TARGET_KINDS)('consumer: %s', (kind) => {
   const targets: BackfillTarget[] = [];
 
   beforeAll(async () => {
-    catalog = generateCatalog({ commits: 60, seed: 2222, leavesPerCommit: [1, 4], sameMillisecondPairs: 4, deleteRatio: 0.1 });
+    catalog = generateCatalog({
+      commits: 60,
+      seed: 2222,
+      leavesPerCommit: [1, 4],
+      sameMillisecondPairs: 4,
+      deleteRatio: 0.1,
+    });
     replica = await CatalogReplica.start({ catalog, pageSize: 9 });
     allKeys = catalog.commits.map((commit) => commitKeyOf(commit.timestamp));
   });
@@ -58,13 +83,17 @@ describe.each(TARGET_KINDS)('consumer: %s', (kind) => {
   async function check(mirror: Mirror, commit: MirrorCommit): Promise<string[]> {
     const problems: string[] = [];
     const watermark = await readWatermark(mirror);
-    if (watermark === undefined || commit.commitKey > watermark.commitKey) problems.push(`${commit.commitKey} delivered past the watermark ${watermark?.commitKey}`);
+    if (watermark === undefined || commit.commitKey > watermark.commitKey)
+      problems.push(`${commit.commitKey} delivered past the watermark ${watermark?.commitKey}`);
     const generated = catalog.commits.find((c) => commitKeyOf(c.timestamp) === commit.commitKey);
-    if (generated === undefined || generated.commitId !== commit.commitId) return [...problems, `${commit.commitKey}: not a commit of the catalog`];
-    if (commit.leaves.length !== generated.leaves.length) problems.push(`${commit.commitKey}: ${commit.leaves.length} leaves, not ${generated.leaves.length}`);
+    if (generated === undefined || generated.commitId !== commit.commitId)
+      return [...problems, `${commit.commitKey}: not a commit of the catalog`];
+    if (commit.leaves.length !== generated.leaves.length)
+      problems.push(`${commit.commitKey}: ${commit.leaves.length} leaves, not ${generated.leaves.length}`);
     for (const leaf of commit.leaves) {
       const source = generated.leaves.find((l) => l.id === leaf.id && l.version === leaf.version);
-      if (source === undefined || !(await leaf.body()).equals(Buffer.from(leafBody(catalog, source, replica.origin)))) problems.push(`${leaf.key}: body differs`);
+      if (source === undefined || !(await leaf.body()).equals(Buffer.from(leafBody(catalog, source, replica.origin))))
+        problems.push(`${leaf.key}: body differs`);
     }
     return problems;
   }
@@ -84,7 +113,16 @@ describe.each(TARGET_KINDS)('consumer: %s', (kind) => {
         delivered.push(commit.commitKey);
       },
       // Started before the follower's first write: its place holds no mirror yet, which it awaits.
-      { mirror, cursors: target.stores.cursors, follow: true, wake, signal: stop.signal, poll: { minMs: 5, maxMs: 50 }, checkpointEvery: 3, awaitMirror: true },
+      {
+        mirror,
+        cursors: target.stores.cursors,
+        follow: true,
+        wake,
+        signal: stop.signal,
+        poll: { minMs: 5, maxMs: 50 },
+        checkpointEvery: 3,
+        awaitMirror: true,
+      },
     );
     let slices = 0;
     for (;;) {
@@ -95,15 +133,25 @@ describe.each(TARGET_KINDS)('consumer: %s', (kind) => {
     }
     expect(slices).toBeGreaterThan(5);
     const head = formatTimestamp(commitTicks(catalog, -1));
-    await waitFor(async () => (await target.stores.cursors.read(consumerKey(mirror, 'indexer')))?.stored === head, 'the consumer to checkpoint the head');
+    await waitFor(
+      async () => (await target.stores.cursors.read(consumerKey(mirror, 'indexer')))?.stored === head,
+      'the consumer to checkpoint the head',
+    );
     stop.abort();
     const result = await running;
     expect(problems).toEqual([]);
     expect(delivered).toEqual(allKeys);
-    expect(result).toMatchObject({ consumer: 'indexer', cursorBefore: null, cursorAfter: head, commits: 60, stoppedBy: ConsumeStop.aborted });
+    expect(result).toMatchObject({
+      consumer: 'indexer',
+      cursorBefore: null,
+      cursorAfter: head,
+      commits: 60,
+      stoppedBy: ConsumeStop.aborted,
+    });
     // The plain reader, from a time (inclusive) and after a key (exclusive), to the watermark.
     const since: string[] = [];
-    for await (const commit of readCommits(mirror, { since: catalog.commits[10]!.timestamp })) since.push(commit.commitKey);
+    for await (const commit of readCommits(mirror, { since: catalog.commits[10]!.timestamp }))
+      since.push(commit.commitKey);
     expect(since).toEqual(allKeys.slice(10));
     const after: string[] = [];
     for await (const commit of readCommits(mirror, { after: allKeys[10]!, readAhead: 2 })) after.push(commit.commitKey);
@@ -115,7 +163,9 @@ describe.each(TARGET_KINDS)('consumer: %s', (kind) => {
     const first = settingsOf(replica.serviceIndexUrl, { MAX_COMMITS: '10' });
     await withDeps(target, first, (deps) => runSlice(first, deps));
     const settings = settingsOf(replica.serviceIndexUrl);
-    const { plan, ranges } = await withDeps(target, settings, (deps) => planBackfill(settings, deps, { rangeLeaves: 12 }));
+    const { plan, ranges } = await withDeps(target, settings, (deps) =>
+      planBackfill(settings, deps, { rangeLeaves: 12 }),
+    );
     expect(ranges.length).toBeGreaterThan(5);
     const delivered: string[] = [];
     const cursors = new WriteLog(target.stores.cursors);
@@ -131,7 +181,12 @@ describe.each(TARGET_KINDS)('consumer: %s', (kind) => {
     expect(delivered).toEqual(allKeys.slice(0, 10));
     await withDeps(target, settings, (deps) => finishBackfill(settings, deps, plan.backfillId));
     const result = await consume('scanner', (commit) => void delivered.push(commit.commitKey), options);
-    expect(result).toMatchObject({ cursorBefore: tenth, cursorAfter: formatTimestamp(commitTicks(catalog, -1)), commits: 50, stoppedBy: ConsumeStop.caughtUp });
+    expect(result).toMatchObject({
+      cursorBefore: tenth,
+      cursorAfter: formatTimestamp(commitTicks(catalog, -1)),
+      commits: 50,
+      stoppedBy: ConsumeStop.caughtUp,
+    });
     expect(delivered).toEqual(allKeys);
     // Checkpoints: every two commits and at the end, each from the value the one before wrote.
     expect(cursors.writes[0]).toEqual([null, formatTimestamp(commitTicks(catalog, 1))]);
@@ -178,19 +233,35 @@ describe.each(TARGET_KINDS)('consumer: %s', (kind) => {
     const { cursors } = target.stores;
     const failOn = allKeys[7]!;
     await expect(
-      consume('upstream', (commit) => {
-        if (commit.commitKey === failOn) throw new Error('index unavailable');
-      }, { mirror, cursors }),
-    ).rejects.toMatchObject({ code: 'CS_ERR_CONSUMER_HANDLER', commitKey: failOn, cause: { message: 'index unavailable' } });
-    expect((await cursors.read(consumerKey(mirror, 'upstream')))?.stored).toBe(formatTimestamp(commitTicks(catalog, 6)));
+      consume(
+        'upstream',
+        (commit) => {
+          if (commit.commitKey === failOn) throw new Error('index unavailable');
+        },
+        { mirror, cursors },
+      ),
+    ).rejects.toMatchObject({
+      code: 'CS_ERR_CONSUMER_HANDLER',
+      commitKey: failOn,
+      cause: { message: 'index unavailable' },
+    });
+    expect((await cursors.read(consumerKey(mirror, 'upstream')))?.stored).toBe(
+      formatTimestamp(commitTicks(catalog, 6)),
+    );
     const downstream: string[] = [];
-    const result = await consume('downstream', (commit) => void downstream.push(commit.commitKey), { mirror, cursors, dependsOn: ['upstream'] });
+    const result = await consume('downstream', (commit) => void downstream.push(commit.commitKey), {
+      mirror,
+      cursors,
+      dependsOn: ['upstream'],
+    });
     expect(downstream).toEqual(allKeys.slice(0, 7));
     expect(result.cursorAfter).toBe(formatTimestamp(commitTicks(catalog, 6)));
     // A redelivery starts right after the last checkpoint: the failed commit comes first.
     const again: string[] = [];
     await consume('upstream', (commit) => void again.push(commit.commitKey), { mirror, cursors });
     expect(again).toEqual(allKeys.slice(7));
-    await expect(consume('catalog-to-s3', () => undefined, { mirror, cursors })).rejects.toMatchObject({ code: 'CS_ERR_CONSUMER' });
+    await expect(consume('catalog-to-s3', () => undefined, { mirror, cursors })).rejects.toMatchObject({
+      code: 'CS_ERR_CONSUMER',
+    });
   });
 });

@@ -39,7 +39,13 @@ const secondCommitLeaves = (bucket: string) => {
 };
 
 function s3(): S3Client {
-  return new S3Client({ endpoint: front.url, region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, forcePathStyle: true, maxAttempts: 5 });
+  return new S3Client({
+    endpoint: front.url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    forcePathStyle: true,
+    maxAttempts: 5,
+  });
 }
 
 beforeAll(async () => {
@@ -52,8 +58,10 @@ afterAll(async () => {
   await replica.stop();
 });
 
-describe('the run\'s stop ends its S3 PUTs', () => {
-  it('the time budget aborts PUTs that never get an answer: time-budget, the cursor at the last whole commit', { timeout: STOP_TIMEOUT_MS }, async () => {
+describe("the run's stop ends its S3 PUTs", () => {
+  it('the time budget aborts PUTs that never get an answer: time-budget, the cursor at the last whole commit', {
+    timeout: STOP_TIMEOUT_MS,
+  }, async () => {
     const harness = await SyncHarness.create();
     front.fault({ match: secondCommitLeaves(harness.bucket), fault: { kind: 'hang' } });
     const client = s3();
@@ -67,7 +75,9 @@ describe('the run\'s stop ends its S3 PUTs', () => {
       expect(await harness.cursor()).toBe(summary.commits === 1 ? lastWhole : undefined);
       // Manifests appear as commits complete: later commits may be whole past the cursor, the held one is not.
       expect(await harness.strayManifests(catalog, replica.origin, commitTicks(catalog, 0))).toEqual([]);
-      expect(await harness.manifestsAfter(catalog, commitTicks(catalog, 0))).not.toContain(`commits/${commitKey(commitTicks(catalog, 1))}.json`);
+      expect(await harness.manifestsAfter(catalog, commitTicks(catalog, 0))).not.toContain(
+        `commits/${commitKey(commitTicks(catalog, 1))}.json`,
+      );
       // Every held PUT was given up by the client (its connection closed), none waits out a timeout.
       const held = front.hangs.held;
       expect(held).toBeGreaterThan(0);
@@ -78,7 +88,7 @@ describe('the run\'s stop ends its S3 PUTs', () => {
     }
   });
 
-  it('the run\'s signal (Ctrl-C) aborts them likewise', { timeout: STOP_TIMEOUT_MS }, async () => {
+  it("the run's signal (Ctrl-C) aborts them likewise", { timeout: STOP_TIMEOUT_MS }, async () => {
     const harness = await SyncHarness.create();
     front.fault({ match: secondCommitLeaves(harness.bucket), fault: { kind: 'hang' } });
     const client = s3();
@@ -92,8 +102,17 @@ describe('the run\'s stop ends its S3 PUTs', () => {
     // Ctrl-C once the first commit is checkpointed and a PUT of the second is held.
     void Promise.all([stored, front.whenHung(1)]).then(() => stop.abort());
     try {
-      const summary = await harness.run(replica.serviceIndexUrl, {}, { snapshots: new S3SnapshotStore(harness.bucket, client), cursors, signal: stop.signal });
-      expect(summary).toMatchObject({ stoppedBy: 'interrupted', caughtUp: false, commits: 1, cursorAfter: formatTimestamp(lastWhole) });
+      const summary = await harness.run(
+        replica.serviceIndexUrl,
+        {},
+        { snapshots: new S3SnapshotStore(harness.bucket, client), cursors, signal: stop.signal },
+      );
+      expect(summary).toMatchObject({
+        stoppedBy: 'interrupted',
+        caughtUp: false,
+        commits: 1,
+        cursorAfter: formatTimestamp(lastWhole),
+      });
       await front.whenAbandoned(front.hangs.held);
     } finally {
       front.reset();
@@ -101,13 +120,19 @@ describe('the run\'s stop ends its S3 PUTs', () => {
     }
   });
 
-  it('a manifest PUT that never gets an answer is given 2 s past the stop, then aborted: the cursor stays before it', { timeout: STOP_TIMEOUT_MS }, async () => {
+  it('a manifest PUT that never gets an answer is given 2 s past the stop, then aborted: the cursor stays before it', {
+    timeout: STOP_TIMEOUT_MS,
+  }, async () => {
     const harness = await SyncHarness.create();
     const held = `/${harness.bucket}/commits/${commitKey(commitTicks(catalog, 1))}.json`;
     front.fault({ match: (seen) => seen.method === 'PUT' && seen.url === held, fault: { kind: 'hang' } });
     const client = s3();
     try {
-      const summary = await harness.run(replica.serviceIndexUrl, {}, { snapshots: new S3SnapshotStore(harness.bucket, client), deadline: Date.now() + 2_000 });
+      const summary = await harness.run(
+        replica.serviceIndexUrl,
+        {},
+        { snapshots: new S3SnapshotStore(harness.bucket, client), deadline: Date.now() + 2_000 },
+      );
       const lastWhole = formatTimestamp(commitTicks(catalog, 0));
       expect(summary).toMatchObject({ stoppedBy: 'time-budget', commits: 1, cursorAfter: lastWhole });
       expect(await harness.cursor()).toBe(lastWhole);
@@ -120,20 +145,30 @@ describe('the run\'s stop ends its S3 PUTs', () => {
     }
   });
 
-  it('a PUT waiting to retry is stopped in its wait, named as aborted, not failed', { timeout: STOP_TIMEOUT_MS }, async () => {
+  it('a PUT waiting to retry is stopped in its wait, named as aborted, not failed', {
+    timeout: STOP_TIMEOUT_MS,
+  }, async () => {
     const bucket = uniqueName('abort-wait');
     await createBucket(testServices().s3Endpoint, bucket);
-    front.fault({ match: (seen) => seen.url.startsWith(`/${bucket}/`), fault: { kind: 'answer', status: 503, code: 'SlowDown' } });
+    front.fault({
+      match: (seen) => seen.url.startsWith(`/${bucket}/`),
+      fault: { kind: 'answer', status: 503, code: 'SlowDown' },
+    });
     const client = s3();
     // Waits of up to a minute: only the abort ends this one.
     const put = new S3PutClient(client, { connections: 1, backoff: fixedBackoff(60_000) });
     const stop = new AbortController();
     try {
       const error = await put
-        .put({ bucket, key: 'wait.json', body: Buffer.from('{}'), contentType: 'application/json' }, { signal: stop.signal, onAnswer: () => stop.abort() })
+        .put(
+          { bucket, key: 'wait.json', body: Buffer.from('{}'), contentType: 'application/json' },
+          { signal: stop.signal, onAnswer: () => stop.abort() },
+        )
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(S3PutAbortedError);
-      expect((error as Error).message).toBe(`S3 PUT s3://${bucket}/wait.json: aborted before attempt 2: the run was stopped (time budget reached or interrupted)`);
+      expect((error as Error).message).toBe(
+        `S3 PUT s3://${bucket}/wait.json: aborted before attempt 2: the run was stopped (time budget reached or interrupted)`,
+      );
       expect(front.putsOf(`/${bucket}/wait.json`)).toHaveLength(1);
     } finally {
       front.reset();
@@ -145,9 +180,20 @@ describe('the run\'s stop ends its S3 PUTs', () => {
 
 describe('catalog-sync run against S3 PUTs that hang', () => {
   const cliEnv = (harness: SyncHarness): Record<string, string> => harness.env({ AWS_ENDPOINT_URL_S3: front.url });
-  const args = (harness: SyncHarness): string[] => ['run', '--source', replica.serviceIndexUrl, '--cursor-table', harness.table, '--bucket', harness.bucket, '--json'];
+  const args = (harness: SyncHarness): string[] => [
+    'run',
+    '--source',
+    replica.serviceIndexUrl,
+    '--cursor-table',
+    harness.table,
+    '--bucket',
+    harness.bucket,
+    '--json',
+  ];
 
-  it('--time-budget 2 ends with time-budget (exit 0), the cursor at the last whole commit', { timeout: STOP_TIMEOUT_MS }, async () => {
+  it('--time-budget 2 ends with time-budget (exit 0), the cursor at the last whole commit', {
+    timeout: STOP_TIMEOUT_MS,
+  }, async () => {
     const harness = await SyncHarness.create();
     front.fault({ match: secondCommitLeaves(harness.bucket), fault: { kind: 'hang' } });
     try {
@@ -166,7 +212,9 @@ describe('catalog-sync run against S3 PUTs that hang', () => {
     }
   });
 
-  it('SIGINT (Ctrl-C) ends it the same way: exit 0, interrupted, the cursor at the last whole commit', { timeout: STOP_TIMEOUT_MS }, async () => {
+  it('SIGINT (Ctrl-C) ends it the same way: exit 0, interrupted, the cursor at the last whole commit', {
+    timeout: STOP_TIMEOUT_MS,
+  }, async () => {
     const harness = await SyncHarness.create();
     front.fault({ match: secondCommitLeaves(harness.bucket), fault: { kind: 'hang' } });
     const lastWhole = formatTimestamp(commitTicks(catalog, 0));
@@ -177,7 +225,12 @@ describe('catalog-sync run against S3 PUTs that hang', () => {
       cli.child.kill('SIGINT');
       const result = await cli.done;
       expect(result.code).toBe(0);
-      expect(JSON.parse(result.stdout)).toMatchObject({ stoppedBy: 'interrupted', caughtUp: false, commits: 1, cursorAfter: lastWhole });
+      expect(JSON.parse(result.stdout)).toMatchObject({
+        stoppedBy: 'interrupted',
+        caughtUp: false,
+        commits: 1,
+        cursorAfter: lastWhole,
+      });
       expect(await harness.cursor()).toBe(lastWhole);
       await front.whenAbandoned(front.hangs.held);
     } finally {
@@ -201,10 +254,13 @@ async function holdingDynamoFront(upstream: string, hold: string) {
       res.on('close', () => abandoned++);
       return;
     }
-    const forward = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (response) => {
-      res.writeHead(response.statusCode ?? 502, response.headers);
-      response.pipe(res);
-    });
+    const forward = request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      (response) => {
+        res.writeHead(response.statusCode ?? 502, response.headers);
+        response.pipe(res);
+      },
+    );
     forward.on('error', () => res.destroy());
     forward.end(body);
   });
@@ -223,14 +279,20 @@ async function holdingDynamoFront(upstream: string, hold: string) {
   };
 }
 
-describe('the run\'s stop ends its DynamoDB reads', () => {
-  it('a dependency cursor whose read never gets an answer: the deadline ends it, time-budget, nothing moved', { timeout: STOP_TIMEOUT_MS }, async () => {
+describe("the run's stop ends its DynamoDB reads", () => {
+  it('a dependency cursor whose read never gets an answer: the deadline ends it, time-budget, nothing moved', {
+    timeout: STOP_TIMEOUT_MS,
+  }, async () => {
     const harness = await SyncHarness.create();
     const dynamo = await holdingDynamoFront(testServices().dynamoEndpoint, '"upstream-cursor"');
     const client = dynamoClient(dynamo.url);
     try {
       const cursors = new DynamoStore(harness.table, client);
-      const summary = await harness.run(replica.serviceIndexUrl, { DEPENDS_ON: 'upstream-cursor' }, { cursors, deadline: Date.now() + 2_000 });
+      const summary = await harness.run(
+        replica.serviceIndexUrl,
+        { DEPENDS_ON: 'upstream-cursor' },
+        { cursors, deadline: Date.now() + 2_000 },
+      );
       expect(summary).toMatchObject({ stoppedBy: 'time-budget', commits: 0, caughtUp: false });
       expect(await harness.cursor()).toBeUndefined();
       expect(dynamo.counts().held).toBe(1);

@@ -8,7 +8,11 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { S3PutClient } from '../../../lambda/stores/s3-put-client.js';
 import { S3PutError } from '../../../lambda/stores/s3-put-error.js';
-import { BACKPRESSURE_MAX_ATTEMPTS, backpressureS3Client, SlowDownGauge } from '../../../lambda/stores/s3-backpressure.js';
+import {
+  BACKPRESSURE_MAX_ATTEMPTS,
+  backpressureS3Client,
+  SlowDownGauge,
+} from '../../../lambda/stores/s3-backpressure.js';
 import { S3SnapshotStore } from '../../../lambda/stores/s3-store.js';
 import { createBucket } from '../../../testkit/emulators.js';
 import { testServices, uniqueName } from '../../../testkit/env.js';
@@ -19,7 +23,12 @@ import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { SyncHarness } from '../../../testkit/sync-harness.js';
 import { SyncError } from '../../../lambda/sync/engine.js';
 
-const SLOW_DOWN: S3Fault = { kind: 'answer', status: 503, code: 'SlowDown', message: 'Please reduce your request rate.' };
+const SLOW_DOWN: S3Fault = {
+  kind: 'answer',
+  status: 503,
+  code: 'SlowDown',
+  message: 'Please reduce your request rate.',
+};
 
 describe('the lean S3 PUT under faults', () => {
   const bucket = uniqueName('lean-faults');
@@ -29,7 +38,12 @@ describe('the lean S3 PUT under faults', () => {
   let slowDowns = 0;
   const pathOf = (key: string): string => `/${bucket}/${key}`;
   const forKey = (key: string) => (seen: SeenRequest) => seen.method === 'PUT' && seen.url === pathOf(key);
-  const body = (key: string) => ({ bucket, key, body: Buffer.from(`{"key":"${key}"}`), contentType: 'application/json' });
+  const body = (key: string) => ({
+    bucket,
+    key,
+    body: Buffer.from(`{"key":"${key}"}`),
+    contentType: 'application/json',
+  });
 
   async function stored(key: string): Promise<string> {
     const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
@@ -39,7 +53,13 @@ describe('the lean S3 PUT under faults', () => {
   beforeAll(async () => {
     await createBucket(testServices().s3Endpoint, bucket);
     front = await S3FaultFront.start(testServices().s3Endpoint);
-    client = new S3Client({ endpoint: front.url, region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, forcePathStyle: true, maxAttempts: 5 });
+    client = new S3Client({
+      endpoint: front.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+      forcePathStyle: true,
+      maxAttempts: 5,
+    });
     put = new S3PutClient(client, { connections: 4, backoff: FAST_BACKOFF, onSlowDown: () => slowDowns++ });
   });
   afterEach(() => {
@@ -69,11 +89,21 @@ describe('the lean S3 PUT under faults', () => {
     expect(front.seen.filter(isGet)).toHaveLength(3);
     expect(slowDowns).toBe(1);
     front.fault({ match: isGet, fault: { kind: 'answer', status: 403, code: 'AccessDenied' }, times: 1 });
-    await expect(put.get(bucket, 'get/a.json')).rejects.toMatchObject({ code: 'CS_ERR_S3_PUT', status: 403, s3Code: 'AccessDenied', attempts: 1, message: expect.stringContaining('S3 GET') });
+    await expect(put.get(bucket, 'get/a.json')).rejects.toMatchObject({
+      code: 'CS_ERR_S3_PUT',
+      status: 403,
+      s3Code: 'AccessDenied',
+      attempts: 1,
+      message: expect.stringContaining('S3 GET'),
+    });
   });
 
   it('retries 500 InternalError and succeeds', async () => {
-    front.fault({ match: forKey('five/a.json'), fault: { kind: 'answer', status: 500, code: 'InternalError' }, times: 1 });
+    front.fault({
+      match: forKey('five/a.json'),
+      fault: { kind: 'answer', status: 500, code: 'InternalError' },
+      times: 1,
+    });
     await put.put(body('five/a.json'));
     expect(front.putsOf(pathOf('five/a.json'))).toHaveLength(2);
     expect(slowDowns).toBe(0);
@@ -89,20 +119,27 @@ describe('the lean S3 PUT under faults', () => {
   });
 
   it('retries S3 RequestTimeout (400) as the SDK does', async () => {
-    front.fault({ match: forKey('timeout/a.json'), fault: { kind: 'answer', status: 400, code: 'RequestTimeout' }, times: 1 });
+    front.fault({
+      match: forKey('timeout/a.json'),
+      fault: { kind: 'answer', status: 400, code: 'RequestTimeout' },
+      times: 1,
+    });
     await put.put(body('timeout/a.json'));
     expect(front.putsOf(pathOf('timeout/a.json'))).toHaveLength(2);
   });
 
   it('does not retry 403 AccessDenied: one attempt, the error names it', async () => {
-    front.fault({ match: forKey('denied/a.json'), fault: { kind: 'answer', status: 403, code: 'AccessDenied', message: 'Access Denied' } });
+    front.fault({
+      match: forKey('denied/a.json'),
+      fault: { kind: 'answer', status: 403, code: 'AccessDenied', message: 'Access Denied' },
+    });
     const error = await put.put(body('denied/a.json')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(S3PutError);
     expect(error).toMatchObject({ status: 403, s3Code: 'AccessDenied', s3Message: 'Access Denied', attempts: 1 });
     expect(front.putsOf(pathOf('denied/a.json'))).toHaveLength(1);
   });
 
-  it('gives up after the client\'s maxAttempts, naming the key, status, code and attempts', async () => {
+  it("gives up after the client's maxAttempts, naming the key, status, code and attempts", async () => {
     front.fault({ match: forKey('always/slow.json'), fault: SLOW_DOWN });
     const error = await put.put(body('always/slow.json')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(S3PutError);
@@ -123,9 +160,15 @@ describe('the lean S3 PUT under faults', () => {
     expect((error as Error).message).toMatch(/failed after 5 attempts: no answer/);
   });
 
-  it('tells a backfill client\'s SlowDownGauge of every SlowDown, with the backfill\'s attempts', async () => {
+  it("tells a backfill client's SlowDownGauge of every SlowDown, with the backfill's attempts", async () => {
     const gauge = new SlowDownGauge(8);
-    const env = { AWS_ENDPOINT_URL_S3: front.url, S3_FORCE_PATH_STYLE: 'true', AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
+    const env = {
+      AWS_ENDPOINT_URL_S3: front.url,
+      S3_FORCE_PATH_STYLE: 'true',
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    };
     const saved = { ...process.env };
     Object.assign(process.env, env);
     let backfill: S3Client | undefined;
@@ -137,7 +180,11 @@ describe('the lean S3 PUT under faults', () => {
       expect(gauge.slowDowns).toBe(3);
       expect(front.putsOf(pathOf('gauge/a.json'))).toHaveLength(4);
       // The backfill's client has more attempts than the follower's 5 (500s: the SDK's shorter backoff, not the gauge's).
-      front.fault({ match: forKey('gauge/b.json'), fault: { kind: 'answer', status: 500, code: 'InternalError' }, times: 6 });
+      front.fault({
+        match: forKey('gauge/b.json'),
+        fault: { kind: 'answer', status: 500, code: 'InternalError' },
+        times: 6,
+      });
       await store.putJson('gauge/b.json', { ok: true });
       expect(front.putsOf(pathOf('gauge/b.json'))).toHaveLength(7);
       expect(BACKPRESSURE_MAX_ATTEMPTS).toBeGreaterThanOrEqual(7);
@@ -154,9 +201,14 @@ describe('the lean S3 PUT under faults', () => {
     const replica = await CatalogReplica.start({ catalog });
     const harness = await SyncHarness.create();
     try {
-      const leafPut = (seen: SeenRequest): boolean => seen.method === 'PUT' && seen.url.startsWith(`/${harness.bucket}/leaves/`);
+      const leafPut = (seen: SeenRequest): boolean =>
+        seen.method === 'PUT' && seen.url.startsWith(`/${harness.bucket}/leaves/`);
       front.fault({ match: leafPut, fault: { ...SLOW_DOWN, headers: { 'x-amz-retry-after': '1300' } }, times: 1 });
-      const summary = await harness.run(replica.serviceIndexUrl, {}, { snapshots: new S3SnapshotStore(harness.bucket, client, put) });
+      const summary = await harness.run(
+        replica.serviceIndexUrl,
+        {},
+        { snapshots: new S3SnapshotStore(harness.bucket, client, put) },
+      );
       expect(summary).toMatchObject({ stoppedBy: 'caught-up', leaves: 1, putRetries: 1 });
       // The refused PUT and its retry 1.3 s later; no second PUT sent a second after the first (a hedge).
       expect(front.seen.filter(leafPut)).toHaveLength(2);
@@ -170,14 +222,26 @@ describe('the lean S3 PUT under faults', () => {
     const replica = await CatalogReplica.start({ catalog, pageSize: 10 });
     const harness = await SyncHarness.create();
     try {
-      front.fault({ match: (seen) => seen.method === 'PUT' && seen.url.startsWith(`/${harness.bucket}/leaves/`), fault: { kind: 'answer', status: 403, code: 'AccessDenied', message: 'Access Denied' } });
+      front.fault({
+        match: (seen) => seen.method === 'PUT' && seen.url.startsWith(`/${harness.bucket}/leaves/`),
+        fault: { kind: 'answer', status: 403, code: 'AccessDenied', message: 'Access Denied' },
+      });
       const snapshots = new S3SnapshotStore(harness.bucket, client, put);
-      const error = await harness.run(replica.serviceIndexUrl, { CONCURRENCY: '1' }, { snapshots }).catch((e: unknown) => e);
+      const error = await harness
+        .run(replica.serviceIndexUrl, { CONCURRENCY: '1' }, { snapshots })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SyncError);
       const summary = (error as SyncError).summary;
       expect(summary).toMatchObject({ stoppedBy: 'error', commits: 0, error: { code: 'CS_ERR_S3_PUT' } });
-      expect(summary.error!.message).toMatch(new RegExp(`^S3 PUT s3://${harness.bucket}/leaves/\\S+ failed after 1 attempt: HTTP 403 AccessDenied: Access Denied$`));
-      expect((await harness.store.listRuns('catalog-to-s3', { limit: 1 }))[0]).toMatchObject({ stoppedBy: 'error', error: { code: 'CS_ERR_S3_PUT' } });
+      expect(summary.error!.message).toMatch(
+        new RegExp(
+          `^S3 PUT s3://${harness.bucket}/leaves/\\S+ failed after 1 attempt: HTTP 403 AccessDenied: Access Denied$`,
+        ),
+      );
+      expect((await harness.store.listRuns('catalog-to-s3', { limit: 1 }))[0]).toMatchObject({
+        stoppedBy: 'error',
+        error: { code: 'CS_ERR_S3_PUT' },
+      });
     } finally {
       await replica.stop();
     }

@@ -20,14 +20,25 @@ import { FAST_BACKOFF } from '../../../testkit/fast-backoff.js';
 import { S3FaultFront, type S3Fault, type SeenRequest } from '../../../testkit/s3-fault-front.js';
 import { commitTicks, SyncHarness } from '../../../testkit/sync-harness.js';
 
-const SLOW_DOWN: S3Fault = { kind: 'answer', status: 503, code: 'SlowDown', message: 'Please reduce your request rate.' };
+const SLOW_DOWN: S3Fault = {
+  kind: 'answer',
+  status: 503,
+  code: 'SlowDown',
+  message: 'Please reduce your request rate.',
+};
 
 let front: S3FaultFront;
 let catalog: GeneratedCatalog;
 let replica: CatalogReplica;
 
 function s3(): S3Client {
-  return new S3Client({ endpoint: front.url, region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, forcePathStyle: true, maxAttempts: 5 });
+  return new S3Client({
+    endpoint: front.url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    forcePathStyle: true,
+    maxAttempts: 5,
+  });
 }
 
 /**
@@ -37,7 +48,8 @@ function s3(): S3Client {
 function throttleOneLeaf(bucket: string): void {
   const prefix = `/${bucket}/leaves/${commitKey(commitTicks(catalog, 1))}/`;
   let leaf: string | undefined;
-  const match = (seen: SeenRequest): boolean => seen.method === 'PUT' && seen.url.startsWith(prefix) && (leaf ??= seen.url) === seen.url;
+  const match = (seen: SeenRequest): boolean =>
+    seen.method === 'PUT' && seen.url.startsWith(prefix) && (leaf ??= seen.url) === seen.url;
   front.fault({ match, fault: SLOW_DOWN, times: 2 });
 }
 
@@ -64,8 +76,14 @@ describe('S3 PUT retries', () => {
     try {
       front.fault({ match: (seen) => seen.url === `/${bucket}/told.json`, fault: SLOW_DOWN, times: 2 });
       front.fault({ match: (seen) => seen.url === `/${bucket}/reset.json`, fault: { kind: 'reset' }, times: 1 });
-      await put.put({ bucket, key: 'told.json', body: Buffer.from('{}'), contentType: 'application/json' }, { onRetry: (event) => events.push(event) });
-      await put.put({ bucket, key: 'reset.json', body: Buffer.from('{}'), contentType: 'application/json' }, { onRetry: (event) => events.push(event) });
+      await put.put(
+        { bucket, key: 'told.json', body: Buffer.from('{}'), contentType: 'application/json' },
+        { onRetry: (event) => events.push(event) },
+      );
+      await put.put(
+        { bucket, key: 'reset.json', body: Buffer.from('{}'), contentType: 'application/json' },
+        { onRetry: (event) => events.push(event) },
+      );
       expect(events.map(({ delayMs: _, ...event }) => event)).toEqual([
         { url: `s3://${bucket}/told.json`, attempt: 1, why: 'SlowDown', status: 503 },
         { url: `s3://${bucket}/told.json`, attempt: 2, why: 'SlowDown', status: 503 },
@@ -87,11 +105,15 @@ describe('S3 PUT retries', () => {
       const perPut = 4 * Retry.throttlingCost(); // 5 attempts: 4 retries, each of the SDK's throttling cost (5)
       const spending = INITIAL_RETRY_TOKENS / perPut; // 25 PUTs spend the 500 tokens
       for (let i = 0; i < spending; i++) {
-        const error = await put.put({ bucket, key: `quota/${i}.json`, body: Buffer.from('{}'), contentType: 'application/json' }).catch((e: unknown) => e);
+        const error = await put
+          .put({ bucket, key: `quota/${i}.json`, body: Buffer.from('{}'), contentType: 'application/json' })
+          .catch((e: unknown) => e);
         expect(error).toMatchObject({ attempts: 5, quotaSpent: false });
       }
       expect(await put.retryTokens()).toBe(0);
-      const spent = await put.put({ bucket, key: 'quota/spent.json', body: Buffer.from('{}'), contentType: 'application/json' }).catch((e: unknown) => e);
+      const spent = await put
+        .put({ bucket, key: 'quota/spent.json', body: Buffer.from('{}'), contentType: 'application/json' })
+        .catch((e: unknown) => e);
       expect(spent).toBeInstanceOf(S3PutError);
       expect(spent).toMatchObject({ status: 503, s3Code: 'SlowDown', attempts: 1, quotaSpent: true });
       expect((spent as Error).message).toBe(
@@ -100,7 +122,8 @@ describe('S3 PUT retries', () => {
       // 25 × 5 attempts, then 1: the load stopped multiplying.
       expect(front.seen.filter((seen) => seen.url.startsWith(`/${bucket}/quota/`))).toHaveLength(spending * 5 + 1);
       front.reset();
-      for (let i = 0; i < 3; i++) await put.put({ bucket, key: `quota/ok-${i}.json`, body: Buffer.from('{}'), contentType: 'application/json' });
+      for (let i = 0; i < 3; i++)
+        await put.put({ bucket, key: `quota/ok-${i}.json`, body: Buffer.from('{}'), contentType: 'application/json' });
       expect(await put.retryTokens()).toBe(3 * NO_RETRY_INCREMENT);
     } finally {
       front.reset();
@@ -114,7 +137,17 @@ describe('S3 PUT retries', () => {
     throttleOneLeaf(harness.bucket);
     try {
       const result = await runCli(
-        ['run', '--source', replica.serviceIndexUrl, '--cursor-table', harness.table, '--bucket', harness.bucket, '--json', '--verbose'],
+        [
+          'run',
+          '--source',
+          replica.serviceIndexUrl,
+          '--cursor-table',
+          harness.table,
+          '--bucket',
+          harness.bucket,
+          '--json',
+          '--verbose',
+        ],
         harness.env({ AWS_ENDPOINT_URL_S3: front.url }),
       );
       expect(result.code).toBe(0);
@@ -125,7 +158,9 @@ describe('S3 PUT retries', () => {
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>);
       const retries = lines.filter((line) => line.message === 'retry' && String(line.url).startsWith('s3://'));
-      expect(retries.map((line) => ({ level: line.level, attempt: line.attempt, why: line.why, status: line.status }))).toEqual([
+      expect(
+        retries.map((line) => ({ level: line.level, attempt: line.attempt, why: line.why, status: line.status })),
+      ).toEqual([
         { level: 'DEBUG', attempt: 1, why: 'SlowDown', status: 503 },
         { level: 'DEBUG', attempt: 2, why: 'SlowDown', status: 503 },
       ]);
@@ -141,17 +176,24 @@ describe('S3 PUT retries', () => {
     const harness = await SyncHarness.create();
     throttleOneLeaf(harness.bucket);
     const saved = { ...process.env };
-    Object.assign(process.env, harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, AWS_ENDPOINT_URL_S3: front.url }), {
-      POWERTOOLS_LOG_LEVEL: 'DEBUG',
-      POWERTOOLS_SERVICE_NAME: 'catalog-sync-retries',
-      POWERTOOLS_METRICS_NAMESPACE: 'CatalogSync',
-    });
+    Object.assign(
+      process.env,
+      harness.env({ CATALOG_SOURCE: replica.serviceIndexUrl, AWS_ENDPOINT_URL_S3: front.url }),
+      {
+        POWERTOOLS_LOG_LEVEL: 'DEBUG',
+        POWERTOOLS_SERVICE_NAME: 'catalog-sync-retries',
+        POWERTOOLS_METRICS_NAMESPACE: 'CatalogSync',
+      },
+    );
     const written: string[] = [];
     const capture = (chunk: string | Uint8Array): boolean => {
       written.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
       return true;
     };
-    const spies = [vi.spyOn(process.stdout, 'write').mockImplementation(capture), vi.spyOn(process.stderr, 'write').mockImplementation(capture)];
+    const spies = [
+      vi.spyOn(process.stdout, 'write').mockImplementation(capture),
+      vi.spyOn(process.stderr, 'write').mockImplementation(capture),
+    ];
     try {
       const { handler } = await import('../../../lambda/sync/lambda.js');
       const summary = await handler({}, { getRemainingTimeInMillis: () => 600_000 });

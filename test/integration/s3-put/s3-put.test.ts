@@ -4,7 +4,13 @@
  * where the SDK would put them, a wrong secret is refused and named, credentials are asked per request, a clock
  * off by an hour is corrected, and a store built by awsClients takes this path.
  */
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import type { AwsCredentialIdentity } from '@smithy/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasErrorCode } from '../../../lambda/contract/errors.js';
@@ -22,7 +28,11 @@ import { VERSION } from '../../../lambda/contract/version.js';
 const REGION = 'us-east-1';
 const GOOD = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 
-function s3(endpoint: string, credentials: AwsCredentialIdentity | (() => Promise<AwsCredentialIdentity>) = GOOD, extra: object = {}): S3Client {
+function s3(
+  endpoint: string,
+  credentials: AwsCredentialIdentity | (() => Promise<AwsCredentialIdentity>) = GOOD,
+  extra: object = {},
+): S3Client {
   return new S3Client({ endpoint, region: REGION, credentials, forcePathStyle: true, maxAttempts: 5, ...extra });
 }
 
@@ -61,10 +71,23 @@ describe('the lean S3 PUT', () => {
 
   it('stores the same object as the SDK: body, content type, length and metadata, on GET and HEAD', async () => {
     const body = Buffer.from('\uFEFF{"@id":"https://example.test/leaf.json","é":"ü"}');
-    const metadata = { 'nuget-id': 'Some.Package', 'nuget-version': '1.0.0', 'catalog-type': 'PackageDetails', 'commit-id': 'abc', 'commit-timestamp': '2020-01-01T00:00:00.0000000Z' };
+    const metadata = {
+      'nuget-id': 'Some.Package',
+      'nuget-version': '1.0.0',
+      'catalog-type': 'PackageDetails',
+      'commit-id': 'abc',
+      'commit-timestamp': '2020-01-01T00:00:00.0000000Z',
+    };
     await new S3SnapshotStore(bucket, client, lean(client)).putLeaf('same/lean.json', body, metadata);
     await client.send(
-      new PutObjectCommand({ Bucket: bucket, Key: 'same/sdk.json', Body: body, ContentLength: body.length, ContentType: 'application/json', Metadata: metadata }),
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: 'same/sdk.json',
+        Body: body,
+        ContentLength: body.length,
+        ContentType: 'application/json',
+        Metadata: metadata,
+      }),
     );
     const leanObject = await objectOf(client, bucket, 'same/lean.json');
     const sdkObject = await objectOf(client, bucket, 'same/sdk.json');
@@ -87,25 +110,36 @@ describe('the lean S3 PUT', () => {
     expect((await objectOf(client, bucket, 'manifests/m.json')).head.contentType).toBe('application/json');
   });
 
-  it('stores keys with unicode, spaces, plus signs and !\'()* where the SDK would find them', async () => {
-    const keys = ['odd/Ünïcødé 包/1.0.0.json', 'odd/a b+c/x+y z.json', "odd/!'()*&$@=;:,?#[]~.json", 'odd/tab\tpercent%20.json'];
+  it("stores keys with unicode, spaces, plus signs and !'()* where the SDK would find them", async () => {
+    const keys = [
+      'odd/Ünïcødé 包/1.0.0.json',
+      'odd/a b+c/x+y z.json',
+      "odd/!'()*&$@=;:,?#[]~.json",
+      'odd/tab\tpercent%20.json',
+    ];
     const put = lean(client);
-    for (const [index, key] of keys.entries()) await put.put({ bucket, key, body: Buffer.from(String(index)), contentType: 'application/json' });
+    for (const [index, key] of keys.entries())
+      await put.put({ bucket, key, body: Buffer.from(String(index)), contentType: 'application/json' });
     const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'odd/' }));
     expect((listed.Contents ?? []).map((object) => object.Key).sort()).toEqual([...keys].sort());
-    for (const [index, key] of keys.entries()) expect((await objectOf(client, bucket, key)).body.toString()).toBe(String(index));
+    for (const [index, key] of keys.entries())
+      expect((await objectOf(client, bucket, key)).body.toString()).toBe(String(index));
     expect(encodeKey("a b+c/!'()*/é")).toBe('a%20b%2Bc/%21%27%28%29%2A/%C3%A9');
   });
 
   it('reads back by a lean GET, signed (the front verifies it): the exact bytes of any key, undefined for a missing one', async () => {
     const keys = ['get/Ünïcødé 包/1.0.0.json', 'get/a b+c/x+y z.json', "get/!'()*&$@=;:,?#[]~.json"];
-    for (const [index, key] of keys.entries()) await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `\uFEFF{"n":${index}}` }));
+    for (const [index, key] of keys.entries())
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `\uFEFF{"n":${index}}` }));
     const get = lean(client);
-    for (const [index, key] of keys.entries()) expect((await get.get(bucket, key))?.equals(Buffer.from(`\uFEFF{"n":${index}}`))).toBe(true);
+    for (const [index, key] of keys.entries())
+      expect((await get.get(bucket, key))?.equals(Buffer.from(`\uFEFF{"n":${index}}`))).toBe(true);
     expect(await get.get(bucket, 'get/missing.json')).toBeUndefined();
     expect(front.faults.size).toBe(0);
     const wrong = s3(front.url, { accessKeyId: 'S3RVER', secretAccessKey: 'not-the-secret' });
-    const error = await lean(wrong).get(bucket, keys[0]!).catch((e: unknown) => e);
+    const error = await lean(wrong)
+      .get(bucket, keys[0]!)
+      .catch((e: unknown) => e);
     wrong.destroy();
     expect(error).toMatchObject({ bucket, key: keys[0], status: 403, s3Code: 'SignatureDoesNotMatch', attempts: 1 });
     expect((error as Error).message).toContain(`S3 GET s3://${bucket}/`);
@@ -119,7 +153,13 @@ describe('the lean S3 PUT', () => {
     wrong.destroy();
     expect(error).toBeInstanceOf(S3PutError);
     expect(hasErrorCode(error, 'CS_ERR_S3_PUT')).toBe(true);
-    expect(error).toMatchObject({ bucket, key: 'wrong/secret.json', status: 403, s3Code: 'SignatureDoesNotMatch', attempts: 1 });
+    expect(error).toMatchObject({
+      bucket,
+      key: 'wrong/secret.json',
+      status: 403,
+      s3Code: 'SignatureDoesNotMatch',
+      attempts: 1,
+    });
     expect((error as Error).message).toContain(`s3://${bucket}/wrong/secret.json`);
     expect((error as Error).message).toContain('HTTP 403 SignatureDoesNotMatch');
     expect(front.putsOf(`/${bucket}/wrong/secret.json`)).toHaveLength(1);
@@ -129,7 +169,11 @@ describe('the lean S3 PUT', () => {
     let calls = 0;
     // Credentials that expire within the SDK's 5-minute window are fetched again on the next request (the
     // client's cache is the SDK's); the lean PUT must not keep its own copy.
-    const rotating = s3(front.url, async () => ({ ...GOOD, sessionToken: `token-${++calls}`, expiration: new Date(Date.now() + 60_000) }));
+    const rotating = s3(front.url, async () => ({
+      ...GOOD,
+      sessionToken: `token-${++calls}`,
+      expiration: new Date(Date.now() + 60_000),
+    }));
     const put = lean(rotating);
     await put.put({ bucket, key: 'rotate/one.json', body: Buffer.from('1'), contentType: 'application/json' });
     await put.put({ bucket, key: 'rotate/two.json', body: Buffer.from('2'), contentType: 'application/json' });
@@ -166,7 +210,9 @@ describe('the lean S3 PUT', () => {
     const keys = Array.from({ length: 32 }, (_, i) => `skew32/${i}.json`);
     // All 32 are in flight before the first refusal reaches the client.
     front.holdUntil(32);
-    const results = await Promise.allSettled(keys.map((key) => put.put({ bucket, key, body: Buffer.from(key), contentType: 'application/json' })));
+    const results = await Promise.allSettled(
+      keys.map((key) => put.put({ bucket, key, body: Buffer.from(key), contentType: 'application/json' })),
+    );
     expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
     // Each refused once for time, then signed on the corrected clock.
     for (const key of keys) expect(front.putsOf(`/${bucket}/${key}`)).toHaveLength(2);
@@ -184,7 +230,9 @@ describe('the lean S3 PUT', () => {
     try {
       const keys = Array.from({ length: 32 }, (_, i) => `server-behind/${i}.json`);
       behind.holdUntil(32);
-      const results = await Promise.allSettled(keys.map((key) => put.put({ bucket, key, body: Buffer.from(key), contentType: 'application/json' })));
+      const results = await Promise.allSettled(
+        keys.map((key) => put.put({ bucket, key, body: Buffer.from(key), contentType: 'application/json' })),
+      );
       expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
       for (const key of keys) expect(behind.putsOf(`/${bucket}/${key}`)).toHaveLength(2);
       expect(behind.faults.size).toBe(0);
@@ -197,7 +245,13 @@ describe('the lean S3 PUT', () => {
   });
 
   it('is what an S3SnapshotStore on awsClients uses, with the endpoint from AWS_ENDPOINT_URL_S3', async () => {
-    const env = { AWS_ENDPOINT_URL_S3: front.url, S3_FORCE_PATH_STYLE: 'true', AWS_REGION: REGION, AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
+    const env = {
+      AWS_ENDPOINT_URL_S3: front.url,
+      S3_FORCE_PATH_STYLE: 'true',
+      AWS_REGION: REGION,
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    };
     const saved = { ...process.env };
     Object.assign(process.env, env);
     try {

@@ -29,8 +29,13 @@ interface Item {
 /** The fixture documents of a catalog, by `@id`. */
 function documentsOf(selection: FixtureSelection): Map<string, Record<string, unknown>> {
   const documents = new Map<string, Record<string, unknown>>();
-  for (const name of readdirSync(FIXTURES).filter((file) => (selection.files?.includes(file) ?? file.startsWith(selection.prefix!)) && file.endsWith('.json'))) {
-    const document = JSON.parse(readFileSync(join(FIXTURES, name), 'utf8').replace(/^\uFEFF/, '')) as Record<string, unknown>;
+  for (const name of readdirSync(FIXTURES).filter(
+    (file) => (selection.files?.includes(file) ?? file.startsWith(selection.prefix!)) && file.endsWith('.json'),
+  )) {
+    const document = JSON.parse(readFileSync(join(FIXTURES, name), 'utf8').replace(/^\uFEFF/, '')) as Record<
+      string,
+      unknown
+    >;
     documents.set(document['@id'] as string, document);
   }
   return documents;
@@ -38,25 +43,47 @@ function documentsOf(selection: FixtureSelection): Map<string, Record<string, un
 
 /** The view worked out from the fixture pages and leaves. */
 function expectedFrom(documents: Map<string, Record<string, unknown>>): Map<string, unknown> {
-  const items = [...documents.values()].filter((d) => d['@type'] === 'CatalogPage').flatMap((page) => page['items'] as Item[]);
+  const items = [...documents.values()]
+    .filter((d) => d['@type'] === 'CatalogPage')
+    .flatMap((page) => page['items'] as Item[]);
   items.sort((a, b) => compareTicks(a.commitTimeStamp, b.commitTimeStamp));
-  const packages = new Map<string, { id: string; commitKey: string; commitTimeStamp: string; versions: Map<string, Record<string, unknown>> }>();
+  const packages = new Map<
+    string,
+    { id: string; commitKey: string; commitTimeStamp: string; versions: Map<string, Record<string, unknown>> }
+  >();
   for (const item of items) {
     const id = item['nuget:id'];
     const commitKey = commitKeyOf(item.commitTimeStamp);
     const commitTimeStamp = formatTimestamp(parseTimestamp(item.commitTimeStamp));
     const known = packages.get(id.toLowerCase()) ?? { id, commitKey, commitTimeStamp, versions: new Map() };
     const version = versionIdentity(item['nuget:version']);
-    const entry: Record<string, unknown> = { version, type: item['@type'] === 'nuget:PackageDelete' ? 'delete' : 'details', leaf: leafKey('', commitKey, id, item['nuget:version']), commitKey, commitTimeStamp };
+    const entry: Record<string, unknown> = {
+      version,
+      type: item['@type'] === 'nuget:PackageDelete' ? 'delete' : 'details',
+      leaf: leafKey('', commitKey, id, item['nuget:version']),
+      commitKey,
+      commitTimeStamp,
+    };
     if (entry['type'] === 'details') {
       const leaf = documents.get(item['@id'])!;
-      entry['listed'] = typeof leaf['listed'] === 'boolean' ? leaf['listed'] : !String(leaf['published']).startsWith('1900-');
+      entry['listed'] =
+        typeof leaf['listed'] === 'boolean' ? leaf['listed'] : !String(leaf['published']).startsWith('1900-');
     }
     known.versions.set(version, entry);
     packages.set(id.toLowerCase(), { id, commitKey, commitTimeStamp, versions: known.versions });
   }
   return new Map(
-    [...packages].map(([id, p]) => [id, { id: p.id, commitKey: p.commitKey, commitTimeStamp: p.commitTimeStamp, versions: [...p.versions.values()].sort((a, b) => compareVersions(a['version'] as string, b['version'] as string)) }]),
+    [...packages].map(([id, p]) => [
+      id,
+      {
+        id: p.id,
+        commitKey: p.commitKey,
+        commitTimeStamp: p.commitTimeStamp,
+        versions: [...p.versions.values()].sort((a, b) =>
+          compareVersions(a['version'] as string, b['version'] as string),
+        ),
+      },
+    ]),
   );
 }
 
@@ -70,7 +97,15 @@ describe('latest view over the NuGetGallery fixture catalogs', () => {
   it.each<[string, FixtureSelection]>([
     ['TestCatalogWithNonNormalizedDelete', { prefix: 'TestCatalogWithNonNormalizedDelete' }],
     ['TestCatalogStorageWithSemVer2', { prefix: 'TestCatalogStorageWithSemVer2' }],
-    [twoCommits[0]!, { files: [...['Index', 'Page', 'AnotherPackage100'].map((f) => `${twoCommits[0]}${f}.json`), ...['ListedPackage100', 'ListedPackage101', 'UnlistedPackage100'].map((f) => `${twoCommits[1]}${f}.json`)] }],
+    [
+      twoCommits[0]!,
+      {
+        files: [
+          ...['Index', 'Page', 'AnotherPackage100'].map((f) => `${twoCommits[0]}${f}.json`),
+          ...['ListedPackage100', 'ListedPackage101', 'UnlistedPackage100'].map((f) => `${twoCommits[1]}${f}.json`),
+        ],
+      },
+    ],
   ])('%s', async (name, selection) => {
     const replica = await CatalogReplica.startFromFixtures(FIXTURES, 'http://tempuri.org/', selection);
     const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-view-fixtures-'));
@@ -86,10 +121,16 @@ describe('latest view over the NuGetGallery fixture catalogs', () => {
       expect(stored.size).toBe(expected.size);
       // What each catalog is here for, so the reference cannot quietly agree on less.
       const all = JSON.stringify([...expected.values()]);
-      if (name === 'TestCatalogWithNonNormalizedDelete') expect((expected.get('otherpackage') as { versions: unknown[] }).versions).toMatchObject([{ version: '1.0.0', type: 'delete' }]);
+      if (name === 'TestCatalogWithNonNormalizedDelete')
+        expect((expected.get('otherpackage') as { versions: unknown[] }).versions).toMatchObject([
+          { version: '1.0.0', type: 'delete' },
+        ]);
       if (selection.files) expect(all).toContain('"listed":false');
       if (name === 'TestCatalogStorageWithSemVer2') expect(all).toContain('"version":"1.0.0-alpha.1"');
-      for (const [id, index] of expected) expect(JSON.parse(stored.get(`packages/${encodeURIComponent(id).toLowerCase()}/index.json`)!.toString('utf8'))).toEqual(index);
+      for (const [id, index] of expected)
+        expect(
+          JSON.parse(stored.get(`packages/${encodeURIComponent(id).toLowerCase()}/index.json`)!.toString('utf8')),
+        ).toEqual(index);
       rmSync(join(dir, 'packages'), { recursive: true });
       expect((await runCli(['view', '--data-dir', dir, '--rebuild'])).code).toBe(0);
       for (const [key, bytes] of stored) expect((await store.getBytes(key))!.equals(bytes), key).toBe(true);

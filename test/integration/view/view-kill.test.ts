@@ -19,24 +19,39 @@ describe.each(VIEW_KINDS)('view --follow under SIGKILL: %s', (kind) => {
   const targets: ViewTestTarget[] = [];
   afterAll(() => targets.forEach((target) => target.close()));
 
-  it('every index whole and never past the watermark after each kill; the catalog\'s view at the end', async () => {
+  it("every index whole and never past the watermark after each kill; the catalog's view at the end", async () => {
     const target = await openViewTarget(kind);
     targets.push(target);
-    const catalog = generateCatalog({ commits: 48, seed: 4848, leavesPerCommit: [1, 4], deleteRatio: 0.25, semver2Ratio: 0.3 });
+    const catalog = generateCatalog({
+      commits: 48,
+      seed: 4848,
+      leavesPerCommit: [1, 4],
+      deleteRatio: 0.25,
+      semver2Ratio: 0.3,
+    });
     const decorations = decorate(catalog.commits, mulberry32(48), 0.3);
     const random = mulberry32(kind.length);
-    const cursor = async (): Promise<string | undefined> => (await target.cursors.read(consumerKey(target.mirror, 'view-latest')))?.stored;
+    const cursor = async (): Promise<string | undefined> =>
+      (await target.cursors.read(consumerKey(target.mirror, 'view-latest')))?.stored;
     for (let from = 0; from < catalog.commits.length; from += 8) {
       const chunk = catalog.commits.slice(from, from + 8);
       await writeMirror(target.store, '', chunk);
       const watched = packageIndexKey('', chunk[0]!.leaves[0]!.id);
       const before = (await target.documents.read(watched))?.tag;
       const end = formatTimestamp(parseTimestamp(chunk[chunk.length - 1]!.timestamp));
-      const { child, done } = startCli(['view', '--follow', '--poll-interval', '0.2', ...target.cli.args], target.cli.env);
+      const { child, done } = startCli(
+        ['view', '--follow', '--poll-interval', '0.2', ...target.cli.args],
+        target.cli.env,
+      );
       // s3rver replaces an object's file and then its metadata: a GET between the two, while the view rewrites that
       // index, ends short ("aborted"). That can only happen while the index is being changed, which is what we wait for.
-      const tagNow = (): Promise<string | undefined> => target.documents.read(watched).then((stored) => stored?.tag, (error: Error) => (error.message === 'aborted' ? 'being rewritten' : Promise.reject(error)));
-      if (random.chance(0.5)) await waitFor(async () => (await tagNow()) !== before, 'an index of the chunk to change', 2_000, 5);
+      const tagNow = (): Promise<string | undefined> =>
+        target.documents.read(watched).then(
+          (stored) => stored?.tag,
+          (error: Error) => (error.message === 'aborted' ? 'being rewritten' : Promise.reject(error)),
+        );
+      if (random.chance(0.5))
+        await waitFor(async () => (await tagNow()) !== before, 'an index of the chunk to change', 2_000, 5);
       else await waitFor(async () => (await cursor()) === end, 'the cursor to reach the chunk', 2_000, 20);
       child.kill('SIGKILL');
       expect((await done).signal).toBe('SIGKILL');

@@ -32,7 +32,13 @@ const context = { getRemainingTimeInMillis: () => 300_000 };
 
 describe('viewHandler', () => {
   it('keeps the view up to the watermark, invocation after invocation', async () => {
-    const catalog = generateCatalog({ commits: 30, seed: 2424, leavesPerCommit: [1, 4], deleteRatio: 0.25, semver2Ratio: 0.3 });
+    const catalog = generateCatalog({
+      commits: 30,
+      seed: 2424,
+      leavesPerCommit: [1, 4],
+      deleteRatio: 0.25,
+      semver2Ratio: 0.3,
+    });
     const decorations = decorate(catalog.commits, mulberry32(24), 0.3);
     const prefix = 'nuget/';
     const handler = viewHandler({ ...process.env, CONSUMER_NAME: 'view-latest', SNAPSHOT_PREFIX: prefix });

@@ -38,7 +38,16 @@ describe('latest view over generated catalogs (local folder)', () => {
         fc.integer({ min: 1, max: 7 }),
         fc.integer({ min: 1, max: 12 }),
         async (seed, commits, cuts, prefix, again, shards, buffer) => {
-          const catalog = generateCatalog({ commits, seed, leavesPerCommit: [1, 4], deleteRatio: 0.25, semver2Ratio: 0.3, nonNormalizedDeleteRatio: 0.5, sameMillisecondPairs: 1, bomRatio: 0.2 });
+          const catalog = generateCatalog({
+            commits,
+            seed,
+            leavesPerCommit: [1, 4],
+            deleteRatio: 0.25,
+            semver2Ratio: 0.3,
+            nonNormalizedDeleteRatio: 0.5,
+            sameMillisecondPairs: 1,
+            bomRatio: 0.2,
+          });
           const decorations = decorate(catalog.commits, mulberry32(seed), 0.3);
           const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-view-'));
           try {
@@ -55,9 +64,13 @@ describe('latest view over generated catalogs (local folder)', () => {
             }
             const expected = expectedView(prefix, catalog.commits, decorations);
             const incremental = await viewBytes(store, prefix);
-            expect([...incremental.keys()].sort()).toEqual([...expected.values()].map((index) => packageIndexKey(prefix, (index as { id: string }).id)).sort());
+            expect([...incremental.keys()].sort()).toEqual(
+              [...expected.values()].map((index) => packageIndexKey(prefix, (index as { id: string }).id)).sort(),
+            );
             for (const index of expected.values()) {
-              expect(JSON.parse(incremental.get(packageIndexKey(prefix, (index as { id: string }).id))!.toString('utf8'))).toEqual(index);
+              expect(
+                JSON.parse(incremental.get(packageIndexKey(prefix, (index as { id: string }).id))!.toString('utf8')),
+              ).toEqual(index);
             }
             // A commit delivered again (a crash before its checkpoint): every byte stays.
             let n = 0;
@@ -72,10 +85,18 @@ describe('latest view over generated catalogs (local folder)', () => {
             const spills = join(dir, 'spills');
             mkdirSync(spills);
             const rebuilt = await rebuildView(target, mirror, store, { shards, buffer, tempDir: spills });
-            expect(rebuilt).toMatchObject({ commits, packages: expected.size, written: expected.size, cursorMoved: false, complete: true });
+            expect(rebuilt).toMatchObject({
+              commits,
+              packages: expected.size,
+              written: expected.size,
+              cursorMoved: false,
+              complete: true,
+            });
             expect(readdirSync(spills)).toEqual([]);
             // Only the latest details leaf of each identity is read, once.
-            const latestDetails = [...expected.values()].flatMap((index) => (index as { versions: { type: string }[] }).versions).filter((entry) => entry.type === 'details').length;
+            const latestDetails = [...expected.values()]
+              .flatMap((index) => (index as { versions: { type: string }[] }).versions)
+              .filter((entry) => entry.type === 'details').length;
             expect(rebuilt.bodiesRead).toBe(latestDetails);
             rmSync(spills, { recursive: true });
             expect(await viewBytes(store, prefix)).toEqual(incremental);

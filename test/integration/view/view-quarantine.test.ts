@@ -8,7 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitKeyOf, leafKey, manifestKey, quarantineKey } from '../../../lambda/contract/keys.js';
 import { keepView, packageIndexKey, rebuildView, viewRefresher } from '../../../lambda/view/index.js';
-import { generateCatalog, type GeneratedCatalog, type GeneratedCommit, type GeneratedLeaf } from '../../../testkit/catalog-generator.js';
+import {
+  generateCatalog,
+  type GeneratedCatalog,
+  type GeneratedCommit,
+  type GeneratedLeaf,
+} from '../../../testkit/catalog-generator.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { runCli } from '../../../testkit/cli-process.js';
 import { versionIdentity } from '../../../testkit/package-identities.js';
@@ -19,18 +24,26 @@ import { expectedView, writeMirror } from '../../../testkit/view-mirror.js';
 const identity = (leaf: GeneratedLeaf): string => `${leaf.id.toLowerCase()}/${versionIdentity(leaf.version)}`;
 
 /** A details leaf whose identity no later leaf replaces (the view names it), and one that a later leaf replaces. */
-function pickLeaves(commits: readonly GeneratedCommit[]): { latest: { commit: GeneratedCommit; leaf: GeneratedLeaf }; replaced: { commit: GeneratedCommit; leaf: GeneratedLeaf } } {
+function pickLeaves(commits: readonly GeneratedCommit[]): {
+  latest: { commit: GeneratedCommit; leaf: GeneratedLeaf };
+  replaced: { commit: GeneratedCommit; leaf: GeneratedLeaf };
+} {
   let latest: { commit: GeneratedCommit; leaf: GeneratedLeaf } | undefined;
   let replaced: { commit: GeneratedCommit; leaf: GeneratedLeaf } | undefined;
   commits.forEach((commit, i) => {
     for (const leaf of commit.leaves) {
-      if (leaf.type !== 'PackageDetails' || commit.leaves.filter((other) => identity(other) === identity(leaf)).length > 1) continue;
+      if (
+        leaf.type !== 'PackageDetails' ||
+        commit.leaves.filter((other) => identity(other) === identity(leaf)).length > 1
+      )
+        continue;
       const later = commits.slice(i + 1).some((c) => c.leaves.some((other) => identity(other) === identity(leaf)));
       if (later) replaced ??= { commit, leaf };
       else if (i > 0) latest ??= { commit, leaf };
     }
   });
-  if (latest === undefined || replaced === undefined) throw new Error('the generated catalog has no leaf of each kind: change its seed');
+  if (latest === undefined || replaced === undefined)
+    throw new Error('the generated catalog has no leaf of each kind: change its seed');
   return { latest, replaced };
 }
 
@@ -56,17 +69,20 @@ describe.each(VIEW_KINDS)('the latest view and retry-quarantine: %s', (kind) => 
   });
 
   const cli = (args: string[]) => runCli([...args, ...target.cli.args], target.cli.env);
-  const readIndex = async (id: string): Promise<Index> => JSON.parse((await target.store.getBytes(packageIndexKey(prefix, id)))!.toString('utf8')) as Index;
+  const readIndex = async (id: string): Promise<Index> =>
+    JSON.parse((await target.store.getBytes(packageIndexKey(prefix, id)))!.toString('utf8')) as Index;
   async function viewBytes(under: string): Promise<Map<string, Buffer>> {
     const bytes = new Map<string, Buffer>();
-    for await (const key of target.store.listKeys(`${under}packages/`)) bytes.set(key, (await target.store.getBytes(key))!);
+    for await (const key of target.store.listKeys(`${under}packages/`))
+      bytes.set(key, (await target.store.getBytes(key))!);
     return bytes;
   }
 
-  it('a set-aside leaf stored by retry-quarantine becomes a details entry; the view is the catalog\'s; rebuild gives the same bytes', async () => {
+  it("a set-aside leaf stored by retry-quarantine becomes a details entry; the view is the catalog's; rebuild gives the same bytes", async () => {
     const { latest, replaced } = pickLeaves(catalog.commits);
     const latestKey = leafKey(prefix, commitKeyOf(latest.commit.timestamp), latest.leaf.id, latest.leaf.version);
-    for (const { leaf } of [latest, replaced]) replica.overrideBody(leaf.path, '{"@type": "PackageDetails"}', { times: 1_000 });
+    for (const { leaf } of [latest, replaced])
+      replica.overrideBody(leaf.path, '{"@type": "PackageDetails"}', { times: 1_000 });
     try {
       const run = await cli(['run', '--source', replica.serviceIndexUrl, '--quarantine', '--json']);
       expect(run.code, run.stderr).toBe(0);
@@ -81,9 +97,15 @@ describe.each(VIEW_KINDS)('the latest view and retry-quarantine: %s', (kind) => 
 
     const retried = await cli(['retry-quarantine', '--source', replica.serviceIndexUrl, '--json']);
     expect(retried.code, retried.stderr).toBe(0);
-    const outcomes = retried.stdout.trim().split('\n').map((line) => JSON.parse(line) as { key: string; outcome: string; viewRefreshed?: true });
-    const recordOf = ({ commit, leaf }: { commit: GeneratedCommit; leaf: GeneratedLeaf }) => quarantineKey(prefix, commitKeyOf(commit.timestamp), leaf.id, leaf.version);
-    expect(outcomes.find((o) => o.key === recordOf(latest))).toEqual(expect.objectContaining({ outcome: 'stored', viewRefreshed: true }));
+    const outcomes = retried.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { key: string; outcome: string; viewRefreshed?: true });
+    const recordOf = ({ commit, leaf }: { commit: GeneratedCommit; leaf: GeneratedLeaf }) =>
+      quarantineKey(prefix, commitKeyOf(commit.timestamp), leaf.id, leaf.version);
+    expect(outcomes.find((o) => o.key === recordOf(latest))).toEqual(
+      expect.objectContaining({ outcome: 'stored', viewRefreshed: true }),
+    );
     // The replaced one is stored too, but the view names its later leaf: nothing to refresh.
     expect(outcomes.find((o) => o.key === recordOf(replaced))).toEqual(expect.objectContaining({ outcome: 'stored' }));
     expect(outcomes.find((o) => o.key === recordOf(replaced))).not.toHaveProperty('viewRefreshed');
@@ -91,7 +113,8 @@ describe.each(VIEW_KINDS)('the latest view and retry-quarantine: %s', (kind) => 
     const expected = expectedView(prefix, catalog.commits, new Map());
     const stored = await viewBytes(prefix);
     expect(stored.size).toBe(expected.size);
-    for (const index of expected.values()) expect(JSON.parse(stored.get(packageIndexKey(prefix, (index as Index).id))!.toString('utf8'))).toEqual(index);
+    for (const index of expected.values())
+      expect(JSON.parse(stored.get(packageIndexKey(prefix, (index as Index).id))!.toString('utf8'))).toEqual(index);
 
     for (const key of stored.keys()) await target.store.deleteKey(key);
     const rebuild = await cli(['view', '--rebuild', '--json']);
@@ -108,8 +131,13 @@ describe.each(VIEW_KINDS)('the latest view and retry-quarantine: %s', (kind) => 
     const key = leafKey(racePrefix, commitKey, latest.leaf.id, latest.leaf.version);
     // As a run with quarantine leaves it: no leaf at the key, the manifest's entry marked.
     const body = (await target.store.getBytes(key))!;
-    const manifest = JSON.parse((await target.store.getBytes(manifestKey(racePrefix, commitKey)))!.toString('utf8')) as { leaves: { key: string; quarantined?: true }[] };
-    const marked = { ...manifest, leaves: manifest.leaves.map((entry) => (entry.key === key ? { ...entry, quarantined: true as const } : entry)) };
+    const manifest = JSON.parse(
+      (await target.store.getBytes(manifestKey(racePrefix, commitKey)))!.toString('utf8'),
+    ) as { leaves: { key: string; quarantined?: true }[] };
+    const marked = {
+      ...manifest,
+      leaves: manifest.leaves.map((entry) => (entry.key === key ? { ...entry, quarantined: true as const } : entry)),
+    };
     await target.store.putJson(manifestKey(racePrefix, commitKey), marked);
     await target.store.deleteKey(key);
 
@@ -123,16 +151,29 @@ describe.each(VIEW_KINDS)('the latest view and retry-quarantine: %s', (kind) => 
       await target.store.putJson(manifestKey(racePrefix, commitKey), manifest);
       retryFound.push(await viewRefresher(target.documents, racePrefix, target.store)(key, latest.leaf));
     };
-    await keepView({ ...view, beforeWrite }, { mirror: { ...target.mirror, prefix: racePrefix }, cursors: target.cursors, name: `view-race-${kind.length}`, batchSize: 64 });
+    await keepView(
+      { ...view, beforeWrite },
+      {
+        mirror: { ...target.mirror, prefix: racePrefix },
+        cursors: target.cursors,
+        name: `view-race-${kind.length}`,
+        batchSize: 64,
+      },
+    );
     expect(retryFound).toEqual([false]);
-    const entry = (JSON.parse((await target.store.getBytes(indexKey))!.toString('utf8')) as Index).versions.find((e) => e.leaf === key);
+    const entry = (JSON.parse((await target.store.getBytes(indexKey))!.toString('utf8')) as Index).versions.find(
+      (e) => e.leaf === key,
+    );
     expect(entry).toMatchObject({ version: versionIdentity(latest.leaf.version), listed: expect.any(Boolean) });
     expect(entry).not.toHaveProperty('quarantined');
     const expected = expectedView(racePrefix, commits, new Map());
     const stored = await viewBytes(racePrefix);
-    for (const index of expected.values()) expect(JSON.parse(stored.get(packageIndexKey(racePrefix, (index as Index).id))!.toString('utf8'))).toEqual(index);
+    for (const index of expected.values())
+      expect(JSON.parse(stored.get(packageIndexKey(racePrefix, (index as Index).id))!.toString('utf8'))).toEqual(index);
     for (const stale of stored.keys()) await target.store.deleteKey(stale);
-    await rebuildView(view, { ...target.mirror, prefix: racePrefix }, target.cursors, { name: `view-race-rebuild-${kind.length}` });
+    await rebuildView(view, { ...target.mirror, prefix: racePrefix }, target.cursors, {
+      name: `view-race-rebuild-${kind.length}`,
+    });
     expect(await viewBytes(racePrefix)).toEqual(stored);
   }, 60_000);
 });

@@ -9,7 +9,13 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readCommits, type MirrorCommit } from '../../../lambda/consumer/index.js';
 import { commitKeyOf } from '../../../lambda/contract/keys.js';
-import { applyBatchToView, applyToView, keepView, packageIndexKey, type ViewDocuments } from '../../../lambda/view/index.js';
+import {
+  applyBatchToView,
+  applyToView,
+  keepView,
+  packageIndexKey,
+  type ViewDocuments,
+} from '../../../lambda/view/index.js';
 import { generateCatalog } from '../../../testkit/catalog-generator.js';
 import { mulberry32 } from '../../../testkit/prng.js';
 import type { GeneratedCommit } from '../../../testkit/generated-commit.js';
@@ -17,9 +23,21 @@ import { openViewTarget, VIEW_KINDS, type ViewTestTarget } from '../../../testki
 import { decorate, expectedView, writeMirror } from '../../../testkit/view-mirror.js';
 
 const commits: GeneratedCommit[] = [
-  { commitId: '00000000-0000-0000-0000-000000000001', timestamp: '2024-01-01T00:00:01.0000000Z', leaves: [{ id: 'Race.Pkg', version: '1.0.0', type: 'PackageDetails', path: '/1.json', listed: true }] },
-  { commitId: '00000000-0000-0000-0000-000000000002', timestamp: '2024-01-01T00:00:02.0000000Z', leaves: [{ id: 'Race.Pkg', version: '2.0.0', type: 'PackageDetails', path: '/2.json', listed: true }] },
-  { commitId: '00000000-0000-0000-0000-000000000003', timestamp: '2024-01-01T00:00:03.0000000Z', leaves: [{ id: 'race.pkg', version: '1.0.0', type: 'PackageDelete', path: '/3.json' }] },
+  {
+    commitId: '00000000-0000-0000-0000-000000000001',
+    timestamp: '2024-01-01T00:00:01.0000000Z',
+    leaves: [{ id: 'Race.Pkg', version: '1.0.0', type: 'PackageDetails', path: '/1.json', listed: true }],
+  },
+  {
+    commitId: '00000000-0000-0000-0000-000000000002',
+    timestamp: '2024-01-01T00:00:02.0000000Z',
+    leaves: [{ id: 'Race.Pkg', version: '2.0.0', type: 'PackageDetails', path: '/2.json', listed: true }],
+  },
+  {
+    commitId: '00000000-0000-0000-0000-000000000003',
+    timestamp: '2024-01-01T00:00:03.0000000Z',
+    leaves: [{ id: 'race.pkg', version: '1.0.0', type: 'PackageDelete', path: '/3.json' }],
+  },
 ];
 
 /** A write that checks nothing: it reads the tag stored now and writes against that, as an unconditional PUT would. */
@@ -35,7 +53,10 @@ describe.each(VIEW_KINDS)('latest view, the stale writer: %s', (kind) => {
   const targets: ViewTestTarget[] = [];
   afterAll(() => targets.forEach((target) => target.close()));
 
-  async function race(guarded: boolean): Promise<{ index: { commitKey: string; versions: { version: string; type: string }[] }; outcome: { written: number; current: number } }> {
+  async function race(guarded: boolean): Promise<{
+    index: { commitKey: string; versions: { version: string; type: string }[] };
+    outcome: { written: number; current: number };
+  }> {
     const target = await openViewTarget(kind);
     targets.push(target);
     await writeMirror(target.store, '', commits);
@@ -49,12 +70,19 @@ describe.each(VIEW_KINDS)('latest view, the stale writer: %s', (kind) => {
     let resume!: () => void;
     const gate = new Promise<void>((resolve) => (resume = resolve));
     let held = false;
-    const slow = applyToView({ documents, prefix: '', beforeWrite: async () => {
-      if (held) return;
-      held = true;
-      stalled();
-      await gate;
-    } }, c2);
+    const slow = applyToView(
+      {
+        documents,
+        prefix: '',
+        beforeWrite: async () => {
+          if (held) return;
+          held = true;
+          stalled();
+          await gate;
+        },
+      },
+      c2,
+    );
     await readDone;
     await applyToView({ documents, prefix: '' }, c2);
     await applyToView({ documents, prefix: '' }, c3);
@@ -67,7 +95,10 @@ describe.each(VIEW_KINDS)('latest view, the stale writer: %s', (kind) => {
   it('with the guard, the stale write is refused and the newest state stays', async () => {
     const { index, outcome } = await race(true);
     expect(outcome).toEqual({ written: 0, current: 1 });
-    expect(index.versions.map((v) => [v.version, v.type])).toEqual([['1.0.0', 'delete'], ['2.0.0', 'details']]);
+    expect(index.versions.map((v) => [v.version, v.type])).toEqual([
+      ['1.0.0', 'delete'],
+      ['2.0.0', 'details'],
+    ]);
     expect(index.commitKey).toBe(commitKeyOf(commits[2]!.timestamp));
   });
 
@@ -83,15 +114,21 @@ describe.each(VIEW_KINDS)('latest view, the stale writer: %s', (kind) => {
     expect(await applyBatchToView(view, delivered)).toEqual({ written: 1, current: 0 });
     const key = packageIndexKey('', 'Race.Pkg');
     const once = (await target.documents.read(key))!.bytes;
-    const index = JSON.parse(once.toString('utf8')) as { commitKey: string; versions: { version: string; type: string; commitKey: string }[] };
+    const index = JSON.parse(once.toString('utf8')) as {
+      commitKey: string;
+      versions: { version: string; type: string; commitKey: string }[];
+    };
     expect(index.commitKey).toBe(commitKeyOf(commits[2]!.timestamp));
-    expect(index.versions.map((v) => [v.version, v.type, v.commitKey])).toEqual([['1.0.0', 'delete', commitKeyOf(commits[2]!.timestamp)], ['2.0.0', 'details', commitKeyOf(commits[1]!.timestamp)]]);
+    expect(index.versions.map((v) => [v.version, v.type, v.commitKey])).toEqual([
+      ['1.0.0', 'delete', commitKeyOf(commits[2]!.timestamp)],
+      ['2.0.0', 'details', commitKeyOf(commits[1]!.timestamp)],
+    ]);
     // The whole batch again (a crash before its checkpoint): no write, the same bytes.
     expect(await applyBatchToView(view, delivered)).toEqual({ written: 0, current: 1 });
     expect((await target.documents.read(key))!.bytes.equals(once)).toBe(true);
   });
 
-  it('two view consumers of one name at once, in batches of different sizes: the catalog\'s view', async () => {
+  it("two view consumers of one name at once, in batches of different sizes: the catalog's view", async () => {
     const target = await openViewTarget(kind);
     targets.push(target);
     const catalog = generateCatalog({ commits: 40, seed: 4040, leavesPerCommit: [1, 4], deleteRatio: 0.25 });
@@ -99,7 +136,10 @@ describe.each(VIEW_KINDS)('latest view, the stale writer: %s', (kind) => {
     await writeMirror(target.store, '', catalog.commits);
     const view = { documents: target.documents, prefix: '' };
     const options = { mirror: target.mirror, cursors: target.cursors };
-    const results = await Promise.all([keepView(view, { ...options, batchSize: 3 }), keepView(view, { ...options, batchSize: 5 })]);
+    const results = await Promise.all([
+      keepView(view, { ...options, batchSize: 3 }),
+      keepView(view, { ...options, batchSize: 5 }),
+    ]);
     expect(results.some((result) => result.stoppedBy === 'caught-up')).toBe(true);
     const expected = expectedView('', catalog.commits, decorations);
     for (const index of expected.values()) {
@@ -111,7 +151,10 @@ describe.each(VIEW_KINDS)('latest view, the stale writer: %s', (kind) => {
   it('control: without the guard the same interleaving puts the older state back', async () => {
     const { index, outcome } = await race(false);
     expect(outcome).toEqual({ written: 1, current: 0 });
-    expect(index.versions.map((v) => [v.version, v.type])).toEqual([['1.0.0', 'details'], ['2.0.0', 'details']]);
+    expect(index.versions.map((v) => [v.version, v.type])).toEqual([
+      ['1.0.0', 'details'],
+      ['2.0.0', 'details'],
+    ]);
   });
 });
 
@@ -120,11 +163,17 @@ describe('the test S3 (s3rver)', () => {
     const target = await openViewTarget('S3 + DynamoDB');
     try {
       const { harness } = target;
-      const put = (extra: object): Promise<unknown> => harness!.clients.s3.send(new PutObjectCommand({ Bucket: harness!.bucket, Key: 'k/index.json', Body: 'x', ...extra }));
-      const status = (error: unknown): number | undefined => (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      const put = (extra: object): Promise<unknown> =>
+        harness!.clients.s3.send(
+          new PutObjectCommand({ Bucket: harness!.bucket, Key: 'k/index.json', Body: 'x', ...extra }),
+        );
+      const status = (error: unknown): number | undefined =>
+        (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       await put({ IfNoneMatch: '*' });
       expect(status(await put({ IfNoneMatch: '*' }).catch((error: unknown) => error))).toBe(412);
-      expect(status(await put({ IfMatch: '"0123456789abcdef0123456789abcdef"' }).catch((error: unknown) => error))).toBe(412);
+      expect(
+        status(await put({ IfMatch: '"0123456789abcdef0123456789abcdef"' }).catch((error: unknown) => error)),
+      ).toBe(412);
       const stored = await target.documents.read('k/index.json');
       expect(await target.documents.writeIf('k/index.json', Buffer.from('y'), stored!.tag)).toBe(true);
       expect(await target.documents.writeIf('k/index.json', Buffer.from('z'), stored!.tag)).toBe(false);

@@ -26,13 +26,20 @@ describe('view rebuild: its shard files', () => {
     await writeMirror(store, '', catalog.commits);
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const target = (): { documents: LocalViewDocuments; prefix: string } => ({ documents: new LocalViewDocuments(dir, store), prefix: '' });
+  const target = (): { documents: LocalViewDocuments; prefix: string } => ({
+    documents: new LocalViewDocuments(dir, store),
+    prefix: '',
+  });
   const mirror = (): { store: LocalStore; prefix: string; where: string } => ({ store, prefix: '', where: dir });
 
   it('refuses a shard count that is not a whole number >= 1, and a temporary folder that cannot be made, naming them', async () => {
-    await expect(rebuildView(target(), mirror(), store, { shards: 0 })).rejects.toThrow(new ViewError('rebuild shards 0: must be a whole number >= 1'));
+    await expect(rebuildView(target(), mirror(), store, { shards: 0 })).rejects.toThrow(
+      new ViewError('rebuild shards 0: must be a whole number >= 1'),
+    );
     const missing = join(dir, 'no', 'such', 'folder');
-    await expect(rebuildView(target(), mirror(), store, { tempDir: missing })).rejects.toThrow(`${missing}: cannot make the rebuild's temporary folder there`);
+    await expect(rebuildView(target(), mirror(), store, { tempDir: missing })).rejects.toThrow(
+      `${missing}: cannot make the rebuild's temporary folder there`,
+    );
   });
 
   it('removes its shard files when a leaf the manifest lists is missing, and moves no cursor', async () => {
@@ -46,7 +53,9 @@ describe('view rebuild: its shard files', () => {
     try {
       const failing = rebuildView(target(), mirror(), store, { shards: 3, tempDir: spills, name: 'view-failing' });
       await expect(failing).rejects.toBeInstanceOf(StoredLeafError);
-      await expect(failing).rejects.toThrow(`${key} (commit ${commitKeyOf(last.timestamp)}): listed in its commit's manifest but not stored`);
+      await expect(failing).rejects.toThrow(
+        `${key} (commit ${commitKeyOf(last.timestamp)}): listed in its commit's manifest but not stored`,
+      );
       expect(readdirSync(spills)).toEqual([]);
       expect(await store.read(consumerKey(mirror(), 'view-failing'))).toBeUndefined();
     } finally {
@@ -59,25 +68,43 @@ describe('view rebuild: its shard files', () => {
     mkdirSync(spills);
     const stop = new AbortController();
     stop.abort();
-    const result = await rebuildView(target(), mirror(), store, { shards: 2, tempDir: spills, name: 'view-stopped', signal: stop.signal });
+    const result = await rebuildView(target(), mirror(), store, {
+      shards: 2,
+      tempDir: spills,
+      name: 'view-stopped',
+      signal: stop.signal,
+    });
     expect(result).toMatchObject({ complete: false, cursorMoved: false, written: 0 });
     expect(readdirSync(spills)).toEqual([]);
     expect(await store.read(consumerKey(mirror(), 'view-stopped'))).toBeUndefined();
     // And whole, with many shards and a one-record buffer, it writes every package and moves the cursor.
     writeFileSync(join(spills, 'unrelated'), '');
-    const whole = await rebuildView(target(), mirror(), store, { shards: 5, buffer: 1, tempDir: spills, name: 'view-whole' });
+    const whole = await rebuildView(target(), mirror(), store, {
+      shards: 5,
+      buffer: 1,
+      tempDir: spills,
+      name: 'view-whole',
+    });
     expect(whole).toMatchObject({ complete: true, cursorMoved: true, commits: 12 });
     expect(readdirSync(spills)).toEqual(['unrelated']);
   });
 
-  it('gives each shard\'s records back in the order added, the latest of an identity buffered in its place, across chunk boundaries and multi-byte ids', async () => {
+  it("gives each shard's records back in the order added, the latest of an identity buffered in its place, across chunk boundaries and multi-byte ids", async () => {
     const spill = await LatestLeafSpill.open({ shards: 3, buffer: 300, tempDir: dir });
     try {
       const added: LeafRecord[] = [];
       const random = mulberry32(5);
       for (let i = 0; i < 6_000; i++) {
         // Ids of 2- and 3-byte characters, so the 64 KiB reads cut some inside a character; identities repeat.
-        const record: LeafRecord = { commitKey: `001a${String(i).padStart(8, '0')}`, commitTimeStamp: `t${i}`, id: `Ünïcødé.日本.${random.int(0, 60)}`, version: `1.0.${random.int(0, 10)}`, type: i % 11 === 0 ? 'PackageDelete' : 'PackageDetails', quarantined: i % 17 === 0 && i % 11 !== 0, key: `leaves/${i}/ü.json` };
+        const record: LeafRecord = {
+          commitKey: `001a${String(i).padStart(8, '0')}`,
+          commitTimeStamp: `t${i}`,
+          id: `Ünïcødé.日本.${random.int(0, 60)}`,
+          version: `1.0.${random.int(0, 10)}`,
+          type: i % 11 === 0 ? 'PackageDelete' : 'PackageDetails',
+          quarantined: i % 17 === 0 && i % 11 !== 0,
+          key: `leaves/${i}/ü.json`,
+        };
         added.push(record);
         if (spill.add(record)) await spill.flush();
       }
@@ -92,7 +119,9 @@ describe('view rebuild: its shard files', () => {
       expect(lastRead).toEqual(latest);
       // Within a shard, the order of the records read is the order they were added in.
       for (let shard = 0; shard < 3; shard++) {
-        const order = read.filter((record) => spill.shardOf(record.id.toLowerCase()) === shard).map((record) => Number(record.commitTimeStamp.slice(1)));
+        const order = read
+          .filter((record) => spill.shardOf(record.id.toLowerCase()) === shard)
+          .map((record) => Number(record.commitTimeStamp.slice(1)));
         expect(order).toEqual([...order].sort((a, b) => a - b));
       }
       // 671 identities in a 300-record buffer: some records were replaced before being written, some written again.
@@ -107,8 +136,21 @@ describe('view rebuild: its shard files', () => {
     const spill = await LatestLeafSpill.open({ shards: 1, tempDir: dir, keyPrefix: 'm/' });
     try {
       const commitKey = commitKeyOf('2023-03-08T07:46:13.8311924Z');
-      const usual: LeafRecord = { commitKey, commitTimeStamp: '2023-03-08T07:46:13.8311924Z', id: 'Newtonsoft.Json', version: '13.0.3', type: 'PackageDetails', quarantined: false, key: leafKey('m/', commitKey, 'Newtonsoft.Json', '13.0.3') };
-      const unusual: LeafRecord = { ...usual, version: '13.0.4', commitTimeStamp: '2023-03-08T07:46:13.8311925Z', key: 'm/leaves/elsewhere.json' };
+      const usual: LeafRecord = {
+        commitKey,
+        commitTimeStamp: '2023-03-08T07:46:13.8311924Z',
+        id: 'Newtonsoft.Json',
+        version: '13.0.3',
+        type: 'PackageDetails',
+        quarantined: false,
+        key: leafKey('m/', commitKey, 'Newtonsoft.Json', '13.0.3'),
+      };
+      const unusual: LeafRecord = {
+        ...usual,
+        version: '13.0.4',
+        commitTimeStamp: '2023-03-08T07:46:13.8311925Z',
+        key: 'm/leaves/elsewhere.json',
+      };
       spill.add(usual);
       spill.add(unusual);
       await spill.flush();

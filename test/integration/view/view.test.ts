@@ -22,7 +22,15 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
   const prefix = 'nuget/';
 
   beforeAll(async () => {
-    catalog = generateCatalog({ commits: 36, seed: 2323, leavesPerCommit: [1, 4], deleteRatio: 0.25, semver2Ratio: 0.3, nonNormalizedDeleteRatio: 0.5, sameMillisecondPairs: 3 });
+    catalog = generateCatalog({
+      commits: 36,
+      seed: 2323,
+      leavesPerCommit: [1, 4],
+      deleteRatio: 0.25,
+      semver2Ratio: 0.3,
+      nonNormalizedDeleteRatio: 0.5,
+      sameMillisecondPairs: 3,
+    });
     decorations = decorate(catalog.commits, mulberry32(23), 0.3);
     replica = await CatalogReplica.start({ catalog, pageSize: 4 });
     target = await openViewTarget(kind, prefix);
@@ -36,11 +44,12 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
 
   async function viewBytes(): Promise<Map<string, Buffer>> {
     const bytes = new Map<string, Buffer>();
-    for await (const key of target.store.listKeys(`${prefix}packages/`)) bytes.set(key, (await target.store.getBytes(key))!);
+    for await (const key of target.store.listKeys(`${prefix}packages/`))
+      bytes.set(key, (await target.store.getBytes(key))!);
     return bytes;
   }
 
-  it('keeps the view as the follower runs, equal to the catalog\'s; latest prints it; rebuild gives the same bytes', async () => {
+  it("keeps the view as the follower runs, equal to the catalog's; latest prints it; rebuild gives the same bytes", async () => {
     let commits = 0;
     for (let slice = 0; ; slice++) {
       const run = await cli(['run', '--source', replica.serviceIndexUrl, '--max-commits', '15', '--json']);
@@ -62,13 +71,21 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
     expect([...decorations.keys()].length).toBeGreaterThan(3);
 
     // latest: the stored document, and a text listing in its order (lowest version first), as --help says.
-    const some = [...expected.values()].find((index) => (index as { versions: unknown[] }).versions.length > 1) as { id: string; versions: { version: string }[] };
+    const some = [...expected.values()].find((index) => (index as { versions: unknown[] }).versions.length > 1) as {
+      id: string;
+      versions: { version: string }[];
+    };
     const json = await cli(['latest', some.id.toUpperCase(), '--json']);
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(some);
     const text = await cli(['latest', some.id]);
     expect(text.stdout.split('\n')[0]).toContain(some.id);
-    expect(text.stdout.split('\n').slice(1, -1).map((line) => line.split(/\s+/)[0])).toEqual(some.versions.map((v) => v.version));
+    expect(
+      text.stdout
+        .split('\n')
+        .slice(1, -1)
+        .map((line) => line.split(/\s+/)[0]),
+    ).toEqual(some.versions.map((v) => v.version));
     const missing = await cli(['latest', 'No.Such.Package']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('No.Such.Package: no index at');
@@ -80,7 +97,13 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
     for (const key of stored.keys()) await target.store.deleteKey(key);
     const rebuild = await cli(['view', '--rebuild', '--shards', '3', '--json']);
     expect(rebuild.code, rebuild.stderr).toBe(0);
-    expect(JSON.parse(rebuild.stdout)).toMatchObject({ commits: catalog.commits.length, packages: expected.size, written: expected.size, cursorMoved: false, complete: true });
+    expect(JSON.parse(rebuild.stdout)).toMatchObject({
+      commits: catalog.commits.length,
+      packages: expected.size,
+      written: expected.size,
+      cursorMoved: false,
+      complete: true,
+    });
     expect(await viewBytes()).toEqual(stored);
   }, 120_000);
 
