@@ -56,6 +56,11 @@ export interface S3FaultFrontOptions {
   readonly secrets?: Readonly<Record<string, string>>;
   /** The front's clock minus the machine's, ms (default 0): requests signed on the machine's clock look skewed by it. */
   readonly clockOffsetMs?: number;
+  /**
+   * Forward every request without `If-Match` / `If-None-Match` (after checking its signature): a server that ignores
+   * conditional writes, as stock s3rver and some S3-compatible servers do, without a second s3rver.
+   */
+  readonly dropConditions?: boolean;
 }
 
 /** An S3 error body as S3 writes it. */
@@ -88,6 +93,7 @@ export class S3FaultFront {
     private readonly upstream: URL,
     private readonly secrets: Readonly<Record<string, string>>,
     private readonly clockOffsetMs: number,
+    private readonly dropConditions: boolean,
   ) {}
 
   /** Starts a front on 127.0.0.1 forwarding to `target` (s3rver's `http://127.0.0.1:PORT`). */
@@ -98,6 +104,7 @@ export class S3FaultFront {
       new URL(target),
       options.secrets ?? { S3RVER: 'S3RVER' },
       options.clockOffsetMs ?? 0,
+      options.dropConditions === true,
     );
     server.on('request', (req: IncomingMessage, res: ServerResponse) => void front.handle(req, res));
     await listenOnLoopback(server, front.sockets);
@@ -254,9 +261,11 @@ export class S3FaultFront {
 
   /**
    * The headers to forward: s3rver checks `x-amz-date` against the machine's clock (not the signature), so with
-   * the front's clock set off, the date it verified is moved back onto the machine's clock for s3rver.
+   * the front's clock set off, the date it verified is moved back onto the machine's clock for s3rver. With
+   * `dropConditions`, without `If-Match` / `If-None-Match`.
    */
-  private upstreamHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  private upstreamHeaders(received: IncomingHttpHeaders): IncomingHttpHeaders {
+    const headers = this.dropConditions ? withoutConditions(received) : received;
     const amzDate = headers['x-amz-date'];
     if (this.clockOffsetMs === 0 || typeof amzDate !== 'string') return headers;
     const machine = new Date(parseAmzDate(amzDate) - this.clockOffsetMs)
@@ -273,6 +282,12 @@ export class S3FaultFront {
   private verify(seen: SeenRequest): S3Refusal | undefined {
     return checkSignedRequest(seen, this.secrets, this.now());
   }
+}
+
+/** `headers` without the conditions of a conditional write. */
+function withoutConditions(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const { 'if-match': _match, 'if-none-match': _noneMatch, ...rest } = headers;
+  return rest;
 }
 
 function answer(
