@@ -53,6 +53,11 @@ export const ErrorCode = {
   noMirror: 'CS_ERR_NO_MIRROR',
   /** An S3 listing (ListObjectsV2) that failed: names the bucket, the prefix and where it started. */
   s3List: 'CS_ERR_S3_LIST',
+  /**
+   * An S3-compatible server that stores a PUT whose `If-Match` / `If-None-Match` must fail: the latest view's
+   * stale-writer guard would be off, so the view refuses to write there (names the probe key and what is missing).
+   */
+  conditionalPut: 'CS_ERR_CONDITIONAL_PUT',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

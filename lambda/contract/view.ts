@@ -5,3 +5,9 @@ export const VIEW_CONSUMER = 'view-latest';
 
 /** The key pattern of the view's documents under the sync's prefix: `packages/{id}/index.json`. */
 export const VIEW_KEYS = 'packages/*';
+
+/**
+ * The key, under the prefix, the view's conditional-PUT check writes (docs/contract.md, "What an S3-compatible server
+ * must guarantee"): inside the view's `packages/*` grant, and never an index (those are `packages/{id}/index.json`).
+ */
+export const VIEW_PROBE_KEY = 'packages/conditional-put-check';

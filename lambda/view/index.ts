@@ -32,4 +32,5 @@ export { folderViewStores, type ViewStores } from './open-folder.js';
 export type { StoredDocument, ViewDocuments } from './view-documents.js';
 export { S3ViewDocuments } from './s3-view-documents.js';
 export { LocalViewDocuments } from './local-view-documents.js';
-export { ViewError } from './errors.js';
+export { ConditionalPutError, ViewError } from './errors.js';
+export { CheckedViewDocuments, checkedS3ViewDocuments, requireConditionalPut } from './checked-documents.js';

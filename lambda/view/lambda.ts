@@ -8,7 +8,7 @@ import type { Context } from 'aws-lambda';
 import { batchConsumerHandler, type ConsumerRun } from '../consumer/lambda.js';
 import { consumerLambdaSettings } from '../runtime/lambda-settings.js';
 import { awsClients } from '../stores/index.js';
-import { S3ViewDocuments } from './s3-view-documents.js';
+import { checkedS3ViewDocuments } from './checked-documents.js';
 import { applyBatchToView, DEFAULT_VIEW_BATCH, DEFAULT_VIEW_CONCURRENCY, type ViewTarget } from './view-consumer.js';
 
 /** The view consumer's handler, its S3 client built on the first commit from `env`. */
@@ -21,7 +21,11 @@ export function viewHandler(
       if (target === undefined) {
         const settings = consumerLambdaSettings(env);
         target = {
-          documents: new S3ViewDocuments(settings.bucket, awsClients(env, DEFAULT_VIEW_CONCURRENCY).s3),
+          documents: checkedS3ViewDocuments(
+            settings.bucket,
+            awsClients(env, DEFAULT_VIEW_CONCURRENCY).s3,
+            settings.prefix,
+          ),
           prefix: settings.prefix,
         };
       }

@@ -3,7 +3,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { DEFAULT_READ_AHEAD } from '../consumer/reader.js';
 import { awsConsumerStores } from '../consumer/open.js';
 import { awsClients } from '../stores/aws-clients.js';
-import { S3ViewDocuments } from './s3-view-documents.js';
+import { checkedS3ViewDocuments } from './checked-documents.js';
 import type { ViewStores } from './open-folder.js';
 
 /** The view in the mirror's S3 bucket; the view consumer's cursor in the sync's table. */
@@ -21,7 +21,7 @@ export function awsViewStores(
   const stores = awsConsumerStores({ ...options, clients }, env);
   return {
     ...stores,
-    documents: new S3ViewDocuments(options.bucket, clients.s3),
+    documents: checkedS3ViewDocuments(options.bucket, clients.s3, options.prefix ?? ''),
     prefix: options.prefix ?? '',
     close: () => {
       if (!owned) return;

@@ -34,6 +34,7 @@ import {
   StoredLeafError,
 } from '../../lambda/consumer/errors.js';
 import { S3ListError } from '../../lambda/stores/s3-list-error.js';
+import { ConditionalPutError } from '../../lambda/view/errors.js';
 import { ContextError } from '../../infra/config.js';
 import { CatalogSyncPropsError } from '../../infra/catalog-sync-props.js';
 
@@ -81,6 +82,7 @@ const errors: readonly [CatalogSyncError, ErrorCode][] = [
   [new NoMirrorError('s3://b/', '', 'the bucket does not exist', { cause }), ErrorCode.noMirror],
   [new AcknowledgementError('bad', { cause }), ErrorCode.consumer],
   [new S3ListError('b', 'p/', undefined, { cause }), ErrorCode.s3List],
+  [new ConditionalPutError('s3://b/k', 'If-None-Match: *', 'was stored', { cause }), ErrorCode.conditionalPut],
 ];
 
 describe('CatalogSyncError', () => {
