@@ -8,6 +8,6 @@ export const VIEW_KEYS = 'packages/*';
 
 /**
  * The key, under the prefix, the view's conditional-PUT check writes (docs/contract.md, "What an S3-compatible server
- * must guarantee"): inside the view's `packages/*` grant, and never an index (those are `packages/{id}/index.json`).
+ * must guarantee"): beside `view.json`, outside `packages/`, so that a reader listing the indexes never meets it.
  */
-export const VIEW_PROBE_KEY = 'packages/conditional-put-check';
+export const VIEW_PROBE_KEY = 'view-conditional-put-check';

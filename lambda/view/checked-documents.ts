@@ -1,7 +1,7 @@
 /**
  * The view's S3 documents behind the conditional-PUT check: the stale-writer guard is S3's `If-Match` /
  * `If-None-Match`, which a server that ignores them silently turns off. So before the first write of a process to a
- * bucket and prefix, {@link requireConditionalPut} writes `{prefix}packages/conditional-put-check` with preconditions
+ * bucket and prefix, {@link requireConditionalPut} writes `{prefix}view-conditional-put-check` with preconditions
  * that must fail (`stores/conditional-put-check.ts`), and a server that stores them anyway is refused with
  * {@link ConditionalPutError}: nothing of the view is written. The answer is kept per S3 client: later writes pay
  * nothing. A folder needs no check: its compare-and-swap is the view lock's.

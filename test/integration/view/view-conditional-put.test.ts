@@ -1,6 +1,6 @@
 /**
  * The stale-writer guard needs a server that honours `If-Match` / `If-None-Match` on PUT (issue 32): before its first
- * write, the view checks it once per process on `{prefix}packages/conditional-put-check`, and refuses a server that
+ * write, the view checks it once per process on `{prefix}view-conditional-put-check`, and refuses a server that
  * stores a PUT whose precondition must fail. The server that ignores them is s3rver behind the fault front with
  * `dropConditions` (the signature checked, the conditions dropped); the honest one is the testkit's s3rver, patched
  * to honour them as S3 does.
@@ -17,7 +17,7 @@ import { SyncHarness } from '../../../testkit/sync-harness.js';
 import { writeMirror } from '../../../testkit/view-mirror.js';
 
 const PREFIX = 'mirror/';
-const PROBE = `${PREFIX}packages/conditional-put-check`;
+const PROBE = `${PREFIX}view-conditional-put-check`;
 const catalog = generateCatalog({ commits: 8, seed: 3232, leavesPerCommit: [1, 3] });
 const first = catalog.commits.slice(0, 6);
 const more = catalog.commits.slice(6);
@@ -83,7 +83,8 @@ describe('the conditional-PUT check of the latest view', () => {
       `s3://${harness.bucket}/${PROBE}: a PUT sent with If-None-Match: * was stored over the existing object: the server does not honour conditional writes (S3 has since 2024; see docs/contract.md, "What an S3-compatible server must guarantee", point 8), which the latest view's stale-writer guard needs; nothing of the view was written`,
     );
     // The probe is the only key the view wrote (the guard stayed on: no index went out unguarded).
-    expect(await harness.keys(`${PREFIX}packages/`)).toEqual([PROBE]);
+    expect(await harness.keys(`${PREFIX}packages/`)).toEqual([]);
+    expect(await harness.keys(`${PREFIX}view`)).toEqual([PROBE]);
     expect(await readConsumerCursor(stores.cursors, stores.mirror, 'view-latest')).toBeUndefined();
     // Each PUT reached s3rver without its condition: the front did drop them.
     expect(ignoring.putsOf(`/${harness.bucket}/${PROBE}`).length).toBeGreaterThanOrEqual(2);
