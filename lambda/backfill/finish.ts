@@ -6,6 +6,7 @@ import { formatTimestamp, parseTimestamp, type Ticks } from '../contract/time.js
 import { Checkpointer } from '../sync/checkpointer.js';
 import type { BackfillDeps } from '../sync/engine-deps.js';
 import { writeWatermarkForward } from '../sync/watermark.js';
+import { markRefilled } from '../sync/filter-record.js';
 import { decideStop } from '../sync/stop-reason.js';
 import { BackfillIncompleteError, BackfillPlanError } from './errors.js';
 import { totalsOf } from './range-cursor.js';
@@ -120,6 +121,15 @@ export async function finishBackfill(
       deps.logger?.warn('could not store the backfill in the run log', { error: (error as Error).message });
     }
   }
+  // A refill (from the catalog's beginning, under a filter wider than an earlier one) says so in filter.json, before
+  // the plan is marked finished: a finish retried after a failure here marks it then (a mark is made once).
+  const refilled = await markRefilled(deps.snapshots, settings.prefix, {
+    backfillId,
+    filter: settings.idFilter,
+    start: parseTimestamp(plan.start),
+    bound: parseTimestamp(plan.bound),
+  });
+  if (refilled.length > 0) deps.logger?.info('backfill refilled id filter changes', { changes: refilled });
   const finished = await backfills.finishPlan(settings.cursorName, backfillId, new Date().toISOString(), summary);
   // The next planner may plan anew (the claim is cleared only if it is still this plan's).
   await backfills.releaseActive(settings.cursorName, backfillId);

@@ -69,6 +69,16 @@ export function widens(previous: IdFilter | undefined, next: IdFilter | undefine
   return previous.exclude.some((p) => !next.exclude.includes(p));
 }
 
+/** `include a*, b; exclude c` or `no filter`. */
+export function shownIdFilter(filter: IdFilter | undefined): string {
+  if (filter === undefined) return 'no filter';
+  const parts = [
+    filter.include.length > 0 ? `include ${filter.include.join(', ')}` : '',
+    filter.exclude.length > 0 ? `exclude ${filter.exclude.join(', ')}` : '',
+  ];
+  return parts.filter((p) => p !== '').join('; ');
+}
+
 /** The filter as CLI flags: `--include a* --exclude b` (empty without a filter). */
 export function idFilterFlags(filter: IdFilter | undefined): string {
   if (filter === undefined) return '';

@@ -3,44 +3,28 @@
  * canonical patterns) so that a run with another filter is refused: its manifests would silently mean something else
  * from that commit on. `refilter` accepts the change and records it, with the filter it replaces and the cursor it
  * applied up to in `"history"` (so `verify` judges each commit by the filter its manifest was written under); the
- * caller then tells the user what a widened filter lacks. No record means no filter: an unfiltered mirror writes none
- * until it is given one.
+ * caller then tells the user what a widened filter lacks, and a refill backfill that stores it marks the change
+ * `refilledAt` when it finishes ({@link markRefilled}). No record means no filter: an unfiltered mirror writes none
+ * until it is given one. The record's shape is read by contract/filter-history.ts, which the view reads it with too.
  */
-import { sameIdFilter, widens, type IdFilter } from '../contract/id-filter.js';
+import { parseIdFilterRecord, storedFilterOf, wideningsOf, type IdFilterRecord } from '../contract/filter-history.js';
+import { sameIdFilter, shownIdFilter, widens, type IdFilter } from '../contract/id-filter.js';
 import { ErrorCode } from '../contract/errors.js';
 import { SettingsError } from '../contract/settings.js';
-import { formatTimestamp, parseTimestamp, type Ticks } from '../contract/time.js';
+import { formatTimestamp, MIN_TIMESTAMP, parseTimestamp, type Ticks } from '../contract/time.js';
 import { filterKeyOf } from '../contract/keys.js';
 import type { SnapshotStore } from '../stores/types.js';
 import { readWatermarkCursor } from './watermark.js';
 
-/** A filter the mirror had before, and the last commit written under it (the mirror's cursor when it was replaced). */
-export interface EarlierIdFilter {
-  /** Undefined: no filter. */
-  readonly filter: IdFilter | undefined;
-  readonly until: Ticks;
-}
-
-/** What `filter.json` records: the filter in force, and the earlier ones, oldest first. */
-export interface IdFilterRecord {
-  readonly current: IdFilter | undefined;
-  readonly history: readonly EarlierIdFilter[];
-}
+export type { EarlierIdFilter, IdFilterRecord } from '../contract/filter-history.js';
+export { shownIdFilter } from '../contract/id-filter.js';
 
 interface StoredHistoryEntry {
   readonly include?: readonly string[];
   readonly exclude?: readonly string[];
   readonly until?: string;
-}
-
-/** `include a*, b; exclude c` or `no filter`. */
-export function shownIdFilter(filter: IdFilter | undefined): string {
-  if (filter === undefined) return 'no filter';
-  const parts = [
-    filter.include.length > 0 ? `include ${filter.include.join(', ')}` : '',
-    filter.exclude.length > 0 ? `exclude ${filter.exclude.join(', ')}` : '',
-  ];
-  return parts.filter((p) => p !== '').join('; ');
+  readonly refilledAt?: string;
+  readonly refilledBy?: string;
 }
 
 /** A run asked for an id filter other than the mirror's, without `refilter` (a bad setting: the CLI exits 2). */
@@ -72,17 +56,8 @@ export interface FilterCheck {
   readonly at?: Ticks;
 }
 
-function filterOf(record: {
-  readonly include?: readonly string[];
-  readonly exclude?: readonly string[];
-}): IdFilter | undefined {
-  const include = record.include ?? [];
-  const exclude = record.exclude ?? [];
-  return include.length === 0 && exclude.length === 0 ? undefined : { include, exclude };
-}
-
 function parseRecord(value: unknown): IdFilter | undefined {
-  return value === undefined ? undefined : filterOf(value as Partial<IdFilter>);
+  return value === undefined ? undefined : storedFilterOf(value as Partial<IdFilter>);
 }
 
 /** The stored history as written (kept as it is when a change is appended). */
@@ -93,13 +68,7 @@ function storedHistory(value: unknown): StoredHistoryEntry[] {
 
 /** The mirror's filter record: the filter in force and the earlier ones (none before this field existed). */
 export async function readIdFilterRecord(snapshots: SnapshotStore, prefix: string): Promise<IdFilterRecord> {
-  const value = await snapshots.getJson(filterKeyOf(prefix));
-  const history: EarlierIdFilter[] = [];
-  for (const entry of storedHistory(value)) {
-    if (typeof entry?.until !== 'string') continue;
-    history.push({ filter: filterOf(entry), until: parseTimestamp(entry.until) });
-  }
-  return { current: parseRecord(value), history };
+  return parseIdFilterRecord(await snapshots.getJson(filterKeyOf(prefix)));
 }
 
 /**
@@ -175,4 +144,61 @@ async function compareWithRecord(
     previous,
     ...(cursor === undefined ? {} : { at: cursor }),
   };
+}
+
+/** What a finished backfill stored, as {@link markRefilled} judges it. */
+export interface RefillCoverage {
+  readonly backfillId: string;
+  /** The filter its manifests were written under (the backfill's own, held to the mirror's). */
+  readonly filter: IdFilter | undefined;
+  /** Where its plan started: only a backfill from the catalog's beginning rewrote every manifest up to its bound. */
+  readonly start: Ticks;
+  /** Its bound B: every commit up to it is stored. */
+  readonly bound: Ticks;
+}
+
+/** The earliest start a plan can have: a backfill from it stored every commit up to its bound. */
+const MIN_TICKS = parseTimestamp(MIN_TIMESTAMP);
+
+/** Rounds of read-and-conditional-write before the mark is left to the next backfill (others keep writing the record). */
+const MAX_MARK_ROUNDS = 5;
+
+/**
+ * After a backfill finished: marks `refilledAt` (now) and `refilledBy` on each widening change of `filter.json` that
+ * it refilled: it started at the catalog's beginning (`start` at the earliest time), its bound is at or past the
+ * change's `until`, and its filter keeps every id the change's new filter keeps. Every manifest up to `until` then
+ * lists the leaves the change added, which the latest view waits for before it can be made whole again. Resolves
+ * to the changes marked (their places in the history), none when nothing was refilled. A conditional write on
+ * the record read (another writer in between: read again).
+ */
+export async function markRefilled(
+  snapshots: SnapshotStore,
+  prefix: string,
+  coverage: RefillCoverage,
+  now: () => Date = () => new Date(),
+): Promise<number[]> {
+  if (coverage.start > MIN_TICKS) return [];
+  const key = filterKeyOf(prefix);
+  for (let round = 0; round < MAX_MARK_ROUNDS; round++) {
+    const stored = await snapshots.getTagged(key);
+    if (stored === undefined) return [];
+    const value = JSON.parse(stored.bytes.toString('utf8')) as { history?: StoredHistoryEntry[] };
+    const marked = wideningsOf(parseIdFilterRecord(value))
+      .filter(
+        (change) =>
+          change.refilledAt === undefined && change.until <= coverage.bound && !widens(coverage.filter, change.next),
+      )
+      .map((change) => change.change);
+    if (marked.length === 0) return [];
+    // The parsed history skips entries without `until` (none are written): its places, mapped back to the stored ones.
+    const places = storedHistory(value).flatMap((entry, i) => (typeof entry?.until === 'string' ? [i] : []));
+    const at = now().toISOString();
+    const history = storedHistory(value).map((entry, i) =>
+      marked.some((change) => places[change] === i)
+        ? { ...entry, refilledAt: at, refilledBy: coverage.backfillId }
+        : entry,
+    );
+    if (await snapshots.putJsonIf(key, { ...value, history }, stored.tag)) return marked;
+  }
+  return [];
 }

@@ -11,11 +11,13 @@ export { leafKeyOf, manifestOf, metadataOf, type ManifestEntry } from './layout.
 export {
   checkIdFilter,
   IdFilterChangedError,
+  markRefilled,
   readIdFilterRecord,
   shownIdFilter,
   type EarlierIdFilter,
   type FilterCheck,
   type IdFilterRecord,
+  type RefillCoverage,
 } from './filter-record.js';
 export {
   listQuarantine,
