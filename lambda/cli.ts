@@ -3,7 +3,7 @@ import { CatalogSyncError, ErrorCode, hasErrorCode, SettingsError, VERSION } fro
 import { addBackfillCommand } from './backfill/cli/backfill.js';
 import { addChangesCommand } from './consumer/cli/changes.js';
 import { addConsumersCommand, printConsumers } from './consumer/cli/consumers.js';
-import { addLatestCommand, addViewCommand, viewAfterStored } from './view/cli/view.js';
+import { addLatestCommand, addViewCommand, viewAfterRefill, viewAfterStored } from './view/cli/view.js';
 import { ExitCode } from './runtime/cli/exit-code.js';
 import { addKeysCommand } from './consumer/cli/keys.js';
 import { addQuarantineCommands } from './sync/cli/quarantine.js';
@@ -45,7 +45,7 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings, 130 a handler stopp
     );
 
   addRunCommand(root);
-  addBackfillCommand(root);
+  addBackfillCommand(root, viewAfterRefill);
   addStatusCommand(root, printConsumers);
   addRunsCommand(root);
   addKeysCommand(root);

@@ -19,6 +19,7 @@ import { id as newId } from '../ids/kuuid.js';
 import { ConsumerHandlerError } from './errors.js';
 import { consumerLag } from './lag.js';
 import { readConsumerCursor } from './consumer-cursors.js';
+import type { Mirror } from './mirror.js';
 import { awsClients, DynamoStore, S3SnapshotStore } from '../stores/index.js';
 import { safetyMarginMs } from '../runtime/deadline.js';
 import { consumerLambdaSettings, type ConsumerLambdaSettings } from '../runtime/lambda-settings.js';
@@ -41,6 +42,15 @@ export interface ConsumerRun extends Omit<ConsumeResult, 'stoppedBy' | 'runId' |
   readonly failedCommitKey?: string;
   /** Seconds of commit time between the consumer's cursor and the watermark afterwards. */
   readonly lagSeconds: number | null;
+}
+
+/** What an invocation runs with: given to `beforeRun`. @internal */
+export interface InvocationDeps {
+  readonly settings: ConsumerLambdaSettings;
+  readonly mirror: Mirror;
+  readonly cursors: DynamoStore;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
 }
 
 function wakeOf(event: unknown): Wake {
@@ -70,7 +80,11 @@ export function batchConsumerHandler(
   batchSize: number,
   env: NodeJS.ProcessEnv = process.env,
   /** @internal catalog-sync's own consumers (the latest view) run under a built-in name. */
-  internal: { readonly builtIn?: boolean } = {},
+  internal: {
+    readonly builtIn?: boolean;
+    /** @internal Runs at each invocation before the commits are read (the latest view: is it stale?); a throw fails it. */
+    readonly beforeRun?: (run: InvocationDeps) => Promise<void>;
+  } = {},
 ): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ConsumerRun> {
   const consumeUnder = internal.builtIn === true ? consumeAs : consumeBatches;
   // A Lambda's process: its first invocation should not pay for compiling undici's HTTP parser twice.
@@ -107,6 +121,7 @@ export function batchConsumerHandler(
     const runId = newId();
     const before = (await readConsumerCursor(cursors, mirror, settings.consumerName))?.stored ?? null;
     try {
+      await internal.beforeRun?.({ settings, mirror, cursors, metrics, logger });
       const result = await consumeUnder(
         settings.consumerName,
         async (batch, consumeContext) => {

@@ -1,39 +1,62 @@
 /**
  * The latest view as a Lambda function (`import { viewHandler } from 'catalog-sync/view/lambda'`): the named
  * consumer `view-latest` run by {@link batchConsumerHandler}, applying 64 commits at a time to `packages/{id}/index.json` with
- * the stale-writer guard (S3 conditional writes). `CatalogSync`'s `view: true` deploys it through `CatalogConsumer`;
- * settings are the consumer's (`CONSUMER_NAME`, `CURSOR_TABLE`, `SNAPSHOT_BUCKET`, `SNAPSHOT_PREFIX`, …).
+ * the stale-writer guard (S3 conditional writes, checked once per container: checked-documents.ts). `CatalogSync`'s
+ * `view: true` deploys it through `CatalogConsumer`; settings are the consumer's (`CONSUMER_NAME`, `CURSOR_TABLE`,
+ * `SNAPSHOT_BUCKET`, `SNAPSHOT_PREFIX`, …). Each invocation also looks at the mirror's id filter history and emits
+ * `ViewStale`, the number of widening `--refilter` changes the view lacks leaves for (0: whole), which the
+ * `LatestView` construct's alarm watches.
  */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { batchConsumerHandler, type ConsumerRun } from '../consumer/lambda.js';
 import { consumerLambdaSettings } from '../runtime/lambda-settings.js';
 import { awsClients } from '../stores/index.js';
 import { checkedS3ViewDocuments } from './checked-documents.js';
+import { staleLine } from '../contract/view.js';
+import { checkStaleness, hasReadOf } from './staleness.js';
 import { applyBatchToView, DEFAULT_VIEW_BATCH, DEFAULT_VIEW_CONCURRENCY, type ViewTarget } from './view-consumer.js';
 
-/** The view consumer's handler, its S3 client built on the first commit from `env`. */
+/** The view consumer's handler, its S3 client built on the first invocation from `env`. */
 export function viewHandler(
   env: NodeJS.ProcessEnv = process.env,
 ): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ConsumerRun> {
   let target: ViewTarget | undefined;
+  const targetOf = (): ViewTarget => {
+    if (target === undefined) {
+      const settings = consumerLambdaSettings(env);
+      target = {
+        documents: checkedS3ViewDocuments(
+          settings.bucket,
+          awsClients(env, DEFAULT_VIEW_CONCURRENCY).s3,
+          settings.prefix,
+        ),
+        prefix: settings.prefix,
+      };
+    }
+    return target;
+  };
   return batchConsumerHandler(
-    async (commits) => {
-      if (target === undefined) {
-        const settings = consumerLambdaSettings(env);
-        target = {
-          documents: checkedS3ViewDocuments(
-            settings.bucket,
-            awsClients(env, DEFAULT_VIEW_CONCURRENCY).s3,
-            settings.prefix,
-          ),
-          prefix: settings.prefix,
-        };
-      }
-      await applyBatchToView(target, commits);
-    },
+    (commits) => applyBatchToView(targetOf(), commits).then(() => undefined),
     DEFAULT_VIEW_BATCH,
     env,
-    { builtIn: true },
+    {
+      builtIn: true,
+      beforeRun: async ({ settings, mirror, cursors, metrics, logger }) => {
+        const { documents, prefix } = targetOf();
+        const { stale } = await checkStaleness({
+          documents,
+          prefix,
+          mirror,
+          hasRead: hasReadOf(cursors, mirror, settings.consumerName),
+        });
+        metrics.addMetric('ViewStale', MetricUnit.Count, stale.length);
+        if (stale.length > 0)
+          logger.warn('the latest view is stale', {
+            stale: stale.map((change) => staleLine(settings.consumerName, change)),
+          });
+      },
+    },
   );
 }
 

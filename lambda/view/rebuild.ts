@@ -11,6 +11,8 @@ import { LatestLeafSpill, type LeafRecord, type SpillOptions } from './latest-le
 import { leafFieldsOf } from './leaf-fields.js';
 import { entryOf, packageIndexOf, type PackageIndex } from './package-index.js';
 import { refreshQuarantinedEntry } from './quarantine-refresh.js';
+import { finishStaleRebuild, prepareStaleRebuild, writeOverNewer, type StaleRebuild } from './stale-rebuild.js';
+import type { ViewStaleness } from './staleness.js';
 import type { ViewCounts, ViewTarget } from './view-consumer.js';
 import { packageIndexKey, VIEW_CONSUMER } from './view-keys.js';
 
@@ -36,6 +38,8 @@ export interface RebuildResult extends ViewCounts {
   readonly cursorMoved: boolean;
   /** False when `signal` stopped the rebuild before every index was written (the cursor is then left where it was). */
   readonly complete: boolean;
+  /** The id filter changes the view still lacks leaves for after it (staleness.ts); empty: the view is whole. */
+  readonly stale: ViewStaleness[];
 }
 
 /** Options of {@link rebuildView}. */
@@ -46,6 +50,11 @@ export interface RebuildOptions extends SpillOptions {
   readonly signal?: AbortSignal;
   /** Leaf bodies read at once (default {@link DEFAULT_REBUILD_READS}). */
   readonly reads?: number;
+  /**
+   * `added`: only the packages that stale id filter changes added, once their refill is done (`view --rebuild
+   * --added`); every manifest is read, only their bodies, and the cursor is left where it is.
+   */
+  readonly only?: 'added';
 }
 
 /**
@@ -70,7 +79,23 @@ export async function rebuildView(
   options: RebuildOptions = {},
 ): Promise<RebuildResult> {
   const name = options.name ?? VIEW_CONSUMER;
-  const { signal } = options;
+  const { signal, only } = options;
+  const where = { documents: target.documents, prefix: target.prefix, mirror, cursors, name };
+  const stale = await prepareStaleRebuild(where);
+  if (only === 'added' && stale.cleared.size === 0) {
+    const left = await finishStaleRebuild(where, stale, { upTo: null, only });
+    return {
+      written: 0,
+      current: 0,
+      commits: 0,
+      packages: 0,
+      bodiesRead: 0,
+      commitKey: null,
+      cursorMoved: false,
+      complete: true,
+      stale: left,
+    };
+  }
   const spill = await LatestLeafSpill.open({ ...options, keyPrefix: mirror.prefix });
   try {
     let commits = 0;
@@ -80,6 +105,7 @@ export async function rebuildView(
       ...(signal === undefined ? {} : { signal }),
     })) {
       for (const leaf of commit.leaves) {
+        if (only === 'added' && !stale.added(leaf.id.toLowerCase())) continue;
         const record = {
           commitKey: commit.commitKey,
           commitTimeStamp: commit.commitTimeStamp,
@@ -100,14 +126,21 @@ export async function rebuildView(
     const read = limiter(options.reads ?? DEFAULT_REBUILD_READS);
     // One pool over the packages of every shard in turn: no pause at the end of a shard for its slowest request.
     await forEachBoundedAsync(foldShards(spill, signal), target.concurrency ?? REBUILD_CONCURRENCY, async (folded) => {
-      const bodies = await writePackage(target, mirror, folded, counts, read);
+      const bodies = await writePackage(target, mirror, folded, counts, read, {
+        ...stale,
+        bound: last?.commitKey ?? '',
+      });
       totals.packages++;
       totals.bodiesRead += bodies;
     });
+    const commitKey = last?.commitKey ?? null;
     if (signal?.aborted)
-      return { ...counts, commits, ...totals, commitKey: last?.commitKey ?? null, cursorMoved: false, complete: false };
-    const cursorMoved = last === undefined ? false : await moveCursorUp(cursors, consumerKey(mirror, name), last);
-    return { ...counts, commits, ...totals, commitKey: last?.commitKey ?? null, cursorMoved, complete: true };
+      return { ...counts, commits, ...totals, commitKey, cursorMoved: false, complete: false, stale: [] };
+    // A rebuild of some packages only leaves the cursor: the others' later commits are upkeep's to apply.
+    const cursorMoved =
+      last === undefined || only === 'added' ? false : await moveCursorUp(cursors, consumerKey(mirror, name), last);
+    const left = await finishStaleRebuild(where, stale, { upTo: commitKey, ...(only ? { only } : {}) });
+    return { ...counts, commits, ...totals, commitKey, cursorMoved, complete: true, stale: left };
   } finally {
     await spill.remove();
   }
@@ -157,6 +190,7 @@ async function writePackage(
   folded: FoldedPackage,
   counts: ViewCounts,
   read: <R>(task: () => Promise<R>) => Promise<R>,
+  stale: StaleRebuild & { readonly bound: string },
 ): Promise<number> {
   const records = [...folded.latest.values()];
   const entries = await Promise.all(
@@ -180,7 +214,10 @@ async function writePackage(
   );
   const index: PackageIndex = packageIndexOf(folded.id, folded, entries);
   const key = packageIndexKey(target.prefix, index.id);
-  const outcome = await writeGuarded(target.documents, key, index.commitKey, () => index, { replaceSame: true });
+  let outcome = await writeGuarded(target.documents, key, index.commitKey, () => index, { replaceSame: true });
+  // An added package's newer index was written by upkeep over the incomplete one: merged, not kept as it is.
+  if (outcome === 'current' && stale.added(index.id.toLowerCase()))
+    outcome = await writeOverNewer(target.documents, key, index, stale.bound);
   counts[outcome]++;
   // A set-aside leaf stored since (retry-quarantine) is read like any other: as upkeep does after its write (an
   // index kept because a newer one was there was looked at by its own writer).

@@ -6,6 +6,7 @@ import { applyCommit, type PackageIndex, type ViewLeaf } from './package-index.j
 import { refreshQuarantinedEntry } from './quarantine-refresh.js';
 import type { ViewDocuments } from './view-documents.js';
 import { packageIndexKey, VIEW_CONSUMER } from './view-keys.js';
+import { viewStalenessWatch, type ViewStaleness } from './staleness.js';
 
 /** Package indexes written at once while a batch is applied. */
 export const DEFAULT_VIEW_CONCURRENCY = 32;
@@ -92,7 +93,10 @@ export async function applyBatchToView(
 }
 
 /** What {@link keepView} did. */
-export interface ViewRunResult extends ConsumeResult, ViewCounts {}
+export interface ViewRunResult extends ConsumeResult, ViewCounts {
+  /** The id filter changes the view lacks leaves for (staleness.ts), as last looked at; empty: the view is whole. */
+  readonly stale: ViewStaleness[];
+}
 
 /**
  * Keeps the latest view up to the watermark as the named consumer `name` (default `view-latest`): in commit order,
@@ -101,13 +105,24 @@ export interface ViewRunResult extends ConsumeResult, ViewCounts {}
  */
 export async function keepView(
   target: ViewTarget,
-  options: ConsumeOptions & { readonly name?: string; readonly batchSize?: number },
+  options: ConsumeOptions & {
+    readonly name?: string;
+    readonly batchSize?: number;
+    /** Told each time the view's stale changes are found to differ from the last told (the first time: when any). */
+    readonly onStale?: (stale: ViewStaleness[]) => void;
+  },
 ): Promise<ViewRunResult> {
   const counts: ViewCounts = { written: 0, current: 0 };
+  const name = options.name ?? VIEW_CONSUMER;
+  const staleness = viewStalenessWatch(target, options, name);
   const result = await consumeAs(
-    options.name ?? VIEW_CONSUMER,
-    (commits) => applyBatchToView(target, commits, counts),
+    name,
+    async (commits) => {
+      await staleness.checkIfDue();
+      await applyBatchToView(target, commits, counts);
+    },
     { ...options, batchSize: options.batchSize ?? DEFAULT_VIEW_BATCH },
   );
-  return { ...result, ...counts };
+  await staleness.checkIfDue();
+  return { ...result, ...counts, stale: staleness.stale };
 }

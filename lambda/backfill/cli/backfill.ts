@@ -31,6 +31,7 @@ import { ExitCode } from '../../runtime/cli/exit-code.js';
 import { printSummary } from '../../sync/cli/format.js';
 import { openStores } from '../../runtime/cli/open-stores.js';
 import { checkIdFilterFlags, idFilterOptions } from '../../sync/cli/id-filter-flags.js';
+import { readIdFilterRecord } from '../../sync/filter-record.js';
 import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from '../../runtime/cli/options.js';
 import { storeOptions } from '../../runtime/cli/store-options.js';
 import { verboseHooks, verboseOption } from '../../sync/cli/verbose.js';
@@ -53,11 +54,17 @@ export interface BackfillOptions extends StoreOptions {
   progress?: boolean;
 }
 
+/**
+ * What runs after a backfill that refilled a widening id filter change (`filter.json`'s `refilledBy`): the program
+ * (lambda/cli.ts) hands over the latest view's rebuild of the packages it added; the backfill does not import the view.
+ */
+export type AfterRefill = (options: StoreOptions) => Promise<void>;
+
 /** Most worker processes: more than this on one machine only adds contention. */
 const MAX_WORKERS = 256;
 
 /** `catalog-sync backfill`: the catalog up to now (or --until) in ranges run by N worker processes. */
-export function addBackfillCommand(program: Command): void {
+export function addBackfillCommand(program: Command, afterRefill?: AfterRefill): void {
   verboseOption(idFilterOptions(storeOptions(program.command('backfill'))))
     .description('store the catalog up to its head (or --until) fast: ranges of pages run by parallel worker processes')
     .option('--workers <n>', 'worker processes (default: the number of cores)')
@@ -104,7 +111,7 @@ Examples:
   catalog-sync backfill --until 2020-01-01T00:00:00Z --cursor-table cursors --bucket my-mirror
   catalog-sync backfill --state-machine arn:aws:states:us-east-1:123456789012:stateMachine:CatalogBackfill`,
     )
-    .action(backfillCommand);
+    .action((options: BackfillOptions, command: Command) => backfillCommand(options, command, afterRefill));
 }
 
 /** The flags' values, checked: every error names its flag. */
@@ -145,7 +152,7 @@ export function checkBackfillOptions(options: BackfillOptions): Checked {
   return { workers, until, rangeLeaves };
 }
 
-async function backfillCommand(given: BackfillOptions, command: Command): Promise<void> {
+async function backfillCommand(given: BackfillOptions, command: Command, afterRefill?: AfterRefill): Promise<void> {
   const options = await withFolderSource(given, command);
   const checked = checkBackfillOptions(options);
   if (options.stateMachine !== undefined) {
@@ -193,6 +200,7 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
   process.on('SIGTERM', onSignal);
   let lease: NodeJS.Timeout | undefined;
   let held: string | undefined;
+  let refilled = false;
   try {
     if (options.abandon) {
       const abandoned = await abandonBackfill(settings, deps);
@@ -284,6 +292,8 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
       head ?? parseTimestamp(plan.bound),
       plan.until === undefined ? {} : { ceiling: `--until ${options.until ?? plan.until}` },
     );
+    const { history } = await readIdFilterRecord(stores.snapshots, settings.prefix);
+    refilled = history.some((change) => change.refilledBy === plan.backfillId);
   } finally {
     if (lease) clearInterval(lease);
     // Stopped or failed (not finished): give the lease back, so the follower goes on and a rerun resumes at once.
@@ -293,6 +303,8 @@ async function backfillCommand(given: BackfillOptions, command: Command): Promis
     stores.close();
     await http.close();
   }
+  // Once the backfill's own stores are closed: the view opens its own.
+  if (refilled && afterRefill !== undefined) await afterRefill(options);
 }
 
 function workerOptions(options: BackfillOptions): WorkerOptions {

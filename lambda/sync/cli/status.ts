@@ -18,6 +18,7 @@ import { openStores } from '../../runtime/cli/open-stores.js';
 import { FLAG_NAMES, rawSettingsOf, type StoreOptions } from '../../runtime/cli/options.js';
 import { storeOptions } from '../../runtime/cli/store-options.js';
 import { verboseHooks, verboseOption } from './verbose.js';
+import { describeViewStatus, readViewStatus } from './view-status.js';
 
 /**
  * What `status --consumer <name>` prints instead: that named consumer's cursor, lag and holder, as `consumers` does.
@@ -89,10 +90,11 @@ async function statusCommand(
   verboseHooks(options.verbose, http);
   try {
     // The stored state first, from the store alone: it never needs the network.
-    const [cursor, runs, backfill] = await Promise.all([
+    const [cursor, runs, backfill, view] = await Promise.all([
       stores.cursors.read(settings.cursorName),
       stores.runLog.listRuns(settings.cursorName, { limit: 5 }),
       runningBackfill(stores.backfills, settings.cursorName),
+      readViewStatus(stores.snapshots, settings.prefix),
     ]);
     const cursorTicks = cursor?.value ?? settings.startCursor;
     const source = await readSource(new CatalogClient(http, settings.source, settings.allowedOrigins), cursorTicks);
@@ -112,6 +114,7 @@ async function statusCommand(
       commitsBehind: source.ok ? (source.counted?.commits ?? null) : null,
       leavesBehind: source.ok ? (source.counted?.leaves ?? null) : null,
       backfill,
+      view,
       lastRuns: runs,
     };
     if (!source.ok && options.requireSource) process.exitCode = ExitCode.runFailed;
@@ -144,6 +147,7 @@ async function statusCommand(
       process.stdout.write(`catalog head: unknown: the source did not answer (${source.error})\n`);
     }
     if (backfill) process.stdout.write(`${describeBackfill(backfill)}\n`);
+    if (view) process.stdout.write(`${describeViewStatus(view)}\n`);
     if (runs.length === 0) process.stdout.write('no runs recorded\n');
     else {
       process.stdout.write('last runs:\n');

@@ -5,7 +5,9 @@ import { DEFAULT_READ_AHEAD } from '../../consumer/reader.js';
 import { DEFAULT_CURSOR_NAME, SettingsError } from '../../contract/index.js';
 import { folderViewStores, type ViewStores } from '../open-folder.js';
 import { keepView } from '../view-consumer.js';
-import { rebuildView } from '../rebuild.js';
+import { rebuildView, type RebuildResult } from '../rebuild.js';
+import type { ViewStaleness } from '../staleness.js';
+import { staleLine } from '../../contract/view.js';
 import { VIEW_CONSUMER } from '../view-keys.js';
 import { viewRefresher } from '../quarantine-refresh.js';
 import type { PageItem } from '../../catalog/index.js';
@@ -18,10 +20,12 @@ import { checkDataDir, type DataDirAccess } from '../../runtime/cli/open-stores.
 import type { StoreOptions } from '../../runtime/cli/options.js';
 import { storeOptions } from '../../runtime/cli/store-options.js';
 import { requireMirror } from '../../consumer/cli/mirror-place.js';
+import { readConsumerCursor } from '../../consumer/consumer-cursors.js';
 
 /** Options of `catalog-sync view`. */
 interface ViewOptions extends StoreOptions {
   rebuild?: boolean;
+  added?: boolean;
   follow?: boolean;
   pollInterval?: string;
   consumer: string;
@@ -40,6 +44,11 @@ export function addViewCommand(program: Command): void {
     .option(
       '--rebuild',
       "build the whole view again from the mirror's history (same bytes as the upkeep), then move the consumer's cursor",
+      false,
+    )
+    .option(
+      '--added',
+      'with --rebuild: only the packages a widening --refilter added, once their refill backfill is done (the cursor stays)',
       false,
     )
     .option('--follow', 'keep going: apply commits as the watermark moves (Ctrl-C to stop)', false)
@@ -62,6 +71,7 @@ Examples:
   catalog-sync view                      # bring the view up to the watermark
   catalog-sync view --follow             # and keep it there
   catalog-sync view --rebuild            # from the history
+  catalog-sync view --rebuild --added    # after a widening --refilter and its refill: the packages it added
   catalog-sync latest Newtonsoft.Json    # a package's current versions`,
     )
     .action(viewCommand);
@@ -120,8 +130,11 @@ async function viewCommand(options: ViewOptions): Promise<void> {
   if (options.rebuild && options.follow)
     throw new SettingsError('--rebuild', 'give --rebuild or --follow, not both (after a rebuild, run view --follow)');
   const shards = wholeNumber('--shards', options.shards);
-  if (!options.rebuild && (shards !== undefined || options.tempDir !== undefined))
-    throw new SettingsError(shards !== undefined ? '--shards' : '--temp-dir', 'needs --rebuild');
+  if (!options.rebuild && (shards !== undefined || options.tempDir !== undefined || options.added))
+    throw new SettingsError(
+      shards !== undefined ? '--shards' : options.added ? '--added' : '--temp-dir',
+      'needs --rebuild',
+    );
   if (options.tempDir !== undefined && options.tempDir.trim() === '')
     throw new SettingsError('--temp-dir', 'must not be empty');
   // Opened to read: the place is checked before anything is written (a folder is then checked for writing).
@@ -144,12 +157,9 @@ async function viewCommand(options: ViewOptions): Promise<void> {
         name: options.consumer,
         signal: stop.signal,
         ...spill,
+        ...(options.added ? { only: 'added' as const } : {}),
       });
-      process.stdout.write(
-        options.json
-          ? `${JSON.stringify(result)}\n`
-          : `${result.complete ? 'rebuilt' : 'stopped: rebuilt'} ${result.packages} packages from ${result.commits} commits up to ${result.commitKey ?? '(none)'} (${result.bodiesRead} leaf bodies read): ${result.written} written, ${result.current} already current; cursor ${options.consumer} ${result.cursorMoved ? 'moved' : 'left'}\n`,
-      );
+      printRebuilt(options.consumer, result, options.json === true, options.added === true);
       return;
     }
     const result = await keepView(target, {
@@ -162,6 +172,8 @@ async function viewCommand(options: ViewOptions): Promise<void> {
       readAhead: DEFAULT_READ_AHEAD,
       poll: { minMs: Math.min(1_000, maxPollMs), maxMs: maxPollMs },
       lease: leaseOf(options.consumer, undefined, options.follow === true),
+      // Said as soon as it is found (a --follow runs for days); --json carries it in its summary instead.
+      ...(options.json ? {} : { onStale: (stale: ViewStaleness[]) => printStale(options.consumer, stale) }),
     });
     process.stdout.write(
       options.json
@@ -176,6 +188,43 @@ async function viewCommand(options: ViewOptions): Promise<void> {
     stop.release();
     stores.close();
   }
+}
+
+/** A rebuild's summary (stdout), then the id filter changes the view still lacks (stderr). */
+function printRebuilt(name: string, result: RebuildResult, json: boolean, added: boolean): void {
+  process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${rebuiltLine(name, result, added)}\n`);
+  if (!json) printStale(name, result.stale);
+}
+
+function rebuiltLine(name: string, result: RebuildResult, added: boolean): string {
+  if (added && result.complete && result.commits === 0)
+    return `nothing to rebuild: ${result.stale.length === 0 ? 'the view lacks nothing' : 'no stale id filter change is refilled yet'}`;
+  const what = added ? 'packages added by id filter changes' : 'packages';
+  return `${result.complete ? 'rebuilt' : 'stopped: rebuilt'} ${result.packages} ${what} from ${result.commits} commits up to ${result.commitKey ?? '(none)'} (${result.bodiesRead} leaf bodies read): ${result.written} written, ${result.current} already current; cursor ${name} ${result.cursorMoved ? 'moved' : 'left'}`;
+}
+
+/**
+ * `backfill`'s hook (lambda/cli.ts hands it over): after a refill backfill marked widening id filter changes
+ * refilled, the latest view, where the mirror has one (its cursor exists), is rebuilt for the packages they added
+ * (`view --rebuild --added`), said on stderr (the backfill's stdout is its summary).
+ */
+export async function viewAfterRefill(options: StoreOptions): Promise<void> {
+  const stores = await openViewStores(options, 'write');
+  try {
+    if ((await readConsumerCursor(stores.cursors, stores.mirror, VIEW_CONSUMER)) === undefined) return;
+    process.stderr.write(`view ${VIEW_CONSUMER}: rebuilding the packages the id filter change added\n`);
+    const target = { documents: stores.documents, prefix: stores.prefix };
+    const result = await rebuildView(target, stores.mirror, stores.cursors, { only: 'added' });
+    process.stderr.write(`view ${VIEW_CONSUMER}: ${rebuiltLine(VIEW_CONSUMER, result, true)}\n`);
+    printStale(VIEW_CONSUMER, result.stale);
+  } finally {
+    stores.close();
+  }
+}
+
+/** Writes each stale change's line to stderr. */
+function printStale(name: string, stale: readonly ViewStaleness[]): void {
+  for (const change of stale) process.stderr.write(`catalog-sync: ${staleLine(name, change)}\n`);
 }
 
 async function latestCommand(id: string, options: StoreOptions & { json?: boolean }): Promise<void> {
