@@ -1,20 +1,25 @@
 /**
  * The latest view on AWS (`CatalogSync`'s `view: true`): a {@link CatalogConsumer} named `view-latest` running the
- * view's handler (lambda/view/lambda.ts), which may also PUT the view's documents, `{prefix}packages/*` (conditional
- * writes need nothing more than `s3:PutObject`). It reads each package's index before writing it, missing at first:
- * the consumer's unconditioned `s3:ListBucket` makes that GET answer 404 rather than 403.
+ * view's handler (lambda/view/lambda.ts), which may also PUT the view's documents, `{prefix}packages/*`, its state
+ * `{prefix}view.json` and the conditional-PUT probe `{prefix}view-conditional-put-check` (conditional writes need
+ * nothing more than `s3:PutObject`). It reads each package's index before writing it, missing at first: the
+ * consumer's unconditioned `s3:ListBucket` makes that GET answer 404 rather than 403. Its `ViewStale` metric (the id
+ * filter changes it lacks leaves for) has an alarm, on the dashboard.
  */
-import { Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sns from 'aws-cdk-lib/aws-sns';
-import { VIEW_CONSUMER, VIEW_KEYS } from '../../lambda/contract/index.js';
+import { VIEW_CONSUMER, VIEW_KEYS, VIEW_PROBE_KEY, VIEW_STATE_KEY } from '../../lambda/contract/index.js';
 import type { ConsumableSync } from './consumable-sync.js';
 import { CatalogConsumer } from './catalog-consumer.js';
 import { grantBucketKey } from './mirror-grants.js';
 import { handlerCode } from './handler-entry.js';
 import { nagResource } from './nag.js';
+import { syncMetric } from './sync-alarms.js';
 
-/** Adds the view consumer to `sync` (construct id `LatestView`). */
+/** Adds the view consumer to `sync` (construct id `LatestView`), with its stale alarm (`LatestView/StaleAlarm`). */
 export function addLatestView(sync: ConsumableSync, alarmTopic?: sns.ITopic): CatalogConsumer {
   const view = new CatalogConsumer(sync, 'LatestView', {
     sync,
@@ -24,7 +29,15 @@ export function addLatestView(sync: ConsumableSync, alarmTopic?: sns.ITopic): Ca
   });
   const objects = sync.bucket.arnForObjects(`${sync.prefix}${VIEW_KEYS}`);
   view.function.addToRolePolicy(
-    new iam.PolicyStatement({ sid: 'WriteView', actions: ['s3:PutObject'], resources: [objects] }),
+    new iam.PolicyStatement({
+      sid: 'WriteView',
+      actions: ['s3:PutObject'],
+      resources: [
+        objects,
+        sync.bucket.arnForObjects(`${sync.prefix}${VIEW_STATE_KEY}`),
+        sync.bucket.arnForObjects(`${sync.prefix}${VIEW_PROBE_KEY}`),
+      ],
+    }),
   );
   Validations.of(view.function.role ?? view.function).acknowledge({
     id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(sync).resolve(objects))}]`,
@@ -32,5 +45,23 @@ export function addLatestView(sync: ConsumableSync, alarmTopic?: sns.ITopic): Ca
   });
   // It writes through the bucket's customer key too (the consumer's grant is Decrypt only).
   grantBucketKey(view.function, sync.bucket, ['kms:GenerateDataKey']);
+  const stale = new cloudwatch.Alarm(view, 'StaleAlarm', {
+    alarmDescription:
+      `catalog-sync latest view ${VIEW_CONSUMER}: it lacks the versions, before a widening --refilter, of the packages that change added (ViewStale >= 1; ` +
+      'its log names the change: "the latest view is stale"). Run the refill backfill --refilter printed, then `catalog-sync view --rebuild --added` with the stack\'s --cursor-table and --bucket; the alarm clears at the next run.',
+    metric: syncMetric(view.serviceName, 'ViewStale', {
+      period: Duration.minutes(5),
+      statistic: cloudwatch.Stats.MAXIMUM,
+    }),
+    threshold: 1,
+    evaluationPeriods: 1,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+  });
+  if (alarmTopic) {
+    stale.addAlarmAction(new cloudwatchActions.SnsAction(alarmTopic));
+    stale.addOkAction(new cloudwatchActions.SnsAction(alarmTopic));
+  }
+  sync.dashboard?.addLatestView(stale);
   return view;
 }

@@ -283,4 +283,17 @@ export class SyncDashboard extends Construct {
         }),
       );
   }
+
+  /** Adds the latest view's staleness: `ViewStale` (id filter changes it lacks leaves for) against its alarm. */
+  addLatestView(staleAlarm: cloudwatch.IAlarm): void {
+    this.dashboard.addWidgets(
+      new cloudwatch.AlarmWidget({
+        title: 'Latest view: id filter changes it lacks (ViewStale)',
+        alarm: staleAlarm,
+        leftYAxis: { min: 0, showUnits: false },
+        width: HALF,
+        height: HEIGHT,
+      }),
+    );
+  }
 }

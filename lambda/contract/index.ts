@@ -23,7 +23,7 @@ export {
   normalizeVersion,
 } from './identity.js';
 export { compareVersions } from './version-order.js';
-export { VIEW_CONSUMER, VIEW_KEYS, VIEW_PROBE_KEY } from './view.js';
+export { VIEW_CONSUMER, VIEW_KEYS, VIEW_PROBE_KEY, VIEW_STATE_KEY } from './view.js';
 export {
   BUILT_IN_CONSUMERS,
   CONSUMER_KEY_PREFIX,

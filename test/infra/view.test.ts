@@ -1,6 +1,7 @@
 /**
  * `CatalogSync`'s `view` flag (issue 23): off by default; on, a `CatalogConsumer` named `view-latest` running the
- * view's handler, allowed to PUT `{prefix}packages/*` and nothing more besides a consumer's reads; cdk-nag clean.
+ * view's handler, allowed to PUT `{prefix}packages/*`, its `view.json` and its conditional-PUT probe, and nothing more
+ * besides a consumer's reads; its stale alarm (issue 32) on the dashboard; cdk-nag clean.
  */
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -33,7 +34,7 @@ describe('CatalogSync view flag', () => {
     expect(JSON.stringify(template.toJSON())).not.toContain('view-latest');
   });
 
-  it('on: the view-latest consumer, PutObject on {prefix}packages/* only, lag on the dashboard, cdk-nag clean', () => {
+  it('on: the view-latest consumer, PutObject on {prefix}packages/*, view.json and the probe only, lag and staleness on the dashboard, cdk-nag clean', () => {
     const { stack, sync, resources } = build({ prefix: 'nuget/', view: true });
     const fn = sync.view!.function.node.defaultChild as lambda.CfnFunction;
     const properties = resources[stack.getLogicalId(fn)]!.Properties;
@@ -44,10 +45,30 @@ describe('CatalogSync view flag', () => {
     const puts = statements.filter((statement) => JSON.stringify(statement.Action).includes('s3:PutObject'));
     expect(puts).toHaveLength(1);
     expect(puts[0]!.Action).toBe('s3:PutObject');
-    expect(JSON.stringify(puts[0]!.Resource)).toContain('/nuget/packages/*');
+    const writable = JSON.stringify(puts[0]!.Resource);
+    expect(writable).toContain('/nuget/packages/*');
+    expect(writable).toContain('/nuget/view.json');
+    expect(writable).toContain('/nuget/view-conditional-put-check');
+    expect(puts[0]!.Resource).toHaveLength(3);
+    // The stale alarm: ViewStale of the view's service, at least 1 in a 5-minute period.
+    const stale = Object.values(resources).find(
+      (resource) => resource.Type === 'AWS::CloudWatch::Alarm' && resource.Properties.MetricName === 'ViewStale',
+    )!;
+    expect(stale.Properties).toMatchObject({
+      Namespace: 'CatalogSync',
+      Dimensions: [{ Name: 'service', Value: 'catalog-sync-consumer-view-latest' }],
+      Statistic: 'Maximum',
+      Period: 300,
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+    expect(stale.Properties.AlarmDescription).toContain('catalog-sync view --rebuild --added');
     expect(wildcardProblems(resources)).toEqual([]);
     const dashboard = Object.values(resources).find((resource) => resource.Type === 'AWS::CloudWatch::Dashboard')!;
     expect(JSON.stringify(dashboard.Properties.DashboardBody)).toContain('catalog-sync-consumer-view-latest');
+    expect(JSON.stringify(dashboard.Properties.DashboardBody)).toContain('ViewStale');
     expect(new AwsSolutionsChecks().validateScope(stack).violations.map((violation) => violation.ruleName)).toEqual([]);
     const findings = new Set(rawFindings(sync.view!));
     for (const id of acknowledgements(sync.view!).keys()) expect(findings, id).toContain(id);
