@@ -108,6 +108,8 @@ describe('id filters on a folder', () => {
   it('another filter is refused with exit 2 naming both; --refilter accepts it and gives the backfill command', async () => {
     const dir = newDir('refilter');
     expect((await runCli(['run', ...at(dir), '--max-commits', '1000', '--include', 'a*'])).code).toBe(0);
+    // A latest view of the mirror: the refill below rebuilds its packages the change added.
+    expect((await runCli(['view', '--data-dir', dir])).code).toBe(0);
     const refused = await runCli(['run', ...at(dir), '--include', 'a*', '--include', 'c*']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(
@@ -143,6 +145,14 @@ describe('id filters on a folder', () => {
       .map((word) => word.replace(/^'(.*)'$/, '$1'));
     const refill = await runCli([...printed, '--workers', '2']);
     expect(refill.code).toBe(0);
+    expect(refill.stderr).toMatch(
+      /view view-latest: rebuilt [1-9]\d* packages added by id filter changes from \d+ commits .*; cursor view-latest left\n/,
+    );
+    expect(refill.stderr).not.toContain('STALE');
+    expect(JSON.parse(await readFile(join(dir, 'view.json'), 'utf8'))).toMatchObject({
+      stale: [],
+      rebuilt: { only: 'added' },
+    });
     const verified = await runCli(['verify', ...at(dir), '--deep']);
     expect(verified.stdout + verified.stderr).not.toMatch(/missing (leaf|manifest)/);
     expect(verified.stdout).toContain('nothing missing');
