@@ -141,7 +141,8 @@ export class FeedDistribution extends Construct {
     });
     if (props.accessLogs ?? true) this.accessLogsBucket = this.createLogsBucket(props.accessLogsRetention);
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
-      comment: `catalog-sync feed: ${props.bucket.node.path} ${prefix}${FEED_FOLDER}/`,
+      // At most 128 characters (CloudFront's limit): a prefix has at most 64 bytes.
+      comment: `catalog-sync feed: ${prefix}${FEED_FOLDER}/`,
       defaultBehavior: { origin, ...indexes },
       additionalBehaviors: { [PACKAGE_PATH_PATTERN]: { origin, ...packages } },
       errorResponses: [{ httpStatus: 404, ttl: MISSING_TTL }],
