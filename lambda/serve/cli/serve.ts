@@ -50,7 +50,7 @@ export function addServeCommand(program: Command): void {
     .option('--port <port>', `TCP port; 0 takes a free one (default ${DEFAULT_SERVE_PORT})`)
     .option(
       '--host <address>',
-      'address to listen on: 127.0.0.1 (default) serves this machine only; 0.0.0.0 or a network address serves others, with no authentication',
+      'address to listen on: 127.0.0.1 serves this machine only; 0.0.0.0 or a network address serves others, with no authentication',
       '127.0.0.1',
     )
     .option('--verbose', 'log each request as a JSON line on stderr', false)
@@ -60,7 +60,7 @@ export function addServeCommand(program: Command): void {
     .addHelpText(
       'after',
       `
-The feed's URLs are absolute, written with the base URL the feed was given: serve it at that URL (or warns once).
+The feed's URLs are absolute, written with the base URL the feed was given: serve it there (serve warns once if not).
 NuGet needs allowInsecureConnections="true" on an http:// source in NuGet.Config.
 
 Examples:
