@@ -134,7 +134,10 @@ describe('the command', () => {
     const answer = await rawRequest(origin, '/index.json');
     expect(answer.status).toBe(200);
     expect((await rawRequest(origin, '/flat/none/index.json')).status).toBe(404);
-    await waitFor(() => stderr.includes('/flat/none/index.json'), 'the request log');
+    await waitFor(
+      () => stderr.includes('"target":"/index.json"') && stderr.includes('"target":"/flat/none/index.json"'),
+      'both requests in the log',
+    );
     run.child.kill('SIGINT');
     const result = await run.done;
     expect(result.code, result.stderr).toBe(0);
@@ -143,11 +146,14 @@ describe('the command', () => {
       .split('\n')
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
+    // Each line is written once its answer is finished, which may be after the client has read it: in any order.
     expect(
-      requests.map(({ level, message, method, target, status }) => ({ level, message, method, target, status })),
+      requests
+        .map(({ level, message, method, target, status }) => ({ level, message, method, target, status }))
+        .sort((a, b) => String(a.target).localeCompare(String(b.target))),
     ).toEqual([
-      { level: 'INFO', message: 'request', method: 'GET', target: '/index.json', status: 200 },
       { level: 'INFO', message: 'request', method: 'GET', target: '/flat/none/index.json', status: 404 },
+      { level: 'INFO', message: 'request', method: 'GET', target: '/index.json', status: 200 },
     ]);
   });
 });
