@@ -11,6 +11,7 @@ import { addRunCommand } from './sync/cli/run.js';
 import { addRunsCommand } from './sync/cli/runs.js';
 import { addStatusCommand } from './sync/cli/status.js';
 import { addVerifyCommand } from './verify/cli/verify.js';
+import { addServeCommand } from './serve/cli/serve.js';
 
 export { ExitCode } from './runtime/cli/exit-code.js';
 
@@ -39,6 +40,7 @@ Examples:
   catalog-sync changes --follow --consumer ix --exec ./index.sh   the mirror's commits in order, resumable
   catalog-sync consumers                            the mirror's named consumers and their lag (offline)
   catalog-sync verify --deep --sample 1000          audit the mirror against the catalog
+  catalog-sync serve                                the folder's NuGet feed on http://127.0.0.1:5080/index.json
   catalog-sync run --cursor-table cursors --bucket my-mirror --max-commits 100
 
 Exit codes: 0 done, 1 a run failed, 2 bad usage or settings, 130 a handler stopped by Ctrl-C.`,
@@ -55,6 +57,7 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings, 130 a handler stopp
   addLatestCommand(root);
   addQuarantineCommands(root, viewAfterStored);
   addVerifyCommand(root);
+  addServeCommand(root);
   return root;
 }
 
