@@ -10,7 +10,8 @@
  * The tests start it with a directory alone (a fresh port). The chaos suite restarts it on the same port with
  * the same directory (`--port`), stopped hard (`--hard-stop`: SIGTERM or the parent going away closes every
  * connection at once, in-flight requests included, as a crashed or redeployed S3 endpoint would), without the
- * long-segment patch (`--no-long-segments`), and with `--raw` for stock s3rver: no patch at all. Conditional
+ * long-segment patch (`--no-long-segments`), and with `--raw` for stock s3rver: no patch at all but the quiet logger
+ * (s3rver-quiet.mjs: it is silent anyway, and the patch changes no answer). Conditional
  * PUTs (`If-Match`, `If-None-Match: *`) are honoured as S3 does (see s3rver-conditional-put.mjs).
  *
  * Why the PUT patch: s3rver streams a PUT straight into the object's file, so a PUT torn by a client
@@ -20,11 +21,11 @@
  * was already stored whole could corrupt it, which would be s3rver's fault, not catalog-sync's.
  */
 import { parseArgs } from 'node:util';
-import S3rver from 's3rver';
 import { announce, exitWithParent } from './parent-watch.mjs';
 import { patchS3rverForAtomicPuts } from './s3rver-atomic-put.mjs';
 import { patchS3rverForConditionalPuts } from './s3rver-conditional-put.mjs';
 import { patchS3rverForLongSegments } from './s3rver-long-segments.mjs';
+import { patchS3rverQuiet } from './s3rver-quiet.mjs';
 
 const usage = 'usage: s3rver-server.mjs <directory> [--port N] [--raw] [--no-long-segments] [--hard-stop]\n';
 let parsed;
@@ -49,6 +50,9 @@ if (!directory || positionals.length > 1 || !Number.isInteger(port) || port < 0)
   process.stderr.write(usage);
   process.exit(2);
 }
+// Before s3rver is loaded: it takes its logger middleware at load (s3rver-quiet.mjs).
+patchS3rverQuiet();
+const { default: S3rver } = await import('s3rver');
 if (!values.raw) {
   patchS3rverForAtomicPuts();
   if (!values['no-long-segments']) patchS3rverForLongSegments();
