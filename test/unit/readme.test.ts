@@ -8,6 +8,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { headingAnchors, proseLines } from '../../scripts/markdown-anchors.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -51,39 +52,6 @@ function codeBlocks(text: string): { start: number; body: string[] }[] {
     } else open?.body.push(line);
   });
   return blocks;
-}
-
-/** Lines outside fenced code, inline code blanked (a link or heading there is text). */
-function prose(text: string): string[] {
-  let fenced = false;
-  return text.split('\n').map((line) => {
-    if (/^\s*```/.test(line)) {
-      fenced = !fenced;
-      return '';
-    }
-    return fenced ? '' : line.replace(/`[^`]*`/g, (code) => ' '.repeat(code.length));
-  });
-}
-
-/** GitHub's heading anchors of a Markdown file: lower case, punctuation dropped, spaces to hyphens, -1 on repeats. */
-function anchorsOf(text: string): Set<string> {
-  const seen = new Map<string, number>();
-  const anchors = new Set<string>();
-  let fenced = false;
-  for (const line of text.split('\n')) {
-    if (/^\s*```/.test(line)) fenced = !fenced;
-    const title = fenced ? undefined : /^#{1,6}\s+(.*)$/.exec(line)?.[1];
-    if (title === undefined) continue;
-    const base = title
-      .trim()
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-      .replace(/\s/g, '-');
-    const count = seen.get(base) ?? 0;
-    seen.set(base, count + 1);
-    anchors.add(count === 0 ? base : `${base}-${count}`);
-  }
-  return anchors;
 }
 
 /** The line of the first `## ` heading matching `pattern`, or -1. */
@@ -146,7 +114,7 @@ describe('the README leads with the user (issue 34)', () => {
   it('links only to files and headings that exist', () => {
     const broken: string[] = [];
     let checked = 0;
-    prose(readme).forEach((line, index) => {
+    proseLines(readme).forEach((line, index) => {
       for (const [, target] of line.matchAll(/\]\(([^)\s]+)\)/g)) {
         if (!target || /^[a-z]+:/i.test(target)) continue; // https:, mailto:: not checked offline
         checked++;
@@ -154,7 +122,7 @@ describe('the README leads with the user (issue 34)', () => {
         const file = path === '' ? join(root, 'README.md') : join(root, decodeURIComponent(path));
         if (!existsSync(file)) broken.push(`README.md:${index + 1}: ${target}: no such file`);
         else if (anchor !== undefined && !statSync(file).isDirectory()) {
-          if (!anchorsOf(readFileSync(file, 'utf8')).has(anchor))
+          if (!headingAnchors(readFileSync(file, 'utf8')).has(anchor))
             broken.push(`README.md:${index + 1}: ${target}: no heading #${anchor} in ${path || 'README.md'}`);
         }
       }
