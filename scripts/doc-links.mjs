@@ -7,6 +7,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { headingAnchors, proseLines } from './markdown-anchors.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const pages = [
@@ -18,40 +19,9 @@ const pages = [
     .map((name) => `docs/${name}`),
 ];
 
-/** Each line outside fenced code blocks, with inline code blanked (links and headings there are text). */
-function proseLines(text) {
-  let fenced = false;
-  return text.split('\n').map((line) => {
-    if (/^\s*```/.test(line)) {
-      fenced = !fenced;
-      return '';
-    }
-    return fenced ? '' : line.replace(/`[^`]*`/g, (code) => ' '.repeat(code.length));
-  });
-}
-
 const slugCache = new Map();
 function anchorsOf(path) {
-  if (!slugCache.has(path)) {
-    const seen = new Map();
-    const slugs = new Set();
-    const lines = readFileSync(path, 'utf8').split('\n');
-    let fenced = false;
-    for (const line of lines) {
-      if (/^\s*```/.test(line)) fenced = !fenced;
-      const heading = !fenced && /^#{1,6}\s+(.*)$/.exec(line);
-      if (!heading) continue;
-      const base = heading[1]
-        .trim()
-        .toLowerCase()
-        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-        .replace(/\s/g, '-');
-      const count = seen.get(base) ?? 0;
-      seen.set(base, count + 1);
-      slugs.add(count === 0 ? base : `${base}-${count}`);
-    }
-    slugCache.set(path, slugs);
-  }
+  if (!slugCache.has(path)) slugCache.set(path, headingAnchors(readFileSync(path, 'utf8')));
   return slugCache.get(path);
 }
 
