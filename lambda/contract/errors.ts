@@ -53,6 +53,10 @@ export const ErrorCode = {
   noMirror: 'CS_ERR_NO_MIRROR',
   /** An S3 listing (ListObjectsV2) that failed: names the bucket, the prefix and where it started. */
   s3List: 'CS_ERR_S3_LIST',
+  /** The private feed (`feed/`): a setting it cannot work with, a stored document that is not one, or a write that kept losing. */
+  feed: 'CS_ERR_FEED',
+  /** A package whose bytes are not what its catalog leaf says (`packageHash`, `packageSize`): quarantined, never stored. */
+  feedPackage: 'CS_ERR_FEED_PACKAGE',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */
