@@ -10,6 +10,13 @@ export class FeedError extends CatalogSyncError {
   override get code(): ErrorCode {
     return ErrorCode.feed;
   }
+  /** The setting at fault, when one is: the feed's base URL, or the source it downloads from. */
+  readonly setting: 'baseUrl' | 'source' | undefined;
+
+  constructor(message: string, options?: ErrorOptions & { readonly setting?: 'baseUrl' | 'source' }) {
+    super(message, options);
+    this.setting = options?.setting;
+  }
 }
 
 /** What a package's bytes were, or were meant to be. */

@@ -148,13 +148,19 @@ export function checkBaseUrl(text: string): string {
   } catch {
     throw new FeedError(
       `base URL ${JSON.stringify(text)} is not an absolute URL (NuGet needs absolute URLs in a feed)`,
+      { setting: 'baseUrl' },
     );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    throw new FeedError(`base URL ${JSON.stringify(text)} must be an http or https URL`);
+    throw new FeedError(`base URL ${JSON.stringify(text)} must be an http or https URL`, { setting: 'baseUrl' });
   if (url.username !== '' || url.password !== '')
-    throw new FeedError(`base URL ${JSON.stringify(url.origin)}: credentials do not belong in a feed's URLs`);
+    throw new FeedError(`base URL ${JSON.stringify(url.origin)}: credentials do not belong in a feed's URLs`, {
+      setting: 'baseUrl',
+    });
   if (url.search !== '' || url.hash !== '')
-    throw new FeedError(`base URL ${JSON.stringify(text)} must have no query or fragment (the documents append paths)`);
+    throw new FeedError(
+      `base URL ${JSON.stringify(text)} must have no query or fragment (the documents append paths)`,
+      { setting: 'baseUrl' },
+    );
   return url.href.endsWith('/') ? url.href : `${url.href}/`;
 }

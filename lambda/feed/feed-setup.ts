@@ -69,6 +69,7 @@ export async function setUpFeed(
   if (settings !== undefined && settings.baseUrl !== urls.base && options.rebase !== true)
     throw new FeedError(
       `${storage.where} ${keys.root}: the feed was written for the base URL ${settings.baseUrl}, not ${urls.base}: rebuild it for the new one (catalog-sync feed --rebuild), or give the same base URL`,
+      { setting: 'baseUrl' },
     );
   const bytes = Buffer.from(JSON.stringify({ baseUrl: urls.base } satisfies FeedSettings));
   if (!stored?.bytes.equals(bytes)) await storage.put(settingsKey, bytes, 'json');

@@ -48,6 +48,7 @@ export class PackageSource {
       if (detectSourceKind(json, source) !== 'service-index')
         throw new FeedError(
           `${source} is a catalog index, which names no flat container: give the source's service index, or the package base address (PackageBaseAddress/3.0.0) itself`,
+          { setting: 'source' },
         );
       const index = parseServiceIndex(response.body, source);
       const resource = index.resources.find((each) => {
@@ -59,11 +60,14 @@ export class PackageSource {
       if (resource === undefined)
         throw new FeedError(
           `${source}: the service index has no ${PACKAGE_BASE_ADDRESS_TYPE} resource, so the feed cannot download packages from it`,
+          { setting: 'source' },
         );
       address = resource['@id'];
       checkCatalogUrl(source, address);
     } else if (!/^https?:\/\//.test(address)) {
-      throw new FeedError(`package base address ${JSON.stringify(address)} must be an absolute http or https URL`);
+      throw new FeedError(`package base address ${JSON.stringify(address)} must be an absolute http or https URL`, {
+        setting: 'source',
+      });
     }
     http.allowOrigin(new URL(address).origin);
     return new PackageSource(address);
