@@ -107,6 +107,13 @@ export class Feed {
     return new Feed(ctx, target.concurrency ?? DEFAULT_FEED_CONCURRENCY);
   }
 
+  /** The counts since the last call (or since the feed was opened), set back to zero: one invocation's. */
+  takeCounts(): FeedCounts {
+    const taken = { ...this.ctx.counts };
+    Object.assign(this.ctx.counts, zeroCounts());
+    return taken;
+  }
+
   /** The feed's keys and URLs. */
   get keys(): FeedKeys {
     return this.ctx.keys;
