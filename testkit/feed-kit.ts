@@ -27,6 +27,8 @@ export interface LeafSpec {
   readonly dependencies?: readonly NupkgDependency[];
   /** Filler bytes in the package (a package of about this size). */
   readonly fillerBytes?: number;
+  /** The package's bytes as they are (not a zip: the feed checks only the leaf's hash and size), for large ones. */
+  readonly packageBytes?: Buffer;
   readonly bom?: boolean;
 }
 
@@ -53,6 +55,9 @@ export class FeedCatalog {
           ...(spec.deprecation === undefined ? {} : { deprecation: spec.deprecation }),
           ...(spec.vulnerabilities === undefined ? {} : { vulnerabilities: spec.vulnerabilities }),
           ...(spec.bom ? { bom: true } : {}),
+          ...(spec.packageBytes === undefined
+            ? {}
+            : { package: { bytes: spec.packageBytes, targetFramework: 'net10.0', dependencies: [] } }),
         };
         this.specs.set(leaf, spec);
         return leaf;

@@ -55,19 +55,33 @@ export class S3FeedStorage implements FeedStorage {
   }
 
   async putStream(key: string, body: AsyncIterable<Uint8Array>): Promise<void> {
+    // The body's own failure is the one to throw: lib-storage throws its abort's failure instead, when that fails too.
+    let failure: { error: unknown } | undefined;
+    const watched = (async function* (): AsyncGenerator<Uint8Array> {
+      try {
+        yield* body;
+      } catch (error) {
+        failure = { error };
+        throw error;
+      }
+    })();
     const upload = new Upload({
       client: this.client,
       params: {
         Bucket: this.bucket,
         Key: key,
-        Body: Readable.from(body, { objectMode: false, highWaterMark: 64 * 1024 }),
+        Body: Readable.from(watched, { objectMode: false, highWaterMark: 64 * 1024 }),
         ContentType: CONTENT_TYPES.nupkg,
       },
       partSize: this.options.partBytes ?? DEFAULT_PART_BYTES,
       queueSize: this.options.partsAtOnce ?? DEFAULT_PARTS_AT_ONCE,
       leavePartsOnError: false,
     });
-    await upload.done();
+    try {
+      await upload.done();
+    } catch (error) {
+      throw failure === undefined ? error : failure.error;
+    }
   }
 
   async delete(key: string): Promise<void> {
