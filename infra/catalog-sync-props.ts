@@ -9,15 +9,9 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
-import { CatalogSyncError, ErrorCode } from '../lambda/contract/index.js';
+import type { CatalogSyncFeedProps } from './constructs/feed.js';
 
-/** A prop of {@link CatalogSync} that cannot be deployed; the message names the construct and the prop. */
-export class CatalogSyncPropsError extends CatalogSyncError {
-  override readonly name = 'CatalogSyncPropsError';
-  override get code(): ErrorCode {
-    return ErrorCode.props;
-  }
-}
+export { CatalogSyncPropsError } from './props-error.js';
 
 /** Properties of a {@link CatalogSync}. Every one is optional: the defaults follow nuget.org. */
 export interface CatalogSyncProps {
@@ -237,6 +231,13 @@ export interface CatalogSyncProps {
    * @default false
    */
   readonly view?: boolean;
+
+  /**
+   * The mirror's private NuGet feed (`{prefix}feed/`, contract.md "The feed"): CloudFront in front of that prefix
+   * only (`feed.distribution`, docs/deploy.md "The feed"), with its base URL as the output `FeedBaseUrl`.
+   * @default - none
+   */
+  readonly feed?: CatalogSyncFeedProps;
 
   /**
    * Name of the dashboard (unique per account and region).

@@ -56,6 +56,7 @@ import { SyncFunction } from './constructs/sync-function.js';
 import { addSyncOutputs } from './constructs/sync-outputs.js';
 import type { CatalogConsumer } from './constructs/catalog-consumer.js';
 import { addLatestView } from './constructs/latest-view.js';
+import { addFeed, type SyncFeed } from './constructs/feed.js';
 import { DEFAULT_LAG_THRESHOLD, DEFAULT_MAX_EVENT_AGE, DEFAULT_SCHEDULE, DEFAULT_TIMEOUT } from './defaults.js';
 import { embeddedCredentialsProblem, sourceSecretOf } from './source-secret.js';
 
@@ -116,6 +117,8 @@ export class CatalogSync extends Construct {
   readonly dashboard?: SyncDashboard;
   /** The latest view's consumer (`view: true`), or undefined. */
   readonly view?: CatalogConsumer;
+  /** The private feed's parts (`feed`): its CloudFront distribution. */
+  readonly feed?: SyncFeed;
   /** Partition keys this sync may read: its own cursor and its dependencies'. */
   private readonly readableKeys: readonly string[];
 
@@ -260,10 +263,12 @@ export class CatalogSync extends Construct {
 
     // --- the latest view (after the dashboard, which shows its lag) ----------------------------------------
     if (props.view === true) this.view = addLatestView(this, props.alarmTopic);
+    const outputPrefix = props.outputs === false ? undefined : (props.outputPrefix ?? id.replace(/[^A-Za-z0-9]/g, ''));
+    if (props.feed) this.feed = addFeed(this, props.feed, outputPrefix);
 
     // --- the stack outputs ---------------------------------------------------------------------------------
-    if (props.outputs ?? true) {
-      addSyncOutputs(this, props.outputPrefix ?? id.replace(/[^A-Za-z0-9]/g, ''), {
+    if (outputPrefix !== undefined) {
+      addSyncOutputs(this, outputPrefix, {
         cursorName: this.cursorName,
         tableName: this.table.tableName,
         bucketName: this.bucket.bucketName,

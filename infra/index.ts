@@ -12,6 +12,12 @@ export { SyncDashboard, type SyncDashboardProps } from './constructs/sync-dashbo
 export { CatalogBackfill } from './constructs/catalog-backfill.js';
 export type { CatalogBackfillProps } from './constructs/catalog-backfill-props.js';
 export { CatalogConsumer, type CatalogConsumerProps } from './constructs/catalog-consumer.js';
+export {
+  FeedDistribution,
+  type FeedDistributionOptions,
+  type FeedDistributionProps,
+} from './constructs/feed-distribution.js';
+export type { CatalogSyncFeedProps, SyncFeed } from './constructs/feed.js';
 export { CatalogSyncStack, type CatalogSyncStackProps } from './stack.js';
 export {
   DEFAULT_BACKFILL_BATCH_SIZE,

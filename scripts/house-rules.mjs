@@ -35,7 +35,7 @@ const WING_WHAT = {
   consumer: 'the mirror read back in order, named consumers, their Lambda, `changes`',
   view: 'the latest view kept by a built-in consumer, its Lambda, `view`/`latest`',
   feed: 'planned: the private feed and its .nupkg mirror',
-  serve: 'planned: serving the view and the feed',
+  serve: 'the feed of a folder over HTTP, `serve`',
 };
 
 /** The wings in an order where each comes after those it imports; throws when the declared graph has a circle. */

@@ -72,6 +72,18 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
     }
   }
 
+  /**
+   * The file a key is kept in, whether or not it exists, in this folder's file names (escaped or portable ones
+   * included), for a reader that streams a large object rather than holding it (`catalog-sync serve`); `undefined` when
+   * the folder holds nothing yet. Writes nothing.
+   *
+   * @throws {@link LocalStateError} for a key no file can stand for (an empty, `.` or `..` segment).
+   */
+  async fileOf(key: string): Promise<string | undefined> {
+    const mode = await this.fileNameModeToRead();
+    return mode === undefined ? undefined : this.pathOf(key, mode);
+  }
+
   async getTagged(key: string): Promise<TaggedBytes | undefined> {
     const bytes = await this.getBytes(key);
     return bytes === undefined ? undefined : { bytes, tag: contentTag(bytes) };

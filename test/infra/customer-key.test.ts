@@ -25,7 +25,7 @@ describe('a snapshot bucket with a customer key', () => {
     encryptionKey: key,
     enforceSSL: true,
   });
-  const sync = new CatalogSync(stack, 'Sync', { prefix: 'nuget/', bucket, view: true });
+  const sync = new CatalogSync(stack, 'Sync', { prefix: 'nuget/', bucket, view: true, feed: {} });
   const consumer = new CatalogConsumer(stack, 'Indexer', { sync, consumerName: 'search-indexer', entry: ENTRY });
   const backfill = new CatalogBackfill(stack, 'Backfill', { table: sync.table, bucket, settings: sync.settings });
   const resources = Template.fromStack(stack).toJSON().Resources as Resources;
@@ -70,6 +70,37 @@ describe('a snapshot bucket with a customer key', () => {
         .filter((sid) => sid !== undefined);
       expect(sids, id).toEqual([...new Set(sids)]);
     }
+  });
+
+  it("the feed's CloudFront may decrypt with it, for this account's distributions, and reads nuget/feed/ only", () => {
+    const keyId = stack.getLogicalId(key.node.defaultChild as kms.CfnKey);
+    const keyPolicy = resources[keyId]!.Properties.KeyPolicy.Statement as Record<string, unknown>[];
+    const cloudFront = keyPolicy.filter((statement) => JSON.stringify(statement.Principal).includes('cloudfront'));
+    expect(cloudFront).toEqual([
+      {
+        Effect: 'Allow',
+        Principal: { Service: 'cloudfront.amazonaws.com' },
+        Action: 'kms:Decrypt',
+        Resource: '*',
+        Condition: {
+          StringEquals: { 'AWS:SourceAccount': { Ref: 'AWS::AccountId' } },
+          ArnLike: {
+            'AWS:SourceArn': {
+              'Fn::Join': [
+                '',
+                ['arn:', { Ref: 'AWS::Partition' }, ':cloudfront::', { Ref: 'AWS::AccountId' }, ':distribution/*'],
+              ],
+            },
+          },
+        },
+      },
+    ]);
+    const [distribution] = ofType(resources, 'AWS::CloudFront::Distribution');
+    expect(distribution![1].Properties.DistributionConfig.Origins[0].OriginPath).toBe('/nuget/feed');
+    const reads = ofType(resources, 'AWS::S3::BucketPolicy')
+      .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Record<string, any>[])
+      .filter((statement) => statement.Action === 's3:GetObject');
+    expect(reads.map((statement) => statement.Resource['Fn::Join'][1][1])).toEqual(['/nuget/feed/*']);
   });
 
   it("exact KMS actions for the sync's own functions: no cdk-nag finding about the key", () => {
