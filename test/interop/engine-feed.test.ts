@@ -11,11 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
-import { runCli, startCli, waitFor } from '../../testkit/cli-process.js';
+import { runCli } from '../../testkit/cli-process.js';
 import { FeedCatalog, type LeafSpec } from '../../testkit/feed-kit.js';
 import { sha512 } from './hand-written-feed.js';
 import { probeFeed } from './probe-kit.js';
 import { restoreProject, type RestoreResult } from './restore-kit.js';
+import { startServe, type ServeProcess } from './serve-process.js';
 
 const ADVISORY_C = 'https://example.com/advisories/ENGINE-C-0001';
 const ADVISORY_D = 'https://example.com/advisories/ENGINE-D-0002';
@@ -62,8 +63,7 @@ describe('dotnet restore and NuGet.Protocol on the feed catalog-sync builds', ()
   let dir: string;
   let base: string;
   let feedUrl: string;
-  let serve: ReturnType<typeof startCli>;
-  let serveLog = '';
+  let serve: ServeProcess;
   const timings: string[] = [];
 
   /** Mirrors the replica's new commits, keeps the view and builds the feed, each a CLI run that must succeed. */
@@ -80,13 +80,6 @@ describe('dotnet restore and NuGet.Protocol on the feed catalog-sync builds', ()
       timings.push(`${args[0]} ${((performance.now() - started) / 1000).toFixed(1)} s`);
     }
   }
-  /** The requests serve logged (--verbose), as method, target and status. */
-  const served = (): string[] =>
-    serveLog
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { method: string; target: string; status: number })
-      .map(({ method, target, status }) => `${method} ${target} ${status}`);
   const hashOf = (id: string, version: string): string => sha512(built.latest(id, version).package!.bytes);
   const codes = (restore: RestoreResult) => restore.logs.map((log) => [log.code, log.level, log.libraryId]);
 
@@ -97,16 +90,13 @@ describe('dotnet restore and NuGet.Protocol on the feed catalog-sync builds', ()
     base = `http://127.0.0.1:${await freePort()}/`;
     feedUrl = `${base}index.json`;
     await follow('--base-url', base);
-    serve = startCli(['serve', '--data-dir', dir, '--port', new URL(base).port, '--verbose']);
-    let stdout = '';
-    serve.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    serve.child.stderr!.on('data', (chunk: Buffer) => (serveLog += chunk.toString()));
-    await waitFor(() => stdout.includes('Ctrl-C to stop'), `catalog-sync serve to start\n${serveLog}`);
-    expect(stdout).toContain(`at ${base}`);
+    serve = await startServe(dir, new URL(base).port);
+    expect(serve.base).toBe(base);
+    // The feed was built for the URL serve now serves it at: serve does not warn.
+    expect(serve.stderr()).not.toContain('warning');
   });
   afterAll(async () => {
-    if (serve?.child.exitCode === null) serve.child.kill('SIGINT');
-    await serve?.done;
+    await serve?.stop();
     await replica?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
     console.log(`catalog-sync steps: ${timings.join(', ')}`);
@@ -132,7 +122,7 @@ describe('dotnet restore and NuGet.Protocol on the feed catalog-sync builds', ()
       ['NU1903', 'Warning', 'Engine.C'],
       ['NU1904', 'Warning', 'Engine.D'],
     ]);
-    expect(served()).toEqual(
+    expect(serve.served()).toEqual(
       expect.arrayContaining([
         'GET /index.json 200',
         'GET /flat/engine.a/1.0.0/engine.a.1.0.0.nupkg 200',
