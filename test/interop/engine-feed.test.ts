@@ -1,12 +1,13 @@
 /**
  * The feed catalog-sync's own engine builds, in front of NuGet's own client, all through the built CLI as a user runs
  * it: a catalog with real `.nupkg` files (a dependency graph, a SemVer 2.0.0 package, an unlisted, a deprecated and two
- * vulnerable versions, then a delete and a re-add) served by the catalog replica, mirrored (`catalog-sync run`), its
- * latest view kept (`view`), its feed built (`feed --base-url`) and served on loopback (`serve`). Then `dotnet restore`
- * (with audit, from this feed alone, fresh caches) and NuGet.Protocol (the probe) read it.
+ * vulnerable versions, an id of 130 versions whose registration is paged, then a delete and a re-add) served by the
+ * catalog replica, mirrored (`catalog-sync run`), its latest view kept (`view`), its feed built (`feed --base-url`)
+ * and served on loopback (`serve`). Then `dotnet restore` (with audit, from this feed alone, fresh caches) and
+ * NuGet.Protocol (the probe) read it.
  */
 import { createServer } from 'node:net';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +46,19 @@ const FIRST: readonly LeafSpec[] = [
   },
   { id: 'Engine.Gone', version: '1.0.0' },
   { id: 'Engine.Gone', version: '2.0.0' },
+  // 130 versions: registration in page documents of 64 (above 127), states in the second and third pages.
+  ...Array.from(
+    { length: 130 },
+    (_, i): LeafSpec => ({
+      id: 'Engine.Many',
+      version: `1.0.${i}`,
+      ...(i === 70 ? { deprecation: { reasons: ['Other'], message: 'Skip 1.0.70.' } } : {}),
+      ...(i === 100 ? { listed: false } : {}),
+      ...(i === 129
+        ? { vulnerabilities: [{ advisoryUrl: 'https://example.com/advisories/ENGINE-MANY-0003', severity: '0' }] }
+        : {}),
+    }),
+  ),
 ];
 const IDS = [...new Set(FIRST.map((spec) => spec.id))];
 
@@ -158,6 +172,12 @@ describe('dotnet restore and NuGet.Protocol on the feed catalog-sync builds', ()
       vulnerabilityInfo: 'VulnerabilityInfoResourceV3',
     });
     expect(reading.vulnerabilityErrors).toEqual([]);
+    const many = JSON.parse(readFileSync(join(dir, 'feed/registration/engine.many/index.json'), 'utf8')) as {
+      items: { '@id': string; count: number; items?: unknown }[];
+    };
+    expect(many.items.map((page) => [page['@id'], page.count, page.items])).toEqual(
+      [0, 1, 2].map((n) => [`${base}registration/engine.many/page/${n}.json`, [64, 64, 2][n], undefined]),
+    );
     const expected = FIRST.map((spec) => {
       const leaf = built.latest(spec.id, spec.version);
       const vulnerabilities = spec.vulnerabilities?.map((v) => ({ url: v.advisoryUrl, severity: Number(v.severity) }));
