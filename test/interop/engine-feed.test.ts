@@ -166,7 +166,7 @@ describe('dotnet restore and NuGet.Protocol on the feed catalog-sync builds', ()
     );
   });
 
-  it('a deleted version is not restorable (NU1102), and restorable again once re-added', async () => {
+  it('a deleted version is not restorable (NU1102), restorable again once re-added; a withdrawn vulnerability is no longer reported', async () => {
     commit(SECOND); // with changes of state, which the last test reads
     await follow();
     const nupkg = join(dir, 'feed/flat/engine.gone/2.0.0/engine.gone.2.0.0.nupkg');
@@ -178,10 +178,17 @@ describe('dotnet restore and NuGet.Protocol on the feed catalog-sync builds', ()
 
     commit([{ id: 'Engine.Gone', version: '2.0.0' }]);
     await follow();
-    const back = await restoreProject({ feedUrl, references: { 'Engine.Gone': '[2.0.0]' } });
+    // Engine.B 1.0.0 → Engine.C 1.0.0 again: its vulnerability withdrawn, audit has nothing to say.
+    const back = await restoreProject({ feedUrl, references: { 'Engine.Gone': '[2.0.0]', 'Engine.B': '1.0.0' } });
     console.log(`dotnet restore printed:\n${back.output}`);
     expect(back.exitCode, back.output).toBe(0);
-    expect(back.sha512).toEqual({ 'Engine.Gone/2.0.0': hashOf('Engine.Gone', '2.0.0') });
+    expect(back.sha512).toEqual({
+      'Engine.B/1.0.0': hashOf('Engine.B', '1.0.0'),
+      'Engine.C/1.0.0': hashOf('Engine.C', '1.0.0'),
+      'Engine.Gone/2.0.0': hashOf('Engine.Gone', '2.0.0'),
+    });
+    expect(codes(back)).toEqual([]);
+    expect(serve.served()).toContain('GET /flat/engine.gone/2.0.0/engine.gone.2.0.0.nupkg 200');
   });
 
   it('NuGet.Protocol reads every version with the listed, deprecation and vulnerability state its latest leaf gave', async () => {
