@@ -11,6 +11,7 @@ import { addRunCommand } from './sync/cli/run.js';
 import { addRunsCommand } from './sync/cli/runs.js';
 import { addStatusCommand } from './sync/cli/status.js';
 import { addVerifyCommand } from './verify/cli/verify.js';
+import { addFeedCommand } from './feed/cli/feed.js';
 import { addServeCommand } from './serve/cli/serve.js';
 
 export { ExitCode } from './runtime/cli/exit-code.js';
@@ -39,6 +40,7 @@ Examples:
   catalog-sync status                               cursor, catalog head and lag
   catalog-sync changes --follow --consumer ix --exec ./index.sh   the mirror's commits in order, resumable
   catalog-sync consumers                            the mirror's named consumers and their lag (offline)
+  catalog-sync feed --base-url https://nuget.example.com/   a private NuGet feed of the mirror's packages
   catalog-sync verify --deep --sample 1000          audit the mirror against the catalog
   catalog-sync serve                                the folder's NuGet feed on http://127.0.0.1:5080/index.json
   catalog-sync run --cursor-table cursors --bucket my-mirror --max-commits 100
@@ -55,6 +57,7 @@ Exit codes: 0 done, 1 a run failed, 2 bad usage or settings, 130 a handler stopp
   addConsumersCommand(root);
   addViewCommand(root);
   addLatestCommand(root);
+  addFeedCommand(root);
   addQuarantineCommands(root, viewAfterStored);
   addVerifyCommand(root);
   addServeCommand(root);

@@ -17,6 +17,7 @@ export const LAMBDA_FACE_FILES = [
   'test/integration/cli/cli-id-filter.test.ts',
   'test/integration/consumer/consumer-lambda.test.ts',
   'test/integration/credentials.test.ts',
+  'test/integration/feed/feed-lambda.test.ts',
   'test/integration/iam-grants.test.ts',
   'test/integration/proxy-aws.test.ts',
   'test/integration/s3-put/s3-put-retries.test.ts',
@@ -30,7 +31,7 @@ export const LAMBDA_FACE_FILES = [
  * files that must be listed in {@link LAMBDA_FACE_FILES}.
  */
 export function importsLambdaFace(source: string): boolean {
-  return /['"](?:\.\.\/)+lambda\/(?:(?:sync|consumer|view)\/lambda|backfill\/lambda\/[\w-]+|runtime\/source-secret)\.js['"]/.test(
+  return /['"](?:\.\.\/)+lambda\/(?:(?:sync|consumer|view|feed)\/lambda|backfill\/lambda\/[\w-]+|runtime\/source-secret)\.js['"]/.test(
     source,
   );
 }

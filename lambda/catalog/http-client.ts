@@ -10,6 +10,7 @@ import {
 } from './http-errors.js';
 import { decode, parseRetryAfter } from './http-decode.js';
 import { AttemptStop, discard, readBody, SignalFanOut } from './http-attempt.js';
+import { ConsumerFailure, RETRYABLE_STATUS, streamAttempt, type StreamOptions } from './http-stream.js';
 import { describeNetworkError, networkHint } from './network-hints.js';
 
 export { parseRetryAfter };
@@ -21,11 +22,10 @@ import {
   type GetOptions,
   type HttpClientOptions,
   type HttpResponse,
+  type RequestBounds,
   type RequestListener,
   type RetryListener,
 } from './http-options.js';
-
-const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 
 /**
  * The only way catalog-sync reads the network: GET with a keep-alive pool, explicit timeouts, gzip/br/deflate
@@ -117,14 +117,59 @@ export class HttpClient {
    */
   async get(url: string, options: GetOptions): Promise<HttpResponse> {
     const parsed = options.anyOrigin ? undefined : this.parseAllowed(url);
+    const { value, attempts } = await this.retrying(url, options, (attempt) =>
+      this.attempt(url, parsed, options, attempt),
+    );
+    return { ...value, attempts };
+  }
+
+  /**
+   * GETs `url` and hands its body to `consume` as it arrives (a package of hundreds of MB, never held whole), with
+   * the origin rule, credentials, timeouts and retries of {@link get}: a failure before the body, or of the body
+   * while `consume` reads it (a reset, a stall), is retried as a new request and a new call of `consume`, which must
+   * therefore start its work afresh each time. What `consume` throws of its own is thrown as it is, not retried.
+   *
+   * @throws {@link FetchError} when the request failed for good (its `status` says which answer: a 404 is not
+   *   retried); {@link FetchAbortedError} when `options.signal` stopped it.
+   */
+  async stream<T>(
+    url: string,
+    options: StreamOptions,
+    consume: (body: AsyncIterable<Uint8Array>) => Promise<T>,
+  ): Promise<T> {
+    const parsed = this.parseAllowed(url);
+    return (
+      await this.retrying(url, options, () =>
+        streamAttempt(this.agent, this.fanOut, url, parsed, options, consume, this.headersFor(parsed)),
+      )
+    ).value;
+  }
+
+  /** The request headers of a stream: the user agent and the origin's credentials; no compression (packages are zips). */
+  private headersFor(parsed: URL): Record<string, string> {
+    const authorization = this.credentials.get(parsed.origin);
+    return {
+      accept: '*/*',
+      'accept-encoding': 'identity',
+      'user-agent': this.options.userAgent,
+      ...(authorization === undefined ? {} : { authorization }),
+    };
+  }
+
+  /** Runs `once` until it succeeds or fails for good, with backoff and full jitter between attempts. */
+  private async retrying<R>(
+    url: string,
+    options: RequestBounds,
+    once: (attempt: number) => Promise<R>,
+  ): Promise<{ value: R; attempts: number }> {
     const { retry } = this.options;
     for (let attempt = 1; ; attempt++) {
       if (options.signal?.aborted)
         throw new FetchAbortedError(url, `before attempt ${attempt}`, { cause: options.signal.reason });
       try {
-        const response = await this.attempt(url, parsed, options, attempt);
-        return { ...response, attempts: attempt };
+        return { value: await once(attempt), attempts: attempt };
       } catch (error) {
+        if (error instanceof ConsumerFailure) throw error.error;
         if (error instanceof FetchAbortedError || error instanceof BodyDeferredError) throw error;
         const failure =
           // A certificate the client does not trust is refused the same way on every attempt: fail at once, with the hint.

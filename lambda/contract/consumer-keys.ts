@@ -3,6 +3,7 @@
  * reads and its name, so two mirrors sharing one table or one folder never share a consumer. Shared by the consumer,
  * the CLI and the CDK constructs (their IAM grants name these keys).
  */
+import { FEED_CONSUMER } from './feed.js';
 import { VIEW_CONSUMER } from './view.js';
 
 /** The first segment of every consumer cursor's key. */
@@ -37,6 +38,6 @@ export function consumerNameOf(key: string, mirrorKey: string): string | undefin
 
 /**
  * Consumer names catalog-sync runs itself, which a user's consumer may not take (it would move their cursor): the
- * latest view's. A user's consumer may depend on them.
+ * latest view's and the private feed's. A user's consumer may depend on them.
  */
-export const BUILT_IN_CONSUMERS: readonly string[] = [VIEW_CONSUMER];
+export const BUILT_IN_CONSUMERS: readonly string[] = [VIEW_CONSUMER, FEED_CONSUMER];

@@ -58,6 +58,10 @@ export const ErrorCode = {
    * stale-writer guard would be off, so the view refuses to write there (names the probe key and what is missing).
    */
   conditionalPut: 'CS_ERR_CONDITIONAL_PUT',
+  /** The private feed (`feed/`): a setting it cannot work with, a stored document that is not one, or a write that kept losing. */
+  feed: 'CS_ERR_FEED',
+  /** A package whose bytes are not what its catalog leaf says (`packageHash`, `packageSize`): quarantined, never stored. */
+  feedPackage: 'CS_ERR_FEED_PACKAGE',
 } as const;
 
 /** One of {@link ErrorCode}'s values. */

@@ -67,6 +67,31 @@ export class AtomicFileWriter {
     await this.syncFolders(dirname(path));
   }
 
+  /**
+   * {@link write} for a body that arrives in pieces (a package of up to hundreds of MB): each piece is written to the
+   * temporary file as it comes, so memory holds one piece at a time. An error of `source` (a failed download, a hash
+   * that does not match) removes the temporary file: `path` is left as it was.
+   */
+  async writeFrom(path: string, source: AsyncIterable<Uint8Array>, guard: RenameGuard = unguarded): Promise<void> {
+    await this.ensureTmpDir();
+    await mkdir(dirname(path), { recursive: true });
+    const temporary = join(this.tmpDir, `${process.pid}-${randomBytes(6).toString('hex')}`);
+    try {
+      const handle = await open(temporary, 'wx');
+      try {
+        for await (const piece of source) await handle.write(piece);
+        if (this.durable) await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await guard(() => rename(temporary, path));
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+    await this.syncFolders(dirname(path));
+  }
+
   /** Appends `text` to `path` (created if missing) and syncs it, and its folder, before resolving. */
   async append(path: string, text: string): Promise<void> {
     await mkdir(dirname(path), { recursive: true });

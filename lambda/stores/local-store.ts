@@ -110,6 +110,10 @@ export class LocalStore
     return this.stores.snapshots.putLeaf(key, body);
   }
 
+  putStream(key: string, source: AsyncIterable<Uint8Array>): Promise<void> {
+    return this.stores.snapshots.putStream(key, source);
+  }
+
   putJson(key: string, value: unknown): Promise<void> {
     return this.stores.snapshots.putJson(key, value);
   }

@@ -150,6 +150,10 @@ describe('the tarball', () => {
       'dist/lambda/view/index.d.ts',
       'dist/lambda/view/lambda.js',
       'dist/lambda/view/lambda.d.ts',
+      'dist/lambda/feed/index.js',
+      'dist/lambda/feed/index.d.ts',
+      'dist/lambda/feed/lambda.js',
+      'dist/lambda/feed/lambda.d.ts',
     ]) {
       expect(files, path).toContain(path);
     }
@@ -174,6 +178,14 @@ describe('the tarball', () => {
     expect(pkg.exports['./view/lambda']).toEqual({
       types: './dist/lambda/view/lambda.d.ts',
       default: './dist/lambda/view/lambda.js',
+    });
+    expect(pkg.exports['./feed']).toEqual({
+      types: './dist/lambda/feed/index.d.ts',
+      default: './dist/lambda/feed/index.js',
+    });
+    expect(pkg.exports['./feed/lambda']).toEqual({
+      types: './dist/lambda/feed/lambda.d.ts',
+      default: './dist/lambda/feed/lambda.js',
     });
     expect(Object.keys(pkg.peerDependencies).sort()).toEqual(['aws-cdk-lib', 'constructs']);
     expect(pkg.peerDependenciesMeta).toEqual({ 'aws-cdk-lib': { optional: true }, constructs: { optional: true } });

@@ -8,27 +8,19 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCli, waitFor } from '../../testkit/cli-process.js';
 import { buildNupkg } from '../../testkit/nupkg.js';
 import { PACKAGES, sha512, writeFeed } from './hand-written-feed.js';
 import { restoreProject } from './restore-kit.js';
+import { startServe, type ServeProcess } from './serve-process.js';
 
 describe('dotnet restore from a feed served by catalog-sync serve', () => {
   let mirror: string;
-  let serve: ReturnType<typeof startCli>;
-  let stdout = '';
-  let stderr = '';
+  let serve: ServeProcess;
   let feedUrl: string;
   const bytes = new Map(PACKAGES.map((spec) => [spec, buildNupkg(spec)]));
   const hashOf = (id: string, version: string): string =>
     sha512([...bytes].find(([spec]) => spec.id === id && spec.version === version)![1]);
-  /** The requests serve logged (--verbose), as method, target and status. */
-  const served = (): string[] =>
-    stderr
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { method: string; target: string; status: number })
-      .map(({ method, target, status }) => `${method} ${target} ${status}`);
+  const served = (): string[] => serve.served();
 
   beforeAll(async () => {
     mirror = mkdtempSync(join(tmpdir(), 'catalog-sync-serve-smoke-'));
@@ -36,17 +28,13 @@ describe('dotnet restore from a feed served by catalog-sync serve', () => {
     // serve needs a feed to start, and the feed needs serve's port: written first for a port nothing listens on
     // (serve warns), then again for the port serve took.
     writeFeed(join(mirror, 'feed'), 'http://127.0.0.1:9/', bytes);
-    serve = startCli(['serve', '--data-dir', mirror, '--port', '0', '--verbose']);
-    serve.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    serve.child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    await waitFor(() => stdout.includes('Ctrl-C to stop'), 'catalog-sync serve to start');
-    const base = /at (http:\/\/127\.0\.0\.1:\d+\/)\n/.exec(stdout)![1]!;
+    serve = await startServe(mirror, 0);
+    const { base } = serve;
     writeFeed(join(mirror, 'feed'), base, bytes);
     feedUrl = `${base}index.json`;
   });
   afterAll(async () => {
-    if (serve?.child.exitCode === null) serve.child.kill('SIGINT');
-    await serve?.done;
+    await serve?.stop();
     rmSync(mirror, { recursive: true, force: true });
   });
 
@@ -83,8 +71,7 @@ describe('dotnet restore from a feed served by catalog-sync serve', () => {
   });
 
   it('stops on Ctrl-C, having warned once that the feed was first written for another port', async () => {
-    serve.child.kill('SIGINT');
-    const result = await serve.done;
+    const result = await serve.stop();
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/stopped\n$/);
     expect(result.stderr.match(/warning: .* was written for http:\/\/127\.0\.0\.1:9\//g)).toHaveLength(1);

@@ -10,9 +10,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
@@ -44,6 +44,17 @@ export function patchS3rverForAtomicPuts() {
     }
     if (md5) await replaceFile(this.getResourcePath(bucket, key, 'object.md5'), md5);
     await replaceFile(this.getResourcePath(bucket, key, 'metadata.json'), JSON.stringify(json, null, 2));
+  };
+
+  // A completed multipart upload is stored with the metadata of the request that began it, whose Content-Length (0)
+  // is not the object's: the length check of putObject below would refuse every multipart object.
+  const putObjectMultipart = FilesystemStore.prototype.putObjectMultipart;
+  FilesystemStore.prototype.putObjectMultipart = async function putWholeMultipart(bucket, uploadId, parts) {
+    const path = join(this.getResourcePath(bucket, undefined, 'uploads'), uploadId, 'metadata');
+    const metadata = JSON.parse(await readFile(path, 'utf8'));
+    delete metadata['content-length'];
+    await writeFile(path, JSON.stringify(metadata));
+    return putObjectMultipart.call(this, bucket, uploadId, parts);
   };
 
   FilesystemStore.prototype.putObject = async function putObject(object) {

@@ -1,0 +1,195 @@
+/**
+ * A feed opened on its storage and source: its batches (the packages a run of commits touches, each made from the
+ * latest view), the retries of packages the source did not serve yet, and the rebuild of every package.
+ */
+import type { HttpClient } from '../catalog/http-client.js';
+import type { MirrorCommit, Mirror } from '../consumer/mirror.js';
+import type { IdFilter } from '../contract/id-filter.js';
+import { keepsId } from '../contract/id-filter.js';
+import { forEachBounded, limiter } from '../view/commit-leaves.js';
+import { DEFAULT_MAX_PACKAGE_BYTES, zeroCounts, type FeedContext, type FeedCounts } from './feed-context.js';
+import { FeedKeys, FeedUrls } from './feed-keys.js';
+import type { FeedStorage } from './feed-storage.js';
+import { setUpFeed } from './feed-setup.js';
+import { DEFAULT_WAIT_POLICY, type WaitPolicy } from './package-fetch.js';
+import { PackageSource } from './package-source.js';
+import { syncPackage, type SyncPackageOptions } from './package-sync.js';
+import { applyVulnerabilities, type VulnerabilityEntry } from './vulnerabilities.js';
+
+/** Packages made at once in a batch. */
+export const DEFAULT_FEED_CONCURRENCY = 16;
+/** Downloads in flight at once. */
+export const DEFAULT_FEED_DOWNLOADS = 16;
+/** Downloads of large packages (over a multipart part) in flight at once: each holds several parts in memory. */
+export const DEFAULT_LARGE_DOWNLOADS = 2;
+/** Leaf bodies read at once. */
+export const DEFAULT_FEED_READS = 32;
+/** How often, at most, a batch looks for packages whose retry is due (a listing of `feed-state/waiting/`). */
+export const RETRY_CHECK_MS = 60_000;
+
+/** Where a feed is kept and how. */
+export interface FeedTarget {
+  readonly storage: FeedStorage;
+  /** The mirror (its leaves, and the latest view under its prefix); the feed is under the same prefix. */
+  readonly mirror: Mirror;
+  /** The URL at which `{prefix}feed/` is served: every URL in the documents is under it. */
+  readonly baseUrl: string;
+  /** The HTTP client the packages are downloaded with (its origin rules, retries, proxies). */
+  readonly http: HttpClient;
+  /** The source's service index (its `PackageBaseAddress/3.0.0` is where packages come from). */
+  readonly source: string;
+  /** The source's flat container, when the source names none (a catalog index as the source). */
+  readonly packageBaseAddress?: string;
+  /** The packages the feed holds (the sync's `--include`/`--exclude`); default every package of the mirror. */
+  readonly idFilter?: IdFilter;
+  /** Packages made at once (default {@link DEFAULT_FEED_CONCURRENCY}). */
+  readonly concurrency?: number;
+  /** Downloads at once (default {@link DEFAULT_FEED_DOWNLOADS}). */
+  readonly downloads?: number;
+  /** Downloads of large packages at once (default {@link DEFAULT_LARGE_DOWNLOADS}). */
+  readonly largeDownloads?: number;
+  readonly wait?: WaitPolicy;
+  readonly maxPackageBytes?: number;
+  /** Epoch ms now (tests move it). */
+  readonly now?: () => number;
+  readonly signal?: AbortSignal;
+  /** Write the documents for a base URL other than the one the feed was written for (a rebuild). */
+  readonly rebase?: boolean;
+  /** Told the bytes of each piece of a package stored (for figures). */
+  readonly onBytes?: (bytes: number) => void;
+}
+
+/** An opened feed. See the module documentation. */
+export class Feed {
+  readonly counts: FeedCounts;
+  private nextRetryCheck = 0;
+
+  private constructor(
+    private readonly ctx: FeedContext,
+    private readonly concurrency: number,
+  ) {
+    this.counts = ctx.counts;
+  }
+
+  /**
+   * Finds the source's flat container, checks the base URL against the one the feed was written for, and writes the
+   * service index and the vulnerability documents where they are missing.
+   *
+   * @throws {@link FeedError} for a base URL or a source the feed cannot work with.
+   */
+  static async open(target: FeedTarget): Promise<Feed> {
+    const keys = new FeedKeys(target.mirror.prefix);
+    const urls = new FeedUrls(target.baseUrl);
+    const now = target.now ?? Date.now;
+    const source = await PackageSource.open(target.http, target.source, {
+      ...(target.packageBaseAddress === undefined ? {} : { baseAddress: target.packageBaseAddress }),
+      ...(target.signal === undefined ? {} : { signal: target.signal }),
+    });
+    await setUpFeed(target.storage, keys, urls, { now: now(), ...(target.rebase ? { rebase: true } : {}) });
+    const ctx: FeedContext = {
+      storage: target.storage,
+      keys,
+      urls,
+      mirror: target.mirror,
+      http: target.http,
+      source,
+      ...(target.idFilter === undefined ? {} : { idFilter: target.idFilter }),
+      wait: target.wait ?? DEFAULT_WAIT_POLICY,
+      maxPackageBytes: target.maxPackageBytes ?? DEFAULT_MAX_PACKAGE_BYTES,
+      slots: limiter(target.downloads ?? DEFAULT_FEED_DOWNLOADS),
+      largeSlots: limiter(target.largeDownloads ?? DEFAULT_LARGE_DOWNLOADS),
+      reads: limiter(DEFAULT_FEED_READS),
+      now,
+      counts: zeroCounts(),
+      ...(target.signal === undefined ? {} : { signal: target.signal }),
+      ...(target.onBytes === undefined ? {} : { onBytes: target.onBytes }),
+    };
+    return new Feed(ctx, target.concurrency ?? DEFAULT_FEED_CONCURRENCY);
+  }
+
+  /** The counts since the last call (or since the feed was opened), set back to zero: one invocation's. */
+  takeCounts(): FeedCounts {
+    const taken = { ...this.ctx.counts };
+    Object.assign(this.ctx.counts, zeroCounts());
+    return taken;
+  }
+
+  /** The feed's keys and URLs. */
+  get keys(): FeedKeys {
+    return this.ctx.keys;
+  }
+  get urls(): FeedUrls {
+    return this.ctx.urls;
+  }
+
+  /**
+   * Applies a run of consecutive commits: every package they touch (that the filter keeps) is made from the latest
+   * view, each by one writer, then the vulnerability pages of those packages; then, at most once a minute, the
+   * packages whose retry is due.
+   */
+  async applyBatch(commits: readonly MirrorCommit[]): Promise<void> {
+    const ids = new Map<string, string>();
+    for (const commit of commits)
+      for (const leaf of commit.leaves)
+        if (keepsId(this.ctx.idFilter, leaf.id)) ids.set(leaf.id.toLowerCase(), leaf.id);
+    await this.syncAll(ids.values());
+    if (this.ctx.now() >= this.nextRetryCheck) await this.retryDue();
+  }
+
+  /** Makes again every package whose retry is due (`feed-state/waiting/`). Returns how many. */
+  async retryDue(): Promise<number> {
+    const now = this.ctx.now();
+    this.nextRetryCheck = now + RETRY_CHECK_MS;
+    const due: string[] = [];
+    for await (const key of this.ctx.storage.list(this.ctx.keys.waitingFolder())) {
+      const marker = await this.ctx.storage.read(key);
+      if (marker === undefined) continue;
+      const { id, due: at } = JSON.parse(marker.bytes.toString('utf8')) as { id?: unknown; due?: unknown };
+      if (typeof id === 'string' && typeof at === 'number' && at <= now) due.push(id);
+    }
+    await this.syncAll(due);
+    return due.length;
+  }
+
+  /**
+   * Makes every package again from the latest view (the documents written anew; packages whose bytes are held kept),
+   * those the filter no longer keeps, or the view no longer has, removed. For a new base URL or id filter.
+   */
+  async rebuild(): Promise<number> {
+    const ids = new Set<string>();
+    const viewFolder = `${this.ctx.mirror.prefix}packages/`;
+    for await (const key of this.ctx.storage.list(viewFolder)) {
+      const segment = key.slice(viewFolder.length).split('/')[0];
+      if (segment !== undefined && key.endsWith('/index.json')) ids.add(idOfSegment(segment));
+    }
+    const statesFolder = `${this.ctx.keys.state}packages/`;
+    for await (const key of this.ctx.storage.list(statesFolder))
+      if (key.endsWith('.json')) ids.add(idOfSegment(key.slice(statesFolder.length, -'.json'.length)));
+    await this.syncAll(ids, { force: true, removeExcluded: true });
+    return ids.size;
+  }
+
+  private async syncAll(ids: Iterable<string>, options: SyncPackageOptions = {}): Promise<void> {
+    const changes = new Map<string, readonly VulnerabilityEntry[]>();
+    await forEachBounded(ids, this.concurrency, async (id) => {
+      const outcome = await syncPackage(this.ctx, id, options);
+      changes.set(id.toLowerCase(), outcome.vulnerabilities ?? []);
+    });
+    this.ctx.counts.documents += await applyVulnerabilities(
+      this.ctx.storage,
+      this.ctx.keys,
+      this.ctx.urls,
+      changes,
+      this.ctx.now(),
+    );
+  }
+}
+
+/** The id a key segment (`idSegment`) was made from: lowercased, which names the same package. */
+function idOfSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * One package from the source into the feed: streamed from the source's flat container through the check of the
+ * leaf's hash and size into the feed's storage, memory bounded whatever its size. What a failed download means for
+ * the feed: a package the source does not serve (404: a CDN behind the catalog) or cannot serve now (5xx, resets,
+ * after the HTTP client's retries) waits and is tried again later ({@link WaitPolicy}); bytes that are not the leaf's
+ * are quarantined; anything else (a refused origin, 401/403, a store that fails) stops the batch.
+ */
+import { FetchError } from '../catalog/http-errors.js';
+import type { HttpClient } from '../catalog/http-client.js';
+import { PackageMismatchError, type PackageDigest } from './errors.js';
+import type { FeedKeys } from './feed-keys.js';
+import type { FeedStorage } from './feed-storage.js';
+import type { PackageSource } from './package-source.js';
+import { verifiedBody } from './verified-body.js';
+
+/** How long a package the source does not serve is waited for, and how often it is tried meanwhile. */
+export interface WaitPolicy {
+  /** The wait before the first retry, in ms; each retry waits twice the one before. */
+  readonly firstDelayMs: number;
+  /** The longest wait between two tries. */
+  readonly maxDelayMs: number;
+  /** After this long since the first failure, the version is quarantined (`not served`). */
+  readonly giveUpAfterMs: number;
+}
+
+/**
+ * nuget.org's CDN serves a new package within seconds to minutes of its catalog commit: retried after 1, 2, 4, …
+ * minutes, at most an hour apart, for a day; then quarantined (a later leaf of the version tries again).
+ */
+export const DEFAULT_WAIT_POLICY: WaitPolicy = {
+  firstDelayMs: 60_000,
+  maxDelayMs: 60 * 60_000,
+  giveUpAfterMs: 24 * 60 * 60_000,
+};
+
+/** Packages above this many bytes (a multipart upload's part) go through the large packages' own, smaller limit. */
+export const LARGE_PACKAGE_BYTES = 5 * 1024 * 1024;
+
+/** What one download did. */
+export type FetchOutcome =
+  | { readonly kind: 'stored' }
+  | { readonly kind: 'not-served'; readonly reason: string }
+  | { readonly kind: 'mismatch'; readonly error: PackageMismatchError };
+
+/** What a download needs. */
+export interface PackageFetcher {
+  readonly http: HttpClient;
+  readonly source: PackageSource;
+  readonly storage: FeedStorage;
+  readonly keys: FeedKeys;
+  /** Bounds the downloads in flight (shared by every package of the batch). */
+  readonly slots: <R>(task: () => Promise<R>) => Promise<R>;
+  /** Bounds the large downloads in flight, each holding several parts in memory. */
+  readonly largeSlots: <R>(task: () => Promise<R>) => Promise<R>;
+  readonly signal?: AbortSignal;
+  /** Told the bytes of each piece stored (for figures). */
+  readonly onBytes?: (bytes: number) => void;
+}
+
+/** Downloads the package of `id` `version` (identity form) and stores it at its feed key, checked against `digest`. */
+export async function fetchPackage(
+  fetcher: PackageFetcher,
+  id: string,
+  version: string,
+  digest: PackageDigest,
+): Promise<FetchOutcome> {
+  const url = fetcher.source.packageUrl(id, version);
+  const key = fetcher.keys.nupkg(id, version);
+  const slots = digest.size > LARGE_PACKAGE_BYTES ? fetcher.largeSlots : fetcher.slots;
+  return slots(async () => {
+    try {
+      await fetcher.http.stream(url, fetcher.signal === undefined ? {} : { signal: fetcher.signal }, (body) =>
+        fetcher.storage.putStream(key, verifiedBody(body, digest, url, fetcher.onBytes)),
+      );
+      return { kind: 'stored' };
+    } catch (error) {
+      if (error instanceof PackageMismatchError) return { kind: 'mismatch', error };
+      if (error instanceof FetchError && error.constructor === FetchError) {
+        if (error.status === 404) return { kind: 'not-served', reason: 'HTTP 404' };
+        if (error.retryable) return { kind: 'not-served', reason: error.reason };
+      }
+      throw error;
+    }
+  });
+}
+
+/** When a version that failed `attempts` times, first at `since`, is tried next; undefined: give up. */
+export function nextTry(policy: WaitPolicy, since: number, attempts: number, now: number): number | undefined {
+  if (now - since >= policy.giveUpAfterMs) return undefined;
+  const delay = Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** Math.max(0, attempts - 1));
+  return now + delay;
+}

@@ -1,0 +1,198 @@
+/**
+ * One package's feed made from the latest view: its packages stored (package-plan.ts), then its documents written
+ * from them (the flat container's version list, the registration), then its state, with a compare-and-swap, then the
+ * packages no longer listed deleted. The order is what keeps the feed exact for a client reading at any moment: a
+ * version is named by an index only once its package is stored, and a package is deleted only once no index names it.
+ *
+ * The state's compare-and-swap is the package's guard (one writer per package, no feed-wide lock): a writer whose
+ * state was overtaken writes the documents again from the state now stored. Documents are written before the state,
+ * so a crash leaves a state that is behind its documents, never ahead: the next batch does the package again.
+ */
+import { keepsId } from '../contract/id-filter.js';
+import { parseIndex } from '../view/guarded-write.js';
+import { leafFieldsOf } from '../view/leaf-fields.js';
+import type { PackageIndex, VersionEntry } from '../view/package-index.js';
+import { packageIndexKey } from '../view/view-keys.js';
+import { FeedError } from './errors.js';
+import type { FeedContext } from './feed-context.js';
+import { catalogEntryOf, readLeafPackage } from './leaf-package.js';
+import { planPackage, type PackagePlan } from './package-plan.js';
+import { parseState, serializeState, type PackageState } from './package-state.js';
+import {
+  readRegistration,
+  registrationDocuments,
+  registrationItem,
+  writeRegistration,
+  type RegistrationItem,
+} from './registration.js';
+import { vulnerabilityEntriesOf, type VulnerabilityEntry } from './vulnerabilities.js';
+
+/** A compare-and-swap that keeps failing this often means something else writes the package in a loop. */
+const MAX_ATTEMPTS = 20;
+
+/** What {@link syncPackage} did. */
+export interface PackageOutcome {
+  /** `skipped`: not in the view, or an id the filter leaves out. */
+  readonly outcome: 'written' | 'current' | 'skipped';
+  /** The package's vulnerability entries now (for its page), when it is in the feed. */
+  readonly vulnerabilities?: readonly VulnerabilityEntry[];
+}
+
+/** Options of {@link syncPackage}. */
+export interface SyncPackageOptions {
+  /** Write the documents again even when the state is the view's latest (a rebuild). */
+  readonly force?: boolean;
+  /** Remove what the feed holds of a package the id filter leaves out (a rebuild after the filter changed). */
+  readonly removeExcluded?: boolean;
+}
+
+/** Makes the feed of package `id` (any spelling) what the latest view says now. */
+export async function syncPackage(
+  ctx: FeedContext,
+  id: string,
+  options: SyncPackageOptions = {},
+): Promise<PackageOutcome> {
+  let force = options.force === true;
+  ctx.counts.packages++;
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const view = await readView(ctx, id);
+    const stateKey = ctx.keys.packageState(id);
+    const stored = await ctx.storage.read(stateKey);
+    const previous = stored === undefined ? undefined : parseState(stored.bytes, `${ctx.storage.where} ${stateKey}`);
+    const included = view !== undefined && keepsId(ctx.idFilter, view.id);
+    if (!included && (previous === undefined || (view !== undefined && options.removeExcluded !== true)))
+      return { outcome: 'skipped' };
+    const now = ctx.now();
+    if (!force && previous !== undefined && view !== undefined && isCurrent(previous, view, ctx.urls.base, now)) {
+      ctx.counts.current++;
+      return { outcome: 'current', vulnerabilities: vulnerabilitiesOf(view.versions, previous.held) };
+    }
+    const entries = included ? view.versions : [];
+    const plan = await planPackage(ctx, id, entries, previous, now);
+    const state: PackageState = {
+      id: view?.id ?? previous!.id,
+      viewCommitKey: view?.commitKey ?? previous!.viewCommitKey,
+      baseUrl: ctx.urls.base,
+      held: plan.held,
+      waiting: plan.waiting,
+      quarantined: plan.quarantined,
+      removing: plan.removing,
+    };
+    for (const [version, record] of plan.records)
+      await ctx.storage.put(ctx.keys.quarantine(id, version), Buffer.from(JSON.stringify(record)), 'json');
+    const listed = entries.filter((entry) => plan.held[entry.version] !== undefined);
+    await writeDocuments(ctx, state, view, listed, plan, previous);
+    const bytes = serializeState(state);
+    if (!stored?.bytes.equals(bytes) && !(await ctx.storage.writeIf(stateKey, bytes, stored?.tag))) {
+      // Overtaken: the documents just written may be older than the stored state's; made again from it.
+      force = true;
+      continue;
+    }
+    await afterState(ctx, id, state, previous, stateKey, bytes);
+    return { outcome: 'written', vulnerabilities: vulnerabilitiesOf(listed, plan.held) };
+  }
+  throw new FeedError(
+    `${ctx.storage.where} ${ctx.keys.packageState(id)}: the conditional write lost ${MAX_ATTEMPTS} times in a row to other writers`,
+  );
+}
+
+/** The package's latest view, or undefined when the view has none. */
+async function readView(ctx: FeedContext, id: string): Promise<PackageIndex | undefined> {
+  const key = packageIndexKey(ctx.mirror.prefix, id);
+  const stored = await ctx.storage.read(key);
+  return stored === undefined ? undefined : parseIndex(stored.bytes, `${ctx.storage.where} ${key}`);
+}
+
+/** The state is the view's latest, for this base URL, with nothing left to remove and no retry due. */
+function isCurrent(state: PackageState, view: PackageIndex, base: string, now: number): boolean {
+  return (
+    state.viewCommitKey === view.commitKey &&
+    state.baseUrl === base &&
+    state.removing.length === 0 &&
+    Object.values(state.waiting).every((waiting) => waiting.due > now)
+  );
+}
+
+function vulnerabilitiesOf(
+  entries: readonly VersionEntry[],
+  held: PackageState['held'],
+): readonly VulnerabilityEntry[] {
+  return vulnerabilityEntriesOf(
+    entries.filter((entry) => held[entry.version] !== undefined && entry.type === 'details'),
+  );
+}
+
+/** The flat container's version list and the registration of the `listed` versions (all stored by now). */
+async function writeDocuments(
+  ctx: FeedContext,
+  state: PackageState,
+  view: PackageIndex | undefined,
+  listed: readonly VersionEntry[],
+  plan: PackagePlan,
+  previous: PackageState | undefined,
+): Promise<void> {
+  const id = state.id;
+  const flatKey = ctx.keys.flatIndex(id);
+  const flat = await ctx.storage.read(flatKey);
+  if (listed.length === 0) {
+    if (flat !== undefined) await ctx.storage.delete(flatKey);
+  } else {
+    const bytes = Buffer.from(JSON.stringify({ versions: listed.map((entry) => entry.version) }));
+    if (!flat?.bytes.equals(bytes)) {
+      await ctx.storage.put(flatKey, bytes, 'json');
+      ctx.counts.documents++;
+    }
+  }
+  const stored = await readRegistration(ctx.storage, ctx.keys, id);
+  const sameBase = previous?.baseUrl === ctx.urls.base;
+  const items = await Promise.all(
+    listed.map(async (entry) => {
+      const version = entry.version;
+      const known = stored.items.get(version);
+      // An item made from this very leaf (its commit) for this base URL is kept as it is.
+      if (known !== undefined && sameBase && (known['commitTimeStamp'] === entry.commitTimeStamp || entry.quarantined))
+        return { version, item: known };
+      const leafKey = entry.quarantined ? state.held[version]!.leaf : entry.leaf;
+      const leaf =
+        (!entry.quarantined ? plan.leaves.get(version) : undefined) ??
+        (await ctx.reads(() =>
+          readLeafPackage(ctx.mirror.store, ctx.mirror.where, { leaf: leafKey, commitKey: entry.commitKey }),
+        ));
+      const catalogEntry = catalogEntryOf(leaf.body, leafFieldsOf(leaf.body).listed, ctx.urls.nupkg(id, version));
+      const item: RegistrationItem = registrationItem(ctx.urls, id, version, entry.commitTimeStamp, catalogEntry);
+      return { version, item };
+    }),
+  );
+  const documents =
+    items.length === 0 || view === undefined
+      ? undefined
+      : registrationDocuments(ctx.urls, id, view.commitTimeStamp, items);
+  ctx.counts.documents += await writeRegistration(ctx.storage, ctx.keys, id, stored, documents);
+}
+
+/** After the state is stored: the removed packages deleted, the waiting marker and the quarantine records kept true. */
+async function afterState(
+  ctx: FeedContext,
+  id: string,
+  state: PackageState,
+  previous: PackageState | undefined,
+  stateKey: string,
+  bytes: Buffer,
+): Promise<void> {
+  const waitingKey = ctx.keys.waiting(id);
+  const due = Object.values(state.waiting).map((waiting) => waiting.due);
+  if (due.length > 0)
+    await ctx.storage.put(waitingKey, Buffer.from(JSON.stringify({ id, due: Math.min(...due) })), 'json');
+  else if (previous !== undefined && Object.keys(previous.waiting).length > 0) await ctx.storage.delete(waitingKey);
+  for (const version of Object.keys(previous?.quarantined ?? {}))
+    if (state.quarantined[version] === undefined) await ctx.storage.delete(ctx.keys.quarantine(id, version));
+  if (state.removing.length === 0) return;
+  for (const version of state.removing) {
+    await ctx.storage.delete(ctx.keys.nupkg(id, version));
+    ctx.counts.removed++;
+  }
+  // Done: the list is cleared, unless another writer moved the state on (it deletes them again, which is harmless).
+  const now = await ctx.storage.read(stateKey);
+  if (now?.bytes.equals(bytes))
+    await ctx.storage.writeIf(stateKey, serializeState({ ...state, removing: [] }), now.tag);
+}
