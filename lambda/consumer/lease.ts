@@ -31,7 +31,10 @@ export interface LeaseOptions {
   readonly standby?: boolean;
   /** Told once each time this instance starts standing by, with the lease that holds it off. */
   readonly onStandby?: (held: LeaseRecord) => void;
-  /** Told when this instance takes the name over from a holder whose lease it found lapsed or gone. */
+  /**
+   * Told when this instance takes the name over: after standing by for it, or from a holder known gone before its
+   * lease ended (not when it finds a lease given back or lapsed before it looked: that run had simply ended).
+   */
   readonly onTakeOver?: (previous: LeaseRecord) => void;
 }
 
@@ -86,7 +89,10 @@ export class ConsumerLease {
         const next = { holder: this.holder, until: now + this.durationMs };
         if (await this.store.swapLease(this.key, seen, next)) {
           this.current = next;
-          if (seen !== undefined && seen.holder !== this.holder) this.options.onTakeOver?.(seen);
+          // A take-over is news when this instance stood by for it, or took a lease that had not ended (its holder
+          // gone); a lease given back or lapsed before this instance looked was nobody's any more.
+          if (seen !== undefined && seen.holder !== this.holder && (told || seen.until > now))
+            this.options.onTakeOver?.(seen);
           this.beat();
           return { taken: true };
         }

@@ -192,6 +192,21 @@ describe.each(VIEW_KINDS)('named consumers: %s', (kind) => {
     expect(handled.filter(([who]) => who === 'B').map(([, key]) => key)).toEqual(keysOf(more.commits));
   });
 
+  it('a run after one that ended cleanly takes the name without a word of take-over', async () => {
+    const g: Mirror = { ...target.mirror, prefix: 'g/' };
+    await writeManifests(target.store, 'g/', catalog.commits);
+    const takeOvers: string[] = [];
+    const once = () =>
+      consume('after-clean', () => undefined, {
+        mirror: g,
+        cursors: target.cursors,
+        lease: { onTakeOver: (held: LeaseRecord) => void takeOvers.push(held.holder) },
+      });
+    expect(await once()).toMatchObject({ commits: 30 });
+    expect(await once()).toMatchObject({ commits: 0 });
+    expect(takeOvers).toEqual([]);
+  });
+
   it('stops once another instance has taken its lease (found at the renewal), and leaves the lease to it', async () => {
     const state = target.cursors as unknown as ConsumerStateStore;
     const key = consumerKey(a, 'robbed');
