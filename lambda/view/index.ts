@@ -3,8 +3,8 @@
  * `{prefix}packages/{id}/index.json`, kept by the built-in consumer `view-latest` as the mirror moves, rebuilt
  * from the history on demand. Importing it loads the AWS SDK.
  */
+export { applyCommit, applyCommits } from './fold.js';
 export {
-  applyCommit,
   serializeIndex,
   type PackageIndex,
   type VersionEntry,

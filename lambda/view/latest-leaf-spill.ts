@@ -8,39 +8,15 @@ import { mkdtemp, appendFile, rm } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeCommitKey, leafKey } from '../contract/keys.js';
-import { formatTimestamp } from '../contract/time.js';
 import { ViewError } from './errors.js';
+import { decodeLeafRecord, encodeLeafRecord, identityOf, shardOf, type LeafRecord } from './leaf-record.js';
+
+export { fnv1a32, type LeafRecord } from './leaf-record.js';
 
 /** Shard files by default: ~4 M identities of nuget.org in 64 shards is ~60 k identities in memory at once. */
 export const DEFAULT_REBUILD_SHARDS = 64;
 /** Records held before they are appended to the shard files (the latest per identity; ~250 bytes each in memory). */
 export const DEFAULT_SPILL_BUFFER = 20_000;
-
-/**
- * 32-bit FNV-1a of `text`'s UTF-16 code units, as an unsigned integer: for the ASCII of package ids, the FNV-1a of
- * their bytes (test/unit/latest-leaf-spill.test.ts holds it to the published test vectors). A hash to spread
- * packages over shards, not a checksum.
- */
-export function fnv1a32(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  return hash >>> 0;
-}
-
-/** One leaf as a manifest lists it, with its commit: what the rebuild needs to build an entry without the body. */
-export interface LeafRecord {
-  readonly commitKey: string;
-  readonly commitTimeStamp: string;
-  /** The id as the leaf spells it. */
-  readonly id: string;
-  /** The identity form of the version (`comparableVersion`). */
-  readonly version: string;
-  readonly type: 'PackageDetails' | 'PackageDelete';
-  readonly quarantined: boolean;
-  /** The leaf's key, as its manifest names it. */
-  readonly key: string;
-}
 
 /** Where the spill lives and how it is cut. */
 export interface SpillOptions {
@@ -91,7 +67,7 @@ export class LatestLeafSpill {
 
   /** The shard of a package: FNV-1a of its lowercased id. */
   shardOf(lowerId: string): number {
-    return fnv1a32(lowerId) % this.shards;
+    return shardOf(lowerId, this.shards);
   }
 
   /**
@@ -99,24 +75,10 @@ export class LatestLeafSpill {
    * True when the buffer is full: {@link flush} before adding more.
    */
   add(record: LeafRecord): boolean {
-    const lowerId = record.id.toLowerCase();
-    const buffer = this.buffers[this.shardOf(lowerId)]!;
-    const identity = `${lowerId}\n${record.version}`;
+    const identity = identityOf(record);
+    const buffer = this.buffers[this.shardOf(record.id.toLowerCase())]!;
     if (!buffer.delete(identity)) this.buffered++;
-    // What follows from the rest is written as "" (half a line): the timestamp of the commit key, the follower's key.
-    const timeStamp = record.commitTimeStamp === timeStampOf(record.commitKey) ? '' : record.commitTimeStamp;
-    const key = record.key === keyOf(this.keyPrefix, record.commitKey, record.id, record.version) ? '' : record.key;
-    buffer.set(
-      identity,
-      JSON.stringify([
-        record.commitKey,
-        timeStamp,
-        record.id,
-        record.version,
-        record.type === 'PackageDelete' ? 0 : record.quarantined ? 2 : 1,
-        key,
-      ]),
-    );
+    buffer.set(identity, encodeLeafRecord(record, this.keyPrefix));
     return this.buffered >= this.limit;
   }
 
@@ -164,40 +126,6 @@ export class LatestLeafSpill {
   }
 
   private recordOf(line: string): LeafRecord {
-    const [commitKey, timeStamp, id, version, kind, key] = JSON.parse(line) as [
-      string,
-      string,
-      string,
-      string,
-      number,
-      string,
-    ];
-    return {
-      commitKey,
-      commitTimeStamp: timeStamp === '' ? timeStampOf(commitKey)! : timeStamp,
-      id,
-      version,
-      type: kind === 0 ? 'PackageDelete' : 'PackageDetails',
-      quarantined: kind === 2,
-      key: key === '' ? keyOf(this.keyPrefix, commitKey, id, version)! : key,
-    };
-  }
-}
-
-/** The timestamp a commit key encodes (7 digits), or undefined for a key that does not decode. */
-function timeStampOf(commitKey: string): string | undefined {
-  try {
-    return formatTimestamp(decodeCommitKey(commitKey));
-  } catch {
-    return undefined;
-  }
-}
-
-/** The key the follower gives a leaf, or undefined when it cannot make one (an id no store can hold). */
-function keyOf(prefix: string, commitKey: string, id: string, version: string): string | undefined {
-  try {
-    return leafKey(prefix, commitKey, id, version);
-  } catch {
-    return undefined;
+    return decodeLeafRecord(line, this.keyPrefix);
   }
 }

@@ -7,9 +7,10 @@ import { id as kuuidId } from '../ids/kuuid.js';
 import type { CursorStore } from '../stores/types.js';
 import { forEachBoundedAsync, limiter } from './commit-leaves.js';
 import { writeGuarded } from './guarded-write.js';
-import { LatestLeafSpill, type LeafRecord, type SpillOptions } from './latest-leaf-spill.js';
-import { leafFieldsOf } from './leaf-fields.js';
-import { entryOf, packageIndexOf, type PackageIndex } from './package-index.js';
+import { bodiesNeeded, foldRecord, indexOf, type FoldedPackage } from './fold.js';
+import { LatestLeafSpill, type SpillOptions } from './latest-leaf-spill.js';
+import { leafFieldsOf, type LeafFields } from './leaf-fields.js';
+import type { LeafRecord } from './leaf-record.js';
 import { refreshQuarantinedEntry } from './quarantine-refresh.js';
 import type { ViewCounts, ViewTarget } from './view-consumer.js';
 import { packageIndexKey, VIEW_CONSUMER } from './view-keys.js';
@@ -113,14 +114,6 @@ export async function rebuildView(
   }
 }
 
-/** A package while its shard is folded: its most recent leaf's spelling and commit, and each identity's latest leaf. */
-interface FoldedPackage {
-  id: string;
-  commitKey: string;
-  commitTimeStamp: string;
-  readonly latest: Map<string, LeafRecord>;
-}
-
 /** Every package of every shard, each shard folded (its records in order: last wins) when the one before is done. */
 async function* foldShards(spill: LatestLeafSpill, signal: AbortSignal | undefined): AsyncGenerator<FoldedPackage> {
   for (let shard = 0; shard < spill.shards; shard++) {
@@ -128,20 +121,7 @@ async function* foldShards(spill: LatestLeafSpill, signal: AbortSignal | undefin
     const packages = new Map<string, FoldedPackage>();
     for await (const record of spill.records(shard)) {
       const lowerId = record.id.toLowerCase();
-      let folded = packages.get(lowerId);
-      if (folded === undefined) {
-        folded = {
-          id: record.id,
-          commitKey: record.commitKey,
-          commitTimeStamp: record.commitTimeStamp,
-          latest: new Map(),
-        };
-        packages.set(lowerId, folded);
-      }
-      folded.id = record.id;
-      folded.commitKey = record.commitKey;
-      folded.commitTimeStamp = record.commitTimeStamp;
-      folded.latest.set(record.version, record);
+      packages.set(lowerId, foldRecord(packages.get(lowerId), record));
     }
     for (const folded of packages.values()) {
       if (signal?.aborted) return;
@@ -158,15 +138,10 @@ async function writePackage(
   counts: ViewCounts,
   read: <R>(task: () => Promise<R>) => Promise<R>,
 ): Promise<number> {
-  const records = [...folded.latest.values()];
-  const entries = await Promise.all(
-    records.map(async (record) => {
-      const leaf = {
-        key: record.key,
-        type: record.type,
-        ...(record.quarantined ? { quarantined: true as const } : {}),
-      };
-      if (record.type === 'PackageDelete' || record.quarantined) return entryOf(record.version, leaf, record);
+  const needed = bodiesNeeded(folded);
+  const fields = new Map<LeafRecord, LeafFields>();
+  await Promise.all(
+    needed.map(async (record) => {
       // Read as upkeep reads it (same errors for a leaf the manifest lists but the mirror lacks).
       const body = await read(() =>
         new MirrorLeaf(
@@ -175,10 +150,10 @@ async function writePackage(
           record.commitKey,
         ).json(),
       );
-      return entryOf(record.version, { ...leaf, fields: leafFieldsOf(body) }, record);
+      fields.set(record, leafFieldsOf(body));
     }),
   );
-  const index: PackageIndex = packageIndexOf(folded.id, folded, entries);
+  const index = indexOf(folded, fields);
   const key = packageIndexKey(target.prefix, index.id);
   const outcome = await writeGuarded(target.documents, key, index.commitKey, () => index, { replaceSame: true });
   counts[outcome]++;
@@ -188,7 +163,7 @@ async function writePackage(
     for (const entry of index.versions)
       if (entry.quarantined)
         await refreshQuarantinedEntry(target.documents, key, entry.leaf, (leafKey) => mirror.store.getBytes(leafKey));
-  return records.filter((record) => record.type === 'PackageDetails' && !record.quarantined).length;
+  return needed.length;
 }
 
 /** Moves the consumer's cursor (stored under `key`) up to `last` if it is behind it; true when it moved. */
