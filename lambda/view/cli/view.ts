@@ -18,6 +18,7 @@ import { checkDataDir, type DataDirAccess } from '../../runtime/cli/open-stores.
 import type { StoreOptions } from '../../runtime/cli/options.js';
 import { storeOptions } from '../../runtime/cli/store-options.js';
 import { requireMirror } from '../../consumer/cli/mirror-place.js';
+import { holderGone, processHolder } from '../../stores/lease-holder.js';
 
 /** Options of `catalog-sync view`. */
 interface ViewOptions extends StoreOptions {
@@ -143,6 +144,10 @@ async function viewCommand(options: ViewOptions): Promise<void> {
       const result = await rebuildView(target, stores.mirror, stores.cursors, {
         name: options.consumer,
         signal: stop.signal,
+        plans: stores.plans,
+        ...(options.tempDir === undefined ? { records: stores.records } : {}),
+        holder: processHolder(),
+        holderGone,
         ...spill,
       });
       process.stdout.write(
