@@ -37,9 +37,12 @@ export function viewRebuildItemsKey(prefix: string, rebuildId: string, items: Re
   return `${viewRebuildFilesPrefix(prefix, rebuildId)}${items}.json`;
 }
 
-/** A record object: `{prefix}view-rebuild/{rebuildId}/records/{shard}/{range}.jsonl`, one leaf record a line. */
+/**
+ * A record object: `{prefix}view-rebuild/{rebuildId}/records/{range}/{shard}.jsonl`, one leaf record a line (by range
+ * first: a range writes into a folder of its own, read by every shard).
+ */
 export function viewRecordsKey(prefix: string, rebuildId: string, shard: number, range: number): string {
-  return `${viewRebuildFilesPrefix(prefix, rebuildId)}records/${shard}/${range}.jsonl`;
+  return `${viewRebuildFilesPrefix(prefix, rebuildId)}records/${range}/${shard}.jsonl`;
 }
 
 /** Where a Distributed Map's ResultWriter writes its results: `{prefix}view-rebuild/map-runs/`. */

@@ -3,20 +3,36 @@
  * consumer `view-latest` run by {@link batchConsumerHandler}, applying 64 commits at a time to `packages/{id}/index.json` with
  * the stale-writer guard (S3 conditional writes). `CatalogSync`'s `view: true` deploys it through `CatalogConsumer`;
  * settings are the consumer's (`CONSUMER_NAME`, `CURSOR_TABLE`, `SNAPSHOT_BUCKET`, `SNAPSHOT_PREFIX`, …).
+ *
+ * While a rebuild of the view holds its live lease (the rebuild state machine, or `view --rebuild` on the mirror),
+ * an invocation does nothing and returns `stoppedBy: "rebuild-running"` (neither a failure nor a commit): the rebuild
+ * moves the cursor to its bound when it finishes, and the next invocation goes on from there.
  */
 import type { Context } from 'aws-lambda';
 import { batchConsumerHandler, type ConsumerRun } from '../consumer/lambda.js';
 import { consumerLambdaSettings } from '../runtime/lambda-settings.js';
-import { awsClients } from '../stores/index.js';
+import { awsClients, DynamoStore, S3SnapshotStore } from '../stores/index.js';
+import { rebuildRunning, type RunningRebuild } from './rebuild/held-off.js';
+import { rebuildPlanName } from './rebuild/stores.js';
 import { S3ViewDocuments } from './s3-view-documents.js';
 import { applyBatchToView, DEFAULT_VIEW_BATCH, DEFAULT_VIEW_CONCURRENCY, type ViewTarget } from './view-consumer.js';
+
+/** What one invocation did: the consumer's run, or nothing while a rebuild runs. */
+export type ViewRun =
+  | ConsumerRun
+  | {
+      readonly consumer: string;
+      readonly stoppedBy: 'rebuild-running';
+      readonly commits: 0;
+      readonly rebuild: RunningRebuild;
+    };
 
 /** The view consumer's handler, its S3 client built on the first commit from `env`. */
 export function viewHandler(
   env: NodeJS.ProcessEnv = process.env,
-): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ConsumerRun> {
+): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ViewRun> {
   let target: ViewTarget | undefined;
-  return batchConsumerHandler(
+  const consume = batchConsumerHandler(
     async (commits) => {
       if (target === undefined) {
         const settings = consumerLambdaSettings(env);
@@ -31,6 +47,25 @@ export function viewHandler(
     env,
     { builtIn: true },
   );
+  let heldOff: (() => Promise<RunningRebuild | undefined>) | undefined;
+  return async (event, context) => {
+    const settings = consumerLambdaSettings(env);
+    if (heldOff === undefined) {
+      const clients = awsClients(env, 2);
+      const plans = new DynamoStore(settings.table, clients.dynamo);
+      const mirror = {
+        store: new S3SnapshotStore(settings.bucket, clients.s3),
+        prefix: settings.prefix,
+        where: `s3://${settings.bucket}/${settings.prefix}`,
+      };
+      const planName = rebuildPlanName(mirror, settings.consumerName);
+      heldOff = () => rebuildRunning(plans, planName);
+    }
+    const rebuild = await heldOff();
+    if (rebuild !== undefined)
+      return { consumer: settings.consumerName, stoppedBy: 'rebuild-running', commits: 0, rebuild };
+    return consume(event, context);
+  };
 }
 
 /** The deployed handler. */

@@ -6,6 +6,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Mirror } from '../consumer/mirror.js';
+import type { BackfillTotals } from '../contract/backfill.js';
 import type { RebuildRange, RebuildShard } from '../contract/view-rebuild.js';
 import { STATE_DIR } from '../stores/local-folder.js';
 import type { BackfillStore, CursorStore } from '../stores/types.js';
@@ -136,9 +137,10 @@ function recordsDir(mirror: Mirror, tempDir: string | undefined): string {
   return join(tmpdir(), 'catalog-sync-view-rebuild');
 }
 
-function stoppedResult(
+/** The result of a rebuild stopped with these items done (each item's `n` and counters). */
+export function stoppedResult(
   rebuildId: string,
-  outcomes: readonly ItemOutcome[],
+  outcomes: readonly { readonly n: number; readonly totals: BackfillTotals }[],
   ranges: number,
   shards: number,
   resumed: boolean,

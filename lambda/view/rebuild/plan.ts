@@ -138,19 +138,26 @@ async function planAnew(
 ): Promise<PlannedRebuild> {
   const { mirror } = stores;
   const watermark = await readWatermark(mirror);
-  const step = Math.max(1, Math.floor(markStep(options.rangeManifests) / options.minRanges));
-  const slices =
+  const list = (step: number) =>
     watermark === undefined
-      ? []
-      : await listManifestSlices(mirror, watermark.commitKey, {
+      ? Promise.resolve([])
+      : listManifestSlices(mirror, watermark.commitKey, {
           step,
           ...(options.slices === undefined ? {} : { slices: options.slices }),
           ...(options.inFlight === undefined ? {} : { inFlight: options.inFlight }),
           ...(options.signal === undefined ? {} : { signal: options.signal }),
         });
-  const manifests = slices.reduce((sum, slice) => sum + slice.count, 0);
-  const size = Math.min(options.rangeManifests, Math.max(1, Math.ceil(manifests / options.minRanges)));
+  let step = markStep(options.rangeManifests);
+  let slices = await list(step);
+  const listed = slices.reduce((sum, slice) => sum + slice.count, 0);
+  const size = Math.min(options.rangeManifests, Math.max(1, Math.ceil(listed / options.minRanges)));
+  // Ranges smaller than the marks allow (a small mirror, many workers): listed again with marks close enough.
+  if (markStep(size) < step) {
+    step = markStep(size);
+    slices = await list(step);
+  }
   const ranges = cutManifestRanges(slices, size);
+  const manifests = ranges.reduce((sum, range) => sum + range.manifests, 0);
   const boundKey = ranges.at(-1)?.hi ?? null;
   const bound = boundKey === null ? undefined : await boundCommit(stores, boundKey);
   const items: RebuildShard[] = Array.from({ length: options.shards }, (_, shard) => ({

@@ -85,7 +85,7 @@ export class SnapshotRecordStore implements RecordStore {
 
 /**
  * The rebuild's files in a folder (a folder mirror's `.catalog-sync/view-rebuild/`, or `--temp-dir`): one folder a
- * rebuild, `{dir}/{id}/ranges.json`, `shards.json` and `records/{shard}/{range}.jsonl`, written atomically and
+ * rebuild, `{dir}/{id}/ranges.json`, `shards.json` and `records/{range}/{shard}.jsonl`, written atomically and
  * durably (a range marked done survives a power cut with its records), removed whole.
  */
 export class FolderRecordStore implements RecordStore {
@@ -123,7 +123,7 @@ export class FolderRecordStore implements RecordStore {
   }
 
   recordsKey(rebuildId: string, shard: number, range: number): string {
-    return join(this.where, rebuildId, 'records', String(shard), `${range}.jsonl`);
+    return join(this.where, rebuildId, 'records', String(range), `${shard}.jsonl`);
   }
 
   async remove(rebuildId: string): Promise<void> {
