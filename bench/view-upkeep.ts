@@ -41,7 +41,7 @@ export interface ViewRowResult {
 }
 
 /** An in-memory bucket with a latency on every request; ETags are a serial number. */
-class SlowBucket implements SnapshotReader, ViewDocuments {
+export class SlowBucket implements SnapshotReader, ViewDocuments {
   readonly where = 's3://bench';
   readonly objects = new Map<string, { bytes: Buffer; tag: string }>();
   private serial = 0;
@@ -49,7 +49,7 @@ class SlowBucket implements SnapshotReader, ViewDocuments {
   mirrorGets = 0;
   constructor(private readonly random: Prng) {}
 
-  private wait(): Promise<void> {
+  protected wait(): Promise<void> {
     const ms = this.random.chance(0.02) ? 200 : 20 + this.random.int(0, 30);
     return new Promise((resolve) => setTimeout(resolve, ms));
   }
@@ -82,7 +82,7 @@ class SlowBucket implements SnapshotReader, ViewDocuments {
  * Fills a bucket with `commits` commits of nuget.org's shape: about 3 leaves a commit and 3 leaves an identity, 10
  * versions a package (nuget.org: ~12 M leaves, ~4 M identities, ~400 k packages), so `commits / 10` packages.
  */
-function fill(bucket: SlowBucket, commits: number, random: Prng): number {
+export function fill(bucket: SlowBucket, commits: number, random: Prng): number {
   const base = 637_134_336_000_000_000n;
   const packages = Math.max(1, Math.floor(commits / 10));
   let leaves = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * Bundles the compiled CLI (dist/lambda/cli.js, and the backfill worker it forks) into dist/cli/ with esbuild: one
+ * Bundles the compiled CLI (dist/lambda/cli.js, and the backfill and view rebuild workers it forks) into dist/cli/ with esbuild: one
  * minified CommonJS file per entry, so a command loads one file instead of some 300 (ours, zod's, undici's,
  * commander's): module loading was most of a local command's start-up. CommonJS, not ES modules: one file needs no
  * module resolution or linking, what a command does not use (zod, the stores of S3 and DynamoDB, the backfill's
@@ -60,7 +60,11 @@ rmSync(new URL('../dist/cli', import.meta.url), { recursive: true, force: true }
 
 await build({
   absWorkingDir: repo,
-  entryPoints: { cli: 'dist/lambda/cli.js', 'backfill-child': 'dist/lambda/backfill/cli/backfill-child.js' },
+  entryPoints: {
+    cli: 'dist/lambda/cli.js',
+    'backfill-child': 'dist/lambda/backfill/cli/backfill-child.js',
+    'view-rebuild-child': 'dist/lambda/view/cli/view-rebuild-child.js',
+  },
   outdir: 'dist/cli',
   bundle: true,
   format: 'cjs',
@@ -74,7 +78,7 @@ await build({
   // dynamic import callback along on Node 20 ("A dynamic import callback was not specified"), and a require() of
   // one of node's modules is the same module.
   supported: { 'dynamic-import': false },
-  // backfill-pool.ts finds the worker's file next to its own.
+  // backfill.ts and view-rebuild.ts find their workers' files next to their own.
   define: { 'import.meta.url': '__catalogSyncModuleUrl' },
   banner: { js: "var __catalogSyncModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
   plugins: [lazyModules],

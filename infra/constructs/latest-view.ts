@@ -11,7 +11,14 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sns from 'aws-cdk-lib/aws-sns';
-import { VIEW_CONSUMER, VIEW_KEYS, VIEW_PROBE_KEY, VIEW_STATE_KEY } from '../../lambda/contract/index.js';
+import {
+  consumerCursorKey,
+  mirrorKeyOf,
+  VIEW_CONSUMER,
+  VIEW_KEYS,
+  VIEW_PROBE_KEY,
+  VIEW_STATE_KEY,
+} from '../../lambda/contract/index.js';
 import type { ConsumableSync } from './consumable-sync.js';
 import { CatalogConsumer } from './catalog-consumer.js';
 import { grantBucketKey } from './mirror-grants.js';
@@ -43,6 +50,22 @@ export function addLatestView(sync: ConsumableSync, alarmTopic?: sns.ITopic): Ca
     id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(sync).resolve(objects))}]`,
     reason: `The latest view writes one index per package, ids unknown in advance: PutObject (only) under "${sync.prefix}packages/".`,
   });
+  // Before each run it looks for a rebuild holding the view (its plan is kept under the view consumer's key: the
+  // newest plan is a Query, then a GetItem the consumer may already make).
+  view.function.addToRolePolicy(
+    new iam.PolicyStatement({
+      sid: 'SeeViewRebuild',
+      actions: ['dynamodb:Query'],
+      resources: [sync.table.tableArn],
+      conditions: {
+        'ForAllValues:StringEquals': {
+          'dynamodb:LeadingKeys': [
+            consumerCursorKey(mirrorKeyOf(`s3://${sync.bucket.bucketName}`, sync.prefix), VIEW_CONSUMER),
+          ],
+        },
+      },
+    }),
+  );
   // It writes through the bucket's customer key too (the consumer's grant is Decrypt only).
   grantBucketKey(view.function, sync.bucket, ['kms:GenerateDataKey']);
   const stale = new cloudwatch.Alarm(view, 'StaleAlarm', {

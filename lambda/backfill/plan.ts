@@ -12,12 +12,12 @@ import {
   SettingsError,
   type SyncSettings,
 } from '../contract/settings.js';
-import { judgeLease } from '../contract/lease.js';
 import { formatTimestamp, MIN_TICKS, type Ticks } from '../contract/time.js';
 import { id as newId } from '../ids/kuuid.js';
 import type { BackfillDeps } from '../sync/engine-deps.js';
 import { cutRanges } from './cut-ranges.js';
-import type { ActivePlanClaim, BackfillStore } from '../stores/types.js';
+import { takePlan, type PlanDifference } from '../stores/plan-lease.js';
+import type { BackfillStore } from '../stores/types.js';
 import { BackfillMismatchError, BackfillPlanError, BackfillRunningError } from './errors.js';
 import { finishBackfill } from './finish.js';
 
@@ -78,14 +78,27 @@ export async function planBackfill(
     );
   }
   const leaseMs = (options.leaseSeconds ?? DEFAULT_BACKFILL_LEASE_SECONDS) * 1000;
-  const newest = await backfills.newestPlan(settings.cursorName);
-  if (newest !== undefined && newest.status === BackfillStatus.running) {
-    const resumed = await resume(settings, deps, newest, options, leaseMs);
-    if (resumed !== undefined) return resumed;
-  }
-
-  const backfillId = deps.runId ?? newId();
-  await claim(settings, backfills, backfillId, leaseMs, options.holder);
+  const taken = await takePlan(backfills, settings.cursorName, {
+    newId: deps.runId ?? newId(),
+    leaseMs,
+    ...(options.holder === undefined ? {} : { holder: options.holder }),
+    ...(options.holderGone === undefined ? {} : { holderGone: options.holderGone }),
+    differences: (plan) => differencesOf(plan, options),
+    // A plan whose ranges file is gone is abandoned, and a new one is made.
+    usable: async (plan) =>
+      (await deps.snapshots.getJson(backfillRangesKey(plan.prefix, plan.backfillId)).catch(() => null)) !== undefined,
+    onAbandoned: (plan) =>
+      deps.logger?.warn('backfill abandoned: its ranges file is gone; planning anew', {
+        backfillId: plan.backfillId,
+        key: backfillRangesKey(plan.prefix, plan.backfillId),
+      }),
+  });
+  if (taken.taken === 'mismatch') throw new BackfillMismatchError(taken.planId, taken.differences);
+  if (taken.taken === 'running')
+    throw new BackfillRunningError(taken.planId, settings.cursorName, taken.leaseUntil, taken.holder, taken.planning);
+  if (taken.taken === 'resumed')
+    return { plan: taken.plan, ranges: await readRanges(settings, deps, taken.plan), resumed: true };
+  const backfillId = taken.id;
   try {
     return await planAnew(settings, deps, backfillId, options, leaseMs);
   } catch (error) {
@@ -135,16 +148,9 @@ export async function releaseBackfillLease(
   await storeOf(deps, 'releaseBackfillLease').setLease(settings.cursorName, backfillId, Date.now(), undefined);
 }
 
-/** Takes up a running plan, or undefined when its ranges file is gone (the plan is abandoned: plan anew). */
-async function resume(
-  settings: SyncSettings,
-  deps: BackfillDeps,
-  plan: BackfillPlan,
-  options: PlanOptions,
-  leaseMs: number,
-): Promise<PlannedBackfill | undefined> {
-  const backfills = storeOf(deps, 'planBackfill');
-  const differences = [];
+/** What a rerun asks that differs from the unfinished plan: `until` or `rangeLeaves`. */
+function differencesOf(plan: BackfillPlan, options: PlanOptions): PlanDifference[] {
+  const differences: PlanDifference[] = [];
   if (options.until !== undefined && plan.until !== formatTimestamp(options.until)) {
     differences.push({
       name: 'until',
@@ -159,89 +165,7 @@ async function resume(
       asked: String(options.rangeLeaves),
     });
   }
-  if (differences.length > 0) throw new BackfillMismatchError(plan.backfillId, differences);
-  const now = Date.now();
-  // The lease's own holder takes it again (a retried planner of the same execution); a holder known to be gone too.
-  if (judgeLease(plan, options.holder, now, options.holderGone) === 'held')
-    throw new BackfillRunningError(plan.backfillId, settings.cursorName, plan.leaseUntil, plan.leaseHolder);
-  // Compare-and-set on the lease seen: of two planners taking it up at once, one wins; the other is refused.
-  if (
-    !(await backfills.setLease(settings.cursorName, plan.backfillId, now + leaseMs, plan.leaseUntil, options.holder))
-  ) {
-    const current = await backfills.readPlan(settings.cursorName, plan.backfillId);
-    throw new BackfillRunningError(plan.backfillId, settings.cursorName, current?.leaseUntil, current?.leaseHolder);
-  }
-  const key = backfillRangesKey(plan.prefix, plan.backfillId);
-  if ((await deps.snapshots.getJson(key).catch(() => null)) === undefined) {
-    deps.logger?.warn('backfill abandoned: its ranges file is gone; planning anew', {
-      backfillId: plan.backfillId,
-      key,
-    });
-    await backfills.abandonPlan(settings.cursorName, plan.backfillId, new Date().toISOString());
-    await backfills.releaseActive(settings.cursorName, plan.backfillId);
-    return undefined;
-  }
-  const ranges = await readRanges(settings, deps, plan);
-  return {
-    plan: {
-      ...plan,
-      leaseUntil: now + leaseMs,
-      ...(options.holder === undefined ? {} : { leaseHolder: options.holder }),
-    },
-    ranges,
-    resumed: true,
-  };
-}
-
-/**
- * Claims the cursor's active-plan item for `backfillId` (naming `holder`), taking over a stale claim; refuses when
- * another holds it.
- */
-async function claim(
-  settings: SyncSettings,
-  backfills: BackfillStore,
-  backfillId: string,
-  leaseMs: number,
-  holder: string | undefined,
-): Promise<void> {
-  const now = Date.now();
-  const active = await backfills.readActive(settings.cursorName);
-  let replacing: string | undefined;
-  if (active !== undefined) {
-    const plan = await backfills.readPlan(settings.cursorName, active.backfillId);
-    const planning = plan === undefined && active.claimedAt + leaseMs > now;
-    if (planning || (plan?.status === BackfillStatus.running && plan.leaseUntil > now))
-      throw runningError(settings, active, plan, leaseMs);
-    // A claim left behind: its planner died before its plan item (and a lease's time ago), or its plan is over.
-    replacing = active.backfillId;
-  }
-  if (!(await backfills.claimActive(settings.cursorName, backfillId, replacing, now, holder))) {
-    // Two planners at once (a double start): the other claimed first, and may not have written its plan yet.
-    const winner = await backfills.readActive(settings.cursorName);
-    const plan = winner === undefined ? undefined : await backfills.readPlan(settings.cursorName, winner.backfillId);
-    throw runningError(settings, winner, plan, leaseMs);
-  }
-}
-
-/**
- * The refusal naming the plan that holds the cursor, who holds it and until when: its plan's lease, or, while the
- * plan is still being planned, its claim's (the claim holds the cursor for a lease's time from when it was made).
- */
-function runningError(
-  settings: SyncSettings,
-  active: ActivePlanClaim | undefined,
-  plan: BackfillPlan | undefined,
-  leaseMs: number,
-): BackfillRunningError {
-  const planning = plan === undefined;
-  const until = plan?.leaseUntil ?? (active === undefined ? undefined : active.claimedAt + leaseMs);
-  return new BackfillRunningError(
-    active?.backfillId ?? '(unknown)',
-    settings.cursorName,
-    until,
-    plan?.leaseHolder ?? active?.holder,
-    planning,
-  );
+  return differences;
 }
 
 async function planAnew(

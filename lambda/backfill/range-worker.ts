@@ -17,7 +17,7 @@ import { runPipeline, type PipelineOutcome } from '../sync/leaf-pipeline.js';
 import { startRunBudget } from '../sync/run-budget.js';
 import { decideStop } from '../sync/stop-reason.js';
 import { BackfillPlanError, BackfillRangeError } from './errors.js';
-import { LeaseRenewer } from './lease.js';
+import { LeaseRenewer } from '../stores/lease-renewer.js';
 import { RangeCursor, rangeCursorState, totalsOf } from './range-cursor.js';
 
 /** What one call of {@link runRange} did. */

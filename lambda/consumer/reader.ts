@@ -113,6 +113,25 @@ async function boundOf(mirror: Mirror, hooks: ReaderHooks): Promise<{ bound: str
   return { bound: extra !== undefined && extra < watermark.commitKey ? extra : watermark.commitKey, watermark: true };
 }
 
+/**
+ * The manifests with commit keys in (`afterKey`, `throughKey`], parsed, in key order (`afterKey` null: from the
+ * first), `readAhead` fetched at once: a range of the mirror's history as it stands, whatever the watermark (the
+ * caller bounds it). A manifest listed but gone, or one that breaks the contract, throws {@link MirrorDocumentError}.
+ */
+export function readCommitRange(
+  mirror: Mirror,
+  afterKey: string | null,
+  throughKey: string,
+  readAhead: number,
+): AsyncGenerator<MirrorCommit> {
+  return commitsUpTo(
+    mirror,
+    afterKey === null ? undefined : manifestKey(mirror.prefix, afterKey),
+    throughKey,
+    readAhead,
+  );
+}
+
 /** The manifests after `startAfter` up to and including `bound`'s, parsed, in key order. */
 function commitsUpTo(
   mirror: Mirror,

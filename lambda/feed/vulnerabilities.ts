@@ -12,7 +12,7 @@
  * Pages keep their names; a page is rewritten with a compare-and-swap (packages of one page change together under
  * no lock), then its `@updated` in the index.
  */
-import { fnv1a32 } from '../view/latest-leaf-spill.js';
+import { fnv1a32 } from '../view/leaf-record.js';
 import type { FeedKeys, FeedUrls } from './feed-keys.js';
 import { VULNERABILITY_PAGES } from './feed-keys.js';
 import type { FeedStorage } from './feed-storage.js';

@@ -229,7 +229,7 @@ export class LocalBackfillStore implements BackfillStore {
   }
 
   private activePath(cursorName: string): string {
-    return join(this.folder.stateDir, ACTIVE_DIR, `${cursorName}.json`);
+    return join(this.folder.stateDir, ACTIVE_DIR, `${nameOnDisk(cursorName)}.json`);
   }
 
   /**
@@ -238,12 +238,11 @@ export class LocalBackfillStore implements BackfillStore {
    * still take turns. Plans keep the folder's lock.
    */
   private rangeLock(cursorName: string, backfillId: string, n: number): LocalLock {
-    return this.folder.namedLock(`backfill.${cursorName}.${checkedId(backfillId)}.range-${n}.lock`);
+    return this.folder.namedLock(`backfill.${nameOnDisk(cursorName)}.${checkedId(backfillId)}.range-${n}.lock`);
   }
 
   private cursorDir(cursorName: string): string {
-    // Cursor names are plain (A-Z a-z 0-9 . _ -, no leading dot): safe as file names.
-    return join(this.folder.stateDir, BACKFILL_DIR, cursorName);
+    return join(this.folder.stateDir, BACKFILL_DIR, nameOnDisk(cursorName));
   }
 
   private planPath(cursorName: string, backfillId: string): string {
@@ -279,6 +278,14 @@ function totals(value: BackfillTotals): BackfillTotals {
     quarantined: value.quarantined,
     bytes: value.bytes,
   };
+}
+
+/**
+ * A plan's name as a file name: a cursor name is plain (A-Z a-z 0-9 . _ -, no leading dot) and stays as it is; a
+ * view rebuild's is its consumer's key (`consumer#./{prefix}#view-latest`), whose `/` and `#` are percent-encoded.
+ */
+function nameOnDisk(name: string): string {
+  return encodeURIComponent(name);
 }
 
 /** A backfill id as a folder name: base-62 only, so it can never leave the cursor's folder. */

@@ -6,21 +6,37 @@
  * `SNAPSHOT_BUCKET`, `SNAPSHOT_PREFIX`, …). Each invocation also looks at the mirror's id filter history and emits
  * `ViewStale`, the number of widening `--refilter` changes the view lacks leaves for (0: whole), which the
  * `LatestView` construct's alarm watches.
+ *
+ * While a rebuild of the view holds its live lease (the rebuild state machine, or `view --rebuild` on the mirror),
+ * an invocation does nothing and returns `stoppedBy: "rebuild-running"` (neither a failure nor a commit): the rebuild
+ * moves the cursor to its bound when it finishes, and the next invocation goes on from there.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { batchConsumerHandler, type ConsumerRun } from '../consumer/lambda.js';
 import { consumerLambdaSettings } from '../runtime/lambda-settings.js';
-import { awsClients } from '../stores/index.js';
+import { awsClients, DynamoStore, S3SnapshotStore } from '../stores/index.js';
 import { checkedS3ViewDocuments } from './checked-documents.js';
 import { staleLine } from '../contract/view.js';
+import { rebuildRunning, type RunningRebuild } from './rebuild/held-off.js';
+import { rebuildPlanName } from './rebuild/stores.js';
 import { checkStaleness, hasReadOf } from './staleness.js';
 import { applyBatchToView, DEFAULT_VIEW_BATCH, DEFAULT_VIEW_CONCURRENCY, type ViewTarget } from './view-consumer.js';
+
+/** What one invocation did: the consumer's run, or nothing while a rebuild runs. */
+export type ViewRun =
+  | ConsumerRun
+  | {
+      readonly consumer: string;
+      readonly stoppedBy: 'rebuild-running';
+      readonly commits: 0;
+      readonly rebuild: RunningRebuild;
+    };
 
 /** The view consumer's handler, its S3 client built on the first invocation from `env`. */
 export function viewHandler(
   env: NodeJS.ProcessEnv = process.env,
-): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ConsumerRun> {
+): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ViewRun> {
   let target: ViewTarget | undefined;
   const targetOf = (): ViewTarget => {
     if (target === undefined) {
@@ -36,7 +52,7 @@ export function viewHandler(
     }
     return target;
   };
-  return batchConsumerHandler(
+  const consume = batchConsumerHandler(
     (commits) => applyBatchToView(targetOf(), commits).then(() => undefined),
     DEFAULT_VIEW_BATCH,
     env,
@@ -58,6 +74,25 @@ export function viewHandler(
       },
     },
   );
+  let heldOff: (() => Promise<RunningRebuild | undefined>) | undefined;
+  return async (event, context) => {
+    const settings = consumerLambdaSettings(env);
+    if (heldOff === undefined) {
+      const clients = awsClients(env, 2);
+      const plans = new DynamoStore(settings.table, clients.dynamo);
+      const mirror = {
+        store: new S3SnapshotStore(settings.bucket, clients.s3),
+        prefix: settings.prefix,
+        where: `s3://${settings.bucket}/${settings.prefix}`,
+      };
+      const planName = rebuildPlanName(mirror, settings.consumerName);
+      heldOff = () => rebuildRunning(plans, planName);
+    }
+    const rebuild = await heldOff();
+    if (rebuild !== undefined)
+      return { consumer: settings.consumerName, stoppedBy: 'rebuild-running', commits: 0, rebuild };
+    return consume(event, context);
+  };
 }
 
 /** The deployed handler. */

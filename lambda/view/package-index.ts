@@ -1,9 +1,8 @@
 /**
- * The latest-state view of one package (`{prefix}packages/{id}/index.json`, contract.md "The latest view") and the
- * pure step that applies one commit's leaves of that package to it. No I/O here: the same function serves
- * incremental upkeep, `--rebuild` and the tests' reference, and equal inputs give equal bytes.
+ * The latest-state view of one package (`{prefix}packages/{id}/index.json`, contract.md "The latest view"): its
+ * shape, its entries and its bytes. No I/O here; the fold that applies leaves to it is fold.ts, and equal inputs
+ * give equal bytes.
  */
-import { comparableVersion } from '../contract/identity.js';
 import { compareVersions } from '../contract/version-order.js';
 import type { LeafFields } from './leaf-fields.js';
 
@@ -55,27 +54,8 @@ export interface ViewCommit {
 }
 
 /**
- * The package's index after `commit`: each leaf replaces its identity's entry (later leaves of one identity in the
- * manifest win), and the rest is kept. `leaves` are this package's leaves of the commit (same id, any case).
- */
-export function applyCommit(
-  previous: PackageIndex | undefined,
-  commit: ViewCommit,
-  leaves: readonly ViewLeaf[],
-): PackageIndex {
-  if (leaves.length === 0) throw new RangeError('applyCommit needs at least one leaf of the package');
-  const byVersion = new Map<string, VersionEntry>();
-  for (const entry of previous?.versions ?? []) byVersion.set(entry.version, entry);
-  for (const leaf of leaves) {
-    const version = comparableVersion(leaf.version);
-    byVersion.set(version, entryOf(version, leaf, commit));
-  }
-  return packageIndexOf(leaves[leaves.length - 1]!.id, commit, byVersion.values());
-}
-
-/**
- * A package's index from its latest entry of each identity (any order): the one shape {@link applyCommit} and the
- * rebuild both give. `id` is the spelling of the package's most recent leaf, `commit` the newest commit applied.
+ * A package's index from its latest entry of each identity (any order): the one shape every fold gives
+ * (fold.ts). `id` is the spelling of the package's most recent leaf, `commit` the newest commit applied.
  */
 export function packageIndexOf(id: string, commit: ViewCommit, entries: Iterable<VersionEntry>): PackageIndex {
   const versions = [...entries].sort((a, b) => compareVersions(a.version, b.version));

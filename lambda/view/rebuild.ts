@@ -1,55 +1,77 @@
-import { consumerKey } from '../consumer/consumer-cursors.js';
-import { MirrorLeaf, type Mirror } from '../consumer/mirror.js';
-import { readCommits } from '../consumer/reader.js';
-import { comparableVersion } from '../contract/identity.js';
-import { parseTimestamp } from '../contract/time.js';
-import { id as kuuidId } from '../ids/kuuid.js';
-import type { CursorStore } from '../stores/types.js';
-import { forEachBoundedAsync, limiter } from './commit-leaves.js';
-import { writeGuarded } from './guarded-write.js';
-import { LatestLeafSpill, type LeafRecord, type SpillOptions } from './latest-leaf-spill.js';
-import { leafFieldsOf } from './leaf-fields.js';
-import { entryOf, packageIndexOf, type PackageIndex } from './package-index.js';
-import { refreshQuarantinedEntry } from './quarantine-refresh.js';
-import { finishStaleRebuild, prepareStaleRebuild, writeOverNewer, type StaleRebuild } from './stale-rebuild.js';
-import type { ViewStaleness } from './staleness.js';
-import type { ViewCounts, ViewTarget } from './view-consumer.js';
-import { packageIndexKey, VIEW_CONSUMER } from './view-keys.js';
-
-/** Package indexes a rebuild writes at once (each one GET and one PUT). */
-const REBUILD_CONCURRENCY = 64;
 /**
- * Manifests a rebuild reads ahead: they are delivered in commit order, so one slow GET holds the rest back until it
- * comes; more in flight keep the reads going meanwhile (a manifest is a few hundred bytes).
+ * The whole view built again from the mirror's history, in-process: the distributed rebuild's plan, then every
+ * range, then every shard, then its finish, one after another in this process (`view --rebuild --workers 1`, the
+ * library). The same functions run in a Lambda and in the CLI's worker processes, so the bytes are the same.
  */
-const REBUILD_READ_AHEAD = 256;
-/** Leaf bodies a rebuild reads at once. */
-export const DEFAULT_REBUILD_READS = 64;
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Mirror } from '../consumer/mirror.js';
+import type { BackfillTotals } from '../contract/backfill.js';
+import type { RebuildRange, RebuildShard } from '../contract/view-rebuild.js';
+import { STATE_DIR } from '../stores/local-folder.js';
+import type { BackfillStore, CursorStore } from '../stores/types.js';
+import { ViewError, ViewRebuildRunningError } from './errors.js';
+import { finishRebuild, releaseRebuild, type RebuildSummary } from './rebuild/finish.js';
+import type { ItemOutcome } from './rebuild/item-run.js';
+import { planRebuild } from './rebuild/plan.js';
+import { FolderRecordStore, type RecordStore } from './rebuild/record-store.js';
+import { runRecordsRange } from './rebuild/records.js';
+import { runIndexShard, shardCounts } from './rebuild/shard.js';
+import type { RebuildStores } from './rebuild/stores.js';
+import type { RebuildScope } from './rebuild/scope.js';
+import {
+  finishStaleRebuild,
+  prepareStaleRebuild,
+  type StaleRebuild,
+  type StaleRebuildTarget,
+} from './stale-rebuild.js';
+import type { ViewStaleness } from './staleness.js';
+import type { ViewTarget } from './view-consumer.js';
+import { VIEW_CONSUMER } from './view-keys.js';
 
-/** What {@link rebuildView} did. */
-export interface RebuildResult extends ViewCounts {
-  readonly commits: number;
-  readonly packages: number;
-  /** Leaf bodies read: one per identity whose latest leaf is a details leaf (deletes and quarantined leaves have none). */
-  readonly bodiesRead: number;
-  /** The last commit folded in (the watermark's when the read reached it), or null for an empty mirror. */
-  readonly commitKey: string | null;
-  /** Whether the consumer's cursor was moved to that commit (false when it was there or past it already, or when stopped). */
-  readonly cursorMoved: boolean;
-  /** False when `signal` stopped the rebuild before every index was written (the cursor is then left where it was). */
+export { DEFAULT_REBUILD_READS } from './rebuild/shard.js';
+
+/** What {@link rebuildView} did: its finish's summary, or, stopped, what its done items did. */
+export interface RebuildResult extends Omit<RebuildSummary, 'cursorBefore' | 'cursorAfter' | 'durationMs'> {
+  /** False when `signal` stopped it before every index was written (the cursor is then left where it was). */
   readonly complete: boolean;
+  /** The mirror's unfinished rebuild was taken up again. */
+  readonly resumed: boolean;
   /** The id filter changes the view still lacks leaves for after it (staleness.ts); empty: the view is whole. */
   readonly stale: ViewStaleness[];
 }
 
 /** Options of {@link rebuildView}. */
-export interface RebuildOptions extends SpillOptions {
+export interface RebuildOptions {
   /** The view consumer's cursor name (default `view-latest`). */
   readonly name?: string;
-  /** Stops the rebuild: between manifests, and between shards once they are being written. */
+  /** Stops the rebuild between manifests and between packages; what is done stays done, a rerun resumes. */
   readonly signal?: AbortSignal;
-  /** Leaf bodies read at once (default {@link DEFAULT_REBUILD_READS}). */
+  /** Leaf bodies read at once (default 64). */
   readonly reads?: number;
+  /** Shards (default 64): one record file per range, folded in memory one at a time. */
+  readonly shards?: number;
+  /** Manifests a range holds (default 25,000): its records are held in memory until written. */
+  readonly rangeManifests?: number;
+  /** Ranges are cut smaller when they would be fewer than this. */
+  readonly minRanges?: number;
+  /**
+   * Where the plan and its item states are kept (default: `cursors` when it is also a plan store, as DynamoStore
+   * and the folder's LocalStore are).
+   */
+  readonly plans?: BackfillStore;
+  /**
+   * Where the records go (default: the folder `tempDir`, else `view-rebuild` in the mirror folder's state folder,
+   * else in the system's temporary folder).
+   */
+  readonly records?: RecordStore;
+  /** The folder the records go to (see `records`). */
+  readonly tempDir?: string;
+  /** Who runs it (the CLI: `<pid>@<host>`): its own lease is taken again; a holder known gone is taken over. */
+  readonly holder?: string;
+  readonly holderGone?: (holder: string) => boolean;
+  /** Called after each item: progress (and, in tests, a crash point). */
+  readonly onItem?: (outcome: ItemOutcome) => void;
   /**
    * `added`: only the packages that stale id filter changes added, once their refill is done (`view --rebuild
    * --added`); every manifest is read, only their bodies, and the cursor is left where it is.
@@ -57,20 +79,69 @@ export interface RebuildOptions extends SpillOptions {
   readonly only?: 'added';
 }
 
+/** A rebuild's place in the view's staleness: what it clears, its scope, or the answer that there is nothing to do. */
+export interface ScopedRebuild {
+  readonly where: StaleRebuildTarget;
+  readonly stale: StaleRebuild;
+  readonly scope: RebuildScope;
+  /** `only: 'added'` with no refilled change to clear: the answer, nothing planned. */
+  readonly nothing?: RebuildResult;
+}
+
+/** Looks at the view's staleness before a rebuild plans anything (the in-process rebuild and `--workers` alike). */
+export async function scopeRebuild(
+  target: ViewTarget,
+  mirror: Mirror,
+  cursors: CursorStore,
+  name: string,
+  only: 'added' | undefined,
+): Promise<ScopedRebuild> {
+  const where = { documents: target.documents, prefix: target.prefix, mirror, cursors, name };
+  const stale = await prepareStaleRebuild(where);
+  const scope: RebuildScope = { ...(only === undefined ? {} : { only }), refilled: stale.refilled };
+  if (only !== 'added' || stale.cleared.size > 0) return { where, stale, scope };
+  const left = await finishStaleRebuild(where, stale, { upTo: null, only });
+  const nothing: RebuildResult = {
+    rebuildId: '',
+    commits: 0,
+    leaves: 0,
+    packages: 0,
+    written: 0,
+    current: 0,
+    bodiesRead: 0,
+    commitKey: null,
+    cursorMoved: false,
+    ranges: 0,
+    shards: 0,
+    complete: true,
+    resumed: false,
+    stale: left,
+  };
+  return { where, stale, scope, nothing };
+}
+
+/** After a finish: the stale changes it cleared marked in `view.json`; the rebuild's result. */
+export async function closeRebuild(
+  scoped: ScopedRebuild,
+  summary: RebuildSummary,
+  resumed: boolean,
+): Promise<RebuildResult> {
+  const { only } = scoped.scope;
+  const left = await finishStaleRebuild(scoped.where, scoped.stale, {
+    upTo: summary.commitKey,
+    ...(only === undefined ? {} : { only }),
+  });
+  const { cursorBefore: _before, cursorAfter: _after, durationMs: _ms, ...rest } = summary;
+  return { ...rest, complete: true, resumed, stale: left };
+}
+
 /**
- * Builds the whole view from the mirror's history up to the watermark, in bounded memory, giving the bytes the
- * incremental upkeep gives:
+ * Builds the whole view from the mirror's history up to the watermark, giving the bytes the incremental upkeep
+ * gives, resumable: plans (or takes up the mirror's unfinished rebuild), runs every range (manifests to per-shard
+ * records), every shard (fold, latest bodies, guarded index writes), then finishes (the consumer's cursor moved up
+ * to the bound). Stopped or failed, its lease is given back and what is done stays done for the next run.
  *
- * 1. the manifests only, in commit order: each leaf becomes a record (commit, id as spelled, identity, type, key)
- *    spilled to a shard file by a hash of the lowercased id, only the latest of an identity kept while buffered;
- * 2. one shard at a time: the records folded in order (last wins, as `applyCommit` decides within and across
- *    commits: the identity's latest leaf, the package's most recent leaf's spelling of the id and its commit);
- * 3. per package (64 at once, `reads` bodies at once in all): the bodies of the latest details leaf of each
- *    identity read (not of deletes, nor quarantined leaves), then its index written with the guard (one of a
- *    newer commit, written meanwhile by the running consumer, is kept; one of the same commit is replaced).
- *
- * Then the consumer's cursor is moved up to the last commit read if it was behind. The shard files are under a
- * temporary folder of their own, removed at the end whatever happens.
+ * @throws {@link ViewRebuildRunningError} when another rebuild of the mirror holds a live lease.
  */
 export async function rebuildView(
   target: ViewTarget,
@@ -79,167 +150,97 @@ export async function rebuildView(
   options: RebuildOptions = {},
 ): Promise<RebuildResult> {
   const name = options.name ?? VIEW_CONSUMER;
-  const { signal, only } = options;
-  const where = { documents: target.documents, prefix: target.prefix, mirror, cursors, name };
-  const stale = await prepareStaleRebuild(where);
-  if (only === 'added' && stale.cleared.size === 0) {
-    const left = await finishStaleRebuild(where, stale, { upTo: null, only });
-    return {
-      written: 0,
-      current: 0,
-      commits: 0,
-      packages: 0,
-      bodiesRead: 0,
-      commitKey: null,
-      cursorMoved: false,
-      complete: true,
-      stale: left,
-    };
-  }
-  const spill = await LatestLeafSpill.open({ ...options, keyPrefix: mirror.prefix });
+  const scoped = await scopeRebuild(target, mirror, cursors, name, options.only);
+  if (scoped.nothing !== undefined) return scoped.nothing;
+  const stores: RebuildStores = {
+    mirror,
+    cursors,
+    plans: options.plans ?? plansOf(cursors),
+    records: options.records ?? new FolderRecordStore(recordsDir(mirror, options.tempDir)),
+    documents: target.documents,
+  };
+  const planned = await planRebuild(stores, {
+    name,
+    ...pick(options, ['shards', 'rangeManifests', 'minRanges', 'holder', 'holderGone']),
+  });
+  if (planned.running) throw new ViewRebuildRunningError(planned.rebuildId, planned.holder, planned.leaseUntil);
+  const { plan, ranges, shards, resumed } = planned;
+  const itemOptions = {
+    ...pick(options, ['signal', 'holder', 'reads']),
+    ...(target.concurrency === undefined ? {} : { writes: target.concurrency }),
+    ...(target.beforeWrite === undefined ? {} : { beforeWrite: target.beforeWrite }),
+    scope: scoped.scope,
+  };
+  const outcomes: ItemOutcome[] = [];
   try {
-    let commits = 0;
-    let last: { commitKey: string; commitId: string; commitTimeStamp: string } | undefined;
-    for await (const commit of readCommits(mirror, {
-      readAhead: REBUILD_READ_AHEAD,
-      ...(signal === undefined ? {} : { signal }),
-    })) {
-      for (const leaf of commit.leaves) {
-        if (only === 'added' && !stale.added(leaf.id.toLowerCase())) continue;
-        const record = {
-          commitKey: commit.commitKey,
-          commitTimeStamp: commit.commitTimeStamp,
-          id: leaf.id,
-          version: comparableVersion(leaf.version),
-          type: leaf.type,
-          quarantined: leaf.quarantined === true,
-          key: leaf.key,
-        };
-        if (spill.add(record)) await spill.flush();
+    for (const item of [...ranges, ...shards] as (RebuildRange | RebuildShard)[]) {
+      const outcome =
+        'shard' in item
+          ? await runIndexShard(stores, plan, item, itemOptions)
+          : await runRecordsRange(stores, plan, item, itemOptions);
+      outcomes.push(outcome);
+      options.onItem?.(outcome);
+      if (!outcome.done) {
+        await releaseRebuild(stores, { rebuildId: plan.backfillId, name });
+        return stoppedResult(plan.backfillId, outcomes, ranges.length, shards.length, resumed, plan.boundKey);
       }
-      commits++;
-      last = commit;
     }
-    await spill.flush();
-    const counts: ViewCounts = { written: 0, current: 0 };
-    const totals = { packages: 0, bodiesRead: 0 };
-    const read = limiter(options.reads ?? DEFAULT_REBUILD_READS);
-    // One pool over the packages of every shard in turn: no pause at the end of a shard for its slowest request.
-    await forEachBoundedAsync(foldShards(spill, signal), target.concurrency ?? REBUILD_CONCURRENCY, async (folded) => {
-      const bodies = await writePackage(target, mirror, folded, counts, read, {
-        ...stale,
-        bound: last?.commitKey ?? '',
-      });
-      totals.packages++;
-      totals.bodiesRead += bodies;
+    const summary = await finishRebuild(stores, {
+      rebuildId: plan.backfillId,
+      name,
+      keepCursor: options.only === 'added',
     });
-    const commitKey = last?.commitKey ?? null;
-    if (signal?.aborted)
-      return { ...counts, commits, ...totals, commitKey, cursorMoved: false, complete: false, stale: [] };
-    // A rebuild of some packages only leaves the cursor: the others' later commits are upkeep's to apply.
-    const cursorMoved =
-      last === undefined || only === 'added' ? false : await moveCursorUp(cursors, consumerKey(mirror, name), last);
-    const left = await finishStaleRebuild(where, stale, { upTo: commitKey, ...(only ? { only } : {}) });
-    return { ...counts, commits, ...totals, commitKey, cursorMoved, complete: true, stale: left };
-  } finally {
-    await spill.remove();
+    return await closeRebuild(scoped, summary, resumed);
+  } catch (error) {
+    await releaseRebuild(stores, { rebuildId: plan.backfillId, name }).catch(() => undefined);
+    throw error;
   }
 }
 
-/** A package while its shard is folded: its most recent leaf's spelling and commit, and each identity's latest leaf. */
-interface FoldedPackage {
-  id: string;
-  commitKey: string;
-  commitTimeStamp: string;
-  readonly latest: Map<string, LeafRecord>;
+/** The plan store of `cursors`, when it is one. */
+function plansOf(cursors: CursorStore): BackfillStore {
+  const store = cursors as Partial<BackfillStore>;
+  if (typeof store.createPlan !== 'function' || typeof store.claimActive !== 'function')
+    throw new ViewError(
+      'rebuildView needs a plan store: give options.plans, or a cursor store that keeps plans (DynamoStore, LocalStore)',
+    );
+  return cursors as CursorStore & BackfillStore;
 }
 
-/** Every package of every shard, each shard folded (its records in order: last wins) when the one before is done. */
-async function* foldShards(spill: LatestLeafSpill, signal: AbortSignal | undefined): AsyncGenerator<FoldedPackage> {
-  for (let shard = 0; shard < spill.shards; shard++) {
-    if (signal?.aborted) return;
-    const packages = new Map<string, FoldedPackage>();
-    for await (const record of spill.records(shard)) {
-      const lowerId = record.id.toLowerCase();
-      let folded = packages.get(lowerId);
-      if (folded === undefined) {
-        folded = {
-          id: record.id,
-          commitKey: record.commitKey,
-          commitTimeStamp: record.commitTimeStamp,
-          latest: new Map(),
-        };
-        packages.set(lowerId, folded);
-      }
-      folded.id = record.id;
-      folded.commitKey = record.commitKey;
-      folded.commitTimeStamp = record.commitTimeStamp;
-      folded.latest.set(record.version, record);
+/** The folder the records go to by default. */
+function recordsDir(mirror: Mirror, tempDir: string | undefined): string {
+  if (tempDir !== undefined) return tempDir;
+  if (mirror.folder !== undefined) return join(mirror.folder, STATE_DIR, 'view-rebuild');
+  return join(tmpdir(), 'catalog-sync-view-rebuild');
+}
+
+/** The result of a rebuild stopped with these items done (each item's `n` and counters). */
+export function stoppedResult(
+  rebuildId: string,
+  outcomes: readonly { readonly n: number; readonly totals: BackfillTotals }[],
+  ranges: number,
+  shards: number,
+  resumed: boolean,
+  commitKey: string | null,
+): RebuildResult {
+  const result = { commits: 0, leaves: 0, packages: 0, written: 0, current: 0, bodiesRead: 0 };
+  for (const { n, totals } of outcomes) {
+    if (n < ranges) {
+      result.commits += totals.commits;
+      result.leaves += totals.leaves;
+      continue;
     }
-    for (const folded of packages.values()) {
-      if (signal?.aborted) return;
-      yield folded;
-    }
+    const counts = shardCounts(totals);
+    result.packages += counts.packages;
+    result.written += counts.written;
+    result.current += counts.current;
+    result.bodiesRead += counts.bodiesRead;
   }
+  return { rebuildId, ...result, commitKey, cursorMoved: false, ranges, shards, complete: false, resumed, stale: [] };
 }
 
-/** Reads the bodies of a package's latest details leaves, writes its index; returns the bodies read. */
-async function writePackage(
-  target: ViewTarget,
-  mirror: Mirror,
-  folded: FoldedPackage,
-  counts: ViewCounts,
-  read: <R>(task: () => Promise<R>) => Promise<R>,
-  stale: StaleRebuild & { readonly bound: string },
-): Promise<number> {
-  const records = [...folded.latest.values()];
-  const entries = await Promise.all(
-    records.map(async (record) => {
-      const leaf = {
-        key: record.key,
-        type: record.type,
-        ...(record.quarantined ? { quarantined: true as const } : {}),
-      };
-      if (record.type === 'PackageDelete' || record.quarantined) return entryOf(record.version, leaf, record);
-      // Read as upkeep reads it (same errors for a leaf the manifest lists but the mirror lacks).
-      const body = await read(() =>
-        new MirrorLeaf(
-          { key: record.key, id: record.id, version: record.version, type: record.type },
-          mirror,
-          record.commitKey,
-        ).json(),
-      );
-      return entryOf(record.version, { ...leaf, fields: leafFieldsOf(body) }, record);
-    }),
-  );
-  const index: PackageIndex = packageIndexOf(folded.id, folded, entries);
-  const key = packageIndexKey(target.prefix, index.id);
-  let outcome = await writeGuarded(target.documents, key, index.commitKey, () => index, { replaceSame: true });
-  // An added package's newer index was written by upkeep over the incomplete one: merged, not kept as it is.
-  if (outcome === 'current' && stale.added(index.id.toLowerCase()))
-    outcome = await writeOverNewer(target.documents, key, index, stale.bound);
-  counts[outcome]++;
-  // A set-aside leaf stored since (retry-quarantine) is read like any other: as upkeep does after its write (an
-  // index kept because a newer one was there was looked at by its own writer).
-  if (outcome === 'written')
-    for (const entry of index.versions)
-      if (entry.quarantined)
-        await refreshQuarantinedEntry(target.documents, key, entry.leaf, (leafKey) => mirror.store.getBytes(leafKey));
-  return records.filter((record) => record.type === 'PackageDetails' && !record.quarantined).length;
-}
-
-/** Moves the consumer's cursor (stored under `key`) up to `last` if it is behind it; true when it moved. */
-async function moveCursorUp(
-  cursors: CursorStore,
-  key: string,
-  last: { commitId: string; commitTimeStamp: string },
-): Promise<boolean> {
-  const value = parseTimestamp(last.commitTimeStamp);
-  const runId = kuuidId();
-  for (let state = await cursors.read(key); state === undefined || state.value < value; ) {
-    const outcome = await cursors.compareAndSet(key, state, { value, commitId: last.commitId, runId });
-    if (outcome.outcome === 'written') return true;
-    state = outcome.current;
-  }
-  return false;
+function pick<T extends object, K extends keyof T>(value: T, keys: readonly K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (value[key] !== undefined) out[key] = value[key];
+  return out;
 }

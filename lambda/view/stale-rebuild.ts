@@ -22,6 +22,8 @@ export interface StaleRebuild {
   readonly cleared: ReadonlySet<number>;
   /** Whether a package (its lowercased id) was added by a cleared change. */
   readonly added: (lowerId: string) => boolean;
+  /** The cleared changes themselves (a rebuild's scope hands them to its workers). */
+  readonly refilled: readonly ViewStaleness[];
 }
 
 /** Where the rebuild runs. */
@@ -41,7 +43,7 @@ export async function prepareStaleRebuild(target: StaleRebuildTarget): Promise<S
     hasRead: hasReadOf(target.cursors, target.mirror, target.name),
   });
   const refilled = stale.filter((change) => change.refilledAt !== undefined);
-  return { cleared: new Set(refilled.map((change) => change.change)), added: addedBy(refilled) };
+  return { cleared: new Set(refilled.map((change) => change.change)), added: addedBy(refilled), refilled };
 }
 
 /**

@@ -2,7 +2,8 @@ import { consumeAs, type ConsumeOptions, type ConsumeResult } from '../consumer/
 import type { MirrorCommit, MirrorLeaf } from '../consumer/mirror.js';
 import { forEachBounded, packagesOf } from './commit-leaves.js';
 import { writeGuarded, type GuardedWriteOptions } from './guarded-write.js';
-import { applyCommit, type PackageIndex, type ViewLeaf } from './package-index.js';
+import { applyCommits } from './fold.js';
+import type { PackageIndex, ViewLeaf } from './package-index.js';
 import { refreshQuarantinedEntry } from './quarantine-refresh.js';
 import type { ViewDocuments } from './view-documents.js';
 import { packageIndexKey, VIEW_CONSUMER } from './view-keys.js';
@@ -71,9 +72,10 @@ export async function applyBatchToView(
     const key = packageIndexKey(target.prefix, ofPackage[0]!.leaves[0]!.id);
     const last = ofPackage[ofPackage.length - 1]!.commit.commitKey;
     const build = (previous: PackageIndex | undefined): PackageIndex =>
-      ofPackage
-        .filter(({ commit }) => previous === undefined || commit.commitKey > previous.commitKey)
-        .reduce<PackageIndex | undefined>((index, { commit, leaves }) => applyCommit(index, commit, leaves), previous)!;
+      applyCommits(
+        previous,
+        ofPackage.filter(({ commit }) => previous === undefined || commit.commitKey > previous.commitKey),
+      );
     const outcome = await writeGuarded(target.documents, key, last, build, options);
     counts[outcome]++;
     // A quarantined leaf stored by retry-quarantine while this batch was on its way: whichever of the two writes

@@ -2,7 +2,8 @@
  * s3rver on 127.0.0.1, in a child process of its own: it needs Node's `--openssl-legacy-provider`
  * (its ListObjectsV2 continuation tokens use DES), which the test process must not be run with. Its
  * PUTs are made atomic, as S3's are (see s3rver-atomic-put.mjs), and its keys may have segments longer than a
- * file name, as S3's may (see s3rver-long-segments.mjs).
+ * file name, as S3's may (see s3rver-long-segments.mjs); DELETEs in one folder may run at once, as S3's may
+ * (see s3rver-concurrent-delete.mjs).
  *
  * Usage: node --openssl-legacy-provider s3rver-server.mjs <directory> [--port N] [--raw] [--no-long-segments]
  *        [--hard-stop]; prints {"ready":true,"port":N}.
@@ -23,6 +24,7 @@
 import { parseArgs } from 'node:util';
 import { announce, exitWithParent } from './parent-watch.mjs';
 import { patchS3rverForAtomicPuts } from './s3rver-atomic-put.mjs';
+import { patchS3rverForConcurrentDeletes } from './s3rver-concurrent-delete.mjs';
 import { patchS3rverForConditionalPuts } from './s3rver-conditional-put.mjs';
 import { patchS3rverForLongSegments } from './s3rver-long-segments.mjs';
 import { patchS3rverQuiet } from './s3rver-quiet.mjs';
@@ -55,6 +57,7 @@ patchS3rverQuiet();
 const { default: S3rver } = await import('s3rver');
 if (!values.raw) {
   patchS3rverForAtomicPuts();
+  patchS3rverForConcurrentDeletes();
   if (!values['no-long-segments']) patchS3rverForLongSegments();
 }
 const server = new S3rver({ address: '127.0.0.1', port, silent: true, directory });

@@ -2,7 +2,11 @@ import { availableParallelism } from 'node:os';
 import { type Command, Option } from 'commander';
 import { CatalogClient, HttpClient } from '../../catalog/index.js';
 import {
+  type BackfillRange,
   DEFAULT_BACKFILL_LEASE_SECONDS,
+  LEAF_MEMORY_ENV,
+  leafMemoryBudget,
+  processMemory,
   DEFAULT_CONCURRENCY,
   DEFAULT_RANGE_LEAVES,
   formatTimestamp,
@@ -21,10 +25,12 @@ import {
   finishBackfill,
   planBackfill,
   releaseBackfillLease,
+  type RangeOutcome,
 } from '../index.js';
 import type { WorkerOptions } from './backfill-messages.js';
 import { rememberSource, withFolderSource } from '../../runtime/cli/folder-source.js';
-import type { WorkerPool } from './backfill-pool.js';
+import { fileURLToPath } from 'node:url';
+import type { WorkerPool } from '../../runtime/cli/worker-pool.js';
 import { BackfillProgress } from './backfill-progress.js';
 import { holderGone, processHolder } from '../../stores/lease-holder.js';
 import { ExitCode } from '../../runtime/cli/exit-code.js';
@@ -185,7 +191,7 @@ async function backfillCommand(given: BackfillOptions, command: Command, afterRe
     backfills: stores.backfills,
   };
   const leaseMs = DEFAULT_BACKFILL_LEASE_SECONDS * 1000;
-  let pool: WorkerPool | undefined;
+  let pool: WorkerPool<BackfillRange & { weight: number }, RangeOutcome, WorkerOptions> | undefined;
   let signals = 0;
   const onSignal = (): void => {
     if (++signals > 1) {
@@ -247,13 +253,24 @@ async function backfillCommand(given: BackfillOptions, command: Command, afterRe
       Math.min(60_000, leaseMs / 3),
     ).unref();
     // Loaded here, not with the command: it brings child_process, which no other command needs.
-    const { WorkerPool } = await import('./backfill-pool.js');
+    const { WorkerPool } = await import('../../runtime/cli/worker-pool.js');
     if (signals === 0) {
+      // Each worker's share of the parent's leaf memory budget.
+      const budget = leafMemoryBudget(process.env, processMemory());
       pool = new WorkerPool(
-        ranges.filter((range) => !done.has(range.n)),
+        fileURLToPath(new URL('./backfill-child.js', import.meta.url)),
+        [ranges.filter((range) => !done.has(range.n)).map((range) => ({ ...range, weight: range.leaves }))],
         checked.workers,
         { ...workerOptions(options), leaseHolder: holder },
-        progress,
+        {
+          onProgress: (n, leaves) => progress.onProgress(n, leaves),
+          onItemDone: (outcome) => progress.onRangeDone(outcome),
+          onItemFailed: (n, attempt, message) => progress.onRangeFailed(n, attempt, message),
+        },
+        {
+          ...process.env,
+          [LEAF_MEMORY_ENV]: String(Math.max(1, Math.floor(budget.bytes / checked.workers / 1024 / 1024))),
+        },
       );
     }
     const result = pool === undefined ? ({ kind: 'stopped' } as const) : await pool.done;

@@ -3,11 +3,14 @@ import type { Command } from 'commander';
 import { ConsumerError } from '../../consumer/errors.js';
 import { DEFAULT_READ_AHEAD } from '../../consumer/reader.js';
 import { DEFAULT_CURSOR_NAME, SettingsError } from '../../contract/index.js';
-import { folderViewStores, type ViewStores } from '../open-folder.js';
+import type { ViewStores } from '../open-folder.js';
+import { openViewStores } from './view-stores.js';
 import { keepView } from '../view-consumer.js';
-import { rebuildView, type RebuildResult } from '../rebuild.js';
+import { rebuildView } from '../rebuild.js';
 import type { ViewStaleness } from '../staleness.js';
-import { staleLine } from '../../contract/view.js';
+import { printStale, rebuiltLine } from './rebuild-lines.js';
+import { runRebuildCommand } from './view-rebuild.js';
+import { keepViewAfterRebuilds } from './view-wait.js';
 import { VIEW_CONSUMER } from '../view-keys.js';
 import { viewRefresher } from '../quarantine-refresh.js';
 import type { PageItem } from '../../catalog/index.js';
@@ -16,11 +19,12 @@ import { pollIntervalMs, wholeNumber } from '../../consumer/cli/changes.js';
 import { leaseOf, reportStop } from '../../consumer/cli/changes-consumer.js';
 import { ExitCode } from '../../runtime/cli/exit-code.js';
 import { stopOnSignal } from '../../runtime/cli/stop-on-signal.js';
-import { checkDataDir, type DataDirAccess } from '../../runtime/cli/open-stores.js';
+import { checkDataDir } from '../../runtime/cli/open-stores.js';
 import type { StoreOptions } from '../../runtime/cli/options.js';
 import { storeOptions } from '../../runtime/cli/store-options.js';
 import { requireMirror } from '../../consumer/cli/mirror-place.js';
 import { readConsumerCursor } from '../../consumer/consumer-cursors.js';
+import { holderGone, processHolder } from '../../stores/lease-holder.js';
 
 /** Options of `catalog-sync view`. */
 interface ViewOptions extends StoreOptions {
@@ -32,6 +36,8 @@ interface ViewOptions extends StoreOptions {
   concurrency?: string;
   shards?: string;
   tempDir?: string;
+  workers?: string;
+  abandon?: boolean;
   json?: boolean;
 }
 
@@ -56,13 +62,18 @@ export function addViewCommand(program: Command): void {
     .option('--consumer <name>', "the view consumer's cursor name", VIEW_CONSUMER)
     .option('--concurrency <n>', 'package indexes written at once')
     .option(
+      '--workers <n>',
+      'with --rebuild: worker processes that run its ranges, then its shards (default 1: all in this process)',
+    )
+    .option(
       '--shards <n>',
-      "with --rebuild: shard files the manifests' leaves are spilled to, one folded in memory at a time (default 64)",
+      "with --rebuild: shards the manifests' leaves are spread over, one folded in memory at a time (default 64)",
     )
     .option(
       '--temp-dir <folder>',
-      "with --rebuild: where its shard files go (default the system's temporary folder; at most about 60 bytes a leaf)",
+      "with --rebuild: where its records go (default the mirror's own place: the folder's .catalog-sync/view-rebuild/, or the bucket's view-rebuild/; about 60 bytes a leaf)",
     )
+    .option('--abandon', "with --rebuild: abandon the mirror's unfinished rebuild first and start anew", false)
     .option('--json', 'print the summary as one JSON line', false)
     .addHelpText(
       'after',
@@ -70,7 +81,8 @@ export function addViewCommand(program: Command): void {
 Examples:
   catalog-sync view                      # bring the view up to the watermark
   catalog-sync view --follow             # and keep it there
-  catalog-sync view --rebuild            # from the history
+  catalog-sync view --rebuild            # from the history (a stopped rebuild resumes)
+  catalog-sync view --rebuild --workers 2   # with 2 worker processes
   catalog-sync view --rebuild --added    # after a widening --refilter and its refill: the packages it added
   catalog-sync latest Newtonsoft.Json    # a package's current versions`,
     )
@@ -85,24 +97,6 @@ export function addLatestCommand(program: Command): void {
     )
     .option('--json', 'print the stored index.json (its versions in the same order)', false)
     .action(latestCommand);
-}
-
-/** The view's stores as `run` opens its stores: DynamoDB and S3 with both flags, the folder otherwise. */
-async function openViewStores(options: StoreOptions, access: DataDirAccess): Promise<ViewStores> {
-  const { cursorTable, bucket } = options;
-  if ((cursorTable === undefined) !== (bucket === undefined)) {
-    throw new SettingsError(
-      cursorTable === undefined ? '--cursor-table' : '--bucket',
-      `is required together with ${cursorTable === undefined ? '--bucket' : '--cursor-table'}`,
-    );
-  }
-  if (bucket !== undefined && cursorTable !== undefined) {
-    const { awsViewStores } = await import('../open.js');
-    return awsViewStores({ bucket, cursorTable, prefix: options.prefix ?? '' });
-  }
-  if (options.dataDir.trim() === '') throw new SettingsError('--data-dir', 'must not be empty');
-  await checkDataDir(resolve(options.dataDir), access);
-  return folderViewStores(options.dataDir, { prefix: options.prefix ?? '' });
 }
 
 /**
@@ -130,15 +124,23 @@ async function viewCommand(options: ViewOptions): Promise<void> {
   if (options.rebuild && options.follow)
     throw new SettingsError('--rebuild', 'give --rebuild or --follow, not both (after a rebuild, run view --follow)');
   const shards = wholeNumber('--shards', options.shards);
-  if (!options.rebuild && (shards !== undefined || options.tempDir !== undefined || options.added))
-    throw new SettingsError(
-      shards !== undefined ? '--shards' : options.added ? '--added' : '--temp-dir',
-      'needs --rebuild',
-    );
+  const workers = wholeNumber('--workers', options.workers);
+  if (workers !== undefined && workers < 1) throw new SettingsError('--workers', `must be at least 1 (got ${workers})`);
+  if (!options.rebuild) {
+    const flag = [
+      ['--shards', shards],
+      ['--temp-dir', options.tempDir],
+      ['--workers', workers],
+      ['--abandon', options.abandon || undefined],
+      ['--added', options.added || undefined],
+    ].find(([, value]) => value !== undefined);
+    if (flag !== undefined) throw new SettingsError(String(flag[0]), 'needs --rebuild');
+  }
   if (options.tempDir !== undefined && options.tempDir.trim() === '')
     throw new SettingsError('--temp-dir', 'must not be empty');
+  const recordsDir = options.tempDir === undefined ? {} : { recordsDir: resolve(options.tempDir) };
   // Opened to read: the place is checked before anything is written (a folder is then checked for writing).
-  const stores = await openViewStores(options, 'read');
+  const stores = await openViewStores({ ...options, ...recordsDir }, 'read');
   await requireMirror(stores.mirror, options.follow === true);
   if (options.bucket === undefined) await checkDataDir(resolve(options.dataDir), 'write');
   const target = {
@@ -149,32 +151,46 @@ async function viewCommand(options: ViewOptions): Promise<void> {
   const stop = stopOnSignal();
   try {
     if (options.rebuild) {
-      const spill = {
-        ...(shards === undefined ? {} : { shards }),
-        ...(options.tempDir === undefined ? {} : { tempDir: resolve(options.tempDir) }),
-      };
-      const result = await rebuildView(target, stores.mirror, stores.cursors, {
-        name: options.consumer,
-        signal: stop.signal,
-        ...spill,
-        ...(options.added ? { only: 'added' as const } : {}),
-      });
-      printRebuilt(options.consumer, result, options.json === true, options.added === true);
+      await runRebuildCommand(
+        stores,
+        target,
+        {
+          consumer: options.consumer,
+          workers: workers ?? 1,
+          abandon: options.abandon === true,
+          json: options.json === true,
+          ...(options.added ? { only: 'added' as const } : {}),
+          ...(shards === undefined ? {} : { shards }),
+          ...(concurrency === undefined ? {} : { concurrency }),
+        },
+        { ...storeOptionsOf(options), ...recordsDir },
+        stop.signal,
+      );
       return;
     }
-    const result = await keepView(target, {
-      name: options.consumer,
-      mirror: stores.mirror,
-      cursors: stores.cursors,
-      followerCursor: options.cursorName ?? DEFAULT_CURSOR_NAME,
-      follow: options.follow === true,
-      signal: stop.signal,
-      readAhead: DEFAULT_READ_AHEAD,
-      poll: { minMs: Math.min(1_000, maxPollMs), maxMs: maxPollMs },
-      lease: leaseOf(options.consumer, undefined, options.follow === true),
-      // Said as soon as it is found (a --follow runs for days); --json carries it in its summary instead.
-      ...(options.json ? {} : { onStale: (stale: ViewStaleness[]) => printStale(options.consumer, stale) }),
-    });
+    const result = await keepViewAfterRebuilds(
+      stores,
+      options.consumer,
+      options.follow === true,
+      maxPollMs,
+      stop.signal,
+      (signal) =>
+        keepView(target, {
+          name: options.consumer,
+          mirror: stores.mirror,
+          cursors: stores.cursors,
+          followerCursor: options.cursorName ?? DEFAULT_CURSOR_NAME,
+          follow: options.follow === true,
+          signal,
+          readAhead: DEFAULT_READ_AHEAD,
+          poll: { minMs: Math.min(1_000, maxPollMs), maxMs: maxPollMs },
+          lease: leaseOf(options.consumer, undefined, options.follow === true),
+          // Said as soon as it is found (a --follow runs for days); --json carries it in its summary instead.
+          ...(options.json ? {} : { onStale: (stale: ViewStaleness[]) => printStale(options.consumer, stale) }),
+        }),
+      options.json === true,
+    );
+    if (result === undefined) return;
     process.stdout.write(
       options.json
         ? `${JSON.stringify(result)}\n`
@@ -190,17 +206,10 @@ async function viewCommand(options: ViewOptions): Promise<void> {
   }
 }
 
-/** A rebuild's summary (stdout), then the id filter changes the view still lacks (stderr). */
-function printRebuilt(name: string, result: RebuildResult, json: boolean, added: boolean): void {
-  process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${rebuiltLine(name, result, added)}\n`);
-  if (!json) printStale(name, result.stale);
-}
-
-function rebuiltLine(name: string, result: RebuildResult, added: boolean): string {
-  if (added && result.complete && result.commits === 0)
-    return `nothing to rebuild: ${result.stale.length === 0 ? 'the view lacks nothing' : 'no stale id filter change is refilled yet'}`;
-  const what = added ? 'packages added by id filter changes' : 'packages';
-  return `${result.complete ? 'rebuilt' : 'stopped: rebuilt'} ${result.packages} ${what} from ${result.commits} commits up to ${result.commitKey ?? '(none)'} (${result.bodiesRead} leaf bodies read): ${result.written} written, ${result.current} already current; cursor ${name} ${result.cursorMoved ? 'moved' : 'left'}`;
+/** The store flags a worker process needs to open the same stores. */
+function storeOptionsOf(options: ViewOptions): StoreOptions {
+  const { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, verbose } = options;
+  return { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, verbose } as StoreOptions;
 }
 
 /**
@@ -214,17 +223,18 @@ export async function viewAfterRefill(options: StoreOptions): Promise<void> {
     if ((await readConsumerCursor(stores.cursors, stores.mirror, VIEW_CONSUMER)) === undefined) return;
     process.stderr.write(`view ${VIEW_CONSUMER}: rebuilding the packages the id filter change added\n`);
     const target = { documents: stores.documents, prefix: stores.prefix };
-    const result = await rebuildView(target, stores.mirror, stores.cursors, { only: 'added' });
+    const result = await rebuildView(target, stores.mirror, stores.cursors, {
+      only: 'added',
+      plans: stores.plans,
+      records: stores.records,
+      holder: processHolder(),
+      holderGone,
+    });
     process.stderr.write(`view ${VIEW_CONSUMER}: ${rebuiltLine(VIEW_CONSUMER, result, true)}\n`);
     printStale(VIEW_CONSUMER, result.stale);
   } finally {
     stores.close();
   }
-}
-
-/** Writes each stale change's line to stderr. */
-function printStale(name: string, stale: readonly ViewStaleness[]): void {
-  for (const change of stale) process.stderr.write(`catalog-sync: ${staleLine(name, change)}\n`);
 }
 
 async function latestCommand(id: string, options: StoreOptions & { json?: boolean }): Promise<void> {

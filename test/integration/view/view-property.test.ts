@@ -4,8 +4,10 @@
  * leaves that begin with a UTF-8 byte-order mark (as nuget.org's writer puts on some). The
  * mirror grows in random chunks and the view consumer runs after each (incremental upkeep, several runs); then the
  * view must equal the one computed from the catalog alone, a commit applied again must change no byte, and
- * `--rebuild` (from an empty view) must give the same bytes, whatever its number of shard files and however often it
- * spills its buffer to them.
+ * `--rebuild` (from an empty view) must give the same bytes, whatever its ranges of manifests (bounds inside
+ * same-millisecond pairs, single commits) and shards, and when it crashes (stopped after k items, or failing at the
+ * j-th index write) and is run again: the rerun resumes the plan, the cursor moves only at its finish, its records
+ * are removed.
  */
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +16,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readCommits } from '../../../lambda/consumer/index.js';
 import { LocalStore } from '../../../lambda/stores/local-store.js';
-import { applyToView, keepView, LocalViewDocuments, packageIndexKey, rebuildView } from '../../../lambda/view/index.js';
+import { consumerKey } from '../../../lambda/consumer/consumer-cursors.js';
+import {
+  applyToView,
+  keepView,
+  LocalViewDocuments,
+  packageIndexKey,
+  rebuildView,
+  type RebuildResult,
+} from '../../../lambda/view/index.js';
 import { generateCatalog } from '../../../testkit/catalog-generator.js';
 import { mulberry32 } from '../../../testkit/prng.js';
 import { decorate, expectedView, writeMirror } from '../../../testkit/view-mirror.js';
@@ -36,8 +46,10 @@ describe('latest view over generated catalogs (local folder)', () => {
         fc.constantFrom('', 'mirror/'),
         fc.nat(),
         fc.integer({ min: 1, max: 7 }),
-        fc.integer({ min: 1, max: 12 }),
-        async (seed, commits, cuts, prefix, again, shards, buffer) => {
+        fc.nat(),
+        fc.constantFrom('none', 'stop', 'throw'),
+        fc.nat(),
+        async (seed, commits, cuts, prefix, again, shards, rangeDraw, crash, crashDraw) => {
           const catalog = generateCatalog({
             commits,
             seed,
@@ -80,18 +92,55 @@ describe('latest view over generated catalogs (local folder)', () => {
               expect(counts.written).toBe(0);
             }
             expect(await viewBytes(store, prefix)).toEqual(incremental);
-            // Rebuild from the history into an empty view: the same bytes.
+            // Rebuild from the history into an empty view: the same bytes. Under a consumer of its own, so the
+            // cursor it moves at its finish starts from nothing.
             rmSync(join(dir, prefix, 'packages'), { recursive: true });
             const spills = join(dir, 'spills');
             mkdirSync(spills);
-            const rebuilt = await rebuildView(target, mirror, store, { shards, buffer, tempDir: spills });
-            expect(rebuilt).toMatchObject({
-              commits,
-              packages: expected.size,
-              written: expected.size,
-              cursorMoved: false,
-              complete: true,
-            });
+            const rangeManifests = 1 + (rangeDraw % commits);
+            const options = { shards, rangeManifests, tempDir: spills, name: 'view-rebuilt' };
+            const cursor = consumerKey(mirror, 'view-rebuilt');
+            let rebuilt: RebuildResult | undefined;
+            if (crash !== 'none') {
+              const stop = new AbortController();
+              let items = 0;
+              let writes = 0;
+              const crashed = rebuildView(
+                crash === 'throw'
+                  ? {
+                      ...target,
+                      beforeWrite: () => {
+                        if (writes++ === crashDraw % expected.size) throw new Error('crash');
+                      },
+                    }
+                  : target,
+                mirror,
+                store,
+                {
+                  ...options,
+                  signal: stop.signal,
+                  onItem: () => {
+                    if (crash === 'stop' && ++items === crashDraw % (Math.ceil(commits / rangeManifests) + shards))
+                      stop.abort();
+                  },
+                },
+              );
+              if (crash === 'throw') await expect(crashed).rejects.toThrow('crash');
+              else rebuilt = await crashed;
+              // Stopped, or failed: the cursor has not moved, and the lease was given back.
+              if (rebuilt === undefined || !rebuilt.complete) expect(await store.read(cursor)).toBeUndefined();
+            }
+            if (rebuilt === undefined || !rebuilt.complete) {
+              const resumed = await rebuildView(target, mirror, store, options);
+              expect(resumed.resumed).toBe(crash !== 'none');
+              rebuilt = resumed;
+            }
+            expect(rebuilt).toMatchObject({ commits, packages: expected.size, cursorMoved: true, complete: true });
+            expect(rebuilt.written + rebuilt.current).toBe(expected.size);
+            if (crash !== 'throw') expect(rebuilt.written).toBe(expected.size);
+            expect((await store.read(cursor))?.value).toBe(
+              (await store.read(consumerKey(mirror, 'view-latest')))?.value,
+            );
             expect(readdirSync(spills)).toEqual([]);
             // Only the latest details leaf of each identity is read, once.
             const latestDetails = [...expected.values()]

@@ -105,6 +105,20 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
       complete: true,
     });
     expect(await viewBytes()).toEqual(stored);
+
+    // The same with two worker processes (ranges, then shards): the same bytes.
+    for (const key of stored.keys()) await target.store.deleteKey(key);
+    const workers = await cli(['view', '--rebuild', '--workers', '2', '--shards', '4', '--json']);
+    expect(workers.code, workers.stderr).toBe(0);
+    expect(JSON.parse(workers.stdout)).toMatchObject({
+      commits: catalog.commits.length,
+      packages: expected.size,
+      written: expected.size,
+      complete: true,
+      resumed: false,
+    });
+    expect(JSON.parse(workers.stdout).ranges).toBeGreaterThanOrEqual(2);
+    expect(await viewBytes()).toEqual(stored);
   }, 120_000);
 
   it('usage errors name the flag', async () => {
@@ -120,5 +134,8 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
     const alone = await cli(['view', '--temp-dir', '/tmp']);
     expect(alone.code).toBe(2);
     expect(alone.stderr).toContain('--temp-dir: needs --rebuild');
+    const workers = await cli(['view', '--rebuild', '--workers', '0']);
+    expect(workers.code).toBe(2);
+    expect(workers.stderr).toContain('--workers');
   });
 });

@@ -1,8 +1,13 @@
-import type { BackfillStore } from '../stores/types.js';
-import type { EngineLogger } from '../sync/engine-deps.js';
+import type { BackfillStore } from './types.js';
+
+/** Where a failed renewal is told (a wing's engine logger). */
+export interface RenewalLogger {
+  warn(message: string, extra?: Record<string, unknown>): void;
+}
 
 /**
- * Keeps a backfill plan's lease live while one range runs: renewed when the range starts and ends, and in
+ * Keeps a plan's lease live while one of its items runs (a backfill's range, a view rebuild's range or shard; the
+ * text below says range): renewed when the range starts and ends, and in
  * between whenever the range's checkpoint advances and at least a third of the lease has passed since the last
  * renewal. So a range that takes longer than the lease (a large `--range-leaves`, a slow source) still holds the
  * follower off, at the cost of one extra write per third of a lease, never one per leaf or per commit; and it
@@ -29,9 +34,11 @@ export class LeaseRenewer {
     private readonly backfillId: string,
     private readonly leaseMs: number,
     private readonly now: () => number,
-    private readonly logger: EngineLogger,
+    private readonly logger: RenewalLogger,
     /** Who holds the plan's lease (the execution's ARN, the CLI's `<pid>@<host>`), when the caller knows it. */
     private readonly holder?: string,
+    /** The warning of a failed renewal (the backfill's by default). */
+    private readonly failedMessage = 'backfill lease renewal failed; the range goes on (the lease only holds the follower off)',
   ) {}
 
   /**
@@ -61,7 +68,7 @@ export class LeaseRenewer {
   async tryRenew(): Promise<void> {
     this.renewing = this.renew()
       .catch((error: unknown) => {
-        this.logger.warn('backfill lease renewal failed; the range goes on (the lease only holds the follower off)', {
+        this.logger.warn(this.failedMessage, {
           backfillId: this.backfillId,
           error: (error as Error)?.message ?? String(error),
         });
