@@ -123,7 +123,7 @@ describe('the feed writer', () => {
     for (const id of acknowledgements(writer).keys()) expect(findings, id).toContain(id);
   });
 
-  it('takes a base URL of its own; without a distribution it needs one; it needs the view; writer: false makes none', () => {
+  it("takes a base URL of its own; without a distribution it needs one; it needs the view; a private source's secret; writer: false makes none", () => {
     const own = build({
       feed: { distribution: false, writer: { baseUrl: 'https://nuget.example.com/', downloads: 4 } },
     });
@@ -132,10 +132,27 @@ describe('the feed writer', () => {
       FEED_BASE_URL: 'https://nuget.example.com/',
       FEED_DOWNLOADS: '4',
     });
-    expect(() => build({ feed: { distribution: false } })).toThrow(CatalogSyncPropsError);
-    expect(() => build({ feed: { distribution: false } })).toThrow('feed.writer.baseUrl');
+    expect(() => build({ feed: { distribution: false } })).toThrow(
+      new CatalogSyncPropsError(
+        'feed.writer needs the URL at which the feed is served: give feed.writer.baseUrl, or keep feed.distribution',
+      ),
+    );
     expect(() => build({ view: false, feed: {} })).toThrow('leave view on, or feed.writer false');
     expect(() => build({ feed: { writer: { downloads: 0 } } })).toThrow('feed.writer.downloads 0');
+    const secret = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:catalog-sync/feed-AbCdEf';
+    const privateFeed = build({ source: 'https://feed.example/v3/index.json', sourceSecret: secret, feed: {} });
+    const privateWriter = privateFeed.sync.feed!.writer!.function;
+    const privateResources = privateFeed.resources();
+    const fnProps = privateResources[privateFeed.stack.getLogicalId(privateWriter.node.defaultChild as never)]!;
+    expect(fnProps.Properties.Environment.Variables).toMatchObject({
+      CATALOG_SOURCE: 'https://feed.example/v3/index.json',
+      SOURCE_SECRET_ARN: secret,
+    });
+    const reads = roleStatements(
+      privateResources,
+      privateFeed.stack.getLogicalId(privateWriter.role!.node.defaultChild as never),
+    ).filter((statement) => JSON.stringify(statement.Action).includes('secretsmanager:GetSecretValue'));
+    expect(reads.map((statement) => statement.Resource)).toEqual([secret]);
     const none = build({ feed: { writer: false } });
     expect(none.sync.feed!.writer).toBeUndefined();
     expect(none.sync.view).toBeUndefined();
