@@ -5,33 +5,16 @@
  * small IAM evaluator that shares nothing with infra/, may write and delete under feed/ and feed-state/ only, read
  * the leaves and the view, and move its own cursor, not the view's; cdk-nag clean. One synthesis.
  */
-import { App, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
-import { CatalogSync, CatalogSyncPropsError, type CatalogSyncProps } from '../../infra/index.js';
+import { CatalogSyncPropsError, type CatalogSyncProps } from '../../infra/index.js';
 import { consumerCursorKey, mirrorKeyOf } from '../../lambda/contract/index.js';
 import type { RecordedCall } from '../../testkit/aws-request-recorder.js';
 import { uncovered, type TemplateNames } from '../../testkit/iam-evaluator.js';
-import {
-  acknowledgements,
-  getAtt,
-  NO_BUNDLING,
-  outdir,
-  rawFindings,
-  roleStatements,
-  wildcardProblems,
-  type Resources,
-} from './synth-kit.js';
+import { acknowledgements, getAtt, rawFindings, roleStatements, syncStack, wildcardProblems } from './synth-kit.js';
 
-function build(props: CatalogSyncProps) {
-  const app = new App({ context: NO_BUNDLING, outdir: outdir() });
-  const stack = new Stack(app, 'Feeds');
-  const sync = new CatalogSync(stack, 'Sync', props);
-  return { stack, sync, resources: () => Template.fromStack(stack).toJSON().Resources as Resources };
-}
-
+const build = (props: CatalogSyncProps) => syncStack(props, 'Feeds');
 const built = build({ prefix: 'nuget/', feed: {}, includeIds: ['Contoso.*'] });
 const { stack, sync } = built;
 const resources = built.resources();

@@ -8,12 +8,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../lambda/cli.js';
-import { LocalFeedStorage, S3FeedStorage, type FeedStorage } from '../../../lambda/feed/index.js';
-import type { LocalStore } from '../../../lambda/stores/local-store.js';
+import type { FeedStorage } from '../../../lambda/feed/index.js';
 import { auditFeed, repairFeed, type FeedFinding } from '../../../lambda/verify/index.js';
 import { HttpClient } from '../../../lambda/catalog/http-client.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
-import { FEED_TEST_RETRY, FeedCatalog, mirrorCommits, runFeed, type FeedPlace } from '../../../testkit/feed-kit.js';
+import {
+  FEED_TEST_RETRY,
+  FeedCatalog,
+  feedStorageOf,
+  mirrorCommits,
+  runFeed,
+  type FeedPlace,
+} from '../../../testkit/feed-kit.js';
 import { openViewTarget, VIEW_KINDS, type ViewTestTarget } from '../../../testkit/view-harness.js';
 
 const BASE = 'https://feed.example.test/nuget/';
@@ -100,6 +106,16 @@ function expectDamageFound(findings: readonly FeedFinding[], prefix: string): vo
   expect((differs as any).actual.hash).not.toBe((differs as any).expected.hash);
 }
 
+/** The mirror of {@link driftCatalog}, its view and its feed kept from a replica of the catalog. */
+async function openDriftFeed(kind: (typeof VIEW_KINDS)[number], built: FeedCatalog, prefix: string) {
+  const replica = await CatalogReplica.start({ catalog: built.catalog });
+  const target = await openViewTarget(kind, prefix);
+  const place: FeedPlace = { ...target, storage: feedStorageOf(target) };
+  await mirrorCommits(place, built.catalog.commits);
+  expect(await runFeed(place, replica.serviceIndexUrl, BASE)).toMatchObject({ stored: 5, quarantined: 0 });
+  return { replica, target, place };
+}
+
 describe.each(VIEW_KINDS)('verify --feed: %s', (kind) => {
   const prefix = 'm/';
   const built = driftCatalog();
@@ -108,15 +124,7 @@ describe.each(VIEW_KINDS)('verify --feed: %s', (kind) => {
   let place: FeedPlace;
 
   beforeAll(async () => {
-    replica = await CatalogReplica.start({ catalog: built.catalog });
-    target = await openViewTarget(kind, prefix);
-    const storage: FeedStorage =
-      kind === 'local folder'
-        ? new LocalFeedStorage(target.mirror.where, target.store as LocalStore)
-        : new S3FeedStorage(target.harness!.bucket, target.harness!.clients.s3);
-    place = { ...target, storage };
-    await mirrorCommits(place, built.catalog.commits);
-    expect(await runFeed(place, replica.serviceIndexUrl, BASE)).toMatchObject({ stored: 5, quarantined: 0 });
+    ({ replica, target, place } = await openDriftFeed(kind, built, prefix));
   });
   afterAll(async () => {
     await replica?.stop();
@@ -192,11 +200,7 @@ describe('catalog-sync verify --feed (in process, a folder)', () => {
   let place: FeedPlace;
 
   beforeAll(async () => {
-    replica = await CatalogReplica.start({ catalog: built.catalog });
-    target = await openViewTarget('local folder');
-    place = { ...target, storage: new LocalFeedStorage(target.mirror.where, target.store as LocalStore) };
-    await mirrorCommits(place, built.catalog.commits);
-    await runFeed(place, replica.serviceIndexUrl, BASE);
+    ({ replica, target, place } = await openDriftFeed('local folder', built, ''));
   });
   afterAll(async () => {
     await replica?.stop();
