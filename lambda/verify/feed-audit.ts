@@ -32,6 +32,11 @@ import type { PackageIndex, VersionEntry } from '../view/package-index.js';
 import { packageIndexKey } from '../view/view-keys.js';
 import type { FeedFinding } from './feed-findings.js';
 
+/**
+ * Packages read and hashed at once (each is held whole while hashed: at most this many × 5 MiB, plus one large one).
+ */
+export const PACKAGE_READS = 8;
+
 /** The feed to audit and its source. */
 export interface FeedAuditTarget {
   readonly storage: FeedStorage;
@@ -135,6 +140,7 @@ export async function auditFeed(target: FeedAuditTarget, options: FeedAuditOptio
     urls,
     cursor: cursor.value,
     pages: new Map(),
+    small: limiter(PACKAGE_READS),
     large: limiter(1),
     report,
     counts,
@@ -152,7 +158,8 @@ interface PackageAudit {
   readonly cursor: bigint;
   /** Vulnerability pages read so far, by number. */
   readonly pages: Map<number, Promise<Record<string, unknown>>>;
-  /** Large packages are read one at a time (each is held whole while it is hashed). */
+  /** Packages are held whole while hashed: at most {@link PACKAGE_READS} small ones at once, large ones one at a time. */
+  readonly small: <R>(task: () => Promise<R>) => Promise<R>;
   readonly large: <R>(task: () => Promise<R>) => Promise<R>;
   readonly report: (finding: FeedFinding) => void;
   readonly counts: { packages: number; versions: number; hashed: number; hashedBytes: number; pending: number };
@@ -290,15 +297,18 @@ async function checkPackage(
   if ('problem' in leaf.digest) return;
   const expected = leaf.digest;
   const key = keys.nupkg(id, entry.version);
-  const read = () => target.storage.read(key);
-  const stored = await (expected.size > LARGE_PACKAGE_BYTES ? audit.large(read) : read());
-  if (stored === undefined) {
+  const hashOf = async () => {
+    const stored = await target.storage.read(key);
+    if (stored === undefined) return undefined;
+    return { hash: createHash('sha512').update(stored.bytes).digest('base64'), size: stored.bytes.byteLength };
+  };
+  const actual = await (expected.size > LARGE_PACKAGE_BYTES ? audit.large(hashOf) : audit.small(hashOf));
+  if (actual === undefined) {
     audit.report({ kind: 'package-missing', id, version: entry.version, key });
     return;
   }
   audit.counts.hashed++;
-  audit.counts.hashedBytes += stored.bytes.byteLength;
-  const actual = { hash: createHash('sha512').update(stored.bytes).digest('base64'), size: stored.bytes.byteLength };
+  audit.counts.hashedBytes += actual.size;
   if (actual.hash !== expected.hash || actual.size !== expected.size)
     audit.report({ kind: 'package-differs', id, version: entry.version, key, expected, actual });
 }
