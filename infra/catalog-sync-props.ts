@@ -228,13 +228,14 @@ export interface CatalogSyncProps {
    * Whether to keep the latest view of every package (`{prefix}packages/{id}/index.json`, contract.md "The latest
    * view"): a `CatalogConsumer` named `view-latest` (the sync's `view`) that applies each commit up to the
    * watermark, with S3 conditional writes against stale writers.
-   * @default false
+   * @default false (true with a `feed` whose writer is on: the feed is written from the view)
    */
   readonly view?: boolean;
 
   /**
    * The mirror's private NuGet feed (`{prefix}feed/`, contract.md "The feed"): CloudFront in front of that prefix
-   * only (`feed.distribution`, docs/deploy.md "The feed"), with its base URL as the output `FeedBaseUrl`.
+   * only (`feed.distribution`, docs/deploy.md "The feed"), with its base URL as the output `FeedBaseUrl`, and its
+   * writer, the consumer `feed` after the latest view (`feed.writer`).
    * @default - none
    */
   readonly feed?: CatalogSyncFeedProps;

@@ -56,7 +56,7 @@ import { SyncFunction } from './constructs/sync-function.js';
 import { addSyncOutputs } from './constructs/sync-outputs.js';
 import type { CatalogConsumer } from './constructs/catalog-consumer.js';
 import { addLatestView } from './constructs/latest-view.js';
-import { addFeed, type SyncFeed } from './constructs/feed.js';
+import { addFeed, feedNeedsView, type SyncFeed } from './constructs/feed.js';
 import { DEFAULT_LAG_THRESHOLD, DEFAULT_MAX_EVENT_AGE, DEFAULT_SCHEDULE, DEFAULT_TIMEOUT } from './defaults.js';
 import { embeddedCredentialsProblem, sourceSecretOf } from './source-secret.js';
 
@@ -262,9 +262,9 @@ export class CatalogSync extends Construct {
     }
 
     // --- the latest view (after the dashboard, which shows its lag) ----------------------------------------
-    if (props.view === true) this.view = addLatestView(this, props.alarmTopic);
+    if (props.view === true || feedNeedsView(props)) this.view = addLatestView(this, props.alarmTopic);
     const outputPrefix = props.outputs === false ? undefined : (props.outputPrefix ?? id.replace(/[^A-Za-z0-9]/g, ''));
-    if (props.feed) this.feed = addFeed(this, props.feed, outputPrefix);
+    if (props.feed) this.feed = addFeed(this, props.feed, outputPrefix, props.alarmTopic);
 
     // --- the stack outputs ---------------------------------------------------------------------------------
     if (outputPrefix !== undefined) {

@@ -170,7 +170,7 @@ function syncProps(get: Raw, scope: string): CatalogSyncProps {
     missedRunPeriods: whole(get, key('missedRunPeriods')),
     commitEvents: flag(get, key('commitEvents')),
     dashboard: flag(get, key('dashboard')),
-    // `-c catalog-sync:feed=true`: the feed with its defaults (CloudFront in front of {prefix}feed/).
+    // `-c catalog-sync:feed=true`: the feed with its defaults (CloudFront in front of {prefix}feed/, its writer).
     feed: flag(get, key('feed')) ? {} : undefined,
   };
   for (const name of Object.keys(props)) if (props[name] === undefined) delete props[name];

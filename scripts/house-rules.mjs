@@ -20,7 +20,7 @@
 export const WING_GRAPH = {
   sync: [],
   backfill: ['sync'],
-  verify: ['sync'],
+  verify: ['sync', 'consumer', 'view', 'feed'],
   consumer: [],
   view: ['consumer'],
   feed: ['consumer', 'view'],
@@ -31,7 +31,7 @@ export const WING_GRAPH = {
 const WING_WHAT = {
   sync: 'the follower: one bounded slice, its Lambda, run/status/runs/quarantine',
   backfill: 'plan, ranges, finish; its Lambdas and `backfill` with worker processes',
-  verify: 'the audit of a mirror against the catalog, its repair, `verify`',
+  verify: 'the audit of a mirror against the catalog, the drift report of its feed, their repairs, `verify`',
   consumer: 'the mirror read back in order, named consumers, their Lambda, `changes`',
   view: 'the latest view kept by a built-in consumer, its Lambda, `view`/`latest`',
   feed: 'planned: the private feed and its .nupkg mirror',

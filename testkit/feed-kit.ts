@@ -5,7 +5,15 @@
  */
 import { HttpClient } from '../lambda/catalog/http-client.js';
 import type { Mirror } from '../lambda/consumer/mirror.js';
-import { keepFeed, type FeedRunResult, type FeedStorage, type FeedTarget } from '../lambda/feed/index.js';
+import {
+  keepFeed,
+  LocalFeedStorage,
+  S3FeedStorage,
+  type FeedRunResult,
+  type FeedStorage,
+  type FeedTarget,
+} from '../lambda/feed/index.js';
+import type { LocalStore } from '../lambda/stores/local-store.js';
 import type { CursorStore, SnapshotStore } from '../lambda/stores/types.js';
 import { keepView, type ViewDocuments } from '../lambda/view/index.js';
 import { attachPackages } from './catalog-packages.js';
@@ -14,6 +22,7 @@ import type { GeneratedDeprecation, GeneratedVulnerability } from './generated-c
 import type { NupkgDependency } from './nupkg.js';
 import { leafPath } from './package-identities.js';
 import { formatTicks, parseTicks } from './catalog-time.js';
+import type { ViewTestTarget } from './view-harness.js';
 import { writeMirror } from './view-mirror.js';
 
 /** One leaf of a commit the test writes. */
@@ -88,6 +97,13 @@ export interface FeedPlace {
   readonly documents: ViewDocuments;
   readonly mirror: Mirror;
   readonly storage: FeedStorage;
+}
+
+/** The feed's storage beside a test's mirror: its bucket, or its folder. */
+export function feedStorageOf(target: ViewTestTarget): FeedStorage {
+  return target.harness === undefined
+    ? new LocalFeedStorage(target.mirror.where, target.store as LocalStore)
+    : new S3FeedStorage(target.harness.bucket, target.harness.clients.s3);
 }
 
 /** Writes `commits` into the mirror (leaves, manifests, watermark) and brings the latest view up to them. */

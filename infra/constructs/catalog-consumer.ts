@@ -41,7 +41,7 @@ import {
   mirrorKeyOf,
 } from '../../lambda/contract/index.js';
 import type { ConsumableSync } from './consumable-sync.js';
-import { CatalogSyncPropsError } from '../catalog-sync-props.js';
+import { CatalogSyncPropsError } from '../props-error.js';
 import { nagResource } from './nag.js';
 import { syncMetric } from './sync-alarms.js';
 import { grantBucketKey, grantMissingKeys } from './mirror-grants.js';

@@ -169,6 +169,20 @@ export class Feed {
     return ids.size;
   }
 
+  /**
+   * Makes `packages` (lowercased id to the versions whose stored bytes are to be downloaded again) again from the
+   * latest view, every document written anew from the leaves, none of its registration items kept, through the same
+   * writers and compare-and-swap as a batch (`verify --feed --repair`). A package the filter leaves out is removed.
+   */
+  async repair(packages: ReadonlyMap<string, ReadonlySet<string>>): Promise<void> {
+    await this.syncAll(packages.keys(), {
+      force: true,
+      fresh: true,
+      removeExcluded: true,
+      refetch: (id, version) => packages.get(id.toLowerCase())?.has(version) === true,
+    });
+  }
+
   private async syncAll(ids: Iterable<string>, options: SyncPackageOptions = {}): Promise<void> {
     const changes = new Map<string, readonly VulnerabilityEntry[]>();
     await forEachBounded(ids, this.concurrency, async (id) => {

@@ -21,13 +21,17 @@ export interface PackagePlan {
   readonly records: Map<string, Record<string, unknown>>;
 }
 
-/** Plans the package `id` from `entries` (its view entries; none: everything removed) and the `previous` state. */
+/**
+ * Plans the package `id` from `entries` (its view entries; none: everything removed) and the `previous` state; the
+ * versions `refetch` names are downloaded again as if not held (a repair of bytes that are no longer the leaf's).
+ */
 export async function planPackage(
   ctx: FeedContext,
   id: string,
   entries: readonly VersionEntry[],
   previous: PackageState | undefined,
   now: number,
+  refetch?: (version: string) => boolean,
 ): Promise<PackagePlan> {
   const plan: PackagePlan = {
     held: {},
@@ -37,7 +41,9 @@ export async function planPackage(
     leaves: new Map(),
     records: new Map(),
   };
-  const planned = await Promise.all(entries.map((entry) => planVersion(ctx, id, entry, previous, now, plan)));
+  const planned = await Promise.all(
+    entries.map((entry) => planVersion(ctx, id, entry, previous, now, plan, refetch?.(entry.version) === true)),
+  );
   // In the view's order (versions lowest first), so equal plans are equal bytes.
   for (const [i, entry] of entries.entries()) {
     const one = planned[i]!;
@@ -63,9 +69,10 @@ async function planVersion(
   previous: PackageState | undefined,
   now: number,
   plan: PackagePlan,
+  refetch: boolean,
 ): Promise<VersionPlan> {
   const version = entry.version;
-  const held = previous?.held[version];
+  const held = refetch ? undefined : previous?.held[version];
   // A delete: nothing held (removed). A leaf the mirror set aside: its bytes are unknown, what is held stays.
   if (entry.type === 'delete') return {};
   if (entry.quarantined) return held === undefined ? {} : { held };

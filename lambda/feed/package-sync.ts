@@ -44,6 +44,10 @@ export interface SyncPackageOptions {
   readonly force?: boolean;
   /** Remove what the feed holds of a package the id filter leaves out (a rebuild after the filter changed). */
   readonly removeExcluded?: boolean;
+  /** Make every registration item again from its leaf, none kept from the stored documents (a repair). */
+  readonly fresh?: boolean;
+  /** Versions (identity form) whose stored bytes are not trusted: downloaded again, as if not held (a repair). */
+  readonly refetch?: (id: string, version: string) => boolean;
 }
 
 /** Makes the feed of package `id` (any spelling) what the latest view says now. */
@@ -68,7 +72,8 @@ export async function syncPackage(
       return { outcome: 'current', vulnerabilities: vulnerabilitiesOf(view.versions, previous.held) };
     }
     const entries = included ? view.versions : [];
-    const plan = await planPackage(ctx, id, entries, previous, now);
+    const refetch = options.refetch;
+    const plan = await planPackage(ctx, id, entries, previous, now, refetch && ((version) => refetch(id, version)));
     const state: PackageState = {
       id: view?.id ?? previous!.id,
       viewCommitKey: view?.commitKey ?? previous!.viewCommitKey,
@@ -81,7 +86,7 @@ export async function syncPackage(
     for (const [version, record] of plan.records)
       await ctx.storage.put(ctx.keys.quarantine(id, version), Buffer.from(JSON.stringify(record)), 'json');
     const listed = entries.filter((entry) => plan.held[entry.version] !== undefined);
-    await writeDocuments(ctx, state, view, listed, plan, previous);
+    await writeDocuments(ctx, state, view, listed, plan, options.fresh === true ? undefined : previous);
     const bytes = serializeState(state);
     if (!stored?.bytes.equals(bytes) && !(await ctx.storage.writeIf(stateKey, bytes, stored?.tag))) {
       // Overtaken: the documents just written may be older than the stored state's; made again from it.
@@ -129,6 +134,7 @@ async function writeDocuments(
   view: PackageIndex | undefined,
   listed: readonly VersionEntry[],
   plan: PackagePlan,
+  /** The state before; undefined: no stored registration item is kept (a new package, or a repair). */
   previous: PackageState | undefined,
 ): Promise<void> {
   const id = state.id;

@@ -4,14 +4,14 @@
  * and acknowledgements. Apps synthesize under one temporary folder per test file, removed after it.
  */
 import { readFileSync } from 'node:fs';
-import type { App, AppProps } from 'aws-cdk-lib';
+import { App, Stack, type AppProps } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { expect } from 'vitest';
 import { buildApp } from '../../infra/app.js';
 import { outdir } from '../../testkit/synth-folder.js';
-import type { CatalogSyncStack } from '../../infra/index.js';
+import { CatalogSync, type CatalogSyncProps, type CatalogSyncStack } from '../../infra/index.js';
 
 /** Where an app synthesizes (one folder per test file, removed after it). */
 export { outdir };
@@ -46,6 +46,14 @@ export function synth(
   const { app, stack } = buildApp({ context, outdir: outdir() } satisfies AppProps);
   const template = Template.fromStack(stack);
   return { app, stack, template, resources: template.toJSON().Resources as Resources };
+}
+
+/** A `CatalogSync` of `props` alone in a stack (no bundling); its template's resources read when asked. */
+export function syncStack(props: CatalogSyncProps, stackName = 'Syncs') {
+  const app = new App({ context: NO_BUNDLING, outdir: outdir() });
+  const stack = new Stack(app, stackName);
+  const sync = new CatalogSync(stack, 'Sync', props);
+  return { stack, sync, resources: () => Template.fromStack(stack).toJSON().Resources as Resources };
 }
 
 /** The resources of one type, with their logical ids. */

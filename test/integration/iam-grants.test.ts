@@ -8,8 +8,8 @@
  * caller holding `s3:ListBucket` on the bucket.
  *
  * Faces: the follower (lambda/sync/lambda.ts) on a fresh mirror then a second run, without and with INCLUDE_IDS, with a
- * quarantined leaf; the backfill planner, worker and finalizer as the Distributed Map calls them; a consumer's and
- * the latest view's Lambdas on that mirror.
+ * quarantined leaf; the backfill planner, worker and finalizer as the Distributed Map calls them; a consumer's, the
+ * latest view's and the feed writer's Lambdas on that mirror (the feed downloads each package and writes feed/).
  */
 import { fileURLToPath } from 'node:url';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
@@ -20,6 +20,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogBackfill, CatalogConsumer, CatalogSync } from '../../infra/index.js';
 import type { BackfillRange } from '../../lambda/contract/index.js';
 import { generateCatalog, type GeneratedCatalog } from '../../testkit/catalog-generator.js';
+import { FeedCatalog, mirrorCommits } from '../../testkit/feed-kit.js';
+import { S3FeedStorage } from '../../lambda/feed/index.js';
+import { S3ViewDocuments } from '../../lambda/view/index.js';
 import { CatalogReplica } from '../../testkit/catalog-replica.js';
 import { AwsRequestRecorder, type RecordedCall } from '../../testkit/aws-request-recorder.js';
 import { testServices } from '../../testkit/env.js';
@@ -44,6 +47,7 @@ function synthesize(includeIds?: string[], prefix = PREFIX) {
     view: true,
     quarantine: true,
     ...(includeIds ? { includeIds } : {}),
+    feed: { distribution: false, writer: { baseUrl: 'https://feed.example.test/nuget/' } },
   });
   const consumer = new CatalogConsumer(stack, 'Indexer', { sync, consumerName: CONSUMER, entry: ENTRY });
   const backfill = new CatalogBackfill(stack, 'Backfill', {
@@ -67,6 +71,7 @@ function synthesize(includeIds?: string[], prefix = PREFIX) {
     follower: face(sync.function),
     consumer: face(consumer.function),
     view: face(sync.view!.function),
+    feed: face(sync.feed!.writer!.function),
     planner: face(backfill.planner),
     worker: face(backfill.worker),
     finalizer: face(backfill.finalizer),
@@ -295,6 +300,51 @@ describe('the IAM grants cover every call the functions make', () => {
       consumer: uncovered(stack.consumer.statements, consuming, names),
       view: uncovered(stack.view.statements, viewing, names),
     }).toEqual({ consumer: [], view: [] });
+  });
+
+  it("the feed writer's Lambda: packages downloaded and stored with their documents, then a delete and an unlist", async () => {
+    const { harness, names } = await target(stack);
+    const built = new FeedCatalog();
+    built.commit([
+      { id: 'Grants.A', version: '1.0.0' },
+      { id: 'Grants.A', version: '2.0.0' },
+      { id: 'Grants.B', version: '1.0.0' },
+    ]);
+    // The replica serves the catalog as it grows: the second commit is made after the first is in the feed.
+    const source = await CatalogReplica.start({ catalog: built.catalog });
+    try {
+      // The mirror and its view written in process (not recorded); the feed's Lambda after each commit (recorded).
+      const mirror = { store: harness.snapshots, prefix: PREFIX, where: `s3://${harness.bucket}/${PREFIX}` };
+      const place = {
+        store: harness.snapshots,
+        cursors: harness.store,
+        documents: new S3ViewDocuments(harness.bucket, harness.clients.s3),
+        mirror,
+        storage: new S3FeedStorage(harness.bucket, harness.clients.s3),
+      };
+      const { feedHandler } = await import('../../lambda/feed/lambda.js');
+      const env = { ...environmentOf(stack.feed, harness, names), CATALOG_SOURCE: source.serviceIndexUrl };
+      const feeding: RecordedCall[] = [];
+      const later = () =>
+        built.commit([
+          { id: 'Grants.A', version: '1.0.0', delete: true },
+          { id: 'Grants.B', version: '1.0.0', listed: false },
+        ]);
+      for (const commit of [built.catalog.commits[0]!, later]) {
+        await mirrorCommits(place, [typeof commit === 'function' ? commit() : commit]);
+        feeding.push(
+          ...(await recording(env, async () =>
+            expect(await feedHandler(process.env)(scheduleEvent, ENOUGH)).toMatchObject({ commits: 1 }),
+          )),
+        );
+      }
+      const s3Calls = feeding.filter((call) => call.service === 's3');
+      const nupkg = `${PREFIX}feed/flat/grants.a/1.0.0/grants.a.1.0.0.nupkg`;
+      expect(s3Calls.filter((call) => call.key === nupkg).map((call) => call.method)).toEqual(['PUT', 'DELETE']);
+      expect(uncovered(stack.feed.statements, feeding, names)).toEqual([]);
+    } finally {
+      await source.stop();
+    }
   });
 });
 

@@ -74,7 +74,7 @@ Examples:
 }
 
 /** The feed's stores as `view` opens its stores: DynamoDB and S3 with both flags, the folder otherwise. */
-async function openFeedStores(options: StoreOptions, access: DataDirAccess): Promise<FeedStores> {
+export async function openFeedStores(options: StoreOptions, access: DataDirAccess): Promise<FeedStores> {
   const { cursorTable, bucket } = options;
   if ((cursorTable === undefined) !== (bucket === undefined)) {
     throw new SettingsError(

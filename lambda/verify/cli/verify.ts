@@ -7,22 +7,15 @@ import { readIdFilterRecord } from '../../sync/filter-record.js';
 import { ExitCode } from '../../runtime/cli/exit-code.js';
 import { withFolderSource } from '../../runtime/cli/folder-source.js';
 import { openStores } from '../../runtime/cli/open-stores.js';
-import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from '../../runtime/cli/options.js';
+import { collect, FLAG_NAMES, rawSettingsOf } from '../../runtime/cli/options.js';
 import { storeOptions } from '../../runtime/cli/store-options.js';
 import { parseTimeFlag } from '../../runtime/cli/time-flags.js';
 import { verboseHooks, verboseOption } from '../../sync/cli/verbose.js';
+import { refuseFeedFlags, verifyFeedCommand, type VerifyFeedOptions } from './verify-feed.js';
 
 /** Options of `catalog-sync verify`. */
-interface VerifyOptions extends StoreOptions {
-  since?: string;
-  until?: string;
-  deep?: boolean;
-  sample?: string;
-  repair?: boolean;
-  quarantine?: boolean;
-  concurrency?: string;
-  allowOrigin?: string[];
-  json?: boolean;
+interface VerifyOptions extends VerifyFeedOptions {
+  feed?: boolean;
 }
 
 /** Commits listed and compared at once in a bucket (a folder: all at once, since its listing reads the whole tree). */
@@ -51,21 +44,38 @@ export function addVerifyCommand(program: Command): void {
     .option('--concurrency <n>', `listings and leaf reads at once (default ${DEFAULT_CONCURRENCY})`)
     .option('--allow-origin <origin>', 'another origin leaves or pages may come from (repeatable)', collect)
     .option('--json', 'one JSON line per finding, then the summary as one JSON line', false)
+    .option(
+      '--feed',
+      "audit the private feed (feed/) against the mirror's latest view and leaves instead: versions missing, extra or shown otherwise, and packages whose bytes are not their leaf's hash; --repair makes them again",
+      false,
+    )
+    .option('--include <glob>', 'with --feed: the ids the feed holds, as given to feed --include (repeatable)', collect)
+    .option(
+      '--exclude <glob>',
+      'with --feed: the ids the feed leaves out, as given to feed --exclude (repeatable)',
+      collect,
+    )
+    .option('--package-base-address <url>', 'with --feed --repair: where the source serves packages, as given to feed')
     .addHelpText(
       'after',
       `
 One line per finding (missing manifest, missing leaf, body differs, manifest differs, quarantined), then a
 summary. Exit 1 when anything is missing or differs (after --repair: anything it could not repair), else 0.
+With --feed: one line per drifted package version (version missing, version extra, version differs, package
+missing, package differs, vulnerabilities), with the same exit codes.
 
 Examples:
   catalog-sync verify
   catalog-sync verify --deep --sample 1000
-  catalog-sync verify --since 2024-01-01 --repair --cursor-table cursors --bucket my-mirror`,
+  catalog-sync verify --since 2024-01-01 --repair --cursor-table cursors --bucket my-mirror
+  catalog-sync verify --feed --repair --include 'Contoso.*'`,
     )
     .action(verifyCommand);
 }
 
 async function verifyCommand(asked: VerifyOptions, command: Command): Promise<void> {
+  if (asked.feed) return verifyFeedCommand(asked);
+  refuseFeedFlags(asked);
   const options = await withFolderSource(asked, command);
   const since = options.since === undefined ? undefined : parseTimeFlag('--since', options.since);
   const until = options.until === undefined ? undefined : parseTimeFlag('--until', options.until);
