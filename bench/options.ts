@@ -37,6 +37,11 @@ const HELP = `npm run bench -- [options]
   --view-commits N          commits the latest view keeps and rebuilds (20-50 ms a request); 0: skip (default 2000)
   --large-leaves N          leaves of the large-leaf row: one commit, 512 MB Lambda's memory; 0: skip (default 48)
   --large-leaf-mib N        MiB of each of its leaves                              (default 24)
+  --feed-packages N         packages of the private feed's rows (nuget.org's sizes); 0: skip (default 200)
+  --feed-large N            of them, packages near 250 MB                          (default 0)
+  --feed-large-mib N        MiB of the large package's rows (peak RSS)             (default 250)
+  --feed-concurrency N      downloads in flight, the feed's and the bare loop's    (default 16, the feed's)
+  --feed-demo               also the feed of the demo catalog: its size and build time (about 2 min more)
   --dynamo auto|on|off      also run the engine against DynamoDB Local             (default auto)
   --no-warm                 skip the warm-Lambda checks
   --no-start-up             skip the start-up rows (CLI commands, the Lambda bundle's cold start)
@@ -75,6 +80,11 @@ export interface Options {
   viewCommits: number;
   largeLeaves: number;
   largeLeafMib: number;
+  feedPackages: number;
+  feedLarge: number;
+  feedLargeMib: number;
+  feedConcurrency: number;
+  feedDemo: boolean;
   dynamo: 'auto' | 'on' | 'off';
   warm: boolean;
   startUp: boolean;
@@ -114,6 +124,11 @@ export function options(): Options {
       'view-commits': { type: 'string', default: '2000' },
       'large-leaves': { type: 'string', default: '48' },
       'large-leaf-mib': { type: 'string', default: '24' },
+      'feed-packages': { type: 'string', default: '200' },
+      'feed-large': { type: 'string', default: '0' },
+      'feed-large-mib': { type: 'string', default: '250' },
+      'feed-concurrency': { type: 'string', default: '16' },
+      'feed-demo': { type: 'boolean', default: false },
       dynamo: { type: 'string', default: 'auto' },
       'no-warm': { type: 'boolean', default: false },
       'no-start-up': { type: 'boolean', default: false },
@@ -168,6 +183,11 @@ export function options(): Options {
     viewCommits: int('view-commits', values['view-commits']),
     largeLeaves: int('large-leaves', values['large-leaves']),
     largeLeafMib: int('large-leaf-mib', values['large-leaf-mib'], 1),
+    feedPackages: int('feed-packages', values['feed-packages'], 0),
+    feedLarge: int('feed-large', values['feed-large'], 0),
+    feedLargeMib: int('feed-large-mib', values['feed-large-mib'], 1),
+    feedConcurrency: int('feed-concurrency', values['feed-concurrency'], 1),
+    feedDemo: values['feed-demo'],
     dynamo,
     warm: !values['no-warm'],
     startUp: !values['no-start-up'],

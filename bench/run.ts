@@ -15,6 +15,7 @@ import { runConsumerDefaultsRow, runReaderRow } from './consumer-rows.js';
 import type { ConsumerDefaultsResult } from './consumer-defaults.js';
 import { runViewRow, type ViewRowResult } from './view-upkeep.js';
 import { runLargeLeafRow, type LargeLeafRow } from './large-leaf-row.js';
+import { feedRowsOptions, feedText, runFeedRows } from './feed-row.js';
 import type { BackfillScenarioConfig, BackfillScenarioResult } from './backfill-scenario.js';
 import { machineLoad, runChild, startServers } from './children.js';
 import { runNugetRows } from './nuget-rows.js';
@@ -365,6 +366,13 @@ async function main(): Promise<void> {
   );
   if (startUp !== undefined) (json as Record<string, unknown>).startUp = startUp;
   if (audit !== undefined) (json as Record<string, unknown>).audit = audit;
+  // The private feed (issue 33): its own servers (a package source, s3rver behind a latency front).
+  if (opts.feedPackages > 0) {
+    await waitIdle();
+    const feed = await runFeedRows(feedRowsOptions(opts, log));
+    process.stdout.write(`\n${feedText(feed)}\n`);
+    (json as Record<string, unknown>).feed = feed;
+  }
 
   mkdirSync(opts.out, { recursive: true });
   const stamp = new Date()

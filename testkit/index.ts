@@ -20,6 +20,7 @@ export { renderLeafBody } from './leaf-body.js';
 export { grownLeafParts } from './large-leaves.js';
 export { CatalogReplica } from './catalog-replica.js';
 export { attachPackages, generatedPackage, type PackageOptions } from './catalog-packages.js';
+export { writeMirror } from './view-mirror.js';
 export { FlatContainer, FLAT_CONTAINER_PATH, type ServedPackage } from './flat-container.js';
 export { buildNupkg, packageDigest, type NupkgDependency, type NupkgSpec } from './nupkg.js';
 export { StaticFeedServer, type StaticFeedRequest } from './static-feed-server.js';

@@ -11,7 +11,7 @@ import { DEFAULT_MAX_PACKAGE_BYTES, zeroCounts, type FeedContext, type FeedCount
 import { FeedKeys, FeedUrls } from './feed-keys.js';
 import type { FeedStorage } from './feed-storage.js';
 import { setUpFeed } from './feed-setup.js';
-import { DEFAULT_WAIT_POLICY, type WaitPolicy } from './package-fetch.js';
+import { DEFAULT_DOWNLOAD_MEMORY, DEFAULT_WAIT_POLICY, MemoryBudget, type WaitPolicy } from './package-fetch.js';
 import { PackageSource } from './package-source.js';
 import { syncPackage, type SyncPackageOptions } from './package-sync.js';
 import { applyVulnerabilities, type VulnerabilityEntry } from './vulnerabilities.js';
@@ -20,8 +20,6 @@ import { applyVulnerabilities, type VulnerabilityEntry } from './vulnerabilities
 export const DEFAULT_FEED_CONCURRENCY = 16;
 /** Downloads in flight at once. */
 export const DEFAULT_FEED_DOWNLOADS = 16;
-/** Downloads of large packages (over a multipart part) in flight at once: each holds several parts in memory. */
-export const DEFAULT_LARGE_DOWNLOADS = 2;
 /** Leaf bodies read at once. */
 export const DEFAULT_FEED_READS = 32;
 /** How often, at most, a batch looks for packages whose retry is due (a listing of `feed-state/waiting/`). */
@@ -46,8 +44,8 @@ export interface FeedTarget {
   readonly concurrency?: number;
   /** Downloads at once (default {@link DEFAULT_FEED_DOWNLOADS}). */
   readonly downloads?: number;
-  /** Downloads of large packages at once (default {@link DEFAULT_LARGE_DOWNLOADS}). */
-  readonly largeDownloads?: number;
+  /** Bytes the downloads in flight may hold together (default {@link DEFAULT_DOWNLOAD_MEMORY}: 160 MiB). */
+  readonly downloadMemory?: number;
   readonly wait?: WaitPolicy;
   readonly maxPackageBytes?: number;
   /** Epoch ms now (tests move it). */
@@ -97,7 +95,7 @@ export class Feed {
       wait: target.wait ?? DEFAULT_WAIT_POLICY,
       maxPackageBytes: target.maxPackageBytes ?? DEFAULT_MAX_PACKAGE_BYTES,
       slots: limiter(target.downloads ?? DEFAULT_FEED_DOWNLOADS),
-      largeSlots: limiter(target.largeDownloads ?? DEFAULT_LARGE_DOWNLOADS),
+      memory: new MemoryBudget(target.downloadMemory ?? DEFAULT_DOWNLOAD_MEMORY),
       reads: limiter(DEFAULT_FEED_READS),
       now,
       counts: zeroCounts(),

@@ -16,7 +16,6 @@ export {
   Feed,
   DEFAULT_FEED_CONCURRENCY,
   DEFAULT_FEED_DOWNLOADS,
-  DEFAULT_LARGE_DOWNLOADS,
   type FeedTarget,
 } from './feed.js';
 export { DEFAULT_MAX_PACKAGE_BYTES, zeroCounts, type FeedCounts } from './feed-context.js';
@@ -28,11 +27,17 @@ export {
   DEFAULT_PARTS_AT_ONCE,
   type S3FeedStorageOptions,
 } from './s3-feed-storage.js';
-export { LocalFeedStorage, FEED_LOCK_FILE } from './local-feed-storage.js';
+export { LocalFeedStorage, FEED_LOCK_FILE, FEED_LOCKS } from './local-feed-storage.js';
 export { folderFeedStores, awsFeedStores, type FeedStores } from './open.js';
 export { FEED_RESOURCE_TYPES, serviceIndexOf, type FeedSettings } from './feed-setup.js';
 export { PackageSource, PACKAGE_BASE_ADDRESS_TYPE } from './package-source.js';
-export { DEFAULT_WAIT_POLICY, LARGE_PACKAGE_BYTES, type WaitPolicy } from './package-fetch.js';
+export {
+  DEFAULT_DOWNLOAD_MEMORY,
+  DEFAULT_WAIT_POLICY,
+  HELD_PER_DOWNLOAD,
+  MemoryBudget,
+  type WaitPolicy,
+} from './package-fetch.js';
 export {
   parseState,
   type PackageState,

@@ -9,9 +9,9 @@
  * - `CATALOG_SOURCE` (default nuget.org's service index), whose `PackageBaseAddress/3.0.0` packages come from, or
  *   `PACKAGE_BASE_ADDRESS` itself; `SOURCE_SECRET_ARN` for a private source's credentials, `ALLOWED_ORIGINS`;
  * - `INCLUDE_IDS`, `EXCLUDE_IDS`: the packages the feed holds (the sync's filters);
- * - `FEED_CONCURRENCY` (packages made at once, default 16), `FEED_DOWNLOADS` (downloads at once, default 16; at most 2
- *   of them over 5 MiB, each holding up to 5 parts of 5 MiB: size the function's memory for
- *   `FEED_DOWNLOADS × 5 MiB + 2 × 25 MiB` above the runtime's own, 512 MB is ample).
+ * - `FEED_CONCURRENCY` (packages made at once, default 16), `FEED_DOWNLOADS` (downloads at once, default 16), which
+ *   hold together at most 160 MiB (`DEFAULT_DOWNLOAD_MEMORY`; 25 MiB of a large package: its parts in flight):
+ *   a function of 512 MB has room for it.
  *
  * Its role needs, besides a consumer's: `s3:PutObject`, `s3:DeleteObject`, `s3:AbortMultipartUpload` on
  * `{prefix}feed/*` and `{prefix}feed-state/*` (`FEED_KEYS`), `s3:GetObject` there and on the mirror, `s3:ListBucket`

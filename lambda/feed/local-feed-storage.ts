@@ -2,28 +2,41 @@ import { join } from 'node:path';
 import { STATE_DIR } from '../stores/local-folder.js';
 import { LocalLock } from '../stores/local-lock.js';
 import { contentTag, type LocalSnapshotStore } from '../stores/local-snapshot-store.js';
-
-/** What the feed uses of a folder's snapshot store (`LocalSnapshotStore`, or `LocalStore` in tests). */
-export type FolderObjects = Pick<LocalSnapshotStore, 'getBytes' | 'putLeaf' | 'putStream' | 'deleteKey' | 'listKeys'>;
+import { fnv1a32 } from '../view/latest-leaf-spill.js';
 import type { StoredDocument } from '../view/view-documents.js';
 import type { FeedObjectKind, FeedStorage } from './feed-storage.js';
 
-/** The feed's lock file in the folder's state folder: neither the follower's nor the view's lock is taken. */
-export const FEED_LOCK_FILE = 'feed.lock';
+/** What the feed uses of a folder's snapshot store (`LocalSnapshotStore`, or `LocalStore` in tests). */
+export type FolderObjects = Pick<LocalSnapshotStore, 'getBytes' | 'putLeaf' | 'putStream' | 'deleteKey' | 'listKeys'>;
+
+/**
+ * The feed's lock files in the folder's state folder, `{n}` from 0 to {@link FEED_LOCKS} - 1: neither the follower's
+ * nor the view's lock. A key's compare-and-swap always takes the same one (by a hash of the key).
+ */
+export const FEED_LOCK_FILE = 'feed-{n}.lock';
+/**
+ * Lock files the feed's keys are spread over: under one lock, the compare-and-swaps of different packages (16 at once
+ * by default) queued behind one another, though they never touch the same key.
+ */
+export const FEED_LOCKS = 16;
 
 /**
  * The feed in a local folder, beside the mirror (same keys; the folder's file names, atomic durable writes). A
- * compare-and-swap is the read, the comparison and the write under the folder's feed lock, as the latest view's;
- * a package is written to a temporary file in the state folder as it arrives, then renamed into place.
+ * compare-and-swap is the read, the comparison and the write under the folder's feed lock of that key, as the latest
+ * view's under its lock; a package is written to a temporary file in the state folder as it arrives, then renamed
+ * into place.
  */
 export class LocalFeedStorage implements FeedStorage {
-  private readonly lock: LocalLock;
+  private readonly locks: LocalLock[];
 
   constructor(
     readonly where: string,
     private readonly store: FolderObjects,
   ) {
-    this.lock = new LocalLock(join(where, STATE_DIR), { fileName: FEED_LOCK_FILE });
+    this.locks = Array.from(
+      { length: FEED_LOCKS },
+      (_, n) => new LocalLock(join(where, STATE_DIR), { fileName: FEED_LOCK_FILE.replace('{n}', String(n)) }),
+    );
   }
 
   async read(key: string): Promise<StoredDocument | undefined> {
@@ -32,7 +45,7 @@ export class LocalFeedStorage implements FeedStorage {
   }
 
   writeIf(key: string, bytes: Buffer, expected: string | undefined): Promise<boolean> {
-    return this.lock.hold(async (held) => {
+    return this.locks[fnv1a32(key) % FEED_LOCKS]!.hold(async (held) => {
       const current = await this.store.getBytes(key);
       if ((current === undefined ? undefined : contentTag(current)) !== expected) return false;
       await held.whileHeld(() => this.store.putLeaf(key, bytes));

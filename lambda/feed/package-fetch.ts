@@ -33,8 +33,43 @@ export const DEFAULT_WAIT_POLICY: WaitPolicy = {
   giveUpAfterMs: 24 * 60 * 60_000,
 };
 
-/** Packages above this many bytes (a multipart upload's part) go through the large packages' own, smaller limit. */
-export const LARGE_PACKAGE_BYTES = 5 * 1024 * 1024;
+/**
+ * The most of one package held in memory while it streams: to S3, the parts in flight and the one filling
+ * (`(DEFAULT_PARTS_AT_ONCE + 1) × DEFAULT_PART_BYTES`); a smaller package whole, at most.
+ */
+export const HELD_PER_DOWNLOAD = 25 * 1024 * 1024;
+
+/** The memory all downloads in flight may hold together by default: 160 MiB (six large packages at once). */
+export const DEFAULT_DOWNLOAD_MEMORY = 160 * 1024 * 1024;
+
+/**
+ * A budget of bytes shared by the downloads in flight: each takes what it may hold at once (its size, at most
+ * {@link HELD_PER_DOWNLOAD}) before it starts, and gives it back when it ends; one that does not fit waits, in turn
+ * (first come, first served: a large package is not passed over by a stream of small ones).
+ */
+export class MemoryBudget {
+  private used = 0;
+  private readonly queue: { readonly take: number; readonly resolve: () => void }[] = [];
+
+  constructor(readonly bytes: number) {}
+
+  async run<R>(bytes: number, task: () => Promise<R>): Promise<R> {
+    const take = Math.min(bytes, HELD_PER_DOWNLOAD, this.bytes);
+    if (this.queue.length > 0 || this.used + take > this.bytes)
+      await new Promise<void>((resolve) => this.queue.push({ take, resolve }));
+    else this.used += take;
+    try {
+      return await task();
+    } finally {
+      this.used -= take;
+      while (this.queue.length > 0 && this.used + this.queue[0]!.take <= this.bytes) {
+        const next = this.queue.shift()!;
+        this.used += next.take;
+        next.resolve();
+      }
+    }
+  }
+}
 
 /** What one download did. */
 export type FetchOutcome =
@@ -50,8 +85,8 @@ export interface PackageFetcher {
   readonly keys: FeedKeys;
   /** Bounds the downloads in flight (shared by every package of the batch). */
   readonly slots: <R>(task: () => Promise<R>) => Promise<R>;
-  /** Bounds the large downloads in flight, each holding several parts in memory. */
-  readonly largeSlots: <R>(task: () => Promise<R>) => Promise<R>;
+  /** Bounds the memory the downloads in flight hold together. */
+  readonly memory: MemoryBudget;
   readonly signal?: AbortSignal;
   /** Told the bytes of each piece stored (for figures). */
   readonly onBytes?: (bytes: number) => void;
@@ -66,22 +101,23 @@ export async function fetchPackage(
 ): Promise<FetchOutcome> {
   const url = fetcher.source.packageUrl(id, version);
   const key = fetcher.keys.nupkg(id, version);
-  const slots = digest.size > LARGE_PACKAGE_BYTES ? fetcher.largeSlots : fetcher.slots;
-  return slots(async () => {
-    try {
-      await fetcher.http.stream(url, fetcher.signal === undefined ? {} : { signal: fetcher.signal }, (body) =>
-        fetcher.storage.putStream(key, verifiedBody(body, digest, url, fetcher.onBytes)),
-      );
-      return { kind: 'stored' };
-    } catch (error) {
-      if (error instanceof PackageMismatchError) return { kind: 'mismatch', error };
-      if (error instanceof FetchError && error.constructor === FetchError) {
-        if (error.status === 404) return { kind: 'not-served', reason: 'HTTP 404' };
-        if (error.retryable) return { kind: 'not-served', reason: error.reason };
+  return fetcher.slots(() =>
+    fetcher.memory.run(digest.size, async () => {
+      try {
+        await fetcher.http.stream(url, fetcher.signal === undefined ? {} : { signal: fetcher.signal }, (body) =>
+          fetcher.storage.putStream(key, verifiedBody(body, digest, url, fetcher.onBytes)),
+        );
+        return { kind: 'stored' };
+      } catch (error) {
+        if (error instanceof PackageMismatchError) return { kind: 'mismatch', error };
+        if (error instanceof FetchError && error.constructor === FetchError) {
+          if (error.status === 404) return { kind: 'not-served', reason: 'HTTP 404' };
+          if (error.retryable) return { kind: 'not-served', reason: error.reason };
+        }
+        throw error;
       }
-      throw error;
-    }
-  });
+    }),
+  );
 }
 
 /** When a version that failed `attempts` times, first at `since`, is tried next; undefined: give up. */

@@ -60,7 +60,10 @@ export function addFeedCommand(program: Command): void {
     .option('--poll-interval <seconds>', 'longest wait between two reads of watermark.json with --follow (default 30)')
     .option('--consumer <name>', "the feed consumer's cursor name", FEED_CONSUMER)
     .option('--concurrency <n>', 'packages made at once (default 16)')
-    .option('--downloads <n>', 'packages downloaded at once (default 16; at most 2 of them over 5 MiB)')
+    .option(
+      '--downloads <n>',
+      'packages downloaded at once (default 16; together holding at most 160 MiB: 25 MiB of a large one)',
+    )
     .option('--json', 'print the summary as one JSON line', false)
     .addHelpText(
       'after',

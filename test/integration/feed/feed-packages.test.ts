@@ -129,7 +129,7 @@ describe('a large package, streamed to S3', () => {
   });
 
   it("holds no more than the parts in flight; bytes that are not the leaf's leave no object", async () => {
-    const run = await runFeed(place, replica.serviceIndexUrl, BASE, { downloads: 1, largeDownloads: 1 });
+    const run = await runFeed(place, replica.serviceIndexUrl, BASE, { downloads: 1 });
     expect(run).toMatchObject({ stored: 1, quarantined: 2 });
     const key = 'feed/flat/large.pkg/1.0.0/large.pkg.1.0.0.nupkg';
     expect((await place.storage.read(key))?.bytes.equals(large)).toBe(true);

@@ -5,7 +5,8 @@
  * NuGet's own code accepted (FINDINGS of the interop research: absolute URLs, `listed` written, `{}` pages); an
  * unlist, a deprecation, a vulnerability and a delete reach the feed in the one batch of their commit; a re-add stores
  * the package again; a package the source does not serve yet waits and is stored once served; bytes that are not the
- * leaf's are quarantined outside `feed/`. Every write is checked for the order a client relies on.
+ * leaf's are quarantined outside `feed/`; a package's key is the path NuGet asks for (the id and the normalized version
+ * lowercased, build metadata dropped). Every write is checked for the order a client relies on.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalFeedStorage, S3FeedStorage, type FeedStorage } from '../../../lambda/feed/index.js';
@@ -218,6 +219,27 @@ describe.each(VIEW_KINDS)('the private feed: %s', (kind) => {
     // The quarantined one is not fetched again for the same leaf.
     now += 24 * 3600_000;
     expect(await feed()).toMatchObject({ stored: 0, quarantined: 0 });
+    expect(checked.violations).toEqual([]);
+  });
+
+  it('keys a package as NuGet asks for it: the id and normalized version lowercased (ToLowerInvariant), no build metadata', async () => {
+    const commit = built.commit([
+      { id: 'Upper.CASE.Id', version: '1.0.0-RC.1+Build.7' },
+      { id: 'Upper.CASE.Id', version: '01.02.0.0-Beta' },
+    ]);
+    await mirrorCommits(place, [commit]);
+    expect(await feed()).toMatchObject({ commits: 1, stored: 2, quarantined: 0 });
+    for (const [version, lower] of [
+      ['1.0.0-RC.1+Build.7', '1.0.0-rc.1'],
+      ['01.02.0.0-Beta', '1.2.0-beta'],
+    ] as const) {
+      const key = `feed/flat/upper.case.id/${lower}/upper.case.id.${lower}.nupkg`;
+      expect((await bytes(key))?.equals(built.latest('Upper.CASE.Id', version).package!.bytes), key).toBe(true);
+      expect((await registration('upper.case.id')).get(version)?.packageContent).toBe(
+        `${BASE}flat/upper.case.id/${lower}/upper.case.id.${lower}.nupkg`,
+      );
+    }
+    expect(await json('feed/flat/upper.case.id/index.json')).toEqual({ versions: ['1.0.0-rc.1', '1.2.0-beta'] });
     expect(checked.violations).toEqual([]);
   });
 });

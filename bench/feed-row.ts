@@ -1,0 +1,324 @@
+/**
+ * The private feed's rows of `npm run bench` (issue 33, part 1): the feed's packages/s and MB/s against a bare
+ * download + upload loop at the same concurrency, on packages sized like nuget.org's (log-normal: median 280 KB, mean
+ * about 1 MB, about 1% above 10 MB, capped at 250 MB; plus `large` packages near 250 MB), from a source answering
+ * after 20 ms (feed-source.ts, a process of its own), on S3 (s3rver in /dev/shm where the machine has it, real
+ * multipart uploads, behind a front that gives every answer 20-50 ms and 2% of them 200 ms) and on a folder (the
+ * system's temporary folder, synced writes); the peak RSS of the feed's process while one package of `largeMib` MiB
+ * streams, on each; and with `demo`, the feed's size and build time for the demo catalog, on a folder (about 2 min
+ * more: the catalog's 765 real packages are built first).
+ *
+ * Alone: `node dist/bench/feed-row.js [--packages N] [--large N] [--large-mib N] [--concurrency N]
+ * [--packages-at-once N] [--seed N] [--demo]` (after `tsc -p bench/tsconfig.json`).
+ */
+import { fork } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { DEFAULT_FEED_CONCURRENCY, DEFAULT_FEED_DOWNLOADS } from '../lambda/feed/index.js';
+import { LocalStore, S3SnapshotStore } from '../lambda/stores/index.js';
+import { LocalViewDocuments, S3ViewDocuments } from '../lambda/view/index.js';
+import { clientsFor, createBucket, mulberry32, startS3 } from '../testkit/index.js';
+import { runChild } from './children.js';
+import { demoFeed, mirrorOf, type DemoFeed } from './feed-mirror.js';
+import type { FeedScenarioConfig, FeedScenarioResult } from './feed-scenario.js';
+import type { Options } from './options.js';
+import type { SourcePackage } from './feed-source.js';
+import { FRONT_LATENCY, startS3LatencyFront } from './s3-latency-front.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const MB = 1_000_000;
+const MiB = 1024 * 1024;
+
+/** One measured run, with its rates. */
+export type FeedRun = FeedScenarioResult & {
+  readonly packagesPerSec: number;
+  readonly mbPerSec: number;
+  /** S3 only: requests the run made (through the front), per package. */
+  readonly s3RequestsPerPackage?: number;
+};
+
+/** The bare loop and the feed on one place: the bulk of packages, then the one near 250 MB. */
+export interface FeedPlaceRows {
+  readonly bare: FeedRun;
+  readonly engine: FeedRun;
+  /** engine / bare, in packages/s (the same packages, so also in MB/s). */
+  readonly ratio: number;
+  readonly largeBare: FeedRun;
+  /** The feed's run of the large package alone: its peak RSS is the figure. */
+  readonly large: FeedRun;
+  readonly largeRatio: number;
+}
+
+/** What the rows measured. */
+export interface FeedRows {
+  readonly packages: number;
+  readonly bytes: number;
+  readonly above10MbShare: number;
+  readonly largest: number;
+  readonly concurrency: number;
+  readonly packagesAtOnce: number;
+  readonly largeMib: number;
+  readonly s3Latency: string;
+  readonly s3: FeedPlaceRows;
+  readonly folder: FeedPlaceRows;
+  readonly demo?: DemoFeed;
+}
+
+/** The rows' settings. */
+export interface FeedRowsOptions {
+  readonly packages: number;
+  readonly large: number;
+  readonly largeMib: number;
+  readonly concurrency: number;
+  /** The feed's packages made at once (default its own). */
+  readonly packagesAtOnce?: number;
+  readonly seed: number;
+  readonly demo: boolean;
+  readonly log: (text: string) => void;
+}
+
+/**
+ * nuget.org-like package sizes: log-normal (median 290 KB, σ 1.6: mean about 1 MB, about 1.5% above 10 MB), taken at
+ * evenly spaced quantiles so that even 200 packages have the distribution's shape (a random draw of 200 swings the
+ * mean by a third), in a seeded random order; then `large` of them (every 7th) made near 250 MB.
+ */
+export function packageSizes(count: number, large: number, seed: number): number[] {
+  const random = mulberry32(seed);
+  const sizes = Array.from({ length: count }, (_, i) =>
+    Math.min(250 * MB, Math.max(2_000, Math.round(290_000 * Math.exp(1.6 * normalQuantile((i + 0.5) / count))))),
+  );
+  for (let i = sizes.length - 1; i > 0; i--) {
+    const j = random.int(0, i);
+    [sizes[i], sizes[j]] = [sizes[j]!, sizes[i]!];
+  }
+  for (let i = 0; i < large && i * 7 < count; i++) sizes[i * 7] = 240 * MB + random.int(0, 10 * MB);
+  return sizes;
+}
+
+/** The standard normal distribution's quantile at `p` (Acklam's rational approximation, relative error < 1.2e-9). */
+function normalQuantile(p: number): number {
+  const a = [
+    -39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239,
+  ];
+  const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
+  const c = [
+    -0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+    2.938163982698783,
+  ];
+  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
+  const tail = (q: number) =>
+    (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) /
+    ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+  if (p < 0.02425) return tail(Math.sqrt(-2 * Math.log(p)));
+  if (p > 1 - 0.02425) return -tail(Math.sqrt(-2 * Math.log(1 - p)));
+  const q = p - 0.5;
+  const r = q * q;
+  return (
+    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
+    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
+  );
+}
+
+/** The rows' settings from `npm run bench`'s flags (`--feed-…`). */
+export function feedRowsOptions(
+  opts: Pick<Options, 'feedPackages' | 'feedLarge' | 'feedLargeMib' | 'feedConcurrency' | 'feedDemo' | 'seed'>,
+  log: (text: string) => void,
+): FeedRowsOptions {
+  return {
+    packages: opts.feedPackages,
+    large: opts.feedLarge,
+    largeMib: opts.feedLargeMib,
+    concurrency: opts.feedConcurrency,
+    seed: opts.seed,
+    demo: opts.feedDemo,
+    log,
+  };
+}
+
+/** Runs the rows. */
+export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
+  const sizes = packageSizes(options.packages, options.large, options.seed);
+  const main: SourcePackage[] = sizes.map((size, i) => ({ id: `Bench.Pkg${i}`, version: `1.0.${i}`, size }));
+  const big: SourcePackage = { id: 'Bench.Large', version: '1.0.0', size: options.largeMib * MiB };
+  const s3rver = await startS3();
+  const front = await startS3LatencyFront(s3rver.endpoint, options.seed);
+  const dir = await mkdtemp(join(tmpdir(), 'catalog-sync-feed-bench-'));
+  const source = fork(join(here, 'feed-source.js'), [JSON.stringify({ packages: [...main, big], latencyMs: 20 })], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  try {
+    const ready = await new Promise<{ port: number; digests: { hash: string; size: number }[] }>((resolve, reject) => {
+      source.once('exit', (code) => reject(new Error(`feed-source exited (${code})`)));
+      source.once('message', resolve as (message: unknown) => void);
+    });
+    const sourceUrl = `http://127.0.0.1:${ready.port}/v3/index.json`;
+    const bucket = 'feed-bench';
+    await createBucket(s3rver.endpoint, bucket);
+    // The mirrors are written to s3rver directly: only the measured runs go through the front.
+    const { s3, dynamo } = clientsFor({ s3Endpoint: s3rver.endpoint, dynamoEndpoint: 'http://127.0.0.1:9' });
+    dynamo.destroy();
+    const local = new LocalStore(dir);
+    const places = {
+      s3: {
+        store: new S3SnapshotStore(bucket, s3),
+        documents: new S3ViewDocuments(bucket, s3),
+        where: `s3://${bucket}/`,
+      },
+      folder: { store: local, documents: new LocalViewDocuments(dir, local), where: `${dir}/` },
+    };
+    options.log(
+      `feed: mirrors and views of ${main.length} packages (${Math.round(sum(sizes) / MB)} MB), S3 and folder`,
+    );
+    const [s3Main, s3Large, folderMain, folderLarge] = await Promise.all([
+      mirrorOf(places.s3, 'main/', main, ready.digests),
+      mirrorOf(places.s3, 'large/', [big], ready.digests.slice(-1)),
+      mirrorOf(places.folder, 'main/', main, ready.digests),
+      mirrorOf(places.folder, 'large/', [big], ready.digests.slice(-1)),
+    ]);
+    const cursors = { s3: { main: s3Main, large: s3Large }, folder: { main: folderMain, large: folderLarge } };
+    s3.destroy();
+    const env = {
+      ...process.env,
+      AWS_ENDPOINT_URL_S3: front.endpoint,
+      S3_FORCE_PATH_STYLE: 'true',
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    };
+    const run = (config: FeedScenarioConfig) => runChild<FeedScenarioResult>('feed-scenario.js', config, env);
+    const rated = async (config: FeedScenarioConfig): Promise<FeedRun> => {
+      const before = front.requests().all;
+      const result = await run(config);
+      const seconds = result.wallMs / 1000;
+      const requests = front.requests().all - before;
+      return {
+        ...result,
+        packagesPerSec: round(result.packages / seconds),
+        mbPerSec: round(result.bytes / MB / seconds),
+        ...(config.place.kind === 's3' ? { s3RequestsPerPackage: round(requests / result.packages) } : {}),
+      };
+    };
+    const rowsOn = async (name: 's3' | 'folder'): Promise<FeedPlaceRows> => {
+      const place: FeedScenarioConfig['place'] = name === 's3' ? { kind: 's3', bucket } : { kind: 'folder', dir };
+      const base = {
+        place,
+        source: sourceUrl,
+        concurrency: options.concurrency,
+        packages: main,
+        prefix: 'main/',
+        ...(options.packagesAtOnce === undefined ? {} : { packagesAtOnce: options.packagesAtOnce }),
+      };
+      options.log(`feed (${name}): bare download + upload loop`);
+      const bare = await rated({ ...base, mode: 'bare' });
+      options.log(`feed (${name}): the feed consumer`);
+      const engine = await rated({ ...base, mode: 'engine', viewCursor: cursors[name].main });
+      const largeBase = { ...base, prefix: 'large/', packages: [big] };
+      options.log(`feed (${name}): one ${options.largeMib} MiB package, bare`);
+      const largeBare = await rated({ ...largeBase, mode: 'bare' });
+      options.log(`feed (${name}): one ${options.largeMib} MiB package, the feed`);
+      const large = await rated({ ...largeBase, mode: 'engine', viewCursor: cursors[name].large });
+      return {
+        bare,
+        engine,
+        ratio: round(engine.packagesPerSec / bare.packagesPerSec),
+        largeBare,
+        large,
+        largeRatio: round(large.mbPerSec / largeBare.mbPerSec),
+      };
+    };
+    const s3Rows = await rowsOn('s3');
+    const folderRows = await rowsOn('folder');
+    let demo: DemoFeed | undefined;
+    if (options.demo) {
+      options.log('feed: the demo catalog');
+      demo = await demoFeed();
+    }
+    return {
+      packages: main.length,
+      bytes: sum(sizes),
+      above10MbShare: Math.round((sizes.filter((size) => size > 10 * MB).length / sizes.length) * 1000) / 1000,
+      largest: Math.max(...sizes),
+      concurrency: options.concurrency,
+      packagesAtOnce: options.packagesAtOnce ?? DEFAULT_FEED_CONCURRENCY,
+      largeMib: options.largeMib,
+      s3Latency: FRONT_LATENCY,
+      s3: s3Rows,
+      folder: folderRows,
+      ...(demo === undefined ? {} : { demo }),
+    };
+  } finally {
+    source.kill('SIGTERM');
+    await front.stop();
+    await s3rver.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The rows as text. */
+export function feedText(rows: FeedRows): string {
+  const line = (name: string, r: FeedRun) =>
+    `    ${name.padEnd(40)} ${String(r.packagesPerSec).padStart(7)} pkg/s ${String(r.mbPerSec).padStart(7)} MB/s  ${String(r.cpuMs).padStart(6)} CPU-ms  peak RSS ${r.maxRssMb} MB${r.s3RequestsPerPackage === undefined ? '' : `  ${r.s3RequestsPerPackage} S3 requests a package`}`;
+  const place = (name: string, r: FeedPlaceRows) => [
+    `  ${name}`,
+    line('bare loop', r.bare),
+    line('feed consumer', r.engine),
+    `    feed / bare: ${r.ratio} (target >= 0.8)`,
+    line(`one ${rows.largeMib} MiB package, bare loop`, r.largeBare),
+    line(`one ${rows.largeMib} MiB package, feed consumer`, r.large),
+    `    feed / bare: ${r.largeRatio} (target >= 0.8); the feed's peak RSS ${r.large.maxRssMb} MB (target <= 256)`,
+  ];
+  const d = rows.demo;
+  return [
+    `Private feed: ${rows.packages} packages, ${Math.round(rows.bytes / MB)} MB (mean ${(rows.bytes / rows.packages / MB).toFixed(2)} MB, ${(rows.above10MbShare * 100).toFixed(1)}% above 10 MB, largest ${Math.round(rows.largest / MB)} MB); ${rows.concurrency} downloads at once (the feed: ${rows.packagesAtOnce} packages at once); source 20 ms a request`,
+    ...place(`S3: s3rver behind a front, ${rows.s3Latency}`, rows.s3),
+    ...place('folder', rows.folder),
+    ...(d === undefined
+      ? []
+      : [
+          `  demo catalog (${d.commits} commits, ${d.packages} packages, folder): built in ${d.buildMs} ms; feed/ ${d.feedObjects} files, ${(d.feedBytes / MB).toFixed(2)} MB; feed-state/ ${d.stateObjects} files, ${(d.stateBytes / MB).toFixed(2)} MB`,
+        ]),
+  ].join('\n');
+}
+
+const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
+const round = (value: number): number => Math.round(value * 100) / 100;
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  const { values } = parseArgs({
+    options: {
+      packages: { type: 'string', default: '200' },
+      large: { type: 'string', default: '0' },
+      'large-mib': { type: 'string', default: '250' },
+      concurrency: { type: 'string', default: String(DEFAULT_FEED_DOWNLOADS) },
+      'packages-at-once': { type: 'string' },
+      seed: { type: 'string', default: '42' },
+      demo: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const started = performance.now();
+  runFeedRows({
+    packages: Number(values.packages),
+    large: Number(values.large),
+    largeMib: Number(values['large-mib']),
+    concurrency: Number(values.concurrency),
+    ...(values['packages-at-once'] === undefined ? {} : { packagesAtOnce: Number(values['packages-at-once']) }),
+    seed: Number(values.seed),
+    demo: values.demo,
+    log: (text) =>
+      process.stderr.write(`[feed ${((performance.now() - started) / 1000).toFixed(0).padStart(3)}s] ${text}\n`),
+  }).then(
+    (rows) => {
+      process.stdout.write(`${feedText(rows)}\n${JSON.stringify(rows)}\n`);
+      process.exit(0);
+    },
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,167 @@
+/**
+ * One measured run of the feed's rows, in a child process of its own (its peak RSS and CPU are the run's), on S3
+ * (s3rver behind the latency front) or on a folder:
+ * `engine`, the feed consumer (`keepFeed`) as the Lambda or `catalog-sync feed` wires it, over a mirror and latest
+ * view already written; `bare`, the least a copy costs: each package's GET (undici) piped into `@aws-sdk/lib-storage`'s
+ * `Upload` with the same part size and parts in flight (S3), or into a file synced and renamed into place (a folder,
+ * as durable as the feed's), at the same concurrency; no hash, no leaf, no document, no state.
+ *
+ * Usage (forked by feed-row.ts): feed-scenario.js '<FeedScenarioConfig as JSON>'; sends `{ type: 'result', result }`.
+ */
+import { mkdir, open, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Upload } from '@aws-sdk/lib-storage';
+import { request } from 'undici';
+import { HttpClient } from '../lambda/catalog/index.js';
+import { consumerKey } from '../lambda/consumer/index.js';
+import { VIEW_CONSUMER } from '../lambda/contract/index.js';
+import {
+  DEFAULT_PART_BYTES,
+  DEFAULT_PARTS_AT_ONCE,
+  keepFeed,
+  LocalFeedStorage,
+  S3FeedStorage,
+  type FeedStorage,
+} from '../lambda/feed/index.js';
+import { awsClients, LocalStore, S3SnapshotStore } from '../lambda/stores/index.js';
+import { eachBounded } from './bounded.js';
+import type { SourcePackage } from './feed-source.js';
+import { MemoryCursorStore } from './memory-cursor-store.js';
+
+/** What a run is told. */
+export interface FeedScenarioConfig {
+  readonly mode: 'engine' | 'bare';
+  /** Where the mirror is and the packages go: `s3://{bucket}/` (the environment names the endpoint) or a folder. */
+  readonly place: { readonly kind: 's3'; readonly bucket: string } | { readonly kind: 'folder'; readonly dir: string };
+  readonly prefix: string;
+  /** The source's service index. */
+  readonly source: string;
+  /** Downloads in flight: the bare loop's copies, the feed's downloads. */
+  readonly concurrency: number;
+  /** `engine`: packages made at once (default the feed's own, `DEFAULT_FEED_CONCURRENCY`). */
+  readonly packagesAtOnce?: number;
+  /** `bare`: the packages to copy. */
+  readonly packages: readonly SourcePackage[];
+  /** `engine`: the latest view's cursor (ticks) and commit id, which the feed never passes. */
+  readonly viewCursor?: { readonly ticks: string; readonly commitId: string };
+}
+
+/** What a run measured. */
+export interface FeedScenarioResult {
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  readonly maxRssMb: number;
+  readonly packages: number;
+  readonly bytes: number;
+}
+
+/** The bare loop: GET, then the body straight into S3 or a file. */
+async function bare(config: FeedScenarioConfig, s3: ReturnType<typeof awsClients>['s3']): Promise<number> {
+  const base = new URL(config.source).origin;
+  const place = config.place;
+  const folder = place.kind === 'folder' ? join(place.dir, `${config.prefix}bare`) : '';
+  if (place.kind === 'folder') await mkdir(join(folder, 'tmp'), { recursive: true });
+  let bytes = 0;
+  await eachBounded(config.packages, config.concurrency, async (pkg) => {
+    const id = pkg.id.toLowerCase();
+    const name = `${id}.${pkg.version}.nupkg`;
+    const response = await request(`${base}/flat/${id}/${pkg.version}/${name}`);
+    if (place.kind === 's3') {
+      await new Upload({
+        client: s3,
+        params: { Bucket: place.bucket, Key: `${config.prefix}bare/${name}`, Body: response.body },
+        partSize: DEFAULT_PART_BYTES,
+        queueSize: DEFAULT_PARTS_AT_ONCE,
+      }).done();
+    } else {
+      const temporary = join(folder, 'tmp', name);
+      const handle = await open(temporary, 'w');
+      try {
+        for await (const piece of response.body) await handle.write(piece as Uint8Array);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temporary, join(folder, name));
+    }
+    bytes += pkg.size;
+  });
+  return bytes;
+}
+
+/** The feed consumer over the mirror and view at `config.prefix`. */
+async function engine(
+  config: FeedScenarioConfig,
+  s3: ReturnType<typeof awsClients>['s3'],
+): Promise<{ stored: number; storedBytes: number }> {
+  const place = config.place;
+  let store: S3SnapshotStore | LocalStore;
+  let storage: FeedStorage;
+  if (place.kind === 's3') {
+    store = new S3SnapshotStore(place.bucket, s3);
+    storage = new S3FeedStorage(place.bucket, s3);
+  } else {
+    const local = new LocalStore(place.dir);
+    store = local;
+    storage = new LocalFeedStorage(place.dir, local);
+  }
+  const where = place.kind === 's3' ? `s3://${place.bucket}/${config.prefix}` : place.dir;
+  const mirror = { store, prefix: config.prefix, where };
+  const cursors = new MemoryCursorStore(0);
+  await cursors.compareAndSet(consumerKey(mirror, VIEW_CONSUMER), undefined, {
+    value: BigInt(config.viewCursor!.ticks),
+    commitId: config.viewCursor!.commitId,
+    runId: 'bench',
+  });
+  const http = new HttpClient({ connections: config.concurrency });
+  const result = await keepFeed(
+    {
+      storage,
+      mirror,
+      baseUrl: 'https://feed.bench.test/',
+      http,
+      source: config.source,
+      ...(config.packagesAtOnce === undefined ? {} : { concurrency: config.packagesAtOnce }),
+      downloads: config.concurrency,
+    },
+    { cursors, lease: false },
+  );
+  await http.close();
+  if (result.quarantined > 0 || result.waiting > 0)
+    throw new Error(`the feed did not store every package: ${JSON.stringify(result)}`);
+  return result;
+}
+
+async function run(config: FeedScenarioConfig): Promise<FeedScenarioResult> {
+  const { s3 } = awsClients(process.env, config.concurrency + 16);
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  let packages: number;
+  let bytes: number;
+  if (config.mode === 'bare') {
+    bytes = await bare(config, s3);
+    packages = config.packages.length;
+  } else {
+    const result = await engine(config, s3);
+    packages = result.stored;
+    bytes = result.storedBytes;
+  }
+  const wallMs = performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  s3.destroy();
+  return {
+    wallMs: Math.round(wallMs),
+    cpuMs: Math.round((used.user + used.system) / 1000),
+    maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    packages,
+    bytes,
+  };
+}
+
+if (process.send !== undefined) {
+  run(JSON.parse(process.argv[2]!) as FeedScenarioConfig).then(
+    (result) => process.send!({ type: 'result', result }, () => process.exit(0)),
+    (error: unknown) =>
+      process.send!({ type: 'error', error: String((error as Error)?.stack ?? error) }, () => process.exit(1)),
+  );
+}
