@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { STATE_DIR } from '../stores/local-folder.js';
 import { LocalLock } from '../stores/local-lock.js';
 import { contentTag, type LocalSnapshotStore } from '../stores/local-snapshot-store.js';
-import { fnv1a32 } from '../view/latest-leaf-spill.js';
+import { fnv1a32 } from '../view/leaf-record.js';
 import type { StoredDocument } from '../view/view-documents.js';
 import type { FeedObjectKind, FeedStorage } from './feed-storage.js';
 

@@ -21,7 +21,6 @@ import { FeedKeys, FeedUrls } from '../feed/feed-keys.js';
 import { serviceIndexOf } from '../feed/feed-setup.js';
 import type { FeedStorage } from '../feed/feed-storage.js';
 import { readLeafPackage } from '../feed/leaf-package.js';
-import { LARGE_PACKAGE_BYTES } from '../feed/package-fetch.js';
 import { parseState, type PackageState } from '../feed/package-state.js';
 import { readRegistration } from '../feed/registration.js';
 import { vulnerabilityEntriesOf, vulnerabilityPageOf } from '../feed/vulnerabilities.js';
@@ -30,6 +29,9 @@ import { parseIndex } from '../view/guarded-write.js';
 import { leafFieldsOf } from '../view/leaf-fields.js';
 import type { PackageIndex, VersionEntry } from '../view/package-index.js';
 import { packageIndexKey } from '../view/view-keys.js';
+
+/** A package the audit hashes alone, not 8 at a time (its bytes are read whole: bounded by one large one). */
+const LARGE_PACKAGE_BYTES = 5 * 1024 * 1024;
 import type { FeedFinding } from './feed-findings.js';
 
 /**
