@@ -56,6 +56,8 @@ import { SyncFunction } from './constructs/sync-function.js';
 import { addSyncOutputs } from './constructs/sync-outputs.js';
 import type { CatalogConsumer } from './constructs/catalog-consumer.js';
 import { addLatestView } from './constructs/latest-view.js';
+import { addViewRebuild } from './constructs/view-rebuild-wiring.js';
+import type { ViewRebuild } from './constructs/view-rebuild.js';
 import { DEFAULT_LAG_THRESHOLD, DEFAULT_MAX_EVENT_AGE, DEFAULT_SCHEDULE, DEFAULT_TIMEOUT } from './defaults.js';
 import { embeddedCredentialsProblem, sourceSecretOf } from './source-secret.js';
 
@@ -116,6 +118,8 @@ export class CatalogSync extends Construct {
   readonly dashboard?: SyncDashboard;
   /** The latest view's consumer (`view: true`), or undefined. */
   readonly view?: CatalogConsumer;
+  /** The latest view's rebuild on Step Functions (`viewRebuild: true`), or undefined. */
+  readonly viewRebuild?: ViewRebuild;
   /** Partition keys this sync may read: its own cursor and its dependencies'. */
   private readonly readableKeys: readonly string[];
 
@@ -260,6 +264,7 @@ export class CatalogSync extends Construct {
 
     // --- the latest view (after the dashboard, which shows its lag) ----------------------------------------
     if (props.view === true) this.view = addLatestView(this, props.alarmTopic);
+    if (props.viewRebuild === true) this.viewRebuild = addViewRebuild(this, props);
 
     // --- the stack outputs ---------------------------------------------------------------------------------
     if (props.outputs ?? true) {

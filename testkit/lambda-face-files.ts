@@ -30,7 +30,7 @@ export const LAMBDA_FACE_FILES = [
  * files that must be listed in {@link LAMBDA_FACE_FILES}.
  */
 export function importsLambdaFace(source: string): boolean {
-  return /['"](?:\.\.\/)+lambda\/(?:(?:sync|consumer|view)\/lambda|backfill\/lambda\/[\w-]+|runtime\/source-secret)\.js['"]/.test(
+  return /['"](?:\.\.\/)+lambda\/(?:(?:sync|consumer|view)\/lambda|(?:backfill|view)\/lambda\/[\w-]+|runtime\/source-secret)\.js['"]/.test(
     source,
   );
 }

@@ -283,4 +283,48 @@ export class SyncDashboard extends Construct {
         }),
       );
   }
+
+  /**
+   * Adds a row of the latest view's rebuild (`ViewRebuild`): its executions and their time (`AWS/States`), its
+   * worker's EMF metrics (manifests read, records written, bodies read, indexes written) and its alarm's state.
+   */
+  addViewRebuild(stateMachine: sfn.IStateMachine, failedAlarm: cloudwatch.IAlarm, serviceName: string): void {
+    const period = this.period;
+    const executions = (name: string, label: string, statistic: string = cloudwatch.Stats.SUM) =>
+      stateMachine.metric(name, { period, statistic, label });
+    const metric = (name: string, label: string) =>
+      syncMetric(serviceName, name, { period, statistic: cloudwatch.Stats.SUM, label });
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'View rebuild executions',
+        left: [
+          executions('ExecutionsStarted', 'Started'),
+          executions('ExecutionsSucceeded', 'Succeeded'),
+          executions('ExecutionsFailed', 'Failed'),
+          executions('ExecutionsTimedOut', 'Timed out'),
+          executions('ExecutionsAborted', 'Aborted'),
+        ],
+        right: [executions('ExecutionTime', 'Execution time (ms, max)', cloudwatch.Stats.MAXIMUM)],
+        leftYAxis: { min: 0, showUnits: false },
+        rightYAxis: { min: 0, showUnits: false },
+        width: HALF,
+        height: HEIGHT,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'View rebuild work',
+        left: [metric('ManifestsRead', 'manifests read'), metric('BodiesRead', 'leaf bodies read')],
+        right: [metric('RecordsWritten', 'records written'), metric('IndexesWritten', 'indexes written')],
+        leftYAxis: { min: 0, showUnits: false },
+        rightYAxis: { min: 0, showUnits: false },
+        width: HALF,
+        height: HEIGHT,
+      }),
+      new cloudwatch.AlarmStatusWidget({
+        title: 'View rebuild alarm',
+        alarms: [failedAlarm],
+        width: HALF,
+        height: HEIGHT,
+      }),
+    );
+  }
 }
