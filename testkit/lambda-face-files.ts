@@ -23,6 +23,7 @@ export const LAMBDA_FACE_FILES = [
   'test/integration/source-secret.test.ts',
   'test/integration/sync.test.ts',
   'test/integration/view/view-lambda.test.ts',
+  'test/integration/view/view-rebuild-definition-run.test.ts',
 ] as const;
 
 /**
