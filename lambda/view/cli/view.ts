@@ -19,6 +19,7 @@ import type { StoreOptions } from '../../runtime/cli/options.js';
 import { storeOptions } from '../../runtime/cli/store-options.js';
 import { requireMirror } from '../../consumer/cli/mirror-place.js';
 import { holderGone, processHolder } from '../../stores/lease-holder.js';
+import { rebuildStartOptions, startViewRebuild } from './view-rebuild-start.js';
 
 /** Options of `catalog-sync view`. */
 interface ViewOptions extends StoreOptions {
@@ -30,11 +31,13 @@ interface ViewOptions extends StoreOptions {
   shards?: string;
   tempDir?: string;
   json?: boolean;
+  stateMachine?: string;
+  wait?: boolean;
 }
 
 /** `catalog-sync view`: keep the latest view (`packages/{id}/index.json`) up to the watermark, or rebuild it. */
 export function addViewCommand(program: Command): void {
-  storeOptions(program.command('view'))
+  rebuildStartOptions(storeOptions(program.command('view')))
     .description(
       "keep the latest view of every package (packages/{id}/index.json) up to the mirror's watermark, as the consumer view-latest",
     )
@@ -63,6 +66,7 @@ Examples:
   catalog-sync view                      # bring the view up to the watermark
   catalog-sync view --follow             # and keep it there
   catalog-sync view --rebuild            # from the history
+  catalog-sync view --rebuild --state-machine <ARN> --wait   # on AWS (CatalogSync's viewRebuild)
   catalog-sync latest Newtonsoft.Json    # a package's current versions`,
     )
     .action(viewCommand);
@@ -116,6 +120,7 @@ export async function openViewDocuments(options: StoreOptions): Promise<Pick<Vie
 }
 
 async function viewCommand(options: ViewOptions): Promise<void> {
+  if (options.stateMachine !== undefined || options.wait) return startViewRebuild(options);
   const concurrency = wholeNumber('--concurrency', options.concurrency);
   const maxPollMs = pollIntervalMs(options.pollInterval);
   if (options.rebuild && options.follow)
