@@ -20,10 +20,9 @@
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { Construct } from 'constructs';
 import { ErrorCode } from '../../lambda/contract/index.js';
-import { ANY_ERROR_RETRY, mapOfBatches, retried } from './map-of-batches.js';
+import { ANY_ERROR_RETRY, finishWithRelease, mapOfBatches, planTask } from './map-of-batches.js';
 
 /** What the definition is made of. */
 export interface BackfillDefinitionProps {
@@ -40,17 +39,12 @@ export interface BackfillDefinitionProps {
 
 /** The chain Plan → Ranges → Finish. */
 export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps): sfn.IChainable {
-  const plan = new tasks.LambdaInvoke(scope, 'Plan', {
-    lambdaFunction: o.planner,
-    comment:
-      'Reads the index once, cuts the ranges, writes <prefix>backfill/<id>/ranges.json and the plan item (or resumes the unfinished plan).',
-    // The execution's input as it is (`{}`, `{ "until": "...", "rangeLeaves": 5000 }`, `{ "abandon": true }`) and the
-    // execution's id: the lease holder, named to a second execution, and the same execution's retried Plan resumes.
-    payload: sfn.TaskInput.fromObject({ 'input.$': '$', 'execution.$': '$$.Execution.Id' }),
-    payloadResponseOnly: true,
-    retryOnServiceExceptions: false,
-  });
-  retried(plan);
+  // The execution's input as it is: `{}`, `{ "until": "...", "rangeLeaves": 5000 }`, `{ "abandon": true }`.
+  const plan = planTask(
+    scope,
+    o.planner,
+    'Reads the index once, cuts the ranges, writes <prefix>backfill/<id>/ranges.json and the plan item (or resumes the unfinished plan).',
+  );
 
   const ranges = mapOfBatches(scope, {
     id: 'Ranges',
@@ -69,34 +63,18 @@ export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps)
     resultsPrefix: o.resultsPrefix,
   });
 
-  const finish = new tasks.LambdaInvoke(scope, 'Finish', {
-    lambdaFunction: o.finalizer,
-    comment: 'Every range done: moves the cursor to B (only forward), writes watermark.json, logs the backfill.',
-    payload: sfn.TaskInput.fromObject({ 'backfillId.$': '$.backfillId' }),
-    payloadResponseOnly: true,
-    retryOnServiceExceptions: false,
-  });
-  retried(finish);
   // A finalizer that failed (a store that did not answer, a timeout) after every range was stored: finishing again is
-  // safe (the cursor only moves forward, a finished plan's summary is returned again), so any error is retried.
-  finish.addRetry(ANY_ERROR_RETRY);
-
-  // A map that failed (a batch that kept failing, too many passes) gives the plan's lease back at once, so the
-  // follower is not held off for nothing and a new execution resumes the plan without waiting for the lease to lapse.
-  const release = new tasks.LambdaInvoke(scope, 'Release', {
-    lambdaFunction: o.finalizer,
-    comment: "The map failed: gives the plan's lease back (done ranges stay done; a new execution resumes the plan).",
-    payload: sfn.TaskInput.fromObject({ 'backfillId.$': '$.backfillId', release: true }),
-    payloadResponseOnly: true,
-    resultPath: sfn.JsonPath.DISCARD,
-    retryOnServiceExceptions: false,
+  // safe (the cursor only moves forward, a finished plan's summary is returned again), so any error is retried; after
+  // that, as after a failed map, the lease is given back (the next execution resumes the plan at once).
+  const finish = finishWithRelease(scope, {
+    finalizer: o.finalizer,
+    idField: 'backfillId',
+    finishComment: 'Every range done: moves the cursor to B (only forward), writes watermark.json, logs the backfill.',
+    releaseComment:
+      "The map failed: gives the plan's lease back (done ranges stay done; a new execution resumes the plan).",
+    finishRetry: ANY_ERROR_RETRY,
+    maps: [ranges],
   });
-  retried(release);
-  const failed = new sfn.Fail(scope, 'Failed', { errorPath: '$.failure.Error', causePath: '$.failure.Cause' });
-  ranges.addCatch(release.next(failed), { errors: ['States.ALL'], resultPath: '$.failure' });
-  // Finish failed after its retries: the lease is given back as after a failed map (the next execution resumes the
-  // plan at once, finding every range done), then the execution fails with Finish's error.
-  finish.addCatch(release, { errors: ['States.ALL'], resultPath: '$.failure' });
 
   // Another execution holds the cursor's plan: this one did nothing, and says who holds it until when (the Cause).
   const alreadyRunning = new sfn.Succeed(scope, 'AlreadyRunning', {

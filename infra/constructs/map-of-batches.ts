@@ -183,3 +183,63 @@ export function mapOfBatches(scope: Construct, o: MapOfBatchesProps): sfn.Distri
   map.itemProcessor(work.next(loop));
   return map;
 }
+
+/** The Plan task: the execution's input as it is and the execution's id (the lease's holder), to the planner. */
+export function planTask(scope: Construct, planner: lambda.IFunction, comment: string): tasks.LambdaInvoke {
+  const plan = new tasks.LambdaInvoke(scope, 'Plan', {
+    lambdaFunction: planner,
+    comment,
+    // The execution's id: the lease holder, named to a second execution; the same execution's retried Plan resumes.
+    payload: sfn.TaskInput.fromObject({ 'input.$': '$', 'execution.$': '$$.Execution.Id' }),
+    payloadResponseOnly: true,
+    retryOnServiceExceptions: false,
+  });
+  return retried(plan);
+}
+
+/** The end of a plan's state machine: Finish, and Release → Failed after a failed map or a Finish still failing. */
+export interface FinishProps {
+  readonly finalizer: lambda.IFunction;
+  /** The plan's id in the state data and in the finalizer's payload (`backfillId`, `rebuildId`). */
+  readonly idField: string;
+  readonly finishComment: string;
+  readonly releaseComment: string;
+  /** Finish's retrier of any error (after the Lambda retriers): it is idempotent. */
+  readonly finishRetry: sfn.RetryProps;
+  /** The maps whose failure gives the lease back. */
+  readonly maps: readonly sfn.DistributedMap[];
+}
+
+/**
+ * Finish (the finalizer with the plan's id), retried on any error; a map that failed (a batch that kept failing, too
+ * many passes) or a Finish that still fails goes to Release (the finalizer with `release: true`: the plan's lease
+ * given back at once, so nothing is held off for nothing and a new execution resumes the plan without waiting for the
+ * lease to lapse), then to Failed with the error. Returns Finish.
+ */
+export function finishWithRelease(scope: Construct, o: FinishProps): tasks.LambdaInvoke {
+  const id = { [`${o.idField}.$`]: `$.${o.idField}` };
+  const finish = retried(
+    new tasks.LambdaInvoke(scope, 'Finish', {
+      lambdaFunction: o.finalizer,
+      comment: o.finishComment,
+      payload: sfn.TaskInput.fromObject(id),
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+    }),
+  );
+  finish.addRetry(o.finishRetry);
+  const release = retried(
+    new tasks.LambdaInvoke(scope, 'Release', {
+      lambdaFunction: o.finalizer,
+      comment: o.releaseComment,
+      payload: sfn.TaskInput.fromObject({ ...id, release: true }),
+      payloadResponseOnly: true,
+      resultPath: sfn.JsonPath.DISCARD,
+      retryOnServiceExceptions: false,
+    }),
+  );
+  release.next(new sfn.Fail(scope, 'Failed', { errorPath: '$.failure.Error', causePath: '$.failure.Cause' }));
+  for (const map of o.maps) map.addCatch(release, { errors: ['States.ALL'], resultPath: '$.failure' });
+  finish.addCatch(release, { errors: ['States.ALL'], resultPath: '$.failure' });
+  return finish;
+}

@@ -194,18 +194,10 @@ export class SyncDashboard extends Construct {
    */
   addBackfill(stateMachine: sfn.IStateMachine, failedAlarm?: cloudwatch.IAlarm, serviceName?: string): void {
     const period = this.period;
-    const executions = (name: string, label: string) =>
-      stateMachine.metric(name, { period, statistic: cloudwatch.Stats.SUM, label });
     const row: cloudwatch.IWidget[] = [
       new cloudwatch.GraphWidget({
         title: 'Backfill executions',
-        left: [
-          executions('ExecutionsStarted', 'Started'),
-          executions('ExecutionsSucceeded', 'Succeeded'),
-          executions('ExecutionsFailed', 'Failed'),
-          executions('ExecutionsTimedOut', 'Timed out'),
-          executions('ExecutionsAborted', 'Aborted'),
-        ],
+        left: executionCounts(stateMachine, period),
         leftYAxis: { min: 0, showUnits: false },
         width: HALF,
         height: HEIGHT,
@@ -290,21 +282,19 @@ export class SyncDashboard extends Construct {
    */
   addViewRebuild(stateMachine: sfn.IStateMachine, failedAlarm: cloudwatch.IAlarm, serviceName: string): void {
     const period = this.period;
-    const executions = (name: string, label: string, statistic: string = cloudwatch.Stats.SUM) =>
-      stateMachine.metric(name, { period, statistic, label });
     const metric = (name: string, label: string) =>
       syncMetric(serviceName, name, { period, statistic: cloudwatch.Stats.SUM, label });
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'View rebuild executions',
-        left: [
-          executions('ExecutionsStarted', 'Started'),
-          executions('ExecutionsSucceeded', 'Succeeded'),
-          executions('ExecutionsFailed', 'Failed'),
-          executions('ExecutionsTimedOut', 'Timed out'),
-          executions('ExecutionsAborted', 'Aborted'),
+        left: executionCounts(stateMachine, period),
+        right: [
+          stateMachine.metric('ExecutionTime', {
+            period,
+            statistic: cloudwatch.Stats.MAXIMUM,
+            label: 'Execution time (ms, max)',
+          }),
         ],
-        right: [executions('ExecutionTime', 'Execution time (ms, max)', cloudwatch.Stats.MAXIMUM)],
         leftYAxis: { min: 0, showUnits: false },
         rightYAxis: { min: 0, showUnits: false },
         width: HALF,
@@ -327,4 +317,17 @@ export class SyncDashboard extends Construct {
       }),
     );
   }
+}
+
+/** A state machine's executions (`AWS/States`, sums): started, succeeded, failed, timed out, aborted. */
+function executionCounts(stateMachine: sfn.IStateMachine, period: Duration): cloudwatch.IMetric[] {
+  const executions = (name: string, label: string) =>
+    stateMachine.metric(name, { period, statistic: cloudwatch.Stats.SUM, label });
+  return [
+    executions('ExecutionsStarted', 'Started'),
+    executions('ExecutionsSucceeded', 'Succeeded'),
+    executions('ExecutionsFailed', 'Failed'),
+    executions('ExecutionsTimedOut', 'Timed out'),
+    executions('ExecutionsAborted', 'Aborted'),
+  ];
 }

@@ -10,9 +10,8 @@ import { Duration } from 'aws-cdk-lib';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { Construct } from 'constructs';
-import { mapOfBatches, retried } from './map-of-batches.js';
+import { finishWithRelease, mapOfBatches, planTask } from './map-of-batches.js';
 
 /** What the definition is made of. */
 export interface ViewRebuildDefinitionProps {
@@ -38,17 +37,12 @@ const FINISH_RETRY = {
 
 /** The chain Plan → Running? → Records → Indexes → Finish. */
 export function viewRebuildDefinition(scope: Construct, o: ViewRebuildDefinitionProps): sfn.IChainable {
-  const plan = new tasks.LambdaInvoke(scope, 'Plan', {
-    lambdaFunction: o.planner,
-    comment:
-      "Takes the mirror's rebuild lease, lists the manifests up to the bound, writes <prefix>view-rebuild/<id>/ranges.json and shards.json and the plan item (or resumes the unfinished plan).",
-    // The execution's input as it is (`{}`, `{"shards": 256}`, `{"abandon": true}`) and the execution's id: the lease's
-    // holder, named to a second start; the same execution's retried Plan takes its own lease again.
-    payload: sfn.TaskInput.fromObject({ 'input.$': '$', 'execution.$': '$$.Execution.Id' }),
-    payloadResponseOnly: true,
-    retryOnServiceExceptions: false,
-  });
-  retried(plan);
+  // The execution's input as it is: `{}`, `{"shards": 256}`, `{"abandon": true}`.
+  const plan = planTask(
+    scope,
+    o.planner,
+    "Takes the mirror's rebuild lease, lists the manifests up to the bound, writes <prefix>view-rebuild/<id>/ranges.json and shards.json and the plan item (or resumes the unfinished plan).",
+  );
 
   const map = (id: 'Records' | 'Indexes', shape: { maxConcurrency: number; batchSize: number }) =>
     mapOfBatches(scope, {
@@ -85,32 +79,17 @@ export function viewRebuildDefinition(scope: Construct, o: ViewRebuildDefinition
   const records = map('Records', o.records);
   const indexes = map('Indexes', o.indexes);
 
-  const finish = new tasks.LambdaInvoke(scope, 'Finish', {
-    lambdaFunction: o.finalizer,
-    comment:
+  // A failed map, or a Finish still failing after its retries: the lease is given back at once (upkeep goes on, the
+  // next execution resumes the plan: done items stay done), then the execution fails with the error.
+  const finish = finishWithRelease(scope, {
+    finalizer: o.finalizer,
+    idField: 'rebuildId',
+    finishComment:
       "Every range and shard done: moves view-latest's cursor up to the bound (only forward), removes the records, releases the plan.",
-    payload: sfn.TaskInput.fromObject({ 'rebuildId.$': '$.rebuildId' }),
-    payloadResponseOnly: true,
-    retryOnServiceExceptions: false,
+    releaseComment: "Gives the plan's lease back (done items stay done; a new execution resumes the plan).",
+    finishRetry: FINISH_RETRY,
+    maps: [records, indexes],
   });
-  retried(finish);
-  finish.addRetry(FINISH_RETRY);
-
-  // A failed map, or a Finish still failing: the lease is given back at once (upkeep goes on, the next execution
-  // resumes the plan: done items stay done), then the execution fails with the error.
-  const release = new tasks.LambdaInvoke(scope, 'Release', {
-    lambdaFunction: o.finalizer,
-    comment: "Gives the plan's lease back (done items stay done; a new execution resumes the plan).",
-    payload: sfn.TaskInput.fromObject({ 'rebuildId.$': '$.rebuildId', release: true }),
-    payloadResponseOnly: true,
-    resultPath: sfn.JsonPath.DISCARD,
-    retryOnServiceExceptions: false,
-  });
-  retried(release);
-  const failed = new sfn.Fail(scope, 'Failed', { errorPath: '$.failure.Error', causePath: '$.failure.Cause' });
-  release.next(failed);
-  for (const step of [records, indexes]) step.addCatch(release, { errors: ['States.ALL'], resultPath: '$.failure' });
-  finish.addCatch(release, { errors: ['States.ALL'], resultPath: '$.failure' });
 
   // Another execution (or a CLI) holds the mirror's rebuild: this one did nothing; its output names the holder.
   const alreadyRunning = new sfn.Succeed(scope, 'AlreadyRunning', {
