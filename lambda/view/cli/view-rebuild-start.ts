@@ -6,7 +6,6 @@
  */
 import type { Command } from 'commander';
 import { SettingsError } from '../../contract/index.js';
-import { describeExecution, sfnClientFor, startExecution } from '../../runtime/start-execution.js';
 import { ViewError } from '../errors.js';
 
 /** How often `--wait` asks for the execution's state. */
@@ -66,6 +65,8 @@ export async function startViewRebuild(options: RebuildStartOptions, io: Rebuild
     if (!/^\d+$/.test(options.shards.trim()) || shards < 1)
       throw new SettingsError('--shards', `${JSON.stringify(options.shards)} must be a whole number >= 1`);
   }
+  // Loaded only here: the AWS SDK's Step Functions client is not every command's start-up cost.
+  const { describeExecution, sfnClientFor, startExecution } = await import('../../runtime/start-execution.js');
   const client = sfnClientFor(arn, io.env);
   try {
     const input = { ...(shards === undefined ? {} : { shards }), ...(options.abandon ? { abandon: true } : {}) };

@@ -6,7 +6,9 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Command } from 'commander';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { addViewCommand } from '../../../lambda/view/cli/view.js';
 import { startViewRebuild, type RebuildStartIo } from '../../../lambda/view/cli/view-rebuild-start.js';
 
 const ARN = 'arn:aws:states:eu-west-3:123456789012:stateMachine:ViewRebuild';
@@ -132,5 +134,22 @@ describe('view --rebuild --state-machine', () => {
     ];
     for (const [options, message] of cases) await expect(startViewRebuild(options, io())).rejects.toThrow(message);
     expect(seen).toEqual([]);
+  });
+
+  it('is what `catalog-sync view --rebuild --state-machine ARN --shards 64` runs (the command hook)', async () => {
+    seen.length = 0;
+    const program = new Command().exitOverride();
+    addViewCommand(program);
+    const written: unknown[] = [];
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation((text) => written.push(text) > 0);
+    try {
+      await program.parseAsync(['view', '--rebuild', '--state-machine', ARN, '--shards', '64'], { from: 'user' });
+    } finally {
+      write.mockRestore();
+    }
+    expect(seen).toEqual([
+      { target: 'AWSStepFunctions.StartExecution', body: { stateMachineArn: ARN, input: '{"shards":64}' } },
+    ]);
+    expect(written).toEqual([`started ${EXECUTION}\n`]);
   });
 });
