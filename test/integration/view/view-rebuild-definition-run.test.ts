@@ -9,10 +9,11 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consumerKey } from '../../../lambda/consumer/consumer-cursors.js';
 import type { Mirror } from '../../../lambda/consumer/index.js';
+import { commitKeyOf } from '../../../lambda/contract/keys.js';
 import { formatTimestamp, parseTimestamp } from '../../../lambda/contract/time.js';
 import { S3ViewDocuments, keepView } from '../../../lambda/view/index.js';
 import { packageIndexKey } from '../../../lambda/view/view-keys.js';
-import { AslFailure, runDefinition, type AslTrace, type AslWorld } from '../../../testkit/asl-runner.js';
+import { AslFailure, PAYLOAD_LIMIT, runDefinition, type AslTrace, type AslWorld } from '../../../testkit/asl-runner.js';
 import { generateCatalog } from '../../../testkit/catalog-generator.js';
 import { mulberry32 } from '../../../testkit/prng.js';
 import { SyncHarness } from '../../../testkit/sync-harness.js';
@@ -249,5 +250,35 @@ describe('the synthesized view rebuild definition, run with the real handlers', 
     const ranges = outcomes.flatMap((outcome) => outcome.items).filter((item: Json) => item.n < summary.ranges);
     expect(ranges).toHaveLength(summary.ranges);
     for (const range of ranges) expect(range.skipped).toBe(true);
+  });
+
+  it("at nuget.org's size (160 ranges of 25,000 manifests, 256 shards) every batch and the maps' results fit", () => {
+    const holder = `arn:aws:states:us-east-1:123456789012:execution:${'ViewRebuildStateMachine'.padEnd(80, 'x')}:${'e'.repeat(36)}`;
+    const range = (n: number) => ({
+      n,
+      lo: commitKeyOf('2019-03-08T07:46:13.8311924Z'),
+      hi: commitKeyOf('2019-04-08T07:46:13.8311924Z'),
+      manifests: 25_000,
+    });
+    const batchInput = (phase: string) => ({ rebuildId: '0NbYQ3xR9kZq7W', phase, leaseHolder: holder, passes: 19 });
+    const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+    for (const [map, items] of [
+      ['Records', [range(159)]],
+      [
+        'Indexes',
+        [
+          { n: 414, shard: 254 },
+          { n: 415, shard: 255 },
+        ],
+      ],
+    ] as const) {
+      const batcher = definition.States[map].ItemBatcher;
+      const batch = { Items: items.slice(0, batcher.MaxItemsPerBatch), BatchInput: batchInput(map.toLowerCase()) };
+      expect(bytes(batch)).toBeLessThan(batcher.MaxInputBytesPerBatch / 100);
+    }
+    // Every child's output, were there no ResultWriter: 160 + 128 children of {"done":true}.
+    expect(bytes(Array(160 + 128).fill({ done: true }))).toBeLessThan(PAYLOAD_LIMIT / 50);
+    // ranges.json at its smallest ranges (1,000 manifests: 4,000 ranges) is an S3 object, not a payload: 271 KB.
+    expect(bytes(Array.from({ length: 4_000 }, (_, n) => range(n)))).toBeGreaterThan(PAYLOAD_LIMIT);
   });
 });
