@@ -18,7 +18,10 @@ import { generateCatalog } from '../../../testkit/catalog-generator.js';
 import { mulberry32 } from '../../../testkit/prng.js';
 import { SyncHarness } from '../../../testkit/sync-harness.js';
 import { decorate, expectedView, writeMirror } from '../../../testkit/view-mirror.js';
-import { definitionOf, synth, type Json } from '../../infra/synth-kit.js';
+import { AwsRequestRecorder, type RecordedCall } from '../../../testkit/aws-request-recorder.js';
+import { testServices } from '../../../testkit/env.js';
+import { resolve, uncovered, type TemplateNames } from '../../../testkit/iam-evaluator.js';
+import { definitionOf, roleStatements, synth, type Json, type Synthesized } from '../../infra/synth-kit.js';
 
 const ENOUGH = { getRemainingTimeInMillis: () => 600_000 };
 const NO_TIME = { getRemainingTimeInMillis: () => 5_000 }; // the safety margin takes all of it
@@ -40,6 +43,7 @@ describe('the synthesized view rebuild definition, run with the real handlers', 
   const decorations = decorate(catalog.commits, mulberry32(3232), 0.3);
   let harness: SyncHarness;
   let definition: Json;
+  let synthesized: Synthesized;
   let mirror: Mirror;
   const saved = { ...process.env };
   let handlers: { planner: Handler; worker: Handler; finalizer: Handler };
@@ -48,7 +52,8 @@ describe('the synthesized view rebuild definition, run with the real handlers', 
     harness = await SyncHarness.create();
     mirror = { store: harness.snapshots, prefix: '', where: `s3://${harness.bucket}/` };
     await writeMirror(harness.snapshots, '', catalog.commits);
-    definition = definitionOf(synth({ 'catalog-sync:view-rebuild': true }), harness.bucket);
+    synthesized = synth({ 'catalog-sync:view-rebuild': true });
+    definition = definitionOf(synthesized, harness.bucket);
     Object.assign(process.env, harness.env({ CONSUMER_NAME: 'view-latest', SNAPSHOT_PREFIX: '' }));
     handlers = {
       planner: (await import('../../../lambda/view/lambda/rebuild-planner.js')).handler as unknown as Handler,
@@ -280,5 +285,93 @@ describe('the synthesized view rebuild definition, run with the real handlers', 
     expect(bytes(Array(160 + 128).fill({ done: true }))).toBeLessThan(PAYLOAD_LIMIT / 50);
     // ranges.json at its smallest ranges (1,000 manifests: 4,000 ranges) is an S3 object, not a payload: 271 KB.
     expect(bytes(Array.from({ length: 4_000 }, (_, n) => range(n)))).toBeGreaterThan(PAYLOAD_LIMIT);
+  });
+
+  it('every request each function makes is allowed by its synthesized role (recorded, judged by the IAM evaluator)', async () => {
+    const services = testServices();
+    const [s3, dynamo] = await Promise.all([
+      AwsRequestRecorder.start('s3', services.s3Endpoint),
+      AwsRequestRecorder.start('dynamodb', services.dynamoEndpoint),
+    ]);
+    const { resources } = synthesized;
+    const idOf = (type: string, pattern: RegExp) =>
+      Object.entries(resources).find(([id, resource]) => resource.Type === type && pattern.test(id))![0];
+    const names: TemplateNames = {
+      region: 'us-east-1',
+      account: '123456789012',
+      tables: { [idOf('AWS::DynamoDB::Table', /./)]: harness.table },
+      buckets: { [idOf('AWS::S3::Bucket', /Snapshots/)]: harness.bucket },
+    };
+    const face = (name: string) => {
+      const properties = resources[idOf('AWS::Lambda::Function', new RegExp(`ViewRebuild${name}`))]!.Properties;
+      const deployed = Object.entries(properties.Environment.Variables as Record<string, unknown>);
+      return {
+        statements: roleStatements(resources, properties.Role['Fn::GetAtt'][0] as string),
+        env: {
+          ...Object.fromEntries(deployed.map(([key, value]) => [key, resolve(value, names)])),
+          AWS_ENDPOINT_URL_S3: s3.url,
+          AWS_ENDPOINT_URL_DYNAMODB: dynamo.url,
+        },
+      };
+    };
+    const faces = { Planner: face('Planner'), Worker: face('Worker'), Finalizer: face('Finalizer') };
+    const calls: Record<keyof typeof faces, RecordedCall[]> = { Planner: [], Worker: [], Finalizer: [] };
+    const before = { ...process.env };
+    /** Runs a handler with its function's deployed environment, reaching the servers through the recorders. */
+    const as = async (name: keyof typeof faces, run: () => Promise<Json>): Promise<Json> => {
+      s3.take();
+      dynamo.take();
+      Object.assign(process.env, faces[name].env);
+      try {
+        return await run();
+      } finally {
+        Object.assign(process.env, before);
+        calls[name].push(...s3.take(), ...dynamo.take());
+      }
+    };
+    // Into an empty view: the worker reads indexes that are not there (404) and writes every one.
+    for (const key of await keys('packages/')) await harness.snapshots.deleteKey(key);
+    try {
+      const execution = (n: number) => `arn:aws:states:us-east-1:123456789012:execution:ViewRebuild:grants-${n}`;
+      const first = await as('Planner', () => handlers.planner({ input: INPUT, execution: execution(1) }, ENOUGH));
+      // Abandoned (its items files deleted), then planned anew.
+      const plan = await as('Planner', () =>
+        handlers.planner({ input: { ...INPUT, abandon: true }, execution: execution(2) }, ENOUGH),
+      );
+      expect(plan.rebuildId).not.toBe(first.rebuildId);
+      for (const [phase, key, size] of [
+        ['records', plan.rangesKey, 1],
+        ['indexes', plan.shardsKey, 2],
+      ] as const) {
+        // The ItemReader's read is the state machine's role's, not a function's.
+        const items = JSON.parse(String(await harness.snapshots.getBytes(key))) as Json[];
+        for (let i = 0; i < items.length; i += size) {
+          const BatchInput = { rebuildId: plan.rebuildId, phase, leaseHolder: execution(2), passes: 0 };
+          const outcome = await as('Worker', () =>
+            handlers.worker({ Items: items.slice(i, i + size), BatchInput }, ENOUGH),
+          );
+          expect(outcome.done).toBe(true);
+        }
+      }
+      await as('Finalizer', () => handlers.finalizer({ rebuildId: plan.rebuildId, release: true }, ENOUGH));
+      expect(await as('Finalizer', () => handlers.finalizer({ rebuildId: plan.rebuildId }, ENOUGH))).toMatchObject({
+        rebuildId: plan.rebuildId,
+      });
+    } finally {
+      Object.assign(process.env, before);
+      await Promise.all([s3.stop(), dynamo.stop()]);
+    }
+    const did = (name: keyof typeof faces, method: string, under: string) =>
+      calls[name].some((call) => call.service === 's3' && call.method === method && call.key?.startsWith(under));
+    expect([
+      did('Planner', 'DELETE', 'view-rebuild/'),
+      did('Worker', 'PUT', 'packages/'),
+      did('Finalizer', 'DELETE', 'view-rebuild/'),
+    ]).toEqual([true, true, true]);
+    expect({
+      planner: uncovered(faces.Planner.statements, calls.Planner, names),
+      worker: uncovered(faces.Worker.statements, calls.Worker, names),
+      finalizer: uncovered(faces.Finalizer.statements, calls.Finalizer, names),
+    }).toEqual({ planner: [], worker: [], finalizer: [] });
   });
 });
