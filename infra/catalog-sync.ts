@@ -2,24 +2,23 @@
  * `CatalogSync`: one follower of a NuGet V3 catalog, as it should run in production. Put it in your own CDK
  * app, or deploy `infra/app.ts` as it is (configured from `cdk.json` context).
  *
- * What it builds (see the README's Deploy section for the picture):
- * - the cursor table (`pk`/`sk`, on-demand, point-in-time recovery, TTL on `expiresAt`, retained), unless
- *   `table` is given;
+ * What it builds (see docs/deploy.md for the picture):
+ * - the cursor table (`pk`/`sk`, on-demand, point-in-time recovery, TTL on `expiresAt`, retained), unless `table` is given;
  * - the snapshot bucket (no public access, TLS only, SSE-S3, versioned, retained, server access logs,
  *   object events to EventBridge), unless `bucket` is given;
  * - the function (Node.js 22, arm64, ESM bundle made by the local esbuild) with exactly the permissions the
  *   code uses: DynamoDB item actions on its own cursor's items, `s3:PutObject` under its own prefix, `s3:GetObject`
  *   of its `filter.json` and `watermark.json`, `s3:ListBucket` (a missing key then answers 404, not 403);
- * - the schedule (EventBridge rule, every 5 minutes), no retries (the next tick is the retry), failures to an
- *   SQS dead-letter queue;
+ * - the schedule (EventBridge rule, every 5 minutes), no retries (the next tick is the retry), failures to a DLQ;
  * - four alarms (errors, dead letters, cursor lag, no successful run), optionally to an SNS topic;
  * - the reference consumer path: `commits/` object-created events into an SQS queue with its own DLQ, and an
  *   alarm on that DLQ (to the same topic);
  * - a CloudWatch dashboard (lag, leaves/s, errors, duration, DLQ depths, alarms), unless `dashboard` is false;
- * - stack outputs naming the table, bucket, prefix, function, log group, queues and dashboard, unless `outputs` is false.
+ * - stack outputs naming the table, bucket, prefix, function, log group, queues and dashboard, unless `outputs` is false;
+ * - with `view`, `feed`, `viewRebuild`: the latest view, the private feed, the view's rebuild on Step Functions.
  *
- * Two syncs may share one table (a dependency is a cursor item of the same table) and one bucket (each under
- * its own prefix): pass the first one's `table` and `bucket` to the second.
+ * Two syncs may share one table (a dependency is a cursor item of the same table) and one bucket (each under its
+ * own prefix): pass the first one's `table` and `bucket` to the second.
  */
 import { Token, type Duration } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -57,20 +56,20 @@ import { addSyncOutputs } from './constructs/sync-outputs.js';
 import type { CatalogConsumer } from './constructs/catalog-consumer.js';
 import { addLatestView } from './constructs/latest-view.js';
 import { addFeed, feedNeedsView, type SyncFeed } from './constructs/feed.js';
+import { addViewRebuild, type ViewRebuild } from './constructs/view-rebuild-wiring.js';
 import { DEFAULT_LAG_THRESHOLD, DEFAULT_MAX_EVENT_AGE, DEFAULT_SCHEDULE, DEFAULT_TIMEOUT } from './defaults.js';
 import { embeddedCredentialsProblem, sourceSecretOf } from './source-secret.js';
 
 /** Wildcards and policy variables in IAM resource ARNs: a prefix holding one could not be granted exactly. */
 const IAM_SPECIAL = /[*?$]/;
 
-/** Syncs seen per table and per bucket in this app, to refuse two syncs on one cursor or overlapping prefixes. */
+// Syncs seen per table and per bucket in this app, to refuse two syncs on one cursor or overlapping prefixes.
 const syncsByTable = new WeakMap<IConstruct, Map<string, string>>();
 const syncsByBucket = new WeakMap<IConstruct, Array<{ prefix: string; path: string }>>();
 
 /**
- * One NuGet catalog follower: schedule → function → table + bucket, with alarms and a consumer queue. It checks
- * its props, builds the function's settings, and composes its resource groups (constructs/): their resources
- * are created in this construct's scope, with the construct ids they always had.
+ * One NuGet catalog follower: schedule → function → table + bucket, with alarms and a consumer queue. It checks its
+ * props, builds the function's settings, and composes its resource groups (constructs/) in its own scope.
  */
 export class CatalogSync extends Construct {
   /** The cursor table (created here or given). */
@@ -119,6 +118,8 @@ export class CatalogSync extends Construct {
   readonly view?: CatalogConsumer;
   /** The private feed's parts (`feed`): its CloudFront distribution. */
   readonly feed?: SyncFeed;
+  /** The latest view's rebuild on Step Functions (`viewRebuild`), or undefined. */
+  readonly viewRebuild?: ViewRebuild;
   /** Partition keys this sync may read: its own cursor and its dependencies'. */
   private readonly readableKeys: readonly string[];
 
@@ -265,7 +266,7 @@ export class CatalogSync extends Construct {
     if (props.view === true || feedNeedsView(props)) this.view = addLatestView(this, props.alarmTopic);
     const outputPrefix = props.outputs === false ? undefined : (props.outputPrefix ?? id.replace(/[^A-Za-z0-9]/g, ''));
     if (props.feed) this.feed = addFeed(this, props.feed, outputPrefix, props.alarmTopic);
-
+    if (props.viewRebuild) this.viewRebuild = addViewRebuild(this, { ...props, view: this.view !== undefined });
     // --- the stack outputs ---------------------------------------------------------------------------------
     if (outputPrefix !== undefined) {
       addSyncOutputs(this, outputPrefix, {

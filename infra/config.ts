@@ -29,6 +29,8 @@ export interface AppConfig {
   readonly second?: CatalogSyncProps & { readonly ownBucket: boolean };
   /** A CatalogBackfill of the first sync's cursor, sharing its table, bucket and settings (`catalog-sync:backfill`). */
   readonly backfill: boolean;
+  /** The first sync's latest view and its rebuild on Step Functions (`catalog-sync:view-rebuild`: `view` and `viewRebuild`). */
+  readonly viewRebuild: boolean;
 }
 
 /** A context value that cannot be used. The message names the key. */
@@ -135,6 +137,7 @@ function readConfig(get: Raw): AppConfig {
     stackName: text(get, 'stackName') ?? 'CatalogSync',
     alarmEmails: list(get, 'alarmEmails') ?? [],
     backfill: flag(get, 'backfill') ?? false,
+    viewRebuild: flag(get, 'view-rebuild') ?? false,
     ...(alarmTopicArn === undefined ? {} : { alarmTopicArn }),
     first,
     ...(second ? { second } : {}),

@@ -11,6 +11,7 @@ export { CommitEvents, type CommitEventsProps } from './constructs/commit-events
 export { SyncDashboard, type SyncDashboardProps } from './constructs/sync-dashboard.js';
 export { CatalogBackfill } from './constructs/catalog-backfill.js';
 export type { CatalogBackfillProps } from './constructs/catalog-backfill-props.js';
+export { ViewRebuild, type ViewRebuildProps } from './constructs/view-rebuild.js';
 export { CatalogConsumer, type CatalogConsumerProps } from './constructs/catalog-consumer.js';
 export {
   FeedDistribution,

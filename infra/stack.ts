@@ -50,7 +50,12 @@ export class CatalogSyncStack extends Stack {
     const alarmTopic = this.alarmTopic ? { alarmTopic: this.alarmTopic } : {};
 
     // The outputs keep the ids they had when this stack added them: `CursorTable`, `SecondCursorTable`, …
-    this.sync = new CatalogSync(this, 'Sync', { ...config.first, ...alarmTopic, outputPrefix: '' });
+    this.sync = new CatalogSync(this, 'Sync', {
+      ...config.first,
+      ...(config.viewRebuild ? { view: true, viewRebuild: true } : {}),
+      ...alarmTopic,
+      outputPrefix: '',
+    });
     if (config.second) {
       const { ownBucket, ...second } = config.second;
       this.second = new CatalogSync(this, 'SecondSync', {

@@ -25,6 +25,7 @@ export const LAMBDA_FACE_FILES = [
   'test/integration/sync.test.ts',
   'test/integration/view/view-lambda.test.ts',
   'test/integration/view/view-rebuild-engine.test.ts',
+  'test/integration/view/view-rebuild-definition-run.test.ts',
 ] as const;
 
 /**
@@ -32,7 +33,7 @@ export const LAMBDA_FACE_FILES = [
  * files that must be listed in {@link LAMBDA_FACE_FILES}.
  */
 export function importsLambdaFace(source: string): boolean {
-  return /['"](?:\.\.\/)+lambda\/(?:(?:sync|consumer|view|feed)\/lambda|backfill\/lambda\/[\w-]+|runtime\/source-secret)\.js['"]/.test(
+  return /['"](?:\.\.\/)+lambda\/(?:(?:sync|consumer|view|feed)\/lambda|(?:backfill|view)\/lambda\/[\w-]+|runtime\/source-secret)\.js['"]/.test(
     source,
   );
 }

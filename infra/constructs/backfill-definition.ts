@@ -17,58 +17,12 @@
  * results went (and is discarded: ResultPath null), and a batch's input is bounded by MaxInputBytesPerBatch, which
  * the planner's ranges stay far below (lambda/contract/backfill.ts, MAX_RANGE_ITEM_BYTES).
  */
-import { Duration } from 'aws-cdk-lib';
-import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { Construct } from 'constructs';
-import { ErrorCode, MAX_BATCH_INPUT_BYTES } from '../../lambda/contract/index.js';
-
-/** Lambda errors of the service, not of the code: always worth a retry. */
-export const LAMBDA_SERVICE_ERRORS = [
-  'Lambda.ClientExecutionTimeoutException',
-  'Lambda.ServiceException',
-  'Lambda.AWSLambdaException',
-  'Lambda.SdkClientException',
-];
-
-/**
- * Lambda's throttles: the account's (or the function's reserved) concurrency is used up, often by the follower and
- * other functions sharing the pool. Retried for much longer than a service error: about 20 minutes in all.
- */
-export const LAMBDA_THROTTLE_ERRORS = ['Lambda.TooManyRequestsException', 'Lambda.EC2ThrottledException'];
-
-/** Any error (after the Lambda retriers): 10 s doubling, 3 times. The worker resumes from its checkpoint; Finish is idempotent. */
-export const ANY_ERROR_RETRY = {
-  errors: ['States.ALL'],
-  interval: Duration.seconds(10),
-  backoffRate: 2,
-  maxAttempts: 3,
-  jitterStrategy: sfn.JitterType.FULL,
-};
-
-/** Throttle retries: 5 s doubling to at most 2 minutes, 14 times (about 20 minutes of waiting at most). */
-export const THROTTLE_RETRY = {
-  errors: LAMBDA_THROTTLE_ERRORS,
-  interval: Duration.seconds(5),
-  backoffRate: 2,
-  maxDelay: Duration.minutes(2),
-  maxAttempts: 14,
-  jitterStrategy: sfn.JitterType.FULL,
-};
-
-/**
- * The Distributed Map's ResultWriter: its children's results (and failures) as JSON files under `prefix` in the
- * bucket. The state machine's grant for it is {@link CatalogBackfill}'s, on that prefix only: CDK's own would be
- * PutObject on the whole bucket (or on every bucket with a bucket path).
- */
-class PrefixResultWriter extends sfn.ResultWriterV2 {
-  override providePolicyStatements(): iam.PolicyStatement[] {
-    return [];
-  }
-}
+import { ErrorCode } from '../../lambda/contract/index.js';
+import { ANY_ERROR_RETRY, finishWithRelease, mapOfBatches, planTask } from './map-of-batches.js';
 
 /** What the definition is made of. */
 export interface BackfillDefinitionProps {
@@ -85,112 +39,42 @@ export interface BackfillDefinitionProps {
 
 /** The chain Plan → Ranges → Finish. */
 export function backfillDefinition(scope: Construct, o: BackfillDefinitionProps): sfn.IChainable {
-  const serviceRetry = {
-    errors: LAMBDA_SERVICE_ERRORS,
-    interval: Duration.seconds(2),
-    backoffRate: 2,
-    maxAttempts: 6,
-    jitterStrategy: sfn.JitterType.FULL,
-  };
-  const retried = (task: tasks.LambdaInvoke): tasks.LambdaInvoke =>
-    task.addRetry(THROTTLE_RETRY).addRetry(serviceRetry) as tasks.LambdaInvoke;
-  const plan = new tasks.LambdaInvoke(scope, 'Plan', {
-    lambdaFunction: o.planner,
-    comment:
-      'Reads the index once, cuts the ranges, writes <prefix>backfill/<id>/ranges.json and the plan item (or resumes the unfinished plan).',
-    // The execution's input as it is (`{}`, `{ "until": "...", "rangeLeaves": 5000 }`, `{ "abandon": true }`) and the
-    // execution's id: the lease holder, named to a second execution, and the same execution's retried Plan resumes.
-    payload: sfn.TaskInput.fromObject({ 'input.$': '$', 'execution.$': '$$.Execution.Id' }),
-    payloadResponseOnly: true,
-    retryOnServiceExceptions: false,
-  });
-  retried(plan);
+  // The execution's input as it is: `{}`, `{ "until": "...", "rangeLeaves": 5000 }`, `{ "abandon": true }`.
+  const plan = planTask(
+    scope,
+    o.planner,
+    'Reads the index once, cuts the ranges, writes <prefix>backfill/<id>/ranges.json and the plan item (or resumes the unfinished plan).',
+  );
 
-  const work = new tasks.LambdaInvoke(scope, 'RunBatch', {
-    lambdaFunction: o.worker,
-    comment: "Runs the batch's ranges within its time; a done range is skipped, a stopped one checkpointed.",
-    payload: sfn.TaskInput.fromObject({ 'Items.$': '$.Items', 'BatchInput.$': '$.BatchInput' }),
-    resultSelector: { 'done.$': '$.Payload.done' },
-    resultPath: '$.result',
-    retryOnServiceExceptions: false,
-  });
-  retried(work);
-  // A worker error (a range that failed after the engine's own retries, a lost lease, a timeout): the retried
-  // worker resumes from the range's checkpoint; after these the map fails (no failure is tolerated).
-  work.addRetry(ANY_ERROR_RETRY);
-  const again = new sfn.Pass(scope, 'Again', {
-    comment: 'The batch stopped at its time limit: run it again (done ranges are skipped, the others resume).',
-    parameters: {
-      'Items.$': '$.Items',
-      BatchInput: {
-        'backfillId.$': '$.BatchInput.backfillId',
-        'leaseHolder.$': '$.BatchInput.leaseHolder',
-        'passes.$': 'States.MathAdd($.BatchInput.passes, 1)',
-      },
-    },
-  });
-  const tooMany = new sfn.Fail(scope, 'TooManyPasses', {
-    error: 'BackfillBatchStuck',
-    cause: `A batch came back not done ${o.maxPasses} times.`,
-  });
-  const loop = new sfn.Choice(scope, 'BatchDone?')
-    // The child's output is what the map collects (and the ResultWriter writes): `{"done":true}` only, never the batch.
-    .when(
-      sfn.Condition.booleanEquals('$.result.done', true),
-      new sfn.Succeed(scope, 'BatchDone', { outputPath: '$.result' }),
-    )
-    .when(sfn.Condition.numberGreaterThanEquals('$.BatchInput.passes', o.maxPasses), tooMany)
-    .otherwise(again.next(work));
-  const writer = new PrefixResultWriter({ bucket: o.resultsBucket, prefix: o.resultsPrefix });
-  const ranges = new sfn.DistributedMap(scope, 'Ranges', {
+  const ranges = mapOfBatches(scope, {
+    id: 'Ranges',
     comment: 'Every range of the plan, batchSize per worker invocation, maxConcurrency at once; no failure tolerated.',
-    itemReader: new sfn.S3JsonItemReader({
-      bucketNamePath: sfn.JsonPath.stringAt('$.bucket'),
-      key: sfn.JsonPath.stringAt('$.rangesKey'),
-    }),
-    itemBatcher: new sfn.ItemBatcher({
-      maxItemsPerBatch: o.batchSize,
-      maxInputBytesPerBatch: MAX_BATCH_INPUT_BYTES,
-      batchInput: { 'backfillId.$': '$.backfillId', 'leaseHolder.$': '$.leaseHolder', passes: 0 },
-    }),
+    worker: o.worker,
+    workerComment: "Runs the batch's ranges within its time; a done range is skipped, a stopped one checkpointed.",
+    bucketPath: '$.bucket',
+    keyPath: '$.rangesKey',
+    batchSize: o.batchSize,
     maxConcurrency: o.maxConcurrency,
-    mapExecutionType: sfn.StateMachineType.STANDARD,
-    toleratedFailurePercentage: 0,
-    resultPath: sfn.JsonPath.DISCARD,
-    label: 'Ranges',
-    // Rendered because CatalogBackfill turns on the feature flag useDistributedMapResultWriterV2 for its subtree.
-    resultWriterV2: writer,
+    maxPasses: o.maxPasses,
+    batchInput: { backfillId: '$.backfillId', leaseHolder: '$.leaseHolder' },
+    fromState: ['backfillId', 'leaseHolder'],
+    stuckError: 'BackfillBatchStuck',
+    resultsBucket: o.resultsBucket,
+    resultsPrefix: o.resultsPrefix,
   });
-  ranges.itemProcessor(work.next(loop));
 
-  const finish = new tasks.LambdaInvoke(scope, 'Finish', {
-    lambdaFunction: o.finalizer,
-    comment: 'Every range done: moves the cursor to B (only forward), writes watermark.json, logs the backfill.',
-    payload: sfn.TaskInput.fromObject({ 'backfillId.$': '$.backfillId' }),
-    payloadResponseOnly: true,
-    retryOnServiceExceptions: false,
-  });
-  retried(finish);
   // A finalizer that failed (a store that did not answer, a timeout) after every range was stored: finishing again is
-  // safe (the cursor only moves forward, a finished plan's summary is returned again), so any error is retried.
-  finish.addRetry(ANY_ERROR_RETRY);
-
-  // A map that failed (a batch that kept failing, too many passes) gives the plan's lease back at once, so the
-  // follower is not held off for nothing and a new execution resumes the plan without waiting for the lease to lapse.
-  const release = new tasks.LambdaInvoke(scope, 'Release', {
-    lambdaFunction: o.finalizer,
-    comment: "The map failed: gives the plan's lease back (done ranges stay done; a new execution resumes the plan).",
-    payload: sfn.TaskInput.fromObject({ 'backfillId.$': '$.backfillId', release: true }),
-    payloadResponseOnly: true,
-    resultPath: sfn.JsonPath.DISCARD,
-    retryOnServiceExceptions: false,
+  // safe (the cursor only moves forward, a finished plan's summary is returned again), so any error is retried; after
+  // that, as after a failed map, the lease is given back (the next execution resumes the plan at once).
+  const finish = finishWithRelease(scope, {
+    finalizer: o.finalizer,
+    idField: 'backfillId',
+    finishComment: 'Every range done: moves the cursor to B (only forward), writes watermark.json, logs the backfill.',
+    releaseComment:
+      "The map failed: gives the plan's lease back (done ranges stay done; a new execution resumes the plan).",
+    finishRetry: ANY_ERROR_RETRY,
+    maps: [ranges],
   });
-  retried(release);
-  const failed = new sfn.Fail(scope, 'Failed', { errorPath: '$.failure.Error', causePath: '$.failure.Cause' });
-  ranges.addCatch(release.next(failed), { errors: ['States.ALL'], resultPath: '$.failure' });
-  // Finish failed after its retries: the lease is given back as after a failed map (the next execution resumes the
-  // plan at once, finding every range done), then the execution fails with Finish's error.
-  finish.addCatch(release, { errors: ['States.ALL'], resultPath: '$.failure' });
 
   // Another execution holds the cursor's plan: this one did nothing, and says who holds it until when (the Cause).
   const alreadyRunning = new sfn.Succeed(scope, 'AlreadyRunning', {

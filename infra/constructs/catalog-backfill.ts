@@ -18,12 +18,11 @@
  * map runs' results under their prefix and start/describe/stop its own map run's child executions. A bucket with a
  * customer key (`bucket.encryptionKey`) has it granted to every role.
  */
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as cxapi from 'aws-cdk-lib/cx-api';
@@ -48,10 +47,8 @@ import {
 } from '../defaults.js';
 import { grantSourceSecretRead } from '../source-secret.js';
 import { backfillDefinition } from './backfill-definition.js';
-import { nagResource } from './nag.js';
-import { handlerCode } from './handler-entry.js';
 import { grantBucketKey, grantMirrorStateRead, grantSnapshotWrites } from './mirror-grants.js';
-import { latestNodeRuntime, nodeBundling } from './sync-function.js';
+import { failedExecutionsAlarm, grantItems, grantMachine, grantObjects, machineFunction } from './state-machine-kit.js';
 
 /** The backfill's state machine, its three functions and its alarm. */
 export class CatalogBackfill extends Construct {
@@ -111,39 +108,20 @@ export class CatalogBackfill extends Construct {
       entry: string,
       o: { memorySize: number; timeout: Duration; reserved?: number },
     ) => {
-      const logGroup = new logs.LogGroup(this, `${name}Logs`, { retention, removalPolicy: RemovalPolicy.RETAIN });
-      const role = new iam.Role(this, `${name}Role`, {
-        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-        description: `catalog-sync ${this.cursorName} backfill ${name.toLowerCase()}: its cursor's items, its prefix, its logs`,
+      const made = machineFunction(this, {
+        name,
+        handler: `backfill/lambda/${entry}`,
+        runtime,
+        ...o,
+        environment,
+        retention,
+        description: `catalog-sync backfill ${name.toLowerCase()}: cursor ${this.cursorName} of ${redactUrl(settings.CATALOG_SOURCE!)}`,
+        roleDescription: `catalog-sync ${this.cursorName} backfill ${name.toLowerCase()}: its cursor's items, its prefix, its logs`,
       });
-      logGroup.grantWrite(role);
       // Every function reads the feed (the finalizer its index: the head past a plan's `until`), and each reads the
       // secret it is given in SOURCE_SECRET_ARN when it starts.
-      if (props.sourceSecret) grantSourceSecretRead(role, props.sourceSecret);
-      const code = handlerCode(`backfill/lambda/${entry}`);
-      const f = new NodejsFunction(this, name, {
-        entry: code.entry,
-        handler: 'handler',
-        ...code.project,
-        runtime,
-        architecture: lambda.Architecture.ARM_64,
-        memorySize: o.memorySize,
-        timeout: o.timeout,
-        role,
-        logGroup,
-        environment,
-        ...(o.reserved === undefined ? {} : { reservedConcurrentExecutions: o.reserved }),
-        description: `catalog-sync backfill ${name.toLowerCase()}: cursor ${this.cursorName} of ${redactUrl(settings.CATALOG_SOURCE!)}`,
-        // Invoked synchronously by the state machine, whose Retry decides: no asynchronous retries to configure.
-        bundling: nodeBundling(runtime),
-      });
-      if (runtime.name !== latestNodeRuntime().name) {
-        Validations.of(f).acknowledge({
-          id: 'AwsSolutions-L1',
-          reason: `${runtime.name} is chosen deliberately (the runtime prop; Node.js 22 by default), as for the follower's function: the bundle targets it and the project supports Node.js >= 20.18.`,
-        });
-      }
-      return { f, role };
+      if (props.sourceSecret) grantSourceSecretRead(made.role, props.sourceSecret);
+      return made;
     };
     const planner = fn('Planner', 'planner', { memorySize: 1_024, timeout: Duration.minutes(5) });
     const worker = fn('Worker', 'worker', {
@@ -162,22 +140,9 @@ export class CatalogBackfill extends Construct {
       .map((name) => name.trim())
       .filter((name) => name !== '');
     const items = (role: iam.Role, sid: string, actions: string[], keys: string[] = [this.cursorName]) =>
-      role.addToPrincipalPolicy(
-        new iam.PolicyStatement({
-          sid,
-          actions,
-          resources: [props.table.tableArn],
-          conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': keys } },
-        }),
-      );
-    const objects = (role: iam.Role, sid: string, actions: string[], under: string, why: string) => {
-      const arn = props.bucket.arnForObjects(`${under}*`);
-      role.addToPrincipalPolicy(new iam.PolicyStatement({ sid, actions, resources: [arn] }));
-      Validations.of(role).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(this).resolve(arn))}]`,
-        reason: why,
-      });
-    };
+      grantItems(role, props.table, sid, actions, keys);
+    const objects = (role: iam.Role, sid: string, actions: string[], under: string, why: string) =>
+      grantObjects(this, role, props.bucket, sid, actions, under, why);
     const rangesPrefix = `${this.prefix}backfill/`;
     // Planner: its cursor and its dependencies' (GetItem), the newest plan (Query), the active-plan item and the
     // plan item (conditional PutItem), its lease and an abandoned plan (UpdateItem);
@@ -255,93 +220,27 @@ export class CatalogBackfill extends Construct {
       tracingEnabled: true,
       logs: { destination: machineLogs, level: sfn.LogLevel.ALL, includeExecutionData: false },
     });
-    // ItemReader: GetObject of the ranges files only (the bucket comes from the planner's output, so CDK adds none).
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        sid: 'ReadRanges',
-        actions: ['s3:GetObject'],
-        resources: [props.bucket.arnForObjects(`${rangesPrefix}*`)],
-      }),
-    );
-    // ResultWriter: the map runs' results (multipart uploads, read back by the service) under their prefix only.
-    const resultsArn = props.bucket.arnForObjects(`${backfillResultsPrefix(this.prefix)}*`);
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        sid: 'WriteMapResults',
-        actions: ['s3:PutObject', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:AbortMultipartUpload'],
-        resources: [resultsArn],
-      }),
-    );
-    grantBucketKey(role, props.bucket, ['kms:Decrypt', 'kms:GenerateDataKey']);
-    this.acknowledgeMachineFindings(role, props.bucket.arnForObjects(`${rangesPrefix}*`), rangesPrefix);
-    Validations.of(role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(this).resolve(resultsArn))}]`,
-      reason: `The Distributed Map's ResultWriter writes each map run's results under "${backfillResultsPrefix(this.prefix)}<map run id>/", named by the service: PutObject (multipart), GetObject under that prefix only.`,
-    });
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'CDK\'s grants for the execution logs (logs:*LogDelivery, DescribeLogGroups, *ResourcePolicies) and X-Ray (PutTraceSegments, PutTelemetryRecords, GetSampling*): these actions have no resource-level permissions (AWS Step Functions developer guide, "IAM policies for CloudWatch Logs" and "X-Ray").',
+    grantMachine(this, this.stateMachine, role, {
+      bucket: props.bucket,
+      itemsPrefix: rangesPrefix,
+      itemsSid: 'ReadRanges',
+      itemsWhy: `The Distributed Map's ItemReader reads the plan's ranges file, named by the backfill's id: GetObject under "${rangesPrefix}" only.`,
+      resultsPrefix: backfillResultsPrefix(this.prefix),
+      functions: [this.planner, this.worker, this.finalizer],
     });
 
     // --- the alarm --------------------------------------------------------------------------------------------
-    const metric = (name: string) => this.stateMachine.metric(name, { statistic: 'Sum', period: Duration.minutes(5) });
-    this.failedAlarm = new cloudwatch.Alarm(this, 'FailedAlarm', {
-      alarmDescription: `catalog-sync ${this.cursorName}: a backfill execution failed, timed out or was aborted (the cursor did not move past a range not done; start it again to resume)`,
-      metric: new cloudwatch.MathExpression({
-        expression: 'failed + timedOut + aborted',
-        usingMetrics: {
-          failed: metric('ExecutionsFailed'),
-          timedOut: metric('ExecutionsTimedOut'),
-          aborted: metric('ExecutionsAborted'),
-        },
-        period: Duration.minutes(5),
-        label: 'Executions failed, timed out or aborted',
-      }),
-      threshold: 0,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    if (props.alarmTopic) {
-      this.failedAlarm.addAlarmAction(new cloudwatchActions.SnsAction(props.alarmTopic));
-      this.failedAlarm.addOkAction(new cloudwatchActions.SnsAction(props.alarmTopic));
-    }
+    this.failedAlarm = failedExecutionsAlarm(
+      this,
+      'FailedAlarm',
+      this.stateMachine,
+      `catalog-sync ${this.cursorName}: a backfill execution failed, timed out or was aborted (the cursor did not move past a range not done; start it again to resume)`,
+      props.alarmTopic,
+    );
   }
 
   /** Starting the backfill (the CLI's `--state-machine`): StartExecution on this state machine only. */
   grantStart(grantee: iam.IGrantable): iam.Grant {
     return this.stateMachine.grantStartExecution(grantee);
-  }
-
-  private acknowledgeMachineFindings(role: iam.Role, rangesArn: string, rangesPrefix: string): void {
-    const resolved = (value: unknown) => nagResource(Stack.of(this).resolve(value));
-    // CDK's DistributedMapPolicy: StartExecution on this state machine, Describe/Stop/Redrive its executions.
-    const mapPolicy = this.stateMachine.node.tryFindChild('DistributedMapPolicy') as iam.Policy | undefined;
-    if (mapPolicy) {
-      const document = Stack.of(this).resolve(mapPolicy.document) as { Statement: Array<{ Resource: unknown }> };
-      for (const statement of document.Statement) {
-        for (const resource of [statement.Resource].flat()) {
-          const name = nagResource(resource);
-          if (!name.includes('*')) continue;
-          Validations.of(mapPolicy).acknowledge({
-            id: `AwsSolutions-IAM5[Resource::${name}]`,
-            reason:
-              "A Distributed Map runs each batch as a child execution of this state machine: DescribeExecution, StopExecution and RedriveExecution on this state machine's own executions (ids made by the service), as AWS documents for Distributed Map.",
-          });
-        }
-      }
-    }
-    Validations.of(role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::${resolved(rangesArn)}]`,
-      reason: `The Distributed Map's ItemReader reads the plan's ranges file, named by the backfill's id: GetObject under "${rangesPrefix}" only.`,
-    });
-    for (const fn of [this.planner, this.worker, this.finalizer]) {
-      Validations.of(role).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::<${resolved(fn.node.defaultChild && Stack.of(this).getLogicalId(fn.node.defaultChild as lambda.CfnFunction))}.Arn>:*]`,
-        reason:
-          "lambda:InvokeFunction on the function and its versions/aliases (CDK's LambdaInvoke grant): the state machine invokes exactly its three functions.",
-      });
-    }
   }
 }

@@ -194,18 +194,10 @@ export class SyncDashboard extends Construct {
    */
   addBackfill(stateMachine: sfn.IStateMachine, failedAlarm?: cloudwatch.IAlarm, serviceName?: string): void {
     const period = this.period;
-    const executions = (name: string, label: string) =>
-      stateMachine.metric(name, { period, statistic: cloudwatch.Stats.SUM, label });
     const row: cloudwatch.IWidget[] = [
       new cloudwatch.GraphWidget({
         title: 'Backfill executions',
-        left: [
-          executions('ExecutionsStarted', 'Started'),
-          executions('ExecutionsSucceeded', 'Succeeded'),
-          executions('ExecutionsFailed', 'Failed'),
-          executions('ExecutionsTimedOut', 'Timed out'),
-          executions('ExecutionsAborted', 'Aborted'),
-        ],
+        left: executionCounts(stateMachine, period),
         leftYAxis: { min: 0, showUnits: false },
         width: HALF,
         height: HEIGHT,
@@ -296,4 +288,59 @@ export class SyncDashboard extends Construct {
       }),
     );
   }
+
+  /**
+   * Adds a row of the latest view's rebuild (`ViewRebuild`): its executions and their time (`AWS/States`), its
+   * worker's EMF metrics (manifests read, records written, bodies read, indexes written) and its alarm's state.
+   */
+  addViewRebuild(stateMachine: sfn.IStateMachine, failedAlarm: cloudwatch.IAlarm, serviceName: string): void {
+    const period = this.period;
+    const metric = (name: string, label: string) =>
+      syncMetric(serviceName, name, { period, statistic: cloudwatch.Stats.SUM, label });
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'View rebuild executions',
+        left: executionCounts(stateMachine, period),
+        right: [
+          stateMachine.metric('ExecutionTime', {
+            period,
+            statistic: cloudwatch.Stats.MAXIMUM,
+            label: 'Execution time (ms, max)',
+          }),
+        ],
+        leftYAxis: { min: 0, showUnits: false },
+        rightYAxis: { min: 0, showUnits: false },
+        width: HALF,
+        height: HEIGHT,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'View rebuild work',
+        left: [metric('ManifestsRead', 'manifests read'), metric('BodiesRead', 'leaf bodies read')],
+        right: [metric('RecordsWritten', 'records written'), metric('IndexesWritten', 'indexes written')],
+        leftYAxis: { min: 0, showUnits: false },
+        rightYAxis: { min: 0, showUnits: false },
+        width: HALF,
+        height: HEIGHT,
+      }),
+      new cloudwatch.AlarmStatusWidget({
+        title: 'View rebuild alarm',
+        alarms: [failedAlarm],
+        width: HALF,
+        height: HEIGHT,
+      }),
+    );
+  }
+}
+
+/** A state machine's executions (`AWS/States`, sums): started, succeeded, failed, timed out, aborted. */
+function executionCounts(stateMachine: sfn.IStateMachine, period: Duration): cloudwatch.IMetric[] {
+  const executions = (name: string, label: string) =>
+    stateMachine.metric(name, { period, statistic: cloudwatch.Stats.SUM, label });
+  return [
+    executions('ExecutionsStarted', 'Started'),
+    executions('ExecutionsSucceeded', 'Succeeded'),
+    executions('ExecutionsFailed', 'Failed'),
+    executions('ExecutionsTimedOut', 'Timed out'),
+    executions('ExecutionsAborted', 'Aborted'),
+  ];
 }

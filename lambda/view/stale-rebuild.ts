@@ -36,13 +36,21 @@ export interface StaleRebuildTarget {
   readonly name: string;
 }
 
-/** Before a rebuild reads anything: looks at the filter history, and says which stale changes it will clear. */
-export async function prepareStaleRebuild(target: StaleRebuildTarget): Promise<StaleRebuild> {
+/**
+ * Before a rebuild reads anything: looks at the filter history, and says which stale changes it will clear: those
+ * refilled before it started (`startedAt`, an ISO time: a plan's `createdAt`, for the parts of a rebuild that run
+ * later; by default now).
+ */
+export async function prepareStaleRebuild(target: StaleRebuildTarget, startedAt?: string): Promise<StaleRebuild> {
   const { stale } = await checkStaleness({
     ...target,
     hasRead: hasReadOf(target.cursors, target.mirror, target.name),
   });
-  const refilled = stale.filter((change) => change.refilledAt !== undefined);
+  const refilled = stale.filter(
+    (change) =>
+      change.refilledAt !== undefined &&
+      (startedAt === undefined || Date.parse(change.refilledAt) <= Date.parse(startedAt)),
+  );
   return { cleared: new Set(refilled.map((change) => change.change)), added: addedBy(refilled), refilled };
 }
 

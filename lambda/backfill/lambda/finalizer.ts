@@ -9,7 +9,7 @@
  */
 import type { RunSummary } from '../../contract/index.js';
 import { finishBackfill, releaseBackfillLease } from '../index.js';
-import { withCodedErrors } from './coded-errors.js';
+import { withCodedErrors } from '../../runtime/coded-errors.js';
 import { checkBackfillFilter, logger, warmUp } from './warm.js';
 
 export async function handler(event: { readonly backfillId: string; readonly release?: false }): Promise<RunSummary>;

@@ -12,7 +12,7 @@
  */
 import { backfillRangesKey, MAX_RANGE_LEAVES, parseTimestamp, SettingsError } from '../../contract/index.js';
 import { abandonBackfill, planBackfill } from '../index.js';
-import { withCodedErrors } from './coded-errors.js';
+import { withCodedErrors } from '../../runtime/coded-errors.js';
 import { checkBackfillFilter, logger, warmUp } from './warm.js';
 
 export interface PlannerInput {

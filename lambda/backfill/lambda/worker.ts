@@ -19,7 +19,7 @@ import { addWorkMetrics } from '../../runtime/work-metrics.js';
 import { deadlineOf } from '../../runtime/deadline.js';
 import { lambdaMetrics } from '../../runtime/powertools.js';
 import { runRange, type RangeOutcome } from '../index.js';
-import { withCodedErrors } from './coded-errors.js';
+import { withCodedErrors } from '../../runtime/coded-errors.js';
 import { checkBackfillFilter, logger, warmUp } from './warm.js';
 
 const metrics = lambdaMetrics(process.env, 'catalog-sync-backfill');

@@ -25,6 +25,7 @@ import { storeOptions } from '../../runtime/cli/store-options.js';
 import { requireMirror } from '../../consumer/cli/mirror-place.js';
 import { readConsumerCursor } from '../../consumer/consumer-cursors.js';
 import { holderGone, processHolder } from '../../stores/lease-holder.js';
+import { rebuildStartOptions, startViewRebuild } from './view-rebuild-start.js';
 
 /** Options of `catalog-sync view`. */
 interface ViewOptions extends StoreOptions {
@@ -39,11 +40,13 @@ interface ViewOptions extends StoreOptions {
   workers?: string;
   abandon?: boolean;
   json?: boolean;
+  stateMachine?: string;
+  wait?: boolean;
 }
 
 /** `catalog-sync view`: keep the latest view (`packages/{id}/index.json`) up to the watermark, or rebuild it. */
 export function addViewCommand(program: Command): void {
-  storeOptions(program.command('view'))
+  rebuildStartOptions(storeOptions(program.command('view')))
     .description(
       "keep the latest view of every package (packages/{id}/index.json) up to the mirror's watermark, as the consumer view-latest",
     )
@@ -84,6 +87,7 @@ Examples:
   catalog-sync view --rebuild            # from the history (a stopped rebuild resumes)
   catalog-sync view --rebuild --workers 2   # with 2 worker processes
   catalog-sync view --rebuild --added    # after a widening --refilter and its refill: the packages it added
+  catalog-sync view --rebuild --state-machine <ARN> --wait   # on AWS (CatalogSync's viewRebuild)
   catalog-sync latest Newtonsoft.Json    # a package's current versions`,
     )
     .action(viewCommand);
@@ -119,6 +123,7 @@ export async function openViewDocuments(options: StoreOptions): Promise<Pick<Vie
 }
 
 async function viewCommand(options: ViewOptions): Promise<void> {
+  if (options.stateMachine !== undefined || options.wait) return startViewRebuild(options);
   const concurrency = wholeNumber('--concurrency', options.concurrency);
   const maxPollMs = pollIntervalMs(options.pollInterval);
   if (options.rebuild && options.follow)

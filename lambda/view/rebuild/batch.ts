@@ -9,6 +9,7 @@ import { VIEW_CONSUMER } from '../view-keys.js';
 import type { ItemOutcome } from './item-run.js';
 import { runRecordsRange } from './records.js';
 import { runIndexShard, type ShardOptions } from './shard.js';
+import { planScope } from './plan-scope.js';
 import { readRebuildPlan, rebuildPlanName, type RebuildStores } from './stores.js';
 
 /** One batch: the plan's id, and items of one phase (ranges or shards, as the items files list them). */
@@ -42,13 +43,16 @@ export async function runRebuildBatch(
 ): Promise<BatchOutcome> {
   const planName = rebuildPlanName(stores.mirror, batch.name ?? VIEW_CONSUMER);
   const plan = await readRebuildPlan(stores.plans, planName, batch.rebuildId);
+  // A map's child is not told the planner's scope: it looks at the same filter history as of the plan.
+  const scope = options.scope ?? (await planScope(stores, plan, batch.name ?? VIEW_CONSUMER));
+  const itemOptions = { ...options, scope };
   const items: ItemOutcome[] = [];
   for (const item of batch.items) {
     if (!Number.isSafeInteger(item.n) || item.n < 0 || item.n >= plan.ranges + plan.shards)
       throw new ViewRebuildPlanError(`view rebuild ${batch.rebuildId} has no item ${JSON.stringify(item.n)}`);
     const outcome = isShard(item)
-      ? await runIndexShard(stores, plan, item, options)
-      : await runRecordsRange(stores, plan, item, options);
+      ? await runIndexShard(stores, plan, item, itemOptions)
+      : await runRecordsRange(stores, plan, item, itemOptions);
     items.push(outcome);
     if (!outcome.done) return { done: false, items };
   }

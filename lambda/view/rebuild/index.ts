@@ -10,6 +10,8 @@ export { runIndexShard, shardCounts, shardTotals, type ShardCounts, type ShardOp
 export type { ItemOptions, ItemOutcome } from './item-run.js';
 export { finishRebuild, releaseRebuild, abandonRebuild, type RebuildRef, type RebuildSummary } from './finish.js';
 export { rebuildRunning, type RunningRebuild } from './held-off.js';
+export { clearPlanStaleness, planScope } from './plan-scope.js';
+export type { RebuildScope } from './scope.js';
 export { readRebuildPlan, rebuildPlanName, type RebuildStores } from './stores.js';
 export { FolderRecordStore, SnapshotRecordStore, type RecordStore } from './record-store.js';
 export { cutManifestRanges, markStep, type ManifestSlice } from './cut-manifests.js';
