@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { MAX_FILE_NAME_BYTES } from '../contract/identity.js';
+import type { StagedFile } from './atomic-file.js';
 import { readFileNameMode, resolveFileNameMode } from './file-name-mode.js';
 import { type LocalFolder, readTextIfExists, STATE_DIR } from './local-folder.js';
 import { fileNamesOf, segmentOfFileName, type FileNameMode } from './local-paths.js';
@@ -42,6 +43,11 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
 
   async putLeaf(key: string, body: Buffer): Promise<void> {
     await this.folder.writer.write(this.pathOf(key, await this.fileNameMode()), body);
+  }
+
+  /** The write of `key` in steps ({@link AtomicFileWriter.stage}): for a writer that places many files under one lock. */
+  async stage(key: string, body: Buffer): Promise<StagedFile> {
+    return this.folder.writer.stage(this.pathOf(key, await this.fileNameMode()), body);
   }
 
   async putJson(key: string, value: unknown): Promise<void> {

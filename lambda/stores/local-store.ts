@@ -1,3 +1,4 @@
+import type { StagedFile } from './atomic-file.js';
 import type { RunSummary } from '../contract/run-summary.js';
 import type { BackfillPlan, BackfillTotals, RangeState } from '../contract/backfill.js';
 import { LocalBackfillStore } from './local-backfill-store.js';
@@ -108,6 +109,10 @@ export class LocalStore
 
   putLeaf(key: string, body: Buffer): Promise<void> {
     return this.stores.snapshots.putLeaf(key, body);
+  }
+
+  stage(key: string, body: Buffer): Promise<StagedFile> {
+    return this.stores.snapshots.stage(key, body);
   }
 
   putJson(key: string, value: unknown): Promise<void> {
