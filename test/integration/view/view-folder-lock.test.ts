@@ -7,14 +7,31 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import type { LockEvent } from '../../../lambda/stores/local-lock.js';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { readCommits, type MirrorCommit } from '../../../lambda/consumer/index.js';
+import { LocalLock, type LockEvent } from '../../../lambda/stores/local-lock.js';
 import { LocalStore } from '../../../lambda/stores/local-store.js';
-import { LocalViewDocuments, packageIndexKey } from '../../../lambda/view/index.js';
+import { applyBatchToView, LocalViewDocuments, packageIndexKey } from '../../../lambda/view/index.js';
+import type { GeneratedCommit } from '../../../testkit/generated-commit.js';
+import { expectedView, writeMirror } from '../../../testkit/view-mirror.js';
+
+/** 40 commits of 5 packages each: 200 packages, one batch. */
+const commits: GeneratedCommit[] = Array.from({ length: 40 }, (_, c) => ({
+  commitId: `00000000-0000-4000-8000-${String(c).padStart(12, '0')}`,
+  timestamp: `2024-01-01T00:00:${String(c).padStart(2, '0')}.0000000Z`,
+  leaves: Array.from({ length: 5 }, (_, l) => ({
+    id: `Lock.Pkg${c * 5 + l}`,
+    version: '1.0.0',
+    type: 'PackageDetails' as const,
+    path: `/${c}/${l}.json`,
+    listed: true,
+  })),
+}));
 
 describe('the view lock of a folder', () => {
   const dirs: string[] = [];
   afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  afterEach(() => vi.restoreAllMocks());
   const folder = (): { dir: string; store: LocalStore } => {
     const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-view-lock-'));
     dirs.push(dir);
@@ -44,6 +61,25 @@ describe('the view lock of a folder', () => {
       },
     };
   };
+
+  it('a batch of 200 packages takes the lock once, and the process never waits for itself', async () => {
+    const { dir, store } = folder();
+    await writeMirror(store, '', commits);
+    const delivered: MirrorCommit[] = [];
+    for await (const commit of readCommits({ store, prefix: '', where: dir })) delivered.push(commit);
+    const acquisitions = vi.spyOn(LocalLock.prototype, 'hold');
+    const lock = observed();
+    const documents = new LocalViewDocuments(dir, store, lock.options);
+    expect(await applyBatchToView({ documents, prefix: '' }, delivered)).toEqual({ written: 200, current: 0 });
+    // Before: one acquisition per index (200), each while 31 other writers of the process spun on the lock.
+    expect(acquisitions).toHaveBeenCalledTimes(1);
+    expect(lock.events.filter((event) => event === 'waiting')).toEqual([]);
+    const expected = expectedView('', commits, new Map());
+    for (const [id, index] of expected) {
+      const stored = await documents.read(packageIndexKey('', id));
+      expect(JSON.parse(stored!.bytes.toString('utf8'))).toEqual(index);
+    }
+  });
 
   it("another process's writes wait while a round holds the lock, then keep the compare-and-swap", async () => {
     const { dir, store } = folder();
