@@ -162,7 +162,10 @@ function build(
 }
 
 /** What {@link keepView} did. */
-export interface ViewRunResult extends ConsumeResult, ViewCounts {}
+export interface ViewRunResult extends ConsumeResult, ViewCounts {
+  /** Batches applied (their size follows the stream: `commits / batches` commits on average). */
+  readonly batches: number;
+}
 
 /**
  * Keeps the latest view up to the watermark as the named consumer `name` (default `view-latest`): in commit order,
@@ -176,17 +179,21 @@ export async function keepView(
 ): Promise<ViewRunResult> {
   const counts: ViewCounts = { written: 0, current: 0 };
   const run = upkeepRun(target.concurrency);
+  let batches = 0;
   try {
     const result = await consumeAs(
       options.name ?? VIEW_CONSUMER,
-      (commits) => applyBatchToView(target, commits, counts, run),
+      async (commits) => {
+        await applyBatchToView(target, commits, counts, run);
+        batches++;
+      },
       {
         readAhead: DEFAULT_VIEW_READ_AHEAD,
         ...options,
         batchSize: options.batchSize ?? upkeepBatches(run, options.mirror.folder === undefined),
       },
     );
-    return { ...result, ...counts };
+    return { ...result, ...counts, batches };
   } finally {
     await run.bodies.close();
   }

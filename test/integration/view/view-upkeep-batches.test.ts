@@ -128,7 +128,7 @@ describe('the upkeep on a store with latency', () => {
     const dir = mkdtempSync(join(tmpdir(), 'catalog-sync-view-batches-'));
     dirs.push(dir);
     const result = await keepView({ documents: bucket, prefix: '' }, { mirror, cursors: new LocalStore(dir) });
-    expect(result).toMatchObject({ commits: 600, stoppedBy: 'caught-up' });
+    expect(result).toMatchObject({ commits: 600, batches: 2, stoppedBy: 'caught-up' });
     // One commit at once, then the other 599 together (before: 64 at a time, 10 batches).
     expect(result.written).toBe(2);
     expect(bucket.count('write', 'end')).toBe(2);
