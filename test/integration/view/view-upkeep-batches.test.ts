@@ -153,6 +153,10 @@ describe('the upkeep on a store with latency', () => {
     const firstRead = bucket.log.findIndex((entry) => entry.kind === 'read' && entry.at === 'start');
     const lastBody = bucket.log.findLastIndex((entry) => entry.kind === 'get' && entry.at === 'end');
     expect(firstRead).toBeLessThan(lastBody);
+    // And a package's write goes as soon as it is built, while other packages' index reads are still in flight.
+    const firstWrite = bucket.log.findIndex((entry) => entry.kind === 'write' && entry.at === 'start');
+    const lastRead = bucket.log.findLastIndex((entry) => entry.kind === 'read' && entry.at === 'end');
+    expect(firstWrite).toBeLessThan(lastRead);
     await expectView(bucket, commits);
   });
 
