@@ -1,6 +1,6 @@
 /**
  * The latest view as a Lambda function (`import { viewHandler } from 'catalog-sync/view/lambda'`): the named
- * consumer `view-latest` run by {@link batchConsumerHandler}, applying batches as deep as the stream (up to 4,096 commits,
+ * consumer `view-latest` run by {@link batchConsumerHandler}, applying batches as deep as the stream (up to 1,024 commits,
  * the next batch's leaf bodies read meanwhile, 256 requests in flight) to `packages/{id}/index.json` with
  * the stale-writer guard (S3 conditional writes). `CatalogSync`'s `view: true` deploys it through `CatalogConsumer`;
  * settings are the consumer's (`CONSUMER_NAME`, `CURSOR_TABLE`, `SNAPSHOT_BUCKET`, `SNAPSHOT_PREFIX`, …).

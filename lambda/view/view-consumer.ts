@@ -16,10 +16,13 @@ import { packageIndexKey, VIEW_CONSUMER } from './view-keys.js';
  */
 export const DEFAULT_VIEW_CONCURRENCY = 256;
 /**
- * The most commits applied together (each package written once for all of them): about 12,000 leaves at nuget.org's
- * 3 a commit, a few MB. Batches are as deep as the stream: a caught-up view applies each commit as it comes.
+ * The most commits applied together on S3 (each package written once for all of them): about 3,000 leaves at
+ * nuget.org's 3 a commit, a few seconds of a Lambda's run, so a run that ends mid-batch redoes little. Batches are
+ * as deep as the stream: a caught-up view applies each commit as it comes.
  */
-export const DEFAULT_VIEW_BATCH = 4_096;
+export const DEFAULT_VIEW_BATCH = 1_024;
+/** The same in a folder, whose reads take microseconds: about 12,000 leaves, a few MB. */
+export const DEFAULT_FOLDER_VIEW_BATCH = 4_096;
 /**
  * Manifests the upkeep reads ahead (a few hundred bytes each): they come in commit order, so one slow GET holds the
  * rest back; at 20-50 ms a GET, 256 in flight form the next batch at several thousand commits a second.
@@ -58,14 +61,15 @@ export function upkeepRun(concurrency?: number): UpkeepRun {
 }
 
 /**
- * Batches for {@link consumeAs} as the upkeep takes them: as deep as the stream, the bodies of the next batch read
- * while one is applied, unless `readAhead` is false (a mirror in a folder: a read takes microseconds, and reading
- * ahead would read every leaf, where the batch reads only the latest of each identity). @internal
+ * Batches for {@link consumeAs} as the upkeep takes them: as deep as the stream (up to {@link DEFAULT_VIEW_BATCH}
+ * commits), the bodies of the next batch read while one is applied; in a folder (`inFolder`), up to
+ * {@link DEFAULT_FOLDER_VIEW_BATCH} and nothing read ahead (a read takes microseconds, and reading ahead would read
+ * every leaf, where the batch reads only the latest of each identity). @internal
  */
-export function upkeepBatches(run: UpkeepRun, readAhead = true): AdaptiveBatchSize {
-  return readAhead
-    ? { max: DEFAULT_VIEW_BATCH, onRead: (commit) => run.bodies.readAhead(commit) }
-    : { max: DEFAULT_VIEW_BATCH };
+export function upkeepBatches(run: UpkeepRun, inFolder = false): AdaptiveBatchSize {
+  return inFolder
+    ? { max: DEFAULT_FOLDER_VIEW_BATCH }
+    : { max: DEFAULT_VIEW_BATCH, onRead: (commit) => run.bodies.readAhead(commit) };
 }
 
 /**
@@ -169,7 +173,8 @@ export interface ViewRunResult extends ConsumeResult, ViewCounts {
 
 /**
  * Keeps the latest view up to the watermark as the named consumer `name` (default `view-latest`): in commit order,
- * in batches as deep as the stream (up to {@link DEFAULT_VIEW_BATCH} commits; `batchSize` fixes their size), the
+ * in batches as deep as the stream (up to {@link DEFAULT_VIEW_BATCH} commits, {@link DEFAULT_FOLDER_VIEW_BATCH} in a
+ * folder; `batchSize` fixes their size), the
  * next batch's leaf bodies read while one is applied, checkpointed after each batch is applied, never past the
  * watermark (the consumer's guarantees), with the stale-writer guard on every index.
  */
@@ -190,7 +195,7 @@ export async function keepView(
       {
         readAhead: DEFAULT_VIEW_READ_AHEAD,
         ...options,
-        batchSize: options.batchSize ?? upkeepBatches(run, options.mirror.folder === undefined),
+        batchSize: options.batchSize ?? upkeepBatches(run, options.mirror.folder !== undefined),
       },
     );
     return { ...result, ...counts, batches };
