@@ -35,6 +35,7 @@ const HELP = `npm run bench -- [options]
   --reader-read-ahead N     the reader's manifests in flight                       (default: DEFAULT_READ_AHEAD)
   --consumer-commits N      commits a consumer at its defaults reads, against the reader alone (folder, s3rver + DynamoDB); 0: skip (default 4000)
   --view-commits N          commits the latest view keeps and rebuilds (20-50 ms a request); 0: skip (default 2000)
+  --view-folder-commits N   commits of the latest view's folder row (with --view-commits); 0: skip (default 4000)
   --large-leaves N          leaves of the large-leaf row: one commit, 512 MB Lambda's memory; 0: skip (default 48)
   --large-leaf-mib N        MiB of each of its leaves                              (default 24)
   --feed-packages N         packages of the private feed's rows (nuget.org's sizes); 0: skip (default 200)
@@ -78,6 +79,7 @@ export interface Options {
   readerReadAhead: number;
   consumerCommits: number;
   viewCommits: number;
+  viewFolderCommits: number;
   largeLeaves: number;
   largeLeafMib: number;
   feedPackages: number;
@@ -122,6 +124,7 @@ export function options(): Options {
       'reader-read-ahead': { type: 'string', default: '64' },
       'consumer-commits': { type: 'string', default: '4000' },
       'view-commits': { type: 'string', default: '2000' },
+      'view-folder-commits': { type: 'string', default: '4000' },
       'large-leaves': { type: 'string', default: '48' },
       'large-leaf-mib': { type: 'string', default: '24' },
       'feed-packages': { type: 'string', default: '200' },
@@ -181,6 +184,7 @@ export function options(): Options {
     readerReadAhead: int('reader-read-ahead', values['reader-read-ahead'], 1),
     consumerCommits: int('consumer-commits', values['consumer-commits']),
     viewCommits: int('view-commits', values['view-commits']),
+    viewFolderCommits: int('view-folder-commits', values['view-folder-commits']),
     largeLeaves: int('large-leaves', values['large-leaves']),
     largeLeafMib: int('large-leaf-mib', values['large-leaf-mib'], 1),
     feedPackages: int('feed-packages', values['feed-packages'], 0),

@@ -8,7 +8,7 @@ import { backfillReport, backfillTargets, type BackfillRows } from './backfill-r
 import type { ConsumerReaderResult } from './consumer-reader.js';
 import { consumerDefaultsTargets, consumerDefaultsText, readerTargets, readerText } from './consumer-rows.js';
 import type { ConsumerDefaultsResult } from './consumer-defaults.js';
-import { viewText, type ViewRowResult } from './view-upkeep.js';
+import { viewTargets, viewText, type ViewRowResult } from './view-upkeep.js';
 import { largeLeafTargets, largeLeafText, type LargeLeafRow } from './large-leaf-row.js';
 import type { Servers } from './children.js';
 import { nugetRatioLine, nugetRatios, nugetTargets, type NugetRows } from './nuget-rows.js';
@@ -81,6 +81,7 @@ export function report(results: BenchResults): { text: string; json: unknown } {
   const rssLargest = rss.at(-1);
   const targets = [
     ...nugetTargets(nuget),
+    ...viewTargets(results.view, nuget?.engine.leavesPerSec),
     // Issue 14's targets (the engine row is the production path: leaf and manifest PUTs signed and sent by the engine).
     {
       target: `engine >= 20x sequential (${opts.latency} ms latency)`,

@@ -302,7 +302,7 @@ async function main(): Promise<void> {
   let view: ViewRowResult | undefined;
   if (opts.viewCommits > 0) {
     await waitIdle();
-    view = await runViewRow({ commits: opts.viewCommits, seed: opts.seed, log });
+    view = await runViewRow({ commits: opts.viewCommits, folderCommits: opts.viewFolderCommits, seed: opts.seed, log });
   }
   let largeLeaves: LargeLeafRow | undefined;
   if (opts.largeLeaves > 0) {

@@ -29,7 +29,8 @@ import {
 } from '../lambda/view/index.js';
 import { mulberry32 } from '../testkit/index.js';
 import { round, timed } from './stats.js';
-import { fill, SlowBucket } from './view-upkeep.js';
+import { fillNugetShaped } from './view-shape.js';
+import { SlowBucket } from './view-upkeep.js';
 
 const SHARDS = 16;
 
@@ -106,7 +107,7 @@ function stateDir(name: string): string {
 async function phases(commits: number, instant: boolean): Promise<{ phases: Phases; bucket: CountingBucket }> {
   const random = mulberry32(32);
   const bucket = new CountingBucket(random);
-  fill(bucket, commits, random);
+  fillNugetShaped((key, bytes) => bucket.put(key, bytes), commits, random);
   bucket.instant = instant;
   const dir = stateDir('catalog-sync-bench-view-rebuild-');
   const local = new LocalStore(dir);
@@ -215,7 +216,7 @@ function cliPath(): string {
 async function folderWorkers(commits: number, log: (text: string) => void) {
   const random = mulberry32(33);
   const bucket = new SlowBucket(random);
-  fill(bucket, commits, random);
+  fillNugetShaped((key, bytes) => bucket.put(key, bytes), commits, random);
   const dir = stateDir('catalog-sync-bench-view-workers-');
   const local = new LocalStore(dir);
   try {

@@ -2,15 +2,30 @@
  * The latest view's row of `npm run bench`: upkeep (the `view-latest` consumer) and `--rebuild` over a mirror of
  * nuget.org's shape (1-5 leaves a commit, about 3; packages touched again and again) in an in-memory S3 with a
  * latency per request of 20-50 ms and a slow tail (2% at 200 ms). Every request waits, so the figures are what the
- * view's request pattern allows: per commit the leaf bodies in parallel, then per package one GET of its index and
- * one conditional PUT, packages in parallel, commits one after another.
+ * view's request pattern allows. Run in the same `npm run bench` as the follower's headline rows, so that upkeep is
+ * compared with the follower on the same machine at the same time (issue 32: upkeep at least the follower's
+ * leaves/s); the folder row (view-folder.ts, at least 1,000 commits/s) is run with it.
  */
-import { commitKey, formatTimestamp } from '../lambda/contract/index.js';
 import { keepView, rebuildView, type StoredDocument, type ViewDocuments } from '../lambda/view/index.js';
 import type { SnapshotReader } from '../lambda/consumer/index.js';
 import { mulberry32, type Prng } from '../testkit/index.js';
+import { PRICES_US_EAST_1 } from './backfill-estimate.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 import { round, timed } from './stats.js';
+import { runViewFolderRow, viewFolderText, type ViewFolderResult } from './view-folder.js';
+import { fillNugetShaped, withPeakMemory } from './view-shape.js';
+
+/** The view Lambda's memory (CatalogConsumer's default), GB: what its waiting on S3 is billed at. */
+const VIEW_LAMBDA_GB = 0.5;
+
+/** What a million leaves of upkeep cost on AWS (us-east-1), USD, from the requests and the wall time measured. */
+export interface ViewUpkeepCost {
+  readonly indexPuts: number;
+  readonly gets: number;
+  readonly checkpoints: number;
+  readonly lambda: number;
+  readonly total: number;
+}
 
 /** What the view row measured. */
 export interface ViewRowResult {
@@ -23,8 +38,19 @@ export interface ViewRowResult {
     readonly cpuMs: number;
     readonly leavesPerSec: number;
     readonly commitsPerSec: number;
+    readonly cpuPerLeafMs: number;
     readonly written: number;
+    /** Batches applied: their size follows the stream (commits / batches on average). */
+    readonly batches: number;
+    /** Conditional PUTs of indexes, and GETs (manifests, leaf bodies, indexes), as S3 would bill them. */
+    readonly indexPuts: number;
+    readonly gets: number;
+    /** How far the process's RSS rose above its level when upkeep started (sampled every 10 ms), MB. */
+    readonly peakRssGrowthMb: number;
+    readonly costPerMillionLeaves: ViewUpkeepCost;
   };
+  /** The folder row (view-folder.ts), when run. */
+  readonly folder?: ViewFolderResult;
   readonly rebuild: {
     readonly wallMs: number;
     readonly cpuMs: number;
@@ -47,6 +73,9 @@ export class SlowBucket implements SnapshotReader, ViewDocuments {
   private serial = 0;
   /** GETs of everything but the view's own documents. */
   mirrorGets = 0;
+  /** The view's own reads and conditional writes. */
+  indexGets = 0;
+  indexPuts = 0;
   constructor(private readonly random: Prng) {}
 
   protected wait(): Promise<void> {
@@ -67,10 +96,12 @@ export class SlowBucket implements SnapshotReader, ViewDocuments {
     return this.objects.get(key)?.bytes;
   }
   async read(key: string): Promise<StoredDocument | undefined> {
+    this.indexGets++;
     await this.wait();
     return this.objects.get(key);
   }
   async writeIf(key: string, bytes: Buffer, expected: string | undefined): Promise<boolean> {
+    this.indexPuts++;
     await this.wait();
     if (this.objects.get(key)?.tag !== expected) return false;
     this.put(key, bytes);
@@ -78,121 +109,35 @@ export class SlowBucket implements SnapshotReader, ViewDocuments {
   }
 }
 
-/**
- * Fills a bucket with `commits` commits of nuget.org's shape: about 3 leaves a commit and 3 leaves an identity, 10
- * versions a package (nuget.org: ~12 M leaves, ~4 M identities, ~400 k packages), so `commits / 10` packages.
- */
-export function fill(bucket: SlowBucket, commits: number, random: Prng): number {
-  const base = 637_134_336_000_000_000n;
-  const packages = Math.max(1, Math.floor(commits / 10));
-  let leaves = 0;
-  let last: { key: string; ticks: bigint } | undefined;
-  for (let i = 0; i < commits; i++) {
-    const ticks = base + BigInt(i) * 10_000_000n;
-    const key = commitKey(ticks);
-    const count = random.int(1, 5);
-    const entries = [];
-    const seen = new Set<string>();
-    for (let n = 0; n < count; n++) {
-      const id = `Package.${random.int(0, packages - 1)}`;
-      const version = `1.${random.int(0, 4)}.${random.int(0, 1)}`;
-      if (seen.has(`${id}/${version}`)) continue;
-      seen.add(`${id}/${version}`);
-      const type = random.chance(0.05) ? 'PackageDelete' : 'PackageDetails';
-      const leafKey = `leaves/${key}/${id.toLowerCase()}/${version}.json`;
-      const body =
-        type === 'PackageDelete'
-          ? { id, version }
-          : {
-              id,
-              version,
-              listed: !random.chance(0.1),
-              ...(random.chance(0.1) ? { deprecation: { '@id': 'x', reasons: ['Legacy'] } } : {}),
-            };
-      bucket.put(leafKey, Buffer.from(JSON.stringify(body)));
-      entries.push({ key: leafKey, id, version, type });
-    }
-    entries.sort((a, b) => (a.key < b.key ? -1 : 1));
-    leaves += entries.length;
-    bucket.put(
-      `commits/${key}.json`,
-      Buffer.from(
-        JSON.stringify({
-          commitId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-          commitTimeStamp: formatTimestamp(ticks),
-          leaves: entries,
-        }),
-      ),
-    );
-    last = { key, ticks };
-  }
-  if (last)
-    bucket.put(
-      'watermark.json',
-      Buffer.from(
-        JSON.stringify({
-          cursor: formatTimestamp(last.ticks),
-          commitId: null,
-          commitKey: last.key,
-          updatedAt: new Date().toISOString(),
-        }),
-      ),
-    );
-  return leaves;
-}
-
-/**
- * Runs `action` while sampling the RSS every 10 ms: its peak growth above the level at the start, MB (garbage not
- * yet collected included). With `node --expose-gc`, also the live heap's peak growth: a full collection every
- * 500 ms, then `heapUsed` (what the rebuild holds, without its garbage).
- */
-async function withPeakMemory<T>(
-  action: () => Promise<T>,
-): Promise<{ result: T; peakRssGrowthMb: number; peakLiveHeapGrowthMb: number | null }> {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  gc?.();
-  const start = process.memoryUsage.rss();
-  const heapStart = process.memoryUsage().heapUsed;
-  let peak = start;
-  let heapPeak = heapStart;
-  let ticks = 0;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage.rss());
-    if (gc !== undefined && ++ticks % 50 === 0) {
-      gc();
-      heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
-    }
-  }, 10);
-  try {
-    const result = await action();
-    peak = Math.max(peak, process.memoryUsage.rss());
-    return {
-      result,
-      peakRssGrowthMb: round((peak - start) / 1048576, 1),
-      peakLiveHeapGrowthMb: gc === undefined ? null : round((heapPeak - heapStart) / 1048576, 1),
-    };
-  } finally {
-    clearInterval(sampler);
-  }
-}
-
-/** Runs upkeep (unless `rebuildOnly`), then a rebuild into an empty view, over `commits` commits. */
+/** Runs upkeep (unless `rebuildOnly`), then a rebuild into an empty view, over `commits` commits; then the folder row. */
 export async function runViewRow(options: {
   commits: number;
   seed: number;
   log: (text: string) => void;
   rebuildOnly?: boolean;
+  /** Commits of the folder row (view-folder.ts); 0 or absent: not run. */
+  folderCommits?: number;
 }): Promise<ViewRowResult> {
   const random = mulberry32(options.seed);
   const bucket = new SlowBucket(random);
-  const leaves = fill(bucket, options.commits, random);
+  const leaves = fillNugetShaped((key, bytes) => bucket.put(key, bytes), options.commits, random);
   const mirror = { store: bucket, prefix: '', where: bucket.where };
   options.log(`latest view: ${options.commits} commits, ${leaves} leaves, S3 at 20-50 ms a request (2% at 200 ms)`);
   const upkeep = options.rebuildOnly
-    ? { result: { written: 0 }, wallMs: Number.NaN, cpuMs: Number.NaN }
-    : await timed(() =>
-        keepView({ documents: bucket, prefix: '' }, { mirror, cursors: new MemoryCursorStore(0), checkpointEvery: 1 }),
+    ? {
+        result: { result: { written: 0, batches: 0, checkpoints: 0 }, wallMs: Number.NaN, cpuMs: Number.NaN },
+        peakRssGrowthMb: Number.NaN,
+      }
+    : await withPeakMemory(() =>
+        timed(() =>
+          keepView(
+            { documents: bucket, prefix: '' },
+            { mirror, cursors: new MemoryCursorStore(0), checkpointEvery: 1 },
+          ),
+        ),
       );
+  const upkeepGets = bucket.mirrorGets + bucket.indexGets;
+  const upkeepPuts = bucket.indexPuts;
   for (const key of [...bucket.objects.keys()].filter((k) => k.startsWith('packages/'))) bucket.objects.delete(key);
   bucket.mirrorGets = 0;
   const {
@@ -202,18 +147,31 @@ export async function runViewRow(options: {
   } = await withPeakMemory(() =>
     timed(() => rebuildView({ documents: bucket, prefix: '' }, mirror, new MemoryCursorStore(0))),
   );
+  const run = upkeep.result;
+  const leavesPerSec = leaves / (run.wallMs / 1000);
+  const folder =
+    (options.folderCommits ?? 0) > 0
+      ? await runViewFolderRow({ commits: options.folderCommits!, seed: options.seed, log: options.log })
+      : undefined;
   const result: ViewRowResult = {
     commits: options.commits,
     leaves,
     packages: rebuild.result.packages,
     latency: '20-50 ms, 2% at 200 ms',
     upkeep: {
-      wallMs: round(upkeep.wallMs, 0),
-      cpuMs: round(upkeep.cpuMs, 0),
-      leavesPerSec: round(leaves / (upkeep.wallMs / 1000), 0),
-      commitsPerSec: round(options.commits / (upkeep.wallMs / 1000), 1),
-      written: upkeep.result.written,
+      wallMs: round(run.wallMs, 0),
+      cpuMs: round(run.cpuMs, 0),
+      leavesPerSec: round(leavesPerSec, 0),
+      commitsPerSec: round(options.commits / (run.wallMs / 1000), 1),
+      cpuPerLeafMs: round(run.cpuMs / leaves, 3),
+      written: run.result.written,
+      batches: run.result.batches,
+      indexPuts: upkeepPuts,
+      gets: upkeepGets,
+      peakRssGrowthMb: upkeep.peakRssGrowthMb,
+      costPerMillionLeaves: upkeepCost(leaves, leavesPerSec, upkeepPuts, upkeepGets, run.result.checkpoints),
     },
+    ...(folder === undefined ? {} : { folder }),
     rebuild: {
       wallMs: round(rebuild.wallMs, 0),
       cpuMs: round(rebuild.cpuMs, 0),
@@ -224,31 +182,78 @@ export async function runViewRow(options: {
       maxRssMb: round(process.resourceUsage().maxRSS / 1024, 0),
     },
   };
-  options.log(
-    `  upkeep ${result.upkeep.leavesPerSec} leaves/s (${result.upkeep.commitsPerSec} commits/s, ${result.upkeep.cpuMs} ms CPU); rebuild ${result.rebuild.wallMs} ms = ${result.rebuild.secondsPerMillionLeaves} s per million leaves, ` +
-      `${result.rebuild.mirrorGets} mirror GETs, RSS +${peakRssGrowthMb} MB at its peak${peakLiveHeapGrowthMb === null ? '' : `, live heap +${peakLiveHeapGrowthMb} MB`}`,
-  );
+  options.log(`  ${viewText(result).trimEnd().replaceAll('\n', '\n  ')}`);
   return result;
 }
 
-/** The view's line in the report's text. */
+/**
+ * A million leaves of upkeep on AWS at this row's ratios: S3 PUTs and GETs, one DynamoDB checkpoint a batch, and the
+ * view Lambda billed while it waits (at {@link VIEW_LAMBDA_GB}, for a million leaves at the rate measured).
+ */
+function upkeepCost(leaves: number, leavesPerSec: number, puts: number, gets: number, checkpoints: number) {
+  const perMillion = 1_000_000 / leaves;
+  const prices = PRICES_US_EAST_1;
+  const indexPuts = ((puts * perMillion) / 1000) * prices.s3PutPerThousand;
+  const getCost = ((gets * perMillion) / 1000) * prices.s3GetPerThousand;
+  const checkpointCost = ((checkpoints * perMillion) / 1_000_000) * prices.dynamoWritePerMillion;
+  const lambda = (1_000_000 / leavesPerSec) * VIEW_LAMBDA_GB * prices.lambdaGbSecond;
+  const cost = { indexPuts, gets: getCost, checkpoints: checkpointCost, lambda };
+  const total = indexPuts + getCost + checkpointCost + lambda;
+  return Object.fromEntries(
+    Object.entries({ ...cost, total }).map(([name, usd]) => [name, round(usd, 3)]),
+  ) as unknown as ViewUpkeepCost;
+}
+
+/** Issue 32's targets: upkeep at least the follower's leaves/s in the same run, and 1,000 commits/s on a folder. */
+export function viewTargets(
+  view: ViewRowResult | undefined,
+  followerLeavesPerSec: number | undefined,
+): { target: string; value: string; ok: boolean }[] {
+  if (view === undefined) return [];
+  const targets = [];
+  if (followerLeavesPerSec !== undefined && Number.isFinite(view.upkeep.leavesPerSec)) {
+    const ratio = view.upkeep.leavesPerSec / followerLeavesPerSec;
+    targets.push({
+      target: "latest view: upkeep's leaves/s >= the follower's (nuget: engine) in the same run",
+      value: `${view.upkeep.leavesPerSec} / ${round(followerLeavesPerSec, 0)} = ${ratio.toFixed(2)}`,
+      ok: ratio >= 1,
+    });
+  }
+  if (view.folder !== undefined)
+    targets.push({
+      target: 'latest view on a folder: upkeep >= 1,000 commits/s',
+      value: `${view.folder.upkeep.commitsPerSec} commits/s`,
+      ok: view.folder.upkeep.commitsPerSec >= 1000,
+    });
+  return targets;
+}
+
+/** The view's lines in the report's text. */
 export function viewText(view: ViewRowResult | undefined): string {
   if (view === undefined) return '';
+  const { upkeep, rebuild } = view;
+  const cost = upkeep.costPerMillionLeaves;
   return (
-    `latest view: ${view.commits} commits (${view.leaves} leaves, ${view.packages} packages), S3 at ${view.latency}: upkeep ${view.upkeep.leavesPerSec} leaves/s ` +
-    `(${view.upkeep.commitsPerSec} commits/s, ${view.upkeep.cpuMs} ms CPU, ${view.upkeep.written} indexes written); rebuild ${view.rebuild.wallMs} ms ` +
-    `(${view.rebuild.cpuMs} ms CPU) = ${view.rebuild.secondsPerMillionLeaves} s per million leaves, ${view.rebuild.mirrorGets} mirror GETs, RSS +${view.rebuild.peakRssGrowthMb} MB at its peak\n`
+    `latest view: ${view.commits} commits (${view.leaves} leaves, ${view.packages} packages), S3 at ${view.latency}: upkeep ${upkeep.leavesPerSec} leaves/s ` +
+    `(${upkeep.commitsPerSec} commits/s in ${upkeep.batches} batches, ${upkeep.cpuMs} ms CPU = ${upkeep.cpuPerLeafMs} ms a leaf, RSS +${upkeep.peakRssGrowthMb} MB at its peak; ` +
+    `${upkeep.written} indexes written, ${upkeep.indexPuts} PUTs, ${upkeep.gets} GETs); rebuild ${rebuild.wallMs} ms ` +
+    `(${rebuild.cpuMs} ms CPU) = ${rebuild.secondsPerMillionLeaves} s per million leaves, ${rebuild.mirrorGets} mirror GETs, RSS +${rebuild.peakRssGrowthMb} MB at its peak\n` +
+    `latest view upkeep on AWS, per million leaves: $${cost.total} (index PUTs $${cost.indexPuts}, GETs $${cost.gets}, ` +
+    `checkpoints $${cost.checkpoints}, Lambda at ${VIEW_LAMBDA_GB * 1024} MB while waiting $${cost.lambda})\n` +
+    viewFolderText(view.folder)
   );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  // `tsx bench/view-upkeep.ts [commits] [--rebuild-only]`: the rebuild alone, at a size upkeep would take too long for.
+  // `node dist/bench/view-upkeep.js [commits] [--rebuild-only] [--folder=N]`: --rebuild-only for the rebuild alone at a
+  // size upkeep would take too long for; --folder=N also runs the folder row on N commits.
   const commits = Number(process.argv[2] ?? '2000');
   const result = await runViewRow({
     commits,
     seed: 23,
     log: (text) => console.log(text),
     rebuildOnly: process.argv.includes('--rebuild-only'),
+    folderCommits: Number(process.argv.find((arg) => arg.startsWith('--folder='))?.slice('--folder='.length) ?? '0'),
   });
   console.log(JSON.stringify(result));
 }

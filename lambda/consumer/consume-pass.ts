@@ -7,7 +7,7 @@ import { commitKey as commitKeyOfTicks } from '../contract/keys.js';
 import { UNIX_EPOCH_TICKS, type Ticks } from '../contract/time.js';
 import type { CursorState, CursorStore } from '../stores/types.js';
 import { openConsumerCursor, readConsumerCursor } from './consumer-cursors.js';
-import { ConsumeStop, policyOf, type BatchHandler, type ConsumeOptions } from './consume-types.js';
+import { ConsumeStop, policyOf, type BatchHandler, type BatchSize, type ConsumeOptions } from './consume-types.js';
 import { CursorKeeper } from './cursor-keeper.js';
 import { ConsumerHandlerError } from './errors.js';
 import type { ConsumerLease } from './lease.js';
@@ -37,7 +37,7 @@ export async function runPass(
   name: string,
   key: string,
   handler: BatchHandler,
-  options: ConsumeOptions & { readonly batchSize: number },
+  options: ConsumeOptions & { readonly batchSize: BatchSize },
   pass: PassContext,
 ): Promise<PassResult> {
   const { cursors, mirror, acknowledgements: acks } = options;
@@ -78,10 +78,11 @@ export async function runPass(
     if (acks === undefined) await keeper.handled(last, batchCommits.length);
     else for (const commit of batchCommits) acks.delivered(commit);
   };
+  const batches = batchesOf(options.batchSize, runBatch, () => batch.length, stop);
   const hooks = {
     ...(pass.dependsOn.length > 0 ? { bound: () => dependencyBound(cursors, mirror, pass.dependsOn) } : {}),
     onIdle: async () => {
-      await runBatch();
+      await batches.drain();
       await keeper.flush();
       await options.onIdle?.();
     },
@@ -89,12 +90,13 @@ export async function runPass(
   try {
     for await (const commit of readCommits(mirror, { ...options, ...start, signal }, hooks)) {
       batch.push(commit);
-      if (batch.length >= options.batchSize) await runBatch();
+      if (await batches.read(commit)) break;
     }
-    await runBatch();
+    await batches.drain();
     // At the end of the read, what the reader has not acknowledged yet is waited for (a stop does not wait).
     if (acks !== undefined && !signal.aborted) await acks.settled(signal);
   } finally {
+    await batches.close();
     if (lease?.lost.aborted) keeper.drop();
     else await keeper.flush().catch(() => undefined);
   }
@@ -111,6 +113,72 @@ export async function runPass(
         : options.signal?.aborted
           ? ConsumeStop.aborted
           : ConsumeStop.caughtUp,
+  };
+}
+
+/** When the pass hands its batch over: at a fixed size, or, with {@link AdaptiveBatchSize}, whenever the handler is free. */
+interface Batches {
+  /** After each commit read: hands the batch over if it is time, waits if the next one is full; true to stop reading. */
+  read(commit: MirrorCommit): Promise<boolean>;
+  /** Hands over what is read and waits until it is handled; throws the handler's failure. */
+  drain(): Promise<void>;
+  /** Starts no other batch, and waits for the one in flight (the pass is ending). */
+  close(): Promise<void>;
+}
+
+function batchesOf(
+  size: BatchSize,
+  runBatch: () => Promise<void>,
+  pending: () => number,
+  stop: AbortController,
+): Batches {
+  if (typeof size === 'number')
+    return {
+      read: async () => {
+        if (pending() >= size) await runBatch();
+        return false;
+      },
+      drain: runBatch,
+      close: async () => undefined,
+    };
+  // One batch in flight while the read goes on; when it ends, everything read meanwhile is the next one.
+  let inFlight: Promise<void> | undefined;
+  let failure: { error: unknown } | undefined;
+  let closed = false;
+  const handOver = (): void => {
+    if (inFlight !== undefined || failure !== undefined || closed || pending() === 0) return;
+    inFlight = runBatch().then(
+      () => {
+        inFlight = undefined;
+        handOver();
+      },
+      (error: unknown) => {
+        inFlight = undefined;
+        failure = { error };
+        // The read stops at once (a follower waiting for the watermark too); the failure is thrown by drain.
+        stop.abort();
+      },
+    );
+  };
+  const settle = async (): Promise<void> => {
+    while (inFlight !== undefined) await inFlight;
+  };
+  return {
+    read: async (commit) => {
+      size.onRead?.(commit);
+      handOver();
+      while (pending() >= size.max && inFlight !== undefined) await inFlight;
+      return failure !== undefined;
+    },
+    drain: async () => {
+      handOver();
+      await settle();
+      if (failure !== undefined) throw failure.error;
+    },
+    close: async () => {
+      closed = true;
+      await settle();
+    },
   };
 }
 

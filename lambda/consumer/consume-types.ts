@@ -87,6 +87,21 @@ export interface ConsumeResult {
   readonly heldBy?: LeaseRecord;
 }
 
+/**
+ * Batches that follow the stream's depth (`consumeBatches`' `batchSize: { max }`): the handler works on one batch
+ * while the next commits are read, and when it is free again gets every commit read meanwhile (at least one, at most
+ * `max`). A deep stream (a burst, a backlog after a backfill) gives batches of `max`; a caught-up one, small batches
+ * with no wait. Still one batch at a time, in order: the cursor moves past a batch only after it resolves.
+ */
+export interface AdaptiveBatchSize {
+  readonly max: number;
+  /** Told of each commit as it is read, before its batch is handed over: work that needs no order (reading leaf bodies ahead) may start. */
+  readonly onRead?: (commit: MirrorCommit) => void;
+}
+
+/** Commits a batch handler gets at once: a fixed count, or {@link AdaptiveBatchSize}. */
+export type BatchSize = number | AdaptiveBatchSize;
+
 /** Handles a run of consecutive commits; the cursor moves past the last of them only after this resolves. */
 export type BatchHandler = (commits: readonly MirrorCommit[], context: ConsumeContext) => unknown;
 

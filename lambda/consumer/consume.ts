@@ -7,6 +7,7 @@ import { runPass } from './consume-pass.js';
 import {
   ConsumeStop,
   type BatchHandler,
+  type BatchSize,
   type CommitHandler,
   type ConsumeOptions,
   type ConsumeResult,
@@ -17,7 +18,9 @@ import { checkMirror } from './mirror-place.js';
 
 export {
   ConsumeStop,
+  type AdaptiveBatchSize,
   type BatchHandler,
+  type BatchSize,
   type CommitHandler,
   type ConsumeContext,
   type ConsumeOptions,
@@ -47,12 +50,13 @@ export function consume(name: string, handler: CommitHandler, options: ConsumeOp
  * read reaches its bound), with the last one's key as the idempotency key, and the cursor moves past a batch only
  * after it resolves. The guarantee is {@link consume}'s, with a batch in place of a commit: a failing batch is
  * delivered again whole (`ConsumerHandlerError` names its first commit). For handlers whose cost is per round trip,
- * not per commit (the latest view writes each package once per batch).
+ * not per commit (the latest view writes each package once per batch). With `batchSize: { max }` the batches follow
+ * the stream's depth ({@link AdaptiveBatchSize}).
  */
 export async function consumeBatches(
   name: string,
   handler: BatchHandler,
-  options: ConsumeOptions & { readonly batchSize: number },
+  options: ConsumeOptions & { readonly batchSize: BatchSize },
 ): Promise<ConsumeResult> {
   checkName(name, options);
   return consumeAs(name, handler, options);
@@ -66,7 +70,7 @@ export async function consumeBatches(
 export async function consumeAs(
   name: string,
   handler: BatchHandler,
-  options: ConsumeOptions & { readonly batchSize: number },
+  options: ConsumeOptions & { readonly batchSize: BatchSize },
 ): Promise<ConsumeResult> {
   const dependsOn = checkOptions(name, options);
   const runId = options.runId ?? kuuidId();
@@ -162,14 +166,15 @@ function checkPattern(name: string): void {
   }
 }
 
-function checkOptions(name: string, options: ConsumeOptions & { readonly batchSize: number }): readonly string[] {
+function checkOptions(name: string, options: ConsumeOptions & { readonly batchSize: BatchSize }): readonly string[] {
   checkPattern(name);
   const wholeAtLeastOne = (what: string, value: number | undefined): void => {
     if (value !== undefined && (!Number.isInteger(value) || value < 1))
       throw new ConsumerError(`${what} ${value} must be a whole number >= 1`);
   };
   wholeAtLeastOne('checkpointEvery', options.checkpointEvery);
-  wholeAtLeastOne('batchSize', options.batchSize);
+  if (typeof options.batchSize === 'number') wholeAtLeastOne('batchSize', options.batchSize);
+  else wholeAtLeastOne('batchSize.max', options.batchSize?.max ?? Number.NaN);
   const interval = options.checkpointIntervalMs;
   if (interval !== undefined && !(Number.isFinite(interval) && interval > 0))
     throw new ConsumerError(`checkpointIntervalMs ${interval} must be a number of ms > 0`);

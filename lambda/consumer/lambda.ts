@@ -14,7 +14,14 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { consumeAs, consumeBatches, type BatchHandler, type CommitHandler, type ConsumeResult } from './consume.js';
+import {
+  consumeAs,
+  consumeBatches,
+  type BatchHandler,
+  type BatchSize,
+  type CommitHandler,
+  type ConsumeResult,
+} from './consume.js';
 import { id as newId } from '../ids/kuuid.js';
 import { ConsumerHandlerError } from './errors.js';
 import { consumerLag } from './lag.js';
@@ -77,7 +84,7 @@ export function consumerHandler(
  */
 export function batchConsumerHandler(
   handleBatch: BatchHandler,
-  batchSize: number,
+  batchSize: BatchSize,
   env: NodeJS.ProcessEnv = process.env,
   /** @internal catalog-sync's own consumers (the latest view) run under a built-in name. */
   internal: {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { MAX_FILE_NAME_BYTES } from '../contract/identity.js';
-import type { AtomicFileWriter } from './atomic-file.js';
+import type { AtomicFileWriter, StagedFile } from './atomic-file.js';
 import { readFileNameMode, resolveFileNameMode } from './file-name-mode.js';
 import { type LocalFolder, readTextIfExists, STATE_DIR } from './local-folder.js';
 import { fileNamesOf, segmentOfFileName, type FileNameMode } from './local-paths.js';
@@ -48,6 +48,11 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
   /** Stores a body that arrives in pieces (the private feed's packages): see {@link AtomicFileWriter.writeFrom}. */
   async putStream(key: string, source: AsyncIterable<Uint8Array>): Promise<void> {
     await this.folder.writer.writeFrom(this.pathOf(key, await this.fileNameMode()), source);
+  }
+
+  /** The write of `key` in steps ({@link AtomicFileWriter.stage}): for a writer that places many files under one lock. */
+  async stage(key: string, body: Buffer): Promise<StagedFile> {
+    return this.folder.writer.stage(this.pathOf(key, await this.fileNameMode()), body);
   }
 
   async putJson(key: string, value: unknown): Promise<void> {

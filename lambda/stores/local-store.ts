@@ -1,3 +1,4 @@
+import type { StagedFile } from './atomic-file.js';
 import type { RunSummary } from '../contract/run-summary.js';
 import type { BackfillPlan, BackfillTotals, RangeState } from '../contract/backfill.js';
 import { LocalBackfillStore } from './local-backfill-store.js';
@@ -112,6 +113,10 @@ export class LocalStore
 
   putStream(key: string, source: AsyncIterable<Uint8Array>): Promise<void> {
     return this.stores.snapshots.putStream(key, source);
+  }
+
+  stage(key: string, body: Buffer): Promise<StagedFile> {
+    return this.stores.snapshots.stage(key, body);
   }
 
   putJson(key: string, value: unknown): Promise<void> {

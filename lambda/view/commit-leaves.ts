@@ -1,25 +1,45 @@
-import type { MirrorCommit } from '../consumer/mirror.js';
-import { leafFieldsOf } from './leaf-fields.js';
-import type { ViewLeaf } from './package-index.js';
+import type { MirrorCommit, MirrorLeaf } from '../consumer/mirror.js';
+import { identityOf } from './leaf-bodies.js';
 
-/** A commit's leaves grouped by package (id lowercased), in manifest order, with the details leaves' filter fields read. */
-export async function packagesOf(commit: MirrorCommit): Promise<Map<string, ViewLeaf[]>> {
-  const groups = new Map<string, ViewLeaf[]>();
-  const leaves = await Promise.all(
-    commit.leaves.map(async (leaf): Promise<ViewLeaf> => {
-      const base = { key: leaf.key, id: leaf.id, version: leaf.version, type: leaf.type };
-      if (leaf.quarantined) return { ...base, quarantined: true };
-      if (leaf.type === 'PackageDelete') return base;
-      return { ...base, fields: leafFieldsOf(await leaf.json()) };
-    }),
-  );
-  for (const leaf of leaves) {
-    const id = leaf.id.toLowerCase();
-    const group = groups.get(id);
-    if (group === undefined) groups.set(id, [leaf]);
-    else group.push(leaf);
+/** One commit's leaves of one package. */
+export interface PackageChange {
+  readonly commit: MirrorCommit;
+  readonly leaves: readonly MirrorLeaf[];
+}
+
+/**
+ * A batch's leaves by package (id lowercased), commit by commit in order, each identity kept only at its latest leaf
+ * in the batch: an earlier leaf of the identity is replaced by it whatever the stored index holds, so it never
+ * reaches the index and its body is never read. A commit left with none of a package's leaves is left out of that
+ * package's changes (a later commit of the package then names its spelling and commit).
+ */
+export function changesOf(commits: readonly MirrorCommit[]): Map<string, PackageChange[]> {
+  const seen = new Set<string>();
+  const reversed = new Map<string, PackageChange[]>();
+  for (let c = commits.length - 1; c >= 0; c--) {
+    const commit = commits[c]!;
+    const kept = new Map<string, MirrorLeaf[]>();
+    for (let l = commit.leaves.length - 1; l >= 0; l--) {
+      const leaf = commit.leaves[l]!;
+      const identity = identityOf(leaf);
+      if (seen.has(identity)) continue;
+      seen.add(identity);
+      const id = leaf.id.toLowerCase();
+      const leaves = kept.get(id);
+      if (leaves === undefined) kept.set(id, [leaf]);
+      else leaves.push(leaf);
+    }
+    for (const [id, leaves] of kept) {
+      const change = { commit, leaves: leaves.reverse() };
+      const known = reversed.get(id);
+      if (known === undefined) reversed.set(id, [change]);
+      else known.push(change);
+    }
   }
-  return groups;
+  // Packages in the order of their last leaf in the batch, their changes in commit order.
+  const changes = new Map<string, PackageChange[]>();
+  for (const [id, ofPackage] of [...reversed].reverse()) changes.set(id, ofPackage.reverse());
+  return changes;
 }
 
 /** Runs `work` on every item, at most `concurrency` at once; rejects with the first failure after all settle. */

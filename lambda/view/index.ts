@@ -17,6 +17,7 @@ export {
   applyToView,
   applyBatchToView,
   keepView,
+  DEFAULT_FOLDER_VIEW_BATCH,
   DEFAULT_VIEW_BATCH,
   DEFAULT_VIEW_CONCURRENCY,
   type ViewCounts,

@@ -1,6 +1,7 @@
 /**
  * The latest view as a Lambda function (`import { viewHandler } from 'catalog-sync/view/lambda'`): the named
- * consumer `view-latest` run by {@link batchConsumerHandler}, applying 64 commits at a time to `packages/{id}/index.json` with
+ * consumer `view-latest` run by {@link batchConsumerHandler}, applying batches as deep as the stream (up to 1,024
+ * commits, the next batch's leaf bodies read meanwhile, 256 requests in flight) to `packages/{id}/index.json` with
  * the stale-writer guard (S3 conditional writes, checked once per container: checked-documents.ts). `CatalogSync`'s
  * `view: true` deploys it through `CatalogConsumer`; settings are the consumer's (`CONSUMER_NAME`, `CURSOR_TABLE`,
  * `SNAPSHOT_BUCKET`, `SNAPSHOT_PREFIX`, …). Each invocation also looks at the mirror's id filter history and emits
@@ -21,7 +22,13 @@ import { staleLine } from '../contract/view.js';
 import { rebuildRunning, type RunningRebuild } from './rebuild/held-off.js';
 import { rebuildPlanName } from './rebuild/stores.js';
 import { checkStaleness, hasReadOf } from './staleness.js';
-import { applyBatchToView, DEFAULT_VIEW_BATCH, DEFAULT_VIEW_CONCURRENCY, type ViewTarget } from './view-consumer.js';
+import {
+  applyBatchToView,
+  DEFAULT_VIEW_CONCURRENCY,
+  upkeepBatches,
+  upkeepRun,
+  type ViewTarget,
+} from './view-consumer.js';
 
 /** What one invocation did: the consumer's run, or nothing while a rebuild runs. */
 export type ViewRun =
@@ -52,9 +59,11 @@ export function viewHandler(
     }
     return target;
   };
+  // One per warm container: its request budget, and the reads ahead of the batch being formed.
+  const run = upkeepRun();
   const consume = batchConsumerHandler(
-    (commits) => applyBatchToView(targetOf(), commits).then(() => undefined),
-    DEFAULT_VIEW_BATCH,
+    (commits) => applyBatchToView(targetOf(), commits, undefined, run).then(() => undefined),
+    upkeepBatches(run),
     env,
     {
       builtIn: true,

@@ -6,6 +6,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Mirror } from '../consumer/mirror.js';
+import { checkMirror } from '../consumer/mirror-place.js';
 import type { BackfillTotals } from '../contract/backfill.js';
 import type { RebuildRange, RebuildShard } from '../contract/view-rebuild.js';
 import { STATE_DIR } from '../stores/local-folder.js';
@@ -150,6 +151,8 @@ export async function rebuildView(
   options: RebuildOptions = {},
 ): Promise<RebuildResult> {
   const name = options.name ?? VIEW_CONSUMER;
+  // A place that holds no mirror is said so before anything is planned or written (NoMirrorError).
+  await checkMirror(mirror);
   const scoped = await scopeRebuild(target, mirror, cursors, name, options.only);
   if (scoped.nothing !== undefined) return scoped.nothing;
   const stores: RebuildStores = {

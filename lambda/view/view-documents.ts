@@ -16,4 +16,17 @@ export interface ViewDocuments {
    * none). False, and nothing written, when another writer got there first.
    */
   writeIf(key: string, bytes: Buffer, expected: string | undefined): Promise<boolean>;
+  /**
+   * {@link writeIf} of many documents in one go, each with its own condition (a folder takes its lock once for
+   * them all); where absent, each is written on its own. Results in the order of `writes`.
+   */
+  writeMany?(writes: readonly ConditionalWrite[]): Promise<boolean[]>;
+}
+
+/** One write of {@link ViewDocuments.writeMany}. */
+export interface ConditionalWrite {
+  readonly key: string;
+  readonly bytes: Buffer;
+  /** The tag of the stored document the bytes were built on; `undefined`: only if there is none. */
+  readonly expected: string | undefined;
 }

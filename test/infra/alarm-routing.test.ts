@@ -25,9 +25,11 @@ function section(title: string): string {
 }
 
 describe('docs/deploy.md explains the alarms and how to route them', () => {
-  it('every alarm of the app (two syncs, the backfill on) has a row saying what it means and what to do', () => {
+  it('every alarm of the app (two syncs, the backfill, the view and its rebuild, the feed on) has a row saying what it means and what to do', () => {
     const s = synth({
       'catalog-sync:backfill': 'true',
+      'catalog-sync:view-rebuild': 'true',
+      'catalog-sync:feed': 'true',
       'catalog-sync:prefix': 'nuget/',
       'catalog-sync:second:cursorName': 'mirror',
     });
@@ -44,6 +46,9 @@ describe('docs/deploy.md explains the alarms and how to route them', () => {
       'FailedAlarm',
       'LagAlarm',
       'MissedRunsAlarm',
+      'RebuildFailedAlarm',
+      'StaleAlarm',
+      'StuckAlarm',
     ]);
     const rows = section('Watch the alarms')
       .split('\n')

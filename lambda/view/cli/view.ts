@@ -63,7 +63,10 @@ export function addViewCommand(program: Command): void {
     .option('--follow', 'keep going: apply commits as the watermark moves (Ctrl-C to stop)', false)
     .option('--poll-interval <seconds>', 'longest wait between two reads of watermark.json with --follow (default 30)')
     .option('--consumer <name>', "the view consumer's cursor name", VIEW_CONSUMER)
-    .option('--concurrency <n>', 'package indexes written at once')
+    .option(
+      '--concurrency <n>',
+      'requests in flight: leaf bodies and index reads and writes together (default 256); with --rebuild, package indexes written at once (default 64)',
+    )
     .option(
       '--workers <n>',
       'with --rebuild: worker processes that run its ranges, then its shards (default 1: all in this process)',
