@@ -26,12 +26,18 @@ import { handlerCode } from './handler-entry.js';
 import { nagResource } from './nag.js';
 import { syncMetric } from './sync-alarms.js';
 
+/** The view Lambda's memory, MB: one full vCPU (Lambda gives CPU in proportion to memory). */
+export const VIEW_MEMORY_MB = 1_769;
+
 /** Adds the view consumer to `sync` (construct id `LatestView`), with its stale alarm (`LatestView/StaleAlarm`). */
 export function addLatestView(sync: ConsumableSync, alarmTopic?: sns.ITopic): CatalogConsumer {
   const view = new CatalogConsumer(sync, 'LatestView', {
     sync,
     consumerName: VIEW_CONSUMER,
     entry: handlerCode('view/lambda').entry,
+    // One vCPU: upkeep's S3 requests (the SDK's, about 1.4 ms CPU each, 1.4-1.6 a leaf) bind it near 140 leaves/s at
+    // 512 MB (0.29 of a vCPU) and near 480 at 1,769 MB, about the follower's (docs/performance.md, "The latest view").
+    memorySize: VIEW_MEMORY_MB,
     ...(alarmTopic ? { alarmTopic } : {}),
   });
   const objects = sync.bucket.arnForObjects(`${sync.prefix}${VIEW_KEYS}`);

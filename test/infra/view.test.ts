@@ -40,6 +40,8 @@ describe('CatalogSync view flag', () => {
     const properties = resources[stack.getLogicalId(fn)]!.Properties;
     expect(properties.Environment.Variables).toMatchObject({ CONSUMER_NAME: 'view-latest', SNAPSHOT_PREFIX: 'nuget/' });
     expect(properties.ReservedConcurrentExecutions).toBe(1);
+    // One vCPU: upkeep is bound by the CPU of its S3 requests.
+    expect(properties.MemorySize).toBe(1769);
     const roleId = stack.getLogicalId(sync.view!.function.role!.node.defaultChild as never);
     const statements = roleStatements(resources, roleId);
     const puts = statements.filter((statement) => JSON.stringify(statement.Action).includes('s3:PutObject'));
