@@ -8,6 +8,7 @@ import { pollIntervalMs, wholeNumber } from '../../consumer/cli/changes.js';
 import { requireMirror } from '../../consumer/cli/mirror-place.js';
 import { DEFAULT_CURSOR_NAME, parseSettings, SettingsError } from '../../contract/index.js';
 import { FEED_CONSUMER } from '../../contract/feed.js';
+import { withFolderSource } from '../../runtime/cli/folder-source.js';
 import { checkDataDir, type DataDirAccess } from '../../runtime/cli/open-stores.js';
 import { collect, FLAG_NAMES, type StoreOptions } from '../../runtime/cli/options.js';
 import { stopOnSignal } from '../../runtime/cli/stop-on-signal.js';
@@ -114,7 +115,9 @@ async function baseUrlOf(options: FeedOptions, stores: FeedStores): Promise<stri
   return baseUrl;
 }
 
-async function feedCommand(options: FeedOptions): Promise<void> {
+async function feedCommand(asked: FeedOptions, command: Command): Promise<void> {
+  // A folder synced from another source downloads its packages from that source, not from nuget.org.
+  const options = await withFolderSource(asked, command);
   const concurrency = wholeNumber('--concurrency', options.concurrency);
   const downloads = wholeNumber('--downloads', options.downloads);
   const maxPollMs = pollIntervalMs(options.pollInterval);

@@ -56,9 +56,9 @@ interface SourcedOptions {
 
 /**
  * A folder's command without `--source` reads the catalog the folder's cursor was synced from, not nuget.org: its
- * cursor is a position in that catalog (so `run`, `backfill`, `status`, `verify` and `retry-quarantine` of a folder
- * synced from a replica keep to the replica). A `--source` given on the command line wins, with a warning when it
- * differs (an AWS store remembers nothing: its source is the deployment's setting).
+ * cursor is a position in that catalog (so `run`, `backfill`, `status`, `verify`, `retry-quarantine` and `feed` of a
+ * folder synced from a replica keep to the replica). A `--source` given on the command line wins, with a warning when
+ * it differs (an AWS store remembers nothing: its source is the deployment's setting).
  */
 export async function withFolderSource<T extends SourcedOptions>(options: T, command: Command): Promise<T> {
   if (options.cursorTable !== undefined) return options;

@@ -1,9 +1,10 @@
 /**
- * `catalog-sync feed` on a folder (the built CLI): a new feed needs `--base-url`, which is kept and reused; the
+ * `catalog-sync feed` on a folder (the built CLI): a new feed needs `--base-url`, which is kept and reused; without
+ * `--source` its packages come from the source the folder was synced from (`.catalog-sync/sources.json`); the
  * summary (`--json`) counts what was stored; `--rebuild` with a new base URL rewrites every document under it and
  * moves the consumer's cursor up to the view; usage errors name their flag (exit 2).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,7 +42,22 @@ describe('catalog-sync feed', () => {
     expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stderr).toContain('--base-url: is required for a new feed');
 
-    const first = await cli('--base-url', 'http://127.0.0.1:9/feed', '--include', 'Cli.*', '--json');
+    // Without --source, the folder's remembered source (the replica), not nuget.org, serves the packages.
+    mkdirSync(join(dir, '.catalog-sync'), { recursive: true });
+    writeFileSync(
+      join(dir, '.catalog-sync', 'sources.json'),
+      JSON.stringify({ 'catalog-to-s3': replica.serviceIndexUrl }),
+    );
+    const first = await runCli([
+      'feed',
+      '--data-dir',
+      dir,
+      '--base-url',
+      'http://127.0.0.1:9/feed',
+      '--include',
+      'Cli.*',
+      '--json',
+    ]);
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ consumer: 'feed', commits: 1, stored: 2, stoppedBy: 'caught-up' });
     expect(read('feed/flat/cli.two/index.json')).toEqual({ versions: ['2.0.0'] });
