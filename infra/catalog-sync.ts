@@ -261,12 +261,12 @@ export class CatalogSync extends Construct {
         ...(props.dashboardName === undefined ? {} : { dashboardName: props.dashboardName }),
       });
     }
-
     // --- the latest view (after the dashboard, which shows its lag) ----------------------------------------
     if (props.view === true || feedNeedsView(props)) this.view = addLatestView(this, props.alarmTopic);
     const outputPrefix = props.outputs === false ? undefined : (props.outputPrefix ?? id.replace(/[^A-Za-z0-9]/g, ''));
     if (props.feed) this.feed = addFeed(this, props.feed, outputPrefix, props.alarmTopic);
-    if (props.viewRebuild) this.viewRebuild = addViewRebuild(this, { ...props, view: this.view !== undefined });
+    const withView = { ...props, view: this.view !== undefined };
+    if (props.viewRebuild) this.viewRebuild = addViewRebuild(this, withView, outputPrefix);
     // --- the stack outputs ---------------------------------------------------------------------------------
     if (outputPrefix !== undefined) {
       addSyncOutputs(this, outputPrefix, {

@@ -13,7 +13,8 @@ export type { ViewRebuild } from './view-rebuild.js';
 /** Adds the view rebuild to `sync`; refuses it without the view (`view: true`). */
 export function addViewRebuild(
   sync: ConsumableSync,
-  props: { readonly view?: boolean; readonly alarmTopic?: sns.ITopic; readonly outputPrefix?: string },
+  props: { readonly view?: boolean; readonly alarmTopic?: sns.ITopic },
+  outputPrefix: string | undefined,
 ): ViewRebuild {
   if (props.view !== true)
     throw new CatalogSyncPropsError(
@@ -24,10 +25,12 @@ export function addViewRebuild(
     ...(props.alarmTopic ? { alarmTopic: props.alarmTopic } : {}),
   });
   sync.dashboard?.addViewRebuild(rebuild.stateMachine, rebuild.failedAlarm, rebuild.serviceName);
-  new CfnOutput(sync, 'ViewRebuildStateMachineArn', {
-    value: rebuild.stateMachine.stateMachineArn,
-    description:
-      'Rebuild the latest view: catalog-sync view --rebuild --state-machine <this ARN> (or the console, input {})',
-  });
+  // Named as the sync's other outputs (`{outputPrefix}…`, `ViewRebuildStateMachineArn` for the app's first sync).
+  if (outputPrefix !== undefined)
+    new CfnOutput(sync, 'ViewRebuildStateMachineArnOutput', {
+      value: rebuild.stateMachine.stateMachineArn,
+      description:
+        'Rebuild the latest view: catalog-sync view --rebuild --state-machine <this ARN> (or the console, input {})',
+    }).overrideLogicalId(`${outputPrefix}ViewRebuildStateMachineArn`);
   return rebuild;
 }

@@ -32,12 +32,15 @@ describe('CatalogSync viewRebuild', () => {
   let resources: Resources;
   let names: TemplateNames;
   let definition: Json;
+  let outputs: Record<string, { Value: unknown }>;
 
   beforeAll(() => {
     const app = new App({ context: NO_BUNDLING, outdir: outdir() });
     stack = new Stack(app, 'Rebuild');
     sync = new CatalogSync(stack, 'Sync', { prefix: 'nuget/', view: true, viewRebuild: true });
-    resources = Template.fromStack(stack).toJSON().Resources as Resources;
+    const template = Template.fromStack(stack).toJSON();
+    resources = template.Resources as Resources;
+    outputs = template.Outputs as Record<string, { Value: unknown }>;
     const id = (construct: { node: { defaultChild?: unknown } }) =>
       stack.getLogicalId(construct.node.defaultChild as never);
     names = {
@@ -59,6 +62,14 @@ describe('CatalogSync viewRebuild', () => {
     expect(() => new CatalogSync(new Stack(app, 'NoView'), 'Sync', { viewRebuild: true })).toThrow(
       /viewRebuild needs view: true/,
     );
+    // The feed turns the view on, which is enough.
+    const fed = new CatalogSync(new Stack(app, 'Fed'), 'Sync', { feed: {}, viewRebuild: true });
+    expect(fed.viewRebuild).toBeDefined();
+  });
+
+  it('names its state machine in the output {outputPrefix}ViewRebuildStateMachineArn, as the sync names its others', () => {
+    expect(Object.keys(outputs)).toContain('SyncViewRebuildStateMachineArn');
+    expect(JSON.stringify(outputs.SyncViewRebuildStateMachineArn!.Value)).toContain('Ref');
   });
 
   it('Plan → Running? → Records → Indexes → Finish; AlreadyRunning a Succeed; Release on a failed map or Finish', () => {
