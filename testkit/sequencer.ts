@@ -1,6 +1,10 @@
 /**
  * The order vitest starts test files in: the long files first, so that with several workers no long file
- * starts last and runs alone at the end (the run lasts as long as its longest tail).
+ * starts last and runs alone at the end (the run lasts as long as its longest tail); and the files of one project
+ * together. vitest 4 keeps a worker process for another file only when the next file in its queue is of the same
+ * project (and the project shares its workers, `isolate: false`); any other file ends the worker, and the next one
+ * loads vitest, the engine, the AWS SDK or aws-cdk-lib again (2 to 7 CPU-s). Longest first across the projects, the
+ * infra files came between integration files and nearly each one started a worker of its own.
  *
  * vitest's own order is longest first too, but only from the durations it cached on this machine
  * (node_modules/.vite): a fresh clone, as CI runs, has none and gets largest file first, which is not the
@@ -109,19 +113,38 @@ export const KNOWN_SECONDS: Readonly<Record<string, number>> = {
 };
 
 /**
- * `files` with the known long ones first, longest first (by {@link KNOWN_SECONDS}); the others after them, in
- * the order given. `pathOf` gives a file's path from the repository root, with forward slashes.
+ * `files` grouped by project (`projectOf`; without it, one group), the group holding the longest known file first;
+ * in each group the known long files first, longest first (by {@link KNOWN_SECONDS}), then the others in the order
+ * given. `pathOf` gives a file's path from the repository root, with forward slashes.
  */
-export function longestFirst<T>(files: readonly T[], pathOf: (file: T) => string): T[] {
+export function longestFirst<T>(
+  files: readonly T[],
+  pathOf: (file: T) => string,
+  projectOf: (file: T) => string = () => '',
+): T[] {
   const weight = (file: T): number => KNOWN_SECONDS[pathOf(file)] ?? 0;
-  // Array.prototype.sort is stable: files of equal weight (the unknown ones) keep their order.
-  return [...files].sort((a, b) => weight(b) - weight(a));
+  const groups = new Map<string, T[]>();
+  for (const file of files) {
+    const project = projectOf(file);
+    const group = groups.get(project);
+    if (group === undefined) groups.set(project, [file]);
+    else group.push(file);
+  }
+  const heaviest = (group: readonly T[]): number => Math.max(...group.map(weight));
+  // Array.prototype.sort is stable: files of equal weight (the unknown ones) keep their order, and groups too.
+  return [...groups.values()]
+    .sort((a, b) => heaviest(b) - heaviest(a))
+    .flatMap((group) => group.sort((a, b) => weight(b) - weight(a)));
 }
 
-/** vitest's sequencer, with {@link longestFirst} applied to its order. */
+/** vitest's sequencer, with {@link longestFirst} applied to its order: one project after another. */
 export default class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const root = this.ctx.config.root;
-    return longestFirst(await super.sort(files), (file) => relative(root, file.moduleId).split('\\').join('/'));
+    return longestFirst(
+      await super.sort(files),
+      (file) => relative(root, file.moduleId).split('\\').join('/'),
+      (file) => file.project.name,
+    );
   }
 }

@@ -23,6 +23,12 @@ export const CDK_JSON = JSON.parse(readFileSync(new URL('cdk.json', ROOT), 'utf8
 };
 /** Skips asset bundling (esbuild) for apps whose bundle is not under test. */
 export const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+/**
+ * App props that skip aws-cdk-lib's CloudFormation validation of the synthesized templates (its WebAssembly rule
+ * engine: about 5 CPU-s to start in each process, then a share of every synthesis), for the integration tests that
+ * only read a template whose app the infra tests synthesize with it on.
+ */
+export const NO_TEMPLATE_VALIDATION = { builtinCloudFormationValidation: false } as const satisfies AppProps;
 
 export type Json = Record<string, any>;
 export type Resources = Record<
@@ -37,13 +43,20 @@ export interface Synthesized {
   resources: Resources;
 }
 
-/** The app exactly as `cdk synth` builds it: cdk.json's context, plus `-c`-style overrides. */
+/**
+ * The app exactly as `cdk synth` builds it: cdk.json's context, plus `-c`-style overrides. `validate: false` skips
+ * the CloudFormation validation of its template ({@link NO_TEMPLATE_VALIDATION}).
+ */
 export function synth(
   overrides: Record<string, unknown> = {},
-  { bundle = false }: { bundle?: boolean } = {},
+  { bundle = false, validate = true }: { bundle?: boolean; validate?: boolean } = {},
 ): Synthesized {
   const context = { ...CDK_JSON.context, ...(bundle ? {} : NO_BUNDLING), ...overrides };
-  const { app, stack } = buildApp({ context, outdir: outdir() } satisfies AppProps);
+  const { app, stack } = buildApp({
+    context,
+    outdir: outdir(),
+    ...(validate ? {} : NO_TEMPLATE_VALIDATION),
+  } satisfies AppProps);
   const template = Template.fromStack(stack);
   return { app, stack, template, resources: template.toJSON().Resources as Resources };
 }

@@ -163,8 +163,14 @@ describe('S3 through the fault front', () => {
         },
         fault: { kind: 'hang' },
       });
-      // The closing writes end 5 s past the deadline (CLOSING_MS; the Lambda passes its own end).
-      const summary = await harness.run(replica.serviceIndexUrl, {}, { snapshots, deadline: Date.now() + 2_000 });
+      // The closing writes end 5 s past the deadline (CLOSING_MS; the Lambda passes its own end). One leaf at a time,
+      // so the commits complete in order: with leaves in parallel, a busy machine could store the later commits
+      // before the third one's manifest, and the cursor would pass it before the silence.
+      const summary = await harness.run(
+        replica.serviceIndexUrl,
+        { CONCURRENCY: '1' },
+        { snapshots, deadline: Date.now() + 2_000 },
+      );
       expect(summary).toMatchObject({
         stoppedBy: 'time-budget',
         cursorAfter: formatTimestamp(commitTicks(catalog, 2)),

@@ -1,4 +1,7 @@
-/** testkit/sequencer.ts: the known long test files start first, longest first; the others keep vitest's order. */
+/**
+ * testkit/sequencer.ts: the files of one project together (vitest keeps a worker for the next file only when it is
+ * of the same project); in each project the known long test files first, longest first; the others keep vitest's order.
+ */
 import { describe, expect, it } from 'vitest';
 import { KNOWN_SECONDS, longestFirst } from '../../testkit/sequencer.js';
 
@@ -16,6 +19,30 @@ describe('longestFirst', () => {
       'test/unit/a.test.ts',
       'test/unit/b.test.ts',
       'test/unit/c.test.ts',
+    ]);
+  });
+
+  it('keeps the files of a project together, the project with the longest known file first', () => {
+    const known = Object.entries(KNOWN_SECONDS).sort(([, a], [, b]) => b - a);
+    const [longest] = known[0]!;
+    const [shorter] = known.at(-1)!;
+    const one = new Set([shorter, 'test/unit/x1.test.ts', 'test/unit/x2.test.ts']);
+    const project = (file: string): string => (one.has(file) ? 'one' : 'two');
+    const files = ['test/unit/a.test.ts', shorter, 'test/unit/x1.test.ts', longest, 'test/unit/x2.test.ts'];
+    // Longest first alone gives longest, shorter, a, x1, x2: the project changes after each of the first three.
+    expect(longestFirst(files, (file) => file)).toEqual([
+      longest,
+      shorter,
+      'test/unit/a.test.ts',
+      'test/unit/x1.test.ts',
+      'test/unit/x2.test.ts',
+    ]);
+    expect(longestFirst(files, (file) => file, project)).toEqual([
+      longest,
+      'test/unit/a.test.ts',
+      shorter,
+      'test/unit/x1.test.ts',
+      'test/unit/x2.test.ts',
     ]);
   });
 

@@ -29,8 +29,9 @@ describe('the synthesized backfill definition, run with the real handlers', () =
   let handlers: { planner: Handler; worker: Handler; finalizer: Handler };
 
   beforeAll(async () => {
+    // About 180 leaves: with ranges of 20 leaves, more than twice the ItemBatcher's 4 ranges a batch.
     catalog = generateCatalog({
-      commits: 120,
+      commits: 60,
       seed: 2121,
       leavesPerCommit: [1, 5],
       sameMillisecondPairs: 3,
@@ -38,7 +39,8 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     });
     replica = await CatalogReplica.start({ catalog, pageSize: 20, splitCommits: true });
     harness = await SyncHarness.create();
-    definition = definitionOf(synth({ 'catalog-sync:backfill': true }), harness.bucket);
+    // The template's CloudFormation validation is test/infra/backfill.test.ts's: here only the definition runs.
+    definition = definitionOf(synth({ 'catalog-sync:backfill': true }, { validate: false }), harness.bucket);
     handlers = {
       planner: (await import('../../../lambda/backfill/lambda/planner.js')).handler as unknown as Handler,
       worker: (await import('../../../lambda/backfill/lambda/worker.js')).handler as unknown as Handler,
@@ -94,7 +96,7 @@ describe('the synthesized backfill definition, run with the real handlers', () =
       return call(n === 3 ? NO_TIME : ENOUGH);
     });
 
-    const summary = await runDefinition(definition, { rangeLeaves: 40 }, w, trace);
+    const summary = await runDefinition(definition, { rangeLeaves: 20 }, w, trace);
 
     const head = commitTicks(catalog, -1);
     const leaves = catalog.commits.reduce((n, commit) => n + commit.leaves.length, 0);
@@ -151,7 +153,7 @@ describe('the synthesized backfill definition, run with the real handlers', () =
       Promise.reject(Object.assign(new Error('range 0 failed at https://x'), { name: 'BackfillRangeError' })),
     );
     const trace: AslTrace = { states: [], retries: [], children: [] };
-    const error = await runDefinition(definition, { rangeLeaves: 40 }, failing, trace).catch((e: unknown) => e);
+    const error = await runDefinition(definition, { rangeLeaves: 20 }, failing, trace).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AslFailure);
     expect(error).toMatchObject({ error: 'States.ExceedToleratedFailureThreshold' });
     expect(trace.states.slice(-2)).toEqual(['Release', 'Failed']);
@@ -177,7 +179,7 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     };
     const trace: AslTrace = { states: [], retries: [], children: [] };
     const executionId = 'arn:aws:states:us-east-1:123456789012:execution:Backfill:retried-plan';
-    const summary = await runDefinition(definition, { rangeLeaves: 40 }, w, trace, executionId);
+    const summary = await runDefinition(definition, { rangeLeaves: 20 }, w, trace, executionId);
     expect(trace.retries).toContainEqual(
       expect.objectContaining({ state: 'Plan', error: 'Lambda.ServiceException', attempt: 1 }),
     );
@@ -191,7 +193,7 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     Object.assign(process.env, { SNAPSHOT_PREFIX: 'before/' });
     const planner = handlers.planner as unknown as (event: Json) => Promise<Json>;
     const execution = 'arn:aws:states:us-east-1:123456789012:execution:Backfill:moved';
-    const first = await planner({ input: { rangeLeaves: 40 }, execution });
+    const first = await planner({ input: { rangeLeaves: 20 }, execution });
     expect(first.rangesKey).toBe(`before/backfill/${first.backfillId}/ranges.json`);
     delete process.env.SNAPSHOT_PREFIX;
     const resumed = await planner({ input: {}, execution });
@@ -217,7 +219,7 @@ describe('the synthesized backfill definition, run with the real handlers', () =
       return invoke(arn, payload);
     };
     const trace: AslTrace = { states: [], retries: [], children: [] };
-    const error = await runDefinition(definition, { rangeLeaves: 40 }, w, trace).catch((e: unknown) => e);
+    const error = await runDefinition(definition, { rangeLeaves: 20 }, w, trace).catch((e: unknown) => e);
     expect(error).toMatchObject({ error: 'Sandbox.Timedout' });
     // Retried (any error, with backoff), then Release, then Failed with Finish's error.
     const retries = trace.retries.filter((r) => r.state === 'Finish');
@@ -255,7 +257,7 @@ describe('the synthesized backfill definition, run with the real handlers', () =
       return invoke(arn, payload);
     };
     const trace: AslTrace = { states: [], retries: [], children: [] };
-    const error = await runDefinition(definition, { rangeLeaves: 40 }, w, trace).catch((e: unknown) => e);
+    const error = await runDefinition(definition, { rangeLeaves: 20 }, w, trace).catch((e: unknown) => e);
     expect(error).toMatchObject({ error: 'States.ExceedToleratedFailureThreshold' });
     expect(trace.states.slice(-2)).toEqual(['Release', 'Failed']);
     expect(held).toBeGreaterThan(0);
@@ -279,11 +281,11 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     // The first planner is held after it claimed the cursor, before its plan is written (reading the catalog index).
     const hold = replica.hold(() => true);
     const firstId = 'arn:aws:states:us-east-1:123456789012:execution:Backfill:first-of-two';
-    const first = runDefinition(definition, { rangeLeaves: 40 }, world('double'), undefined, firstId);
+    const first = runDefinition(definition, { rangeLeaves: 20 }, world('double'), undefined, firstId);
     await hold.arrived;
     const trace: AslTrace = { states: [], retries: [], children: [] };
     const started = Date.now();
-    const second = await runDefinition(definition, { rangeLeaves: 40 }, world('double'), trace);
+    const second = await runDefinition(definition, { rangeLeaves: 20 }, world('double'), trace);
     hold.release();
     expect(trace.states).toEqual(['Plan', 'AlreadyRunning']);
     expect(second).toMatchObject({ Error: 'CS_ERR_BACKFILL_RUNNING' });
@@ -305,7 +307,7 @@ describe('the synthesized backfill definition, run with the real handlers', () =
     const working = new Promise<void>((resolve) => (reached = resolve));
     const first = runDefinition(
       definition,
-      { rangeLeaves: 40 },
+      { rangeLeaves: 20 },
       world('twice', async (call) => {
         reached();
         await gate;
@@ -324,9 +326,9 @@ describe('the synthesized backfill definition, run with the real handlers', () =
       `backfill ${plan.backfillId} of cursor twice is running (held by ${plan.leaseHolder}); its lease lasts until ${new Date(plan.leaseUntil).toISOString()}`,
     );
     expect(trace.states).toEqual(['Plan', 'AlreadyRunning']);
-    const other = await runDefinition(definition, { rangeLeaves: 41 }, world('twice')).catch((e: unknown) => e);
+    const other = await runDefinition(definition, { rangeLeaves: 21 }, world('twice')).catch((e: unknown) => e);
     expect(other).toMatchObject({ error: 'CS_ERR_BACKFILL_MISMATCH' });
-    expect(String((other as AslFailure).cause_)).toContain('rangeLeaves 40, but rangeLeaves 41 was asked');
+    expect(String((other as AslFailure).cause_)).toContain('rangeLeaves 20, but rangeLeaves 21 was asked');
     open();
     expect(await first).toMatchObject({ runId: plan.backfillId });
   });
