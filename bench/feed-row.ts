@@ -26,6 +26,7 @@ import { demoFeed, mirrorOf, type DemoFeed } from './feed-mirror.js';
 import type { FeedScenarioConfig, FeedScenarioResult } from './feed-scenario.js';
 import type { Options } from './options.js';
 import type { SourcePackage } from './feed-source.js';
+import { BUCKET_LATENCY } from './latency-bucket.js';
 import { FRONT_LATENCY, startS3LatencyFront } from './s3-latency-front.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -40,12 +41,16 @@ export type FeedRun = FeedScenarioResult & {
   readonly s3RequestsPerPackage?: number;
 };
 
-/** The bare loop and the feed on one place: the bulk of packages, then the one near 250 MB. */
-export interface FeedPlaceRows {
+/** The bare loop and the feed on one place, the bulk of packages. */
+export interface FeedBulkRows {
   readonly bare: FeedRun;
   readonly engine: FeedRun;
   /** engine / bare, in packages/s (the same packages, so also in MB/s). */
   readonly ratio: number;
+}
+
+/** The bare loop and the feed on one place: the bulk of packages, then the one near 250 MB. */
+export interface FeedPlaceRows extends FeedBulkRows {
   readonly largeBare: FeedRun;
   /** The feed's run of the large package alone: its peak RSS is the figure. */
   readonly large: FeedRun;
@@ -62,6 +67,8 @@ export interface FeedRows {
   readonly packagesAtOnce: number;
   readonly largeMib: number;
   readonly s3Latency: string;
+  /** S3 as AWS's latency bounds it: the in-memory bucket (latency-bucket.ts), the bulk only. */
+  readonly latencyBound: FeedBulkRows;
   readonly s3: FeedPlaceRows;
   readonly folder: FeedPlaceRows;
   readonly demo?: DemoFeed;
@@ -193,13 +200,32 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
       const before = front.requests().all;
       const result = await run(config);
       const seconds = result.wallMs / 1000;
-      const requests = front.requests().all - before;
+      const requests =
+        result.requests === undefined
+          ? front.requests().all - before
+          : Object.values(result.requests).reduce((a, b) => a + b, 0);
       return {
         ...result,
         packagesPerSec: round(result.packages / seconds),
         mbPerSec: round(result.bytes / MB / seconds),
-        ...(config.place.kind === 's3' ? { s3RequestsPerPackage: round(requests / result.packages) } : {}),
+        ...(config.place.kind === 'folder' ? {} : { s3RequestsPerPackage: round(requests / result.packages) }),
       };
+    };
+    const latencyRows = async (): Promise<FeedBulkRows> => {
+      const base = {
+        place: { kind: 'memory', seed: options.seed } as const,
+        source: sourceUrl,
+        concurrency: options.concurrency,
+        packages: main,
+        digests: ready.digests.slice(0, main.length),
+        prefix: 'main/',
+        ...(options.packagesAtOnce === undefined ? {} : { packagesAtOnce: options.packagesAtOnce }),
+      };
+      options.log('feed (S3 latency-bound, in memory): bare download + upload loop');
+      const bare = await rated({ ...base, mode: 'bare' });
+      options.log('feed (S3 latency-bound, in memory): the feed consumer');
+      const engine = await rated({ ...base, mode: 'engine' });
+      return { bare, engine, ratio: round(engine.packagesPerSec / bare.packagesPerSec) };
     };
     const rowsOn = async (name: 's3' | 'folder'): Promise<FeedPlaceRows> => {
       const place: FeedScenarioConfig['place'] = name === 's3' ? { kind: 's3', bucket } : { kind: 'folder', dir };
@@ -229,6 +255,7 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
         largeRatio: round(large.mbPerSec / largeBare.mbPerSec),
       };
     };
+    const latencyBound = await latencyRows();
     const s3Rows = await rowsOn('s3');
     const folderRows = await rowsOn('folder');
     let demo: DemoFeed | undefined;
@@ -245,6 +272,7 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
       packagesAtOnce: options.packagesAtOnce ?? DEFAULT_FEED_CONCURRENCY,
       largeMib: options.largeMib,
       s3Latency: FRONT_LATENCY,
+      latencyBound,
       s3: s3Rows,
       folder: folderRows,
       ...(demo === undefined ? {} : { demo }),
@@ -261,11 +289,23 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
 export function feedText(rows: FeedRows): string {
   const line = (name: string, r: FeedRun) =>
     `    ${name.padEnd(40)} ${String(r.packagesPerSec).padStart(7)} pkg/s ${String(r.mbPerSec).padStart(7)} MB/s  ${String(r.cpuMs).padStart(6)} CPU-ms  peak RSS ${r.maxRssMb} MB${r.s3RequestsPerPackage === undefined ? '' : `  ${r.s3RequestsPerPackage} S3 requests a package`}`;
-  const place = (name: string, r: FeedPlaceRows) => [
+  const bulk = (name: string, r: FeedBulkRows) => [
     `  ${name}`,
     line('bare loop', r.bare),
     line('feed consumer', r.engine),
     `    feed / bare: ${r.ratio} (target >= 0.8)`,
+  ];
+  const kinds = (r: FeedRun) =>
+    r.requests === undefined
+      ? []
+      : [
+          `    the feed's requests a package: ${Object.entries(r.requests)
+            .sort(([a], [b]) => (a < b ? -1 : 1))
+            .map(([kind, n]) => `${kind} ${round(n / r.packages)}`)
+            .join(', ')}`,
+        ];
+  const place = (name: string, r: FeedPlaceRows) => [
+    ...bulk(name, r),
     line(`one ${rows.largeMib} MiB package, bare loop`, r.largeBare),
     line(`one ${rows.largeMib} MiB package, feed consumer`, r.large),
     `    feed / bare: ${r.largeRatio} (target >= 0.8); the feed's peak RSS ${r.large.maxRssMb} MB (target <= 256)`,
@@ -273,7 +313,9 @@ export function feedText(rows: FeedRows): string {
   const d = rows.demo;
   return [
     `Private feed: ${rows.packages} packages, ${Math.round(rows.bytes / MB)} MB (mean ${(rows.bytes / rows.packages / MB).toFixed(2)} MB, ${(rows.above10MbShare * 100).toFixed(1)}% above 10 MB, largest ${Math.round(rows.largest / MB)} MB); ${rows.concurrency} downloads at once (the feed: ${rows.packagesAtOnce} packages at once); source 20 ms a request`,
-    ...place(`S3: s3rver behind a front, ${rows.s3Latency}`, rows.s3),
+    ...bulk(`S3, latency-bound (in memory, ${BUCKET_LATENCY}: as on AWS)`, rows.latencyBound),
+    ...kinds(rows.latencyBound.engine),
+    ...place(`S3: s3rver behind a front, ${rows.s3Latency} (bound by s3rver's CPU)`, rows.s3),
     ...place('folder', rows.folder),
     ...(d === undefined
       ? []

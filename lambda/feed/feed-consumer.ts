@@ -27,18 +27,28 @@ export async function keepFeed(
   target: FeedTarget,
   options: Omit<ConsumeOptions, 'mirror'> & { readonly name?: string; readonly batchSize?: number },
 ): Promise<FeedRunResult> {
-  const feed = await Feed.open(target);
+  // The feed opens (its setup documents, the source's service index) while the consumer finds its place and reads
+  // the first batch: neither waits on the other. A failed open is thrown as it is, not as the first batch's failure.
+  const opening = Feed.open(target);
+  opening.catch(() => undefined);
   const onIdle = options.onIdle;
-  const result = await consumeAs(options.name ?? FEED_CONSUMER, (commits) => feed.applyBatch(commits), {
-    ...options,
-    mirror: target.mirror,
-    batchSize: options.batchSize ?? DEFAULT_FEED_BATCH,
-    dependsOn: [...new Set([VIEW_CONSUMER, ...(options.dependsOn ?? [])])],
-    onIdle: async () => {
-      await feed.retryDue();
-      await onIdle?.();
-    },
-  });
+  let result: ConsumeResult;
+  try {
+    result = await consumeAs(options.name ?? FEED_CONSUMER, async (commits) => (await opening).applyBatch(commits), {
+      ...options,
+      mirror: target.mirror,
+      batchSize: options.batchSize ?? DEFAULT_FEED_BATCH,
+      dependsOn: [...new Set([VIEW_CONSUMER, ...(options.dependsOn ?? [])])],
+      onIdle: async () => {
+        await (await opening).retryDue();
+        await onIdle?.();
+      },
+    });
+  } catch (error) {
+    await opening;
+    throw error;
+  }
+  const feed = await opening;
   if (!options.follow && !options.signal?.aborted) await feed.retryDue();
   return { ...result, ...feed.counts };
 }

@@ -72,9 +72,12 @@ export async function setUpFeed(
       { setting: 'baseUrl' },
     );
   const bytes = Buffer.from(JSON.stringify({ baseUrl: urls.base } satisfies FeedSettings));
-  if (!stored?.bytes.equals(bytes)) await storage.put(settingsKey, bytes, 'json');
-  await ensureVulnerabilityDocuments(storage, keys, urls, options.now);
+  // Once the base URL is checked, side by side; the service index written last, once the documents it names are.
   const index = serviceIndexOf(urls);
-  const current = await storage.read(keys.serviceIndex());
+  const [, , current] = await Promise.all([
+    stored?.bytes.equals(bytes) ? undefined : storage.put(settingsKey, bytes, 'json'),
+    ensureVulnerabilityDocuments(storage, keys, urls, options.now),
+    storage.read(keys.serviceIndex()),
+  ]);
   if (!current?.bytes.equals(index)) await storage.put(keys.serviceIndex(), index, 'json');
 }
