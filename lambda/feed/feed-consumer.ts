@@ -50,6 +50,7 @@ export async function keepFeed(
   }
   const feed = await opening;
   if (!options.follow && !options.signal?.aborted) await feed.retryDue();
+  await feed.ready();
   return { ...result, ...feed.counts };
 }
 

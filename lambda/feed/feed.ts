@@ -70,6 +70,8 @@ export class Feed {
   private constructor(
     private readonly ctx: FeedContext,
     private readonly concurrency: number,
+    /** The setup's writes (service index, vulnerability documents), settled before any batch or retry ends. */
+    private readonly setup: Promise<void>,
   ) {
     this.counts = ctx.counts;
   }
@@ -88,7 +90,10 @@ export class Feed {
       ...(target.packageBaseAddress === undefined ? {} : { baseAddress: target.packageBaseAddress }),
       ...(target.signal === undefined ? {} : { signal: target.signal }),
     });
-    await setUpFeed(target.storage, keys, urls, { now: now(), ...(target.rebase ? { rebase: true } : {}) });
+    const setup = await setUpFeed(target.storage, keys, urls, {
+      now: now(),
+      ...(target.rebase ? { rebase: true } : {}),
+    });
     const ctx: FeedContext = {
       storage: target.storage,
       keys,
@@ -107,7 +112,7 @@ export class Feed {
       ...(target.signal === undefined ? {} : { signal: target.signal }),
       ...(target.onBytes === undefined ? {} : { onBytes: target.onBytes }),
     };
-    return new Feed(ctx, target.concurrency ?? DEFAULT_FEED_CONCURRENCY);
+    return new Feed(ctx, target.concurrency ?? DEFAULT_FEED_CONCURRENCY, setup.written);
   }
 
   /** The counts since the last call (or since the feed was opened), set back to zero: one invocation's. */
@@ -186,12 +191,18 @@ export class Feed {
     });
   }
 
+  /** Resolves once the setup's documents are written (every batch, retry, rebuild and repair waits for it too). */
+  ready(): Promise<void> {
+    return this.setup;
+  }
+
   private async syncAll(ids: Iterable<string>, options: SyncPackageOptions = {}): Promise<void> {
     const changes = new Map<string, readonly VulnerabilityEntry[]>();
     await forEachBounded(ids, this.concurrency, async (id) => {
       const outcome = await syncPackage(this.ctx, id, options);
-      changes.set(id.toLowerCase(), outcome.vulnerabilities ?? []);
+      if (!outcome.noVulnerabilityChange) changes.set(id.toLowerCase(), outcome.vulnerabilities ?? []);
     });
+    await this.setup;
     this.ctx.counts.documents += await applyVulnerabilities(
       this.ctx.storage,
       this.ctx.keys,

@@ -37,6 +37,11 @@ export interface PackageOutcome {
   readonly outcome: 'written' | 'current' | 'skipped';
   /** The package's vulnerability entries now (for its page), when it is in the feed. */
   readonly vulnerabilities?: readonly VulnerabilityEntry[];
+  /**
+   * Its vulnerability page needs no change: the feed had no state of it (so no page holds an entry of it: an entry
+   * is written only after the package's state, and a state is never deleted) and it has no vulnerabilities now.
+   */
+  readonly noVulnerabilityChange?: boolean;
 }
 
 /** Options of {@link syncPackage}. */
@@ -98,7 +103,12 @@ export async function syncPackage(
       continue;
     }
     await afterState(ctx, id, state, previous, stateKey, bytes);
-    return { outcome: 'written', vulnerabilities: vulnerabilitiesOf(listed, plan.held) };
+    const vulnerabilities = vulnerabilitiesOf(listed, plan.held);
+    return {
+      outcome: 'written',
+      vulnerabilities,
+      ...(stored === undefined && vulnerabilities.length === 0 ? { noVulnerabilityChange: true } : {}),
+    };
   }
   throw new FeedError(
     `${ctx.storage.where} ${ctx.keys.packageState(id)}: the conditional write lost ${MAX_ATTEMPTS} times in a row to other writers`,

@@ -85,6 +85,8 @@ describe('the feed’s requests', () => {
     const serviceIndex = setup.indexOf('PUT feed/index.json');
     expect(serviceIndex).toBe(setup.length - 1);
     expect(setup.filter((line) => /^PUT(-if)? feed\/vulnerabilities\//.test(line))).toHaveLength(17);
+    // The setup's reads of the 16 pages and their index, and no more: new packages with no vulnerabilities.
+    expect(logged.log.filter((line) => line.startsWith('GET feed/vulnerabilities/'))).toHaveLength(17);
 
     for (const id of ['req.a', 'req.b']) {
       const requests = logged.of(id);
@@ -121,6 +123,10 @@ describe('the feed’s requests', () => {
     ) as { items: { items: { catalogEntry: { version: string } }[] }[] };
     expect(registration.items[0]!.items.map((item) => item.catalogEntry.version)).toEqual(['1.0.0', '2.0.0']);
     expect(logged.of('req.b')).toEqual([]);
+    // A package the feed held: its page is read (its entries may have changed), though unchanged, not written.
+    const pages = logged.log.filter((line) => line.includes('feed/vulnerabilities/page'));
+    expect(pages.filter((line) => line.startsWith('GET '))).toHaveLength(16 + 1);
+    expect(pages.filter((line) => !line.startsWith('GET '))).toEqual([]);
   });
 
   it('a base URL the feed was not written for fails the run with the feed’s error', async () => {
