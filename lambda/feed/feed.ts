@@ -6,14 +6,15 @@ import type { HttpClient } from '../catalog/http-client.js';
 import type { MirrorCommit, Mirror } from '../consumer/mirror.js';
 import type { IdFilter } from '../contract/id-filter.js';
 import { keepsId } from '../contract/id-filter.js';
-import { forEachBounded, limiter } from '../view/commit-leaves.js';
+import { limiter } from '../view/commit-leaves.js';
 import { DEFAULT_MAX_PACKAGE_BYTES, zeroCounts, type FeedContext, type FeedCounts } from './feed-context.js';
 import { FeedKeys, FeedUrls } from './feed-keys.js';
 import type { FeedStorage } from './feed-storage.js';
 import { setUpFeed } from './feed-setup.js';
 import { DEFAULT_DOWNLOAD_MEMORY, DEFAULT_WAIT_POLICY, MemoryBudget, type WaitPolicy } from './package-fetch.js';
 import { PackageSource } from './package-source.js';
-import { syncPackage, type SyncPackageOptions } from './package-sync.js';
+import { PackageRuns } from './package-runs.js';
+import { syncPackage, type PackageOutcome, type SyncPackageOptions } from './package-sync.js';
 import { applyVulnerabilities, type VulnerabilityEntry } from './vulnerabilities.js';
 
 /**
@@ -69,7 +70,7 @@ export class Feed {
 
   private constructor(
     private readonly ctx: FeedContext,
-    private readonly concurrency: number,
+    private readonly runs: PackageRuns,
     /** The setup's writes (service index, vulnerability documents), settled before any batch or retry ends. */
     private readonly setup: Promise<void>,
   ) {
@@ -112,7 +113,7 @@ export class Feed {
       ...(target.signal === undefined ? {} : { signal: target.signal }),
       ...(target.onBytes === undefined ? {} : { onBytes: target.onBytes }),
     };
-    return new Feed(ctx, target.concurrency ?? DEFAULT_FEED_CONCURRENCY, setup.written);
+    return new Feed(ctx, new PackageRuns(target.concurrency ?? DEFAULT_FEED_CONCURRENCY), setup.written);
   }
 
   /** The counts since the last call (or since the feed was opened), set back to zero: one invocation's. */
@@ -136,12 +137,33 @@ export class Feed {
    * packages whose retry is due.
    */
   async applyBatch(commits: readonly MirrorCommit[]): Promise<void> {
-    const ids = new Map<string, string>();
-    for (const commit of commits)
-      for (const leaf of commit.leaves)
-        if (keepsId(this.ctx.idFilter, leaf.id)) ids.set(leaf.id.toLowerCase(), leaf.id);
-    await this.syncAll(ids.values());
+    const runs = new Map<string, Promise<PackageOutcome>>();
+    for (const commit of commits) {
+      const readAhead = this.runs.take(commit);
+      for (const [lower, id] of this.idsOf(commit))
+        runs.set(lower, readAhead?.get(lower) ?? runs.get(lower) ?? this.start(id));
+    }
+    await this.settle(runs);
     if (this.ctx.now() >= this.nextRetryCheck) await this.retryDue();
+  }
+
+  /**
+   * Starts the packages of a commit as soon as it is read (the consumer's `onRead`), ahead of its batch, which then
+   * awaits them: their requests overlap the batch before, its downloads and its documents.
+   */
+  readAhead(commit: MirrorCommit): void {
+    this.runs.read(commit, this.idsOf(commit), (id) => syncPackage(this.ctx, id));
+  }
+
+  /** The ids of a commit's leaves the filter keeps, by lowercased id. */
+  private idsOf(commit: MirrorCommit): Map<string, string> {
+    const ids = new Map<string, string>();
+    for (const leaf of commit.leaves) if (keepsId(this.ctx.idFilter, leaf.id)) ids.set(leaf.id.toLowerCase(), leaf.id);
+    return ids;
+  }
+
+  private start(id: string, options: SyncPackageOptions = {}): Promise<PackageOutcome> {
+    return this.runs.start(id, () => syncPackage(this.ctx, id, options));
   }
 
   /** Makes again every package whose retry is due (`feed-state/waiting/`). Returns how many. */
@@ -197,11 +219,19 @@ export class Feed {
   }
 
   private async syncAll(ids: Iterable<string>, options: SyncPackageOptions = {}): Promise<void> {
+    const runs = new Map<string, Promise<PackageOutcome>>();
+    for (const id of ids) runs.set(id.toLowerCase(), this.start(id, options));
+    await this.settle(runs);
+  }
+
+  /** Awaits the runs of packages (by lowercased id), then writes the vulnerability pages of those that changed. */
+  private async settle(runs: ReadonlyMap<string, Promise<PackageOutcome>>): Promise<void> {
     const changes = new Map<string, readonly VulnerabilityEntry[]>();
-    await forEachBounded(ids, this.concurrency, async (id) => {
-      const outcome = await syncPackage(this.ctx, id, options);
-      if (!outcome.noVulnerabilityChange) changes.set(id.toLowerCase(), outcome.vulnerabilities ?? []);
-    });
+    const outcomes = await Promise.all(runs.values());
+    for (const [i, lower] of [...runs.keys()].entries()) {
+      const outcome = outcomes[i]!;
+      if (!outcome.noVulnerabilityChange) changes.set(lower, outcome.vulnerabilities ?? []);
+    }
     await this.setup;
     this.ctx.counts.documents += await applyVulnerabilities(
       this.ctx.storage,

@@ -27,7 +27,7 @@ import { consumerLambdaSettings } from '../runtime/lambda-settings.js';
 import { sourceSecretId, sourceSecrets, withSourceCredentials } from '../runtime/source-secret.js';
 import { awsClients, S3SnapshotStore } from '../stores/index.js';
 import type { FeedCounts } from './feed-context.js';
-import { DEFAULT_FEED_BATCH } from './feed-consumer.js';
+import { readAheadBatches } from './feed-consumer.js';
 import { DEFAULT_FEED_CONCURRENCY, DEFAULT_FEED_DOWNLOADS, Feed } from './feed.js';
 import { S3FeedStorage } from './s3-feed-storage.js';
 
@@ -58,7 +58,7 @@ export function feedHandler(
   };
   const consume = batchConsumerHandler(
     async (commits) => (await open()).applyBatch(commits),
-    DEFAULT_FEED_BATCH,
+    readAheadBatches(open),
     feedEnv,
     { builtIn: true },
   );
