@@ -25,8 +25,7 @@ import {
 } from '../lambda/feed/index.js';
 import { awsClients, LocalStore, S3SnapshotStore } from '../lambda/stores/index.js';
 import { eachBounded } from './bounded.js';
-import { mirrorOf } from './feed-mirror.js';
-import { LatencyBucket } from './latency-bucket.js';
+import type { LatencyBucket } from './latency-bucket.js';
 import type { SourcePackage } from './feed-source.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 
@@ -158,6 +157,11 @@ async function memoryBucket(
   config: FeedScenarioConfig,
 ): Promise<{ bucket: LatencyBucket; viewCursor: { ticks: string; commitId: string } } | undefined> {
   if (config.place.kind !== 'memory') return undefined;
+  // Loaded only here: the other places' runs measure the feed's peak RSS, which the testkit must not swell.
+  const [{ mirrorOf }, { LatencyBucket }] = await Promise.all([
+    import('./feed-mirror.js'),
+    import('./latency-bucket.js'),
+  ]);
   const bucket = new LatencyBucket(config.place.seed);
   const viewCursor = await mirrorOf(
     { store: bucket, documents: bucket, where: `${bucket.where}/` },
