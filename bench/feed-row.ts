@@ -12,7 +12,7 @@
  * [--packages-at-once N] [--seed N] [--demo]` (after `tsc -p bench/tsconfig.json`).
  */
 import { fork } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,6 +69,8 @@ export interface FeedRows {
   readonly s3Latency: string;
   /** S3 as AWS's latency bounds it: the in-memory bucket (latency-bucket.ts), the bulk only. */
   readonly latencyBound: FeedBulkRows;
+  /** The same over `longPackages` packages (absent when 0). */
+  readonly latencyBoundLong?: FeedBulkRows;
   readonly s3: FeedPlaceRows;
   readonly folder: FeedPlaceRows;
   readonly demo?: DemoFeed;
@@ -77,6 +79,8 @@ export interface FeedRows {
 /** The rows' settings. */
 export interface FeedRowsOptions {
   readonly packages: number;
+  /** Packages of the second latency-bound run (0: none). */
+  readonly longPackages: number;
   readonly large: number;
   readonly largeMib: number;
   readonly concurrency: number;
@@ -136,6 +140,7 @@ export function feedRowsOptions(
 ): FeedRowsOptions {
   return {
     packages: opts.feedPackages,
+    longPackages: 1000,
     large: opts.feedLarge,
     largeMib: opts.feedLargeMib,
     concurrency: opts.feedConcurrency,
@@ -150,12 +155,23 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
   const sizes = packageSizes(options.packages, options.large, options.seed);
   const main: SourcePackage[] = sizes.map((size, i) => ({ id: `Bench.Pkg${i}`, version: `1.0.${i}`, size }));
   const big: SourcePackage = { id: 'Bench.Large', version: '1.0.0', size: options.largeMib * MiB };
+  // The latency-bound rows again over more packages: the feed's fixed cost of a run (the consumer's start, the first
+  // package's reads, the last ones' documents) spread over a longer run, as a backlog is.
+  const long: SourcePackage[] = packageSizes(options.longPackages, 0, options.seed + 1).map((size, i) => ({
+    id: `Bench.Long${i}`,
+    version: `1.0.${i}`,
+    size,
+  }));
   const s3rver = await startS3();
   const front = await startS3LatencyFront(s3rver.endpoint, options.seed);
   const dir = await mkdtemp(join(tmpdir(), 'catalog-sync-feed-bench-'));
-  const source = fork(join(here, 'feed-source.js'), [JSON.stringify({ packages: [...main, big], latencyMs: 20 })], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const source = fork(
+    join(here, 'feed-source.js'),
+    [JSON.stringify({ packages: [...main, ...long, big], latencyMs: 20 })],
+    {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   try {
     const ready = await new Promise<{ port: number; digests: { hash: string; size: number }[] }>((resolve, reject) => {
       source.once('exit', (code) => reject(new Error(`feed-source exited (${code})`)));
@@ -211,19 +227,24 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
         ...(config.place.kind === 'folder' ? {} : { s3RequestsPerPackage: round(requests / result.packages) }),
       };
     };
-    const latencyRows = async (): Promise<FeedBulkRows> => {
+    const latencyRows = async (packages: readonly SourcePackage[], from: number): Promise<FeedBulkRows> => {
+      // The packages and their digests go through a file: as an argument, a thousand of them pass Linux's 128 KiB.
+      const listFile = join(dir, `latency-${packages.length}.json`);
+      await writeFile(
+        listFile,
+        JSON.stringify({ packages, digests: ready.digests.slice(from, from + packages.length) }),
+      );
       const base = {
-        place: { kind: 'memory', seed: options.seed } as const,
+        place: { kind: 'memory', seed: options.seed, listFile } as const,
         source: sourceUrl,
         concurrency: options.concurrency,
-        packages: main,
-        digests: ready.digests.slice(0, main.length),
+        packages: [],
         prefix: 'main/',
         ...(options.packagesAtOnce === undefined ? {} : { packagesAtOnce: options.packagesAtOnce }),
       };
-      options.log('feed (S3 latency-bound, in memory): bare download + upload loop');
+      options.log(`feed (S3 latency-bound, in memory, ${packages.length} packages): bare download + upload loop`);
       const bare = await rated({ ...base, mode: 'bare' });
-      options.log('feed (S3 latency-bound, in memory): the feed consumer');
+      options.log(`feed (S3 latency-bound, in memory, ${packages.length} packages): the feed consumer`);
       const engine = await rated({ ...base, mode: 'engine' });
       return { bare, engine, ratio: round(engine.packagesPerSec / bare.packagesPerSec) };
     };
@@ -255,7 +276,8 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
         largeRatio: round(large.mbPerSec / largeBare.mbPerSec),
       };
     };
-    const latencyBound = await latencyRows();
+    const latencyBound = await latencyRows(main, 0);
+    const latencyBoundLong = long.length === 0 ? undefined : await latencyRows(long, main.length);
     const s3Rows = await rowsOn('s3');
     const folderRows = await rowsOn('folder');
     let demo: DemoFeed | undefined;
@@ -273,6 +295,7 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
       largeMib: options.largeMib,
       s3Latency: FRONT_LATENCY,
       latencyBound,
+      ...(latencyBoundLong === undefined ? {} : { latencyBoundLong }),
       s3: s3Rows,
       folder: folderRows,
       ...(demo === undefined ? {} : { demo }),
@@ -315,6 +338,12 @@ export function feedText(rows: FeedRows): string {
     `Private feed: ${rows.packages} packages, ${Math.round(rows.bytes / MB)} MB (mean ${(rows.bytes / rows.packages / MB).toFixed(2)} MB, ${(rows.above10MbShare * 100).toFixed(1)}% above 10 MB, largest ${Math.round(rows.largest / MB)} MB); ${rows.concurrency} downloads at once (the feed: ${rows.packagesAtOnce} packages at once); source 20 ms a request`,
     ...bulk(`S3, latency-bound (in memory, ${BUCKET_LATENCY}: as on AWS)`, rows.latencyBound),
     ...kinds(rows.latencyBound.engine),
+    ...(rows.latencyBoundLong === undefined
+      ? []
+      : bulk(
+          `S3, latency-bound, ${rows.latencyBoundLong.bare.packages} packages (the run's fixed cost spread wider)`,
+          rows.latencyBoundLong,
+        )),
     ...place(`S3: s3rver behind a front, ${rows.s3Latency} (bound by s3rver's CPU)`, rows.s3),
     ...place('folder', rows.folder),
     ...(d === undefined
@@ -333,6 +362,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
     options: {
       packages: { type: 'string', default: '200' },
+      'long-packages': { type: 'string', default: '1000' },
       large: { type: 'string', default: '0' },
       'large-mib': { type: 'string', default: '250' },
       concurrency: { type: 'string', default: String(DEFAULT_FEED_DOWNLOADS) },
@@ -345,6 +375,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = performance.now();
   runFeedRows({
     packages: Number(values.packages),
+    longPackages: Number(values['long-packages']),
     large: Number(values.large),
     largeMib: Number(values['large-mib']),
     concurrency: Number(values.concurrency),

@@ -8,7 +8,7 @@
  *
  * Usage (forked by feed-row.ts): feed-scenario.js '<FeedScenarioConfig as JSON>'; sends `{ type: 'result', result }`.
  */
-import { mkdir, open, rename } from 'node:fs/promises';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Upload } from '@aws-sdk/lib-storage';
 import { request } from 'undici';
@@ -37,7 +37,12 @@ export interface FeedScenarioConfig {
     | { readonly kind: 's3'; readonly bucket: string }
     | { readonly kind: 'folder'; readonly dir: string }
     /** The in-memory bucket with S3's latency (latency-bucket.ts), made in this process with its mirror. */
-    | { readonly kind: 'memory'; readonly seed: number };
+    | {
+        readonly kind: 'memory';
+        readonly seed: number;
+        /** A JSON file of `{ packages, digests }`: the packages to copy and their digests (their leaves are written). */
+        readonly listFile: string;
+      };
   readonly prefix: string;
   /** The source's service index. */
   readonly source: string;
@@ -49,8 +54,6 @@ export interface FeedScenarioConfig {
   readonly packages: readonly SourcePackage[];
   /** `engine`: the latest view's cursor (ticks) and commit id, which the feed never passes. */
   readonly viewCursor?: { readonly ticks: string; readonly commitId: string };
-  /** `memory`: the packages' digests (their leaves are written here, before the measured run). */
-  readonly digests?: readonly { readonly hash: string; readonly size: number }[];
 }
 
 /** What a run measured. */
@@ -155,7 +158,9 @@ async function engine(
 /** The in-memory bucket of a `memory` place, its mirror and view written (no latency yet); the view's cursor. */
 async function memoryBucket(
   config: FeedScenarioConfig,
-): Promise<{ bucket: LatencyBucket; viewCursor: { ticks: string; commitId: string } } | undefined> {
+): Promise<
+  { bucket: LatencyBucket; viewCursor: { ticks: string; commitId: string }; packages: SourcePackage[] } | undefined
+> {
   if (config.place.kind !== 'memory') return undefined;
   // Loaded only here: the other places' runs measure the feed's peak RSS, which the testkit must not swell.
   const [{ mirrorOf }, { LatencyBucket }] = await Promise.all([
@@ -163,21 +168,25 @@ async function memoryBucket(
     import('./latency-bucket.js'),
   ]);
   const bucket = new LatencyBucket(config.place.seed);
+  const list = JSON.parse(await readFile(config.place.listFile, 'utf8')) as {
+    packages: SourcePackage[];
+    digests: { hash: string; size: number }[];
+  };
   const viewCursor = await mirrorOf(
     { store: bucket, documents: bucket, where: `${bucket.where}/` },
     config.prefix,
-    config.packages,
-    config.digests ?? [],
+    list.packages,
+    list.digests,
   );
   for (const key of Object.keys(bucket.counts)) delete bucket.counts[key];
   bucket.latency = true;
-  return { bucket, viewCursor };
+  return { bucket, viewCursor, packages: list.packages };
 }
 
 async function run(config: FeedScenarioConfig): Promise<FeedScenarioResult> {
   const { s3 } = awsClients(process.env, config.concurrency + 16);
   const memory = await memoryBucket(config);
-  if (memory !== undefined) config = { ...config, viewCursor: memory.viewCursor };
+  if (memory !== undefined) config = { ...config, viewCursor: memory.viewCursor, packages: memory.packages };
   const bucket = memory?.bucket;
   const cpu = process.cpuUsage();
   const started = performance.now();
