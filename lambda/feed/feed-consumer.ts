@@ -65,10 +65,11 @@ export async function keepFeed(
       },
     });
   } catch (error) {
-    await opening;
+    await (await opening).idle();
     throw error;
   }
   const feed = await opening;
+  await feed.idle();
   if (!options.follow && !options.signal?.aborted) await feed.retryDue();
   await feed.ready();
   return { ...result, ...feed.counts };

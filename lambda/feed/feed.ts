@@ -163,7 +163,15 @@ export class Feed {
   }
 
   private start(id: string, options: SyncPackageOptions = {}): Promise<PackageOutcome> {
-    return this.runs.start(id, () => syncPackage(this.ctx, id, options));
+    return this.runs.start(id, () => syncPackage(this.ctx, id, options), Object.keys(options).length === 0);
+  }
+
+  /**
+   * Resolves once no package is being made (runs read ahead for commits whose batch never came included: a run that
+   * ended early, or failed); a face awaits it before it returns, so that no write outlives its run.
+   */
+  idle(): Promise<void> {
+    return this.runs.idle();
   }
 
   /** Makes again every package whose retry is due (`feed-state/waiting/`). Returns how many. */

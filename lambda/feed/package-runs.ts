@@ -14,6 +14,8 @@ interface Run {
   readonly outcome: Promise<PackageOutcome>;
   /** Whether it has begun (read the view): a commit read since needs a run of its own. */
   started: boolean;
+  /** A run made with options of its own (a rebuild's, a repair's) serves no other start. */
+  readonly shared: boolean;
 }
 
 /** See the module documentation. */
@@ -23,6 +25,8 @@ export class PackageRuns {
   private readonly newest = new Map<string, Run>();
   /** The runs each commit read ahead started, by commit key, until its batch takes them. */
   private readonly readAhead = new Map<string, Map<string, Promise<PackageOutcome>>>();
+  /** Every run not ended yet. */
+  private readonly outstanding = new Set<Promise<unknown>>();
 
   constructor(limit: number) {
     this.slots = limiter(limit);
@@ -30,14 +34,15 @@ export class PackageRuns {
 
   /**
    * A run of `id` that begins after now: one queued and not begun yet, or a new one after the package's run under
-   * way (`sync` makes the package).
+   * way (`sync` makes the package). `shared` false: a run of its own, whatever is queued (`sync` has options).
    */
-  start(id: string, sync: () => Promise<PackageOutcome>): Promise<PackageOutcome> {
+  start(id: string, sync: () => Promise<PackageOutcome>, shared = true): Promise<PackageOutcome> {
     const lower = id.toLowerCase();
     const current = this.newest.get(lower);
-    if (current !== undefined && !current.started) return current.outcome;
+    if (shared && current?.shared && !current.started) return current.outcome;
     const before = current?.outcome.catch(() => undefined);
     const run: Run = {
+      shared,
       started: false,
       outcome: (async () => {
         await before;
@@ -50,9 +55,16 @@ export class PackageRuns {
       }),
     };
     // A failure is thrown to the batch that awaits the run; a run no batch awaits (its batch failed) is no error.
-    run.outcome.catch(() => undefined);
+    const ended = run.outcome.catch(() => undefined);
+    this.outstanding.add(ended);
+    void ended.then(() => this.outstanding.delete(ended));
     this.newest.set(lower, run);
     return run.outcome;
+  }
+
+  /** Resolves once no run is under way or queued (those read ahead for commits no batch took included). */
+  async idle(): Promise<void> {
+    while (this.outstanding.size > 0) await Promise.all(this.outstanding);
   }
 
   /** Starts the runs of a commit just read (`ids`: lowercased id to id), kept for its batch. */

@@ -2,7 +2,7 @@
  * The feed's package runs (lambda/feed/package-runs.ts), which let a batch's packages start as their commits are read:
  * a package has one run at a time in the process; a run not begun yet serves a commit read since (it will read the
  * view after that commit), a run under way does not (a new one is queued after it); a batch takes the runs its
- * commits started, once.
+ * commits started, once; a run with options of its own (a rebuild's) serves no other start; idle waits for them all.
  */
 import { describe, expect, it } from 'vitest';
 import type { MirrorCommit } from '../../lambda/consumer/index.js';
@@ -71,6 +71,30 @@ describe('PackageRuns', () => {
     await expect(taken?.get('b')).resolves.toEqual({ outcome: 'current' });
     expect(runs.take(c1)).toBeUndefined();
     expect(runs.take(commit('never read'))).toBeUndefined();
+  });
+
+  it('a run with options of its own is never shared, and idle waits for every run, taken or not', async () => {
+    const runs = new PackageRuns(1);
+    const log: string[] = [];
+    const blocker = gate(log, 'blocker');
+    const plain = gate(log, 'plain');
+    const forced = gate(log, 'forced');
+    void runs.start('Blocker', blocker.sync);
+    const a = runs.start('D', plain.sync);
+    const b = runs.start('D', forced.sync, false);
+    expect(b).not.toBe(a);
+    let idle = false;
+    const waiting = runs.idle().then(() => {
+      idle = true;
+    });
+    blocker.open();
+    plain.open();
+    await a;
+    await tick();
+    expect(idle).toBe(false);
+    forced.open();
+    await waiting;
+    expect(log.filter((line) => line.startsWith('end'))).toEqual(['end blocker', 'end plain', 'end forced']);
   });
 
   it('a failed run fails the batch that awaits it, and the next run of the package still begins', async () => {
