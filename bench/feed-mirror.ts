@@ -7,7 +7,7 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpClient } from '../lambda/catalog/index.js';
-import { consumerKey } from '../lambda/consumer/index.js';
+import { consumerKey, type SnapshotReader } from '../lambda/consumer/index.js';
 import {
   commitKeyOf,
   formatTimestamp,
@@ -18,7 +18,7 @@ import {
   watermarkKeyOf,
 } from '../lambda/contract/index.js';
 import { keepFeed, LocalFeedStorage } from '../lambda/feed/index.js';
-import { LocalStore, type S3SnapshotStore } from '../lambda/stores/index.js';
+import { LocalStore } from '../lambda/stores/index.js';
 import { keepView, LocalViewDocuments, type ViewDocuments } from '../lambda/view/index.js';
 import { attachPackages, CatalogReplica, generateCatalog, writeMirror } from '../testkit/index.js';
 import { eachBounded } from './bounded.js';
@@ -27,7 +27,10 @@ import { MemoryCursorStore } from './memory-cursor-store.js';
 
 /** Where a mirror is written: its store, its view's documents, and how its place is named (`s3://bucket/`, a folder/). */
 export interface MirrorPlace {
-  readonly store: S3SnapshotStore | LocalStore;
+  readonly store: SnapshotReader & {
+    putLeaf(key: string, body: Buffer, metadata: Readonly<Record<string, string>>): Promise<void>;
+    putJson(key: string, value: unknown): Promise<void>;
+  };
   readonly documents: ViewDocuments;
   readonly where: string;
 }

@@ -12,7 +12,7 @@
  * [--packages-at-once N] [--seed N] [--demo]` (after `tsc -p bench/tsconfig.json`).
  */
 import { fork } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +26,7 @@ import { demoFeed, mirrorOf, type DemoFeed } from './feed-mirror.js';
 import type { FeedScenarioConfig, FeedScenarioResult } from './feed-scenario.js';
 import type { Options } from './options.js';
 import type { SourcePackage } from './feed-source.js';
+import { BUCKET_LATENCY } from './latency-bucket.js';
 import { FRONT_LATENCY, startS3LatencyFront } from './s3-latency-front.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -40,12 +41,16 @@ export type FeedRun = FeedScenarioResult & {
   readonly s3RequestsPerPackage?: number;
 };
 
-/** The bare loop and the feed on one place: the bulk of packages, then the one near 250 MB. */
-export interface FeedPlaceRows {
+/** The bare loop and the feed on one place, the bulk of packages. */
+export interface FeedBulkRows {
   readonly bare: FeedRun;
   readonly engine: FeedRun;
   /** engine / bare, in packages/s (the same packages, so also in MB/s). */
   readonly ratio: number;
+}
+
+/** The bare loop and the feed on one place: the bulk of packages, then the one near 250 MB. */
+export interface FeedPlaceRows extends FeedBulkRows {
   readonly largeBare: FeedRun;
   /** The feed's run of the large package alone: its peak RSS is the figure. */
   readonly large: FeedRun;
@@ -62,6 +67,10 @@ export interface FeedRows {
   readonly packagesAtOnce: number;
   readonly largeMib: number;
   readonly s3Latency: string;
+  /** S3 as AWS's latency bounds it: the in-memory bucket (latency-bucket.ts), the bulk only. */
+  readonly latencyBound: FeedBulkRows;
+  /** The same over `longPackages` packages (absent when 0). */
+  readonly latencyBoundLong?: FeedBulkRows;
   readonly s3: FeedPlaceRows;
   readonly folder: FeedPlaceRows;
   readonly demo?: DemoFeed;
@@ -70,6 +79,8 @@ export interface FeedRows {
 /** The rows' settings. */
 export interface FeedRowsOptions {
   readonly packages: number;
+  /** Packages of the second latency-bound run (0: none). */
+  readonly longPackages: number;
   readonly large: number;
   readonly largeMib: number;
   readonly concurrency: number;
@@ -129,6 +140,7 @@ export function feedRowsOptions(
 ): FeedRowsOptions {
   return {
     packages: opts.feedPackages,
+    longPackages: 1000,
     large: opts.feedLarge,
     largeMib: opts.feedLargeMib,
     concurrency: opts.feedConcurrency,
@@ -143,12 +155,23 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
   const sizes = packageSizes(options.packages, options.large, options.seed);
   const main: SourcePackage[] = sizes.map((size, i) => ({ id: `Bench.Pkg${i}`, version: `1.0.${i}`, size }));
   const big: SourcePackage = { id: 'Bench.Large', version: '1.0.0', size: options.largeMib * MiB };
+  // The latency-bound rows again over more packages: the feed's fixed cost of a run (the consumer's start, the first
+  // package's reads, the last ones' documents) spread over a longer run, as a backlog is.
+  const long: SourcePackage[] = packageSizes(options.longPackages, 0, options.seed + 1).map((size, i) => ({
+    id: `Bench.Long${i}`,
+    version: `1.0.${i}`,
+    size,
+  }));
   const s3rver = await startS3();
   const front = await startS3LatencyFront(s3rver.endpoint, options.seed);
   const dir = await mkdtemp(join(tmpdir(), 'catalog-sync-feed-bench-'));
-  const source = fork(join(here, 'feed-source.js'), [JSON.stringify({ packages: [...main, big], latencyMs: 20 })], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const source = fork(
+    join(here, 'feed-source.js'),
+    [JSON.stringify({ packages: [...main, ...long, big], latencyMs: 20 })],
+    {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   try {
     const ready = await new Promise<{ port: number; digests: { hash: string; size: number }[] }>((resolve, reject) => {
       source.once('exit', (code) => reject(new Error(`feed-source exited (${code})`)));
@@ -193,13 +216,37 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
       const before = front.requests().all;
       const result = await run(config);
       const seconds = result.wallMs / 1000;
-      const requests = front.requests().all - before;
+      const requests =
+        result.requests === undefined
+          ? front.requests().all - before
+          : Object.values(result.requests).reduce((a, b) => a + b, 0);
       return {
         ...result,
         packagesPerSec: round(result.packages / seconds),
         mbPerSec: round(result.bytes / MB / seconds),
-        ...(config.place.kind === 's3' ? { s3RequestsPerPackage: round(requests / result.packages) } : {}),
+        ...(config.place.kind === 'folder' ? {} : { s3RequestsPerPackage: round(requests / result.packages) }),
       };
+    };
+    const latencyRows = async (packages: readonly SourcePackage[], from: number): Promise<FeedBulkRows> => {
+      // The packages and their digests go through a file: as an argument, a thousand of them pass Linux's 128 KiB.
+      const listFile = join(dir, `latency-${packages.length}.json`);
+      await writeFile(
+        listFile,
+        JSON.stringify({ packages, digests: ready.digests.slice(from, from + packages.length) }),
+      );
+      const base = {
+        place: { kind: 'memory', seed: options.seed, listFile } as const,
+        source: sourceUrl,
+        concurrency: options.concurrency,
+        packages: [],
+        prefix: 'main/',
+        ...(options.packagesAtOnce === undefined ? {} : { packagesAtOnce: options.packagesAtOnce }),
+      };
+      options.log(`feed (S3 latency-bound, in memory, ${packages.length} packages): bare download + upload loop`);
+      const bare = await rated({ ...base, mode: 'bare' });
+      options.log(`feed (S3 latency-bound, in memory, ${packages.length} packages): the feed consumer`);
+      const engine = await rated({ ...base, mode: 'engine' });
+      return { bare, engine, ratio: round(engine.packagesPerSec / bare.packagesPerSec) };
     };
     const rowsOn = async (name: 's3' | 'folder'): Promise<FeedPlaceRows> => {
       const place: FeedScenarioConfig['place'] = name === 's3' ? { kind: 's3', bucket } : { kind: 'folder', dir };
@@ -229,6 +276,8 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
         largeRatio: round(large.mbPerSec / largeBare.mbPerSec),
       };
     };
+    const latencyBound = await latencyRows(main, 0);
+    const latencyBoundLong = long.length === 0 ? undefined : await latencyRows(long, main.length);
     const s3Rows = await rowsOn('s3');
     const folderRows = await rowsOn('folder');
     let demo: DemoFeed | undefined;
@@ -245,6 +294,8 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
       packagesAtOnce: options.packagesAtOnce ?? DEFAULT_FEED_CONCURRENCY,
       largeMib: options.largeMib,
       s3Latency: FRONT_LATENCY,
+      latencyBound,
+      ...(latencyBoundLong === undefined ? {} : { latencyBoundLong }),
       s3: s3Rows,
       folder: folderRows,
       ...(demo === undefined ? {} : { demo }),
@@ -261,11 +312,23 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
 export function feedText(rows: FeedRows): string {
   const line = (name: string, r: FeedRun) =>
     `    ${name.padEnd(40)} ${String(r.packagesPerSec).padStart(7)} pkg/s ${String(r.mbPerSec).padStart(7)} MB/s  ${String(r.cpuMs).padStart(6)} CPU-ms  peak RSS ${r.maxRssMb} MB${r.s3RequestsPerPackage === undefined ? '' : `  ${r.s3RequestsPerPackage} S3 requests a package`}`;
-  const place = (name: string, r: FeedPlaceRows) => [
+  const bulk = (name: string, r: FeedBulkRows) => [
     `  ${name}`,
     line('bare loop', r.bare),
     line('feed consumer', r.engine),
     `    feed / bare: ${r.ratio} (target >= 0.8)`,
+  ];
+  const kinds = (r: FeedRun) =>
+    r.requests === undefined
+      ? []
+      : [
+          `    the feed's requests a package: ${Object.entries(r.requests)
+            .sort(([a], [b]) => (a < b ? -1 : 1))
+            .map(([kind, n]) => `${kind} ${round(n / r.packages)}`)
+            .join(', ')}`,
+        ];
+  const place = (name: string, r: FeedPlaceRows) => [
+    ...bulk(name, r),
     line(`one ${rows.largeMib} MiB package, bare loop`, r.largeBare),
     line(`one ${rows.largeMib} MiB package, feed consumer`, r.large),
     `    feed / bare: ${r.largeRatio} (target >= 0.8); the feed's peak RSS ${r.large.maxRssMb} MB (target <= 256)`,
@@ -273,7 +336,15 @@ export function feedText(rows: FeedRows): string {
   const d = rows.demo;
   return [
     `Private feed: ${rows.packages} packages, ${Math.round(rows.bytes / MB)} MB (mean ${(rows.bytes / rows.packages / MB).toFixed(2)} MB, ${(rows.above10MbShare * 100).toFixed(1)}% above 10 MB, largest ${Math.round(rows.largest / MB)} MB); ${rows.concurrency} downloads at once (the feed: ${rows.packagesAtOnce} packages at once); source 20 ms a request`,
-    ...place(`S3: s3rver behind a front, ${rows.s3Latency}`, rows.s3),
+    ...bulk(`S3, latency-bound (in memory, ${BUCKET_LATENCY}: as on AWS)`, rows.latencyBound),
+    ...kinds(rows.latencyBound.engine),
+    ...(rows.latencyBoundLong === undefined
+      ? []
+      : bulk(
+          `S3, latency-bound, ${rows.latencyBoundLong.bare.packages} packages (the run's fixed cost spread wider)`,
+          rows.latencyBoundLong,
+        )),
+    ...place(`S3: s3rver behind a front, ${rows.s3Latency} (bound by s3rver's CPU)`, rows.s3),
     ...place('folder', rows.folder),
     ...(d === undefined
       ? []
@@ -291,6 +362,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
     options: {
       packages: { type: 'string', default: '200' },
+      'long-packages': { type: 'string', default: '1000' },
       large: { type: 'string', default: '0' },
       'large-mib': { type: 'string', default: '250' },
       concurrency: { type: 'string', default: String(DEFAULT_FEED_DOWNLOADS) },
@@ -303,6 +375,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = performance.now();
   runFeedRows({
     packages: Number(values.packages),
+    longPackages: Number(values['long-packages']),
     large: Number(values.large),
     largeMib: Number(values['large-mib']),
     concurrency: Number(values.concurrency),

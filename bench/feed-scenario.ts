@@ -8,12 +8,12 @@
  *
  * Usage (forked by feed-row.ts): feed-scenario.js '<FeedScenarioConfig as JSON>'; sends `{ type: 'result', result }`.
  */
-import { mkdir, open, rename } from 'node:fs/promises';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Upload } from '@aws-sdk/lib-storage';
 import { request } from 'undici';
 import { HttpClient } from '../lambda/catalog/index.js';
-import { consumerKey } from '../lambda/consumer/index.js';
+import { consumerKey, type SnapshotReader } from '../lambda/consumer/index.js';
 import { VIEW_CONSUMER } from '../lambda/contract/index.js';
 import {
   DEFAULT_PART_BYTES,
@@ -25,6 +25,7 @@ import {
 } from '../lambda/feed/index.js';
 import { awsClients, LocalStore, S3SnapshotStore } from '../lambda/stores/index.js';
 import { eachBounded } from './bounded.js';
+import type { LatencyBucket } from './latency-bucket.js';
 import type { SourcePackage } from './feed-source.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
 
@@ -32,7 +33,16 @@ import { MemoryCursorStore } from './memory-cursor-store.js';
 export interface FeedScenarioConfig {
   readonly mode: 'engine' | 'bare';
   /** Where the mirror is and the packages go: `s3://{bucket}/` (the environment names the endpoint) or a folder. */
-  readonly place: { readonly kind: 's3'; readonly bucket: string } | { readonly kind: 'folder'; readonly dir: string };
+  readonly place:
+    | { readonly kind: 's3'; readonly bucket: string }
+    | { readonly kind: 'folder'; readonly dir: string }
+    /** The in-memory bucket with S3's latency (latency-bucket.ts), made in this process with its mirror. */
+    | {
+        readonly kind: 'memory';
+        readonly seed: number;
+        /** A JSON file of `{ packages, digests }`: the packages to copy and their digests (their leaves are written). */
+        readonly listFile: string;
+      };
   readonly prefix: string;
   /** The source's service index. */
   readonly source: string;
@@ -53,10 +63,16 @@ export interface FeedScenarioResult {
   readonly maxRssMb: number;
   readonly packages: number;
   readonly bytes: number;
+  /** `memory`: the measured run's requests, by kind (latency-bucket.ts's `classOf`). */
+  readonly requests?: Readonly<Record<string, number>>;
 }
 
 /** The bare loop: GET, then the body straight into S3 or a file. */
-async function bare(config: FeedScenarioConfig, s3: ReturnType<typeof awsClients>['s3']): Promise<number> {
+async function bare(
+  config: FeedScenarioConfig,
+  s3: ReturnType<typeof awsClients>['s3'],
+  bucket: LatencyBucket | undefined,
+): Promise<number> {
   const base = new URL(config.source).origin;
   const place = config.place;
   const folder = place.kind === 'folder' ? join(place.dir, `${config.prefix}bare`) : '';
@@ -66,14 +82,16 @@ async function bare(config: FeedScenarioConfig, s3: ReturnType<typeof awsClients
     const id = pkg.id.toLowerCase();
     const name = `${id}.${pkg.version}.nupkg`;
     const response = await request(`${base}/flat/${id}/${pkg.version}/${name}`);
-    if (place.kind === 's3') {
+    if (bucket !== undefined) {
+      await bucket.putStream(`${config.prefix}bare/${name}`, response.body);
+    } else if (place.kind === 's3') {
       await new Upload({
         client: s3,
         params: { Bucket: place.bucket, Key: `${config.prefix}bare/${name}`, Body: response.body },
         partSize: DEFAULT_PART_BYTES,
         queueSize: DEFAULT_PARTS_AT_ONCE,
       }).done();
-    } else {
+    } else if (place.kind === 'folder') {
       const temporary = join(folder, 'tmp', name);
       const handle = await open(temporary, 'w');
       try {
@@ -93,19 +111,24 @@ async function bare(config: FeedScenarioConfig, s3: ReturnType<typeof awsClients
 async function engine(
   config: FeedScenarioConfig,
   s3: ReturnType<typeof awsClients>['s3'],
+  bucket: LatencyBucket | undefined,
 ): Promise<{ stored: number; storedBytes: number }> {
   const place = config.place;
-  let store: S3SnapshotStore | LocalStore;
+  let store: SnapshotReader;
   let storage: FeedStorage;
-  if (place.kind === 's3') {
+  if (bucket !== undefined) {
+    store = bucket;
+    storage = bucket;
+  } else if (place.kind === 's3') {
     store = new S3SnapshotStore(place.bucket, s3);
     storage = new S3FeedStorage(place.bucket, s3);
-  } else {
+  } else if (place.kind === 'folder') {
     const local = new LocalStore(place.dir);
     store = local;
     storage = new LocalFeedStorage(place.dir, local);
-  }
-  const where = place.kind === 's3' ? `s3://${place.bucket}/${config.prefix}` : place.dir;
+  } else throw new Error('a memory place needs its bucket');
+  const where =
+    place.kind === 's3' ? `s3://${place.bucket}/${config.prefix}` : place.kind === 'folder' ? place.dir : bucket!.where;
   const mirror = { store, prefix: config.prefix, where };
   const cursors = new MemoryCursorStore(0);
   await cursors.compareAndSet(consumerKey(mirror, VIEW_CONSUMER), undefined, {
@@ -132,17 +155,48 @@ async function engine(
   return result;
 }
 
+/** The in-memory bucket of a `memory` place, its mirror and view written (no latency yet); the view's cursor. */
+async function memoryBucket(
+  config: FeedScenarioConfig,
+): Promise<
+  { bucket: LatencyBucket; viewCursor: { ticks: string; commitId: string }; packages: SourcePackage[] } | undefined
+> {
+  if (config.place.kind !== 'memory') return undefined;
+  // Loaded only here: the other places' runs measure the feed's peak RSS, which the testkit must not swell.
+  const [{ mirrorOf }, { LatencyBucket }] = await Promise.all([
+    import('./feed-mirror.js'),
+    import('./latency-bucket.js'),
+  ]);
+  const bucket = new LatencyBucket(config.place.seed);
+  const list = JSON.parse(await readFile(config.place.listFile, 'utf8')) as {
+    packages: SourcePackage[];
+    digests: { hash: string; size: number }[];
+  };
+  const viewCursor = await mirrorOf(
+    { store: bucket, documents: bucket, where: `${bucket.where}/` },
+    config.prefix,
+    list.packages,
+    list.digests,
+  );
+  for (const key of Object.keys(bucket.counts)) delete bucket.counts[key];
+  bucket.latency = true;
+  return { bucket, viewCursor, packages: list.packages };
+}
+
 async function run(config: FeedScenarioConfig): Promise<FeedScenarioResult> {
   const { s3 } = awsClients(process.env, config.concurrency + 16);
+  const memory = await memoryBucket(config);
+  if (memory !== undefined) config = { ...config, viewCursor: memory.viewCursor, packages: memory.packages };
+  const bucket = memory?.bucket;
   const cpu = process.cpuUsage();
   const started = performance.now();
   let packages: number;
   let bytes: number;
   if (config.mode === 'bare') {
-    bytes = await bare(config, s3);
+    bytes = await bare(config, s3, bucket);
     packages = config.packages.length;
   } else {
-    const result = await engine(config, s3);
+    const result = await engine(config, s3, bucket);
     packages = result.stored;
     bytes = result.storedBytes;
   }
@@ -155,6 +209,7 @@ async function run(config: FeedScenarioConfig): Promise<FeedScenarioResult> {
     maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     packages,
     bytes,
+    ...(bucket === undefined ? {} : { requests: { ...bucket.counts } }),
   };
 }
 

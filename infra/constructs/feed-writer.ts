@@ -26,7 +26,7 @@ export interface FeedWriterOptions {
    * @default - the feed distribution's base URL (required when `distribution` is false)
    */
   readonly baseUrl?: string;
-  /** Packages made at once in a batch (`FEED_CONCURRENCY`). @default 16 */
+  /** Packages made at once in a batch (`FEED_CONCURRENCY`). @default 64 */
   readonly concurrency?: number;
   /** Downloads at once, at most 2 of them over 5 MiB (`FEED_DOWNLOADS`). @default 16 */
   readonly downloads?: number;

@@ -4,6 +4,7 @@
  * are made again between batches and whenever the read is caught up.
  */
 import { consumeAs, type ConsumeOptions, type ConsumeResult } from '../consumer/consume.js';
+import type { AdaptiveBatchSize } from '../consumer/consume-types.js';
 import { consumerKey, readConsumerCursor } from '../consumer/consumer-cursors.js';
 import { FEED_CONSUMER } from '../contract/feed.js';
 import { VIEW_CONSUMER } from '../contract/view.js';
@@ -15,31 +16,62 @@ import { Feed, type FeedTarget } from './feed.js';
 /** Commits applied together: each package they touch is made once for all of them. */
 export const DEFAULT_FEED_BATCH = 64;
 
+/**
+ * Batches as deep as the stream (up to `max` commits), each commit's packages started as soon as it is read, ahead of
+ * its batch ({@link Feed.readAhead}): the first batch is the first commit read, and while a batch is made the next
+ * one's packages are already under way, so no batch waits for the one before to end before its requests begin.
+ */
+export function readAheadBatches(feed: () => Promise<Feed>, max = DEFAULT_FEED_BATCH): AdaptiveBatchSize {
+  return {
+    max,
+    onRead: (commit) => {
+      // A feed that failed to open fails the batch, which awaits it too.
+      feed().then(
+        (opened) => opened.readAhead(commit),
+        () => undefined,
+      );
+    },
+  };
+}
+
 /** What {@link keepFeed} did. */
 export interface FeedRunResult extends ConsumeResult, FeedCounts {}
 
 /**
  * Keeps the feed up to the latest view as the named consumer `name` (default `feed`), `batchSize` commits at a time
- * (default 64), with the consumer's guarantees (in order, at least once, one active instance per name by its lease).
+ * (default: as deep as the stream, up to 64, each commit's packages started as it is read: {@link readAheadBatches}; a
+ * number: batches of that many, started when handed over), with the consumer's guarantees (in order, at least once, one active instance per name by its lease).
  * The latest view's consumer is always among those it never passes.
  */
 export async function keepFeed(
   target: FeedTarget,
   options: Omit<ConsumeOptions, 'mirror'> & { readonly name?: string; readonly batchSize?: number },
 ): Promise<FeedRunResult> {
-  const feed = await Feed.open(target);
+  // The feed opens (its setup documents, the source's service index) while the consumer finds its place and reads
+  // the first batch: neither waits on the other. A failed open is thrown as it is, not as the first batch's failure.
+  const opening = Feed.open(target);
+  opening.catch(() => undefined);
   const onIdle = options.onIdle;
-  const result = await consumeAs(options.name ?? FEED_CONSUMER, (commits) => feed.applyBatch(commits), {
-    ...options,
-    mirror: target.mirror,
-    batchSize: options.batchSize ?? DEFAULT_FEED_BATCH,
-    dependsOn: [...new Set([VIEW_CONSUMER, ...(options.dependsOn ?? [])])],
-    onIdle: async () => {
-      await feed.retryDue();
-      await onIdle?.();
-    },
-  });
+  let result: ConsumeResult;
+  try {
+    result = await consumeAs(options.name ?? FEED_CONSUMER, async (commits) => (await opening).applyBatch(commits), {
+      ...options,
+      mirror: target.mirror,
+      batchSize: options.batchSize ?? readAheadBatches(() => opening),
+      dependsOn: [...new Set([VIEW_CONSUMER, ...(options.dependsOn ?? [])])],
+      onIdle: async () => {
+        await (await opening).retryDue();
+        await onIdle?.();
+      },
+    });
+  } catch (error) {
+    await (await opening).idle();
+    throw error;
+  }
+  const feed = await opening;
+  await feed.idle();
   if (!options.follow && !options.signal?.aborted) await feed.retryDue();
+  await feed.ready();
   return { ...result, ...feed.counts };
 }
 

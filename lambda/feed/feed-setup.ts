@@ -48,7 +48,8 @@ export interface FeedSettings {
 
 /**
  * Checks (or records, for a new feed) the base URL, and writes the service index and the vulnerability documents
- * where they are missing or differ.
+ * where they are missing or differ. Resolves once the base URL is checked, with the writes under way in `written`
+ * (they name no package: a batch's packages need not wait for them; the feed settles them before a batch ends).
  *
  * @throws {@link FeedError} when the feed was written for another base URL and `rebase` is not set.
  */
@@ -57,7 +58,7 @@ export async function setUpFeed(
   keys: FeedKeys,
   urls: FeedUrls,
   options: { readonly rebase?: boolean; readonly now: number },
-): Promise<void> {
+): Promise<{ readonly written: Promise<void> }> {
   const settingsKey = keys.settings();
   const stored = await storage.read(settingsKey);
   let settings: Partial<FeedSettings> | undefined;
@@ -72,9 +73,16 @@ export async function setUpFeed(
       { setting: 'baseUrl' },
     );
   const bytes = Buffer.from(JSON.stringify({ baseUrl: urls.base } satisfies FeedSettings));
-  if (!stored?.bytes.equals(bytes)) await storage.put(settingsKey, bytes, 'json');
-  await ensureVulnerabilityDocuments(storage, keys, urls, options.now);
-  const index = serviceIndexOf(urls);
-  const current = await storage.read(keys.serviceIndex());
-  if (!current?.bytes.equals(index)) await storage.put(keys.serviceIndex(), index, 'json');
+  const written = (async () => {
+    // Side by side; the service index written last, once the documents it names are.
+    const index = serviceIndexOf(urls);
+    const [, , current] = await Promise.all([
+      stored?.bytes.equals(bytes) ? undefined : storage.put(settingsKey, bytes, 'json'),
+      ensureVulnerabilityDocuments(storage, keys, urls, options.now),
+      storage.read(keys.serviceIndex()),
+    ]);
+    if (!current?.bytes.equals(index)) await storage.put(keys.serviceIndex(), index, 'json');
+  })();
+  written.catch(() => undefined);
+  return { written };
 }

@@ -27,7 +27,7 @@ import { consumerLambdaSettings } from '../runtime/lambda-settings.js';
 import { sourceSecretId, sourceSecrets, withSourceCredentials } from '../runtime/source-secret.js';
 import { awsClients, S3SnapshotStore } from '../stores/index.js';
 import type { FeedCounts } from './feed-context.js';
-import { DEFAULT_FEED_BATCH } from './feed-consumer.js';
+import { readAheadBatches } from './feed-consumer.js';
 import { DEFAULT_FEED_CONCURRENCY, DEFAULT_FEED_DOWNLOADS, Feed } from './feed.js';
 import { S3FeedStorage } from './s3-feed-storage.js';
 
@@ -58,13 +58,14 @@ export function feedHandler(
   };
   const consume = batchConsumerHandler(
     async (commits) => (await open()).applyBatch(commits),
-    DEFAULT_FEED_BATCH,
+    readAheadBatches(open),
     feedEnv,
     { builtIn: true },
   );
   return async (event, context) => {
     const feed = await open();
-    const run = await consume(event, context);
+    // No package's writes outlive the invocation (runs read ahead for commits no batch took end first).
+    const run = await consume(event, context).finally(() => feed.idle());
     // Packages the source did not serve yet, tried again when due, commits or none (a schedule's wake-up).
     if (context.getRemainingTimeInMillis() > 60_000) await feed.retryDue();
     return { ...run, feed: feed.takeCounts() };

@@ -24,6 +24,7 @@ import {
   registrationItem,
   writeRegistration,
   type RegistrationItem,
+  type StoredRegistration,
 } from './registration.js';
 import { vulnerabilityEntriesOf, type VulnerabilityEntry } from './vulnerabilities.js';
 
@@ -36,6 +37,11 @@ export interface PackageOutcome {
   readonly outcome: 'written' | 'current' | 'skipped';
   /** The package's vulnerability entries now (for its page), when it is in the feed. */
   readonly vulnerabilities?: readonly VulnerabilityEntry[];
+  /**
+   * Its vulnerability page needs no change: the feed had no state of it (so no page holds an entry of it: an entry
+   * is written only after the package's state, and a state is never deleted) and it has no vulnerabilities now.
+   */
+  readonly noVulnerabilityChange?: boolean;
 }
 
 /** Options of {@link syncPackage}. */
@@ -59,9 +65,9 @@ export async function syncPackage(
   let force = options.force === true;
   ctx.counts.packages++;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const view = await readView(ctx, id);
     const stateKey = ctx.keys.packageState(id);
-    const stored = await ctx.storage.read(stateKey);
+    // Two reads at once: the package's view and its state do not depend on each other.
+    const [view, stored] = await Promise.all([readView(ctx, id), ctx.storage.read(stateKey)]);
     const previous = stored === undefined ? undefined : parseState(stored.bytes, `${ctx.storage.where} ${stateKey}`);
     const included = view !== undefined && keepsId(ctx.idFilter, view.id);
     if (!included && (previous === undefined || (view !== undefined && options.removeExcluded !== true)))
@@ -86,7 +92,10 @@ export async function syncPackage(
     for (const [version, record] of plan.records)
       await ctx.storage.put(ctx.keys.quarantine(id, version), Buffer.from(JSON.stringify(record)), 'json');
     const listed = entries.filter((entry) => plan.held[entry.version] !== undefined);
-    await writeDocuments(ctx, state, view, listed, plan, options.fresh === true ? undefined : previous);
+    await writeDocuments(ctx, state, view, listed, plan, {
+      previous: options.fresh === true ? undefined : previous,
+      stateless: stored === undefined,
+    });
     const bytes = serializeState(state);
     if (!stored?.bytes.equals(bytes) && !(await ctx.storage.writeIf(stateKey, bytes, stored?.tag))) {
       // Overtaken: the documents just written may be older than the stored state's; made again from it.
@@ -94,7 +103,12 @@ export async function syncPackage(
       continue;
     }
     await afterState(ctx, id, state, previous, stateKey, bytes);
-    return { outcome: 'written', vulnerabilities: vulnerabilitiesOf(listed, plan.held) };
+    const vulnerabilities = vulnerabilitiesOf(listed, plan.held);
+    return {
+      outcome: 'written',
+      vulnerabilities,
+      ...(stored === undefined && vulnerabilities.length === 0 ? { noVulnerabilityChange: true } : {}),
+    };
   }
   throw new FeedError(
     `${ctx.storage.where} ${ctx.keys.packageState(id)}: the conditional write lost ${MAX_ATTEMPTS} times in a row to other writers`,
@@ -127,29 +141,69 @@ function vulnerabilitiesOf(
   );
 }
 
-/** The flat container's version list and the registration of the `listed` versions (all stored by now). */
+/** How {@link writeDocuments} builds on what is stored. */
+interface DocumentBasis {
+  /** The state before; undefined: no stored registration item is kept (a new package, or a repair). */
+  readonly previous: PackageState | undefined;
+  /**
+   * The feed has no state for the package (it never held it): its stored documents, if any, are left by a writer
+   * that stopped before its state, so they are overwritten whole rather than read first (two GETs fewer a new
+   * package). Only when something is listed: with nothing listed, the documents are read so that any such leftovers
+   * are deleted.
+   */
+  readonly stateless: boolean;
+}
+
+/**
+ * The flat container's version list and the registration of the `listed` versions (all stored by now), side by side:
+ * neither names the other.
+ */
 async function writeDocuments(
   ctx: FeedContext,
   state: PackageState,
   view: PackageIndex | undefined,
   listed: readonly VersionEntry[],
   plan: PackagePlan,
-  /** The state before; undefined: no stored registration item is kept (a new package, or a repair). */
-  previous: PackageState | undefined,
+  basis: DocumentBasis,
 ): Promise<void> {
-  const id = state.id;
+  const unread = basis.stateless && listed.length > 0;
+  await Promise.all([
+    writeFlatIndex(ctx, state.id, listed, unread),
+    writeRegistrationOf(ctx, state, view, listed, plan, basis.previous, unread),
+  ]);
+}
+
+/** The flat container's `{lowerid}/index.json`: deleted when nothing is listed; `unread`: written without a read. */
+async function writeFlatIndex(
+  ctx: FeedContext,
+  id: string,
+  listed: readonly VersionEntry[],
+  unread: boolean,
+): Promise<void> {
   const flatKey = ctx.keys.flatIndex(id);
-  const flat = await ctx.storage.read(flatKey);
+  const flat = unread ? undefined : await ctx.storage.read(flatKey);
   if (listed.length === 0) {
     if (flat !== undefined) await ctx.storage.delete(flatKey);
-  } else {
-    const bytes = Buffer.from(JSON.stringify({ versions: listed.map((entry) => entry.version) }));
-    if (!flat?.bytes.equals(bytes)) {
-      await ctx.storage.put(flatKey, bytes, 'json');
-      ctx.counts.documents++;
-    }
+    return;
   }
-  const stored = await readRegistration(ctx.storage, ctx.keys, id);
+  const bytes = Buffer.from(JSON.stringify({ versions: listed.map((entry) => entry.version) }));
+  if (flat?.bytes.equals(bytes)) return;
+  await ctx.storage.put(flatKey, bytes, 'json');
+  ctx.counts.documents++;
+}
+
+/** The registration of the `listed` versions; `unread`: written without reading the stored one. */
+async function writeRegistrationOf(
+  ctx: FeedContext,
+  state: PackageState,
+  view: PackageIndex | undefined,
+  listed: readonly VersionEntry[],
+  plan: PackagePlan,
+  previous: PackageState | undefined,
+  unread: boolean,
+): Promise<void> {
+  const id = state.id;
+  const stored = unread ? NO_REGISTRATION : await readRegistration(ctx.storage, ctx.keys, id);
   const sameBase = previous?.baseUrl === ctx.urls.base;
   const items = await Promise.all(
     listed.map(async (entry) => {
@@ -175,6 +229,9 @@ async function writeDocuments(
       : registrationDocuments(ctx.urls, id, view.commitTimeStamp, items);
   ctx.counts.documents += await writeRegistration(ctx.storage, ctx.keys, id, stored, documents);
 }
+
+/** A registration as if none were stored. */
+const NO_REGISTRATION: StoredRegistration = { pages: new Map(), items: new Map() };
 
 /** After the state is stored: the removed packages deleted, the waiting marker and the quarantine records kept true. */
 async function afterState(

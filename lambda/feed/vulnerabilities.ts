@@ -78,9 +78,13 @@ export async function ensureVulnerabilityDocuments(
   urls: FeedUrls,
   now: number,
 ): Promise<void> {
-  for (let page = 0; page < VULNERABILITY_PAGES; page++)
-    if ((await storage.read(keys.vulnerabilityPage(page))) === undefined)
-      await storage.writeIf(keys.vulnerabilityPage(page), Buffer.from('{}'), undefined);
+  // The pages side by side (each its own key), then the index that names them.
+  await Promise.all(
+    Array.from({ length: VULNERABILITY_PAGES }, async (_, page) => {
+      if ((await storage.read(keys.vulnerabilityPage(page))) === undefined)
+        await storage.writeIf(keys.vulnerabilityPage(page), Buffer.from('{}'), undefined);
+    }),
+  );
   const index = await storage.read(keys.vulnerabilityIndex());
   const expected = vulnerabilityIndex(urls, updatedTimes(index?.bytes, now));
   if (!index?.bytes.equals(expected)) await storage.put(keys.vulnerabilityIndex(), expected, 'json');
@@ -104,9 +108,13 @@ export async function applyVulnerabilities(
     list.push([lowerId, entries]);
     byPage.set(page, list);
   }
-  const written: number[] = [];
-  for (const [page, list] of byPage)
-    if (await applyToPage(storage, keys.vulnerabilityPage(page), list)) written.push(page);
+  // The pages side by side: each is its own key with its own compare-and-swap.
+  const changed = await Promise.all(
+    [...byPage].map(async ([page, list]) =>
+      (await applyToPage(storage, keys.vulnerabilityPage(page), list)) ? page : -1,
+    ),
+  );
+  const written = changed.filter((page) => page >= 0);
   if (written.length > 0) {
     for (let attempt = 0; ; attempt++) {
       const index = await storage.read(keys.vulnerabilityIndex());

@@ -60,7 +60,7 @@ export function addFeedCommand(program: Command): void {
     .option('--follow', 'keep going: apply commits as the latest view moves (Ctrl-C to stop)', false)
     .option('--poll-interval <seconds>', 'longest wait between two reads of watermark.json with --follow (default 30)')
     .option('--consumer <name>', "the feed consumer's cursor name", FEED_CONSUMER)
-    .option('--concurrency <n>', 'packages made at once (default 16)')
+    .option('--concurrency <n>', 'packages made at once (default 64; their downloads bounded by --downloads)')
     .option(
       '--downloads <n>',
       'packages downloaded at once (default 16; together holding at most 160 MiB: 25 MiB of a large one)',

@@ -1,0 +1,87 @@
+/**
+ * The feed's package syncs in flight, at most `limit` at once, one at a time per package in this process: a batch's
+ * packages may be started as soon as a commit that touches them is read, ahead of their batch (while the batch
+ * before is still being made), and the batch then awaits the very runs its commits started. A run reads the latest
+ * view when it begins, and the view's cursor is already past every commit the feed reads (the feed never reads past
+ * it), so a run started after its commit was read makes that commit's package; a run already under way for an
+ * earlier commit may have read the view before, so a new one is queued after it rather than reused.
+ */
+import type { MirrorCommit } from '../consumer/mirror.js';
+import { limiter } from '../view/commit-leaves.js';
+import type { PackageOutcome } from './package-sync.js';
+
+interface Run {
+  readonly outcome: Promise<PackageOutcome>;
+  /** Whether it has begun (read the view): a commit read since needs a run of its own. */
+  started: boolean;
+  /** A run made with options of its own (a rebuild's, a repair's) serves no other start. */
+  readonly shared: boolean;
+}
+
+/** See the module documentation. */
+export class PackageRuns {
+  private readonly slots: <R>(task: () => Promise<R>) => Promise<R>;
+  /** The newest run of each package (lowercased id). */
+  private readonly newest = new Map<string, Run>();
+  /** The runs each commit read ahead started, by commit key, until its batch takes them. */
+  private readonly readAhead = new Map<string, Map<string, Promise<PackageOutcome>>>();
+  /** Every run not ended yet. */
+  private readonly outstanding = new Set<Promise<unknown>>();
+
+  constructor(limit: number) {
+    this.slots = limiter(limit);
+  }
+
+  /**
+   * A run of `id` that begins after now: one queued and not begun yet, or a new one after the package's run under
+   * way (`sync` makes the package). `shared` false: a run of its own, whatever is queued (`sync` has options).
+   */
+  start(id: string, sync: () => Promise<PackageOutcome>, shared = true): Promise<PackageOutcome> {
+    const lower = id.toLowerCase();
+    const current = this.newest.get(lower);
+    if (shared && current?.shared && !current.started) return current.outcome;
+    const before = current?.outcome.catch(() => undefined);
+    const run: Run = {
+      shared,
+      started: false,
+      outcome: (async () => {
+        await before;
+        return this.slots(() => {
+          run.started = true;
+          return sync();
+        });
+      })().finally(() => {
+        if (this.newest.get(lower) === run) this.newest.delete(lower);
+      }),
+    };
+    // A failure is thrown to the batch that awaits the run; a run no batch awaits (its batch failed) is no error.
+    const ended = run.outcome.catch(() => undefined);
+    this.outstanding.add(ended);
+    void ended.then(() => this.outstanding.delete(ended));
+    this.newest.set(lower, run);
+    return run.outcome;
+  }
+
+  /** Resolves once no run is under way or queued (those read ahead for commits no batch took included). */
+  async idle(): Promise<void> {
+    while (this.outstanding.size > 0) await Promise.all(this.outstanding);
+  }
+
+  /** Starts the runs of a commit just read (`ids`: lowercased id to id), kept for its batch. */
+  read(commit: MirrorCommit, ids: ReadonlyMap<string, string>, sync: (id: string) => Promise<PackageOutcome>): void {
+    const runs = new Map<string, Promise<PackageOutcome>>();
+    for (const [lower, id] of ids)
+      runs.set(
+        lower,
+        this.start(id, () => sync(id)),
+      );
+    this.readAhead.set(commit.commitKey, runs);
+  }
+
+  /** The runs a commit read ahead started (forgotten once taken), or none when it was not read ahead. */
+  take(commit: MirrorCommit): ReadonlyMap<string, Promise<PackageOutcome>> | undefined {
+    const runs = this.readAhead.get(commit.commitKey);
+    this.readAhead.delete(commit.commitKey);
+    return runs;
+  }
+}
