@@ -6,10 +6,10 @@
  * and writes the same bytes.
  */
 import { readCommitRange } from '../../consumer/reader.js';
-import { comparableVersion } from '../../contract/identity.js';
 import type { RebuildRange, ViewRebuildPlan } from '../../contract/view-rebuild.js';
 import { encodeLeafRecord, identityOf, shardOf } from '../leaf-record.js';
 import { forEachBounded } from '../commit-leaves.js';
+import { recordOfLeaf } from '../fold.js';
 import { itemRun, type ItemOptions, type ItemOutcome } from './item-run.js';
 import { addedByScope, type RebuildScope } from './scope.js';
 import type { RebuildStores } from './stores.js';
@@ -37,15 +37,7 @@ export async function runRecordsRange(
       if (stopped()) return undefined;
       for (const leaf of commit.leaves) {
         if (keep !== undefined && !keep(leaf.id.toLowerCase())) continue;
-        const record = {
-          commitKey: commit.commitKey,
-          commitTimeStamp: commit.commitTimeStamp,
-          id: leaf.id,
-          version: comparableVersion(leaf.version),
-          type: leaf.type,
-          quarantined: leaf.quarantined === true,
-          key: leaf.key,
-        };
+        const record = recordOfLeaf(commit, leaf);
         const buffer = buffers[shardOf(leaf.id.toLowerCase(), plan.shards)]!;
         const identity = identityOf(record);
         // Last wins, and goes last: the order of the records is the order of their identities' latest leaves.
