@@ -121,7 +121,8 @@ describe.each(Object.keys(SETUPS))('changes --consumer killed with SIGKILL: %s',
         }
       });
       const result = await done;
-      expect(result.signal).toBe('SIGKILL');
+      // A following consumer never exits by itself: if it did, its stderr says why.
+      expect(result.signal, `exit ${result.code}: ${result.stderr}`).toBe('SIGKILL');
       const complete = result.stdout.slice(0, result.stdout.lastIndexOf('\n') + 1);
       const lines = complete
         .split('\n')
