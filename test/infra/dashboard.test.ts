@@ -80,6 +80,13 @@ function lines(w: Widget): string[] {
   });
 }
 
+/**
+ * The default app, synthesized once for the tests that only read it (its dashboard, the absent backfill row, cdk-nag's
+ * walk, which changes nothing).
+ */
+let theDefaultApp: Synthesized | undefined;
+const defaultApp = (): Synthesized => (theDefaultApp ??= synth());
+
 describe("the default app's dashboard", () => {
   let s: Synthesized;
   let widgets: Widget[];
@@ -87,7 +94,7 @@ describe("the default app's dashboard", () => {
   const service = 'service=catalog-sync-catalog-to-s3';
 
   beforeAll(() => {
-    s = synth();
+    s = defaultApp();
     const all = dashboards(s.resources);
     expect(all).toHaveLength(1);
     widgets = all[0]!.widgets;
@@ -343,7 +350,7 @@ describe('with the backfill on', () => {
   });
 
   it('without it, no backfill row', () => {
-    const widgets = theDashboard(synth().resources);
+    const widgets = theDashboard(defaultApp().resources);
     expect(widgets.some((w) => /Backfill/.test(w.properties.title ?? ''))).toBe(false);
   });
 
@@ -365,7 +372,7 @@ describe('with the backfill on', () => {
 
 describe('cdk-nag with the dashboard and the new alarm', () => {
   it('the default app, and the construct in another app with a topic: no finding, no warning', () => {
-    const s = synth();
+    const s = defaultApp();
     expect(new AwsSolutionsChecks().validateScope(s.app).violations.map((v) => v.ruleName)).toEqual([]);
     expect(Annotations.fromStack(s.stack).findWarning('*', Match.anyValue())).toEqual([]);
     const app = new App({ outdir: outdir(), context: { 'aws:cdk:bundling-stacks': [] } });

@@ -55,11 +55,13 @@ describe('catalog-sync backfill into a folder, stopped', () => {
   it(
     'SIGTERM stops every worker at its next leaf: exit 1 saying a rerun resumes, the cursor unmoved; the rerun resumes the plan',
     async () => {
-      const catalog = hardCatalog(35, 120);
+      // 60 commits (about 220 leaves) in ranges of 20: 7 ranges for the 2 workers, so SIGTERM after the first one done
+      // lands with others pending (half the leaves of 120 commits in ranges of 40).
+      const catalog = hardCatalog(35, 60);
       const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true, latencyMs: 10 });
       try {
         const dir = newDir('sigterm');
-        const args = ['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '40', '--concurrency', '2'];
+        const args = ['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '20', '--concurrency', '2'];
         const first = startCliGroup(args);
         try {
           const planned = await first.stderrLine((line) => /^backfill \S+ planned: /.test(line));
@@ -74,6 +76,8 @@ describe('catalog-sync backfill into a folder, stopped', () => {
               `backfill ${backfillId} stopped: \\d+ of \\d+ ranges done, the others checkpointed; the cursor did not move\\. Run \`catalog-sync backfill\` again to resume`,
             ),
           );
+          // More than twice as many ranges as workers.
+          expect(Number(/\d+ of (\d+) ranges done/.exec(stopped.stderr)?.[1])).toBeGreaterThan(4);
           expect((await readLocalState(dir))?.cursors['catalog-to-s3']).toBeUndefined();
           expect(await verifyBackfilled(dir, catalog, replica.origin, -1n)).toEqual([]);
 
@@ -96,11 +100,12 @@ describe('catalog-sync backfill into a folder, stopped', () => {
   it(
     'Ctrl-C on a terminal (SIGINT to the whole process group) stops the backfill, not fails it: exit 1, a rerun resumes',
     async () => {
-      const catalog = hardCatalog(37, 120);
+      // 60 commits (about 200 leaves) in ranges of 15: half the leaves of 120 commits in ranges of 30.
+      const catalog = hardCatalog(37, 60);
       const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true, latencyMs: 10 });
       try {
         const dir = newDir('sigint');
-        const args = ['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '30', '--concurrency', '2'];
+        const args = ['backfill', ...at(dir, replica), '--workers', '2', '--range-leaves', '15', '--concurrency', '2'];
         const first = startCliGroup(args);
         try {
           await first.stderrLine((line) => /^range \d+ done/.test(line));
@@ -126,7 +131,8 @@ describe('catalog-sync backfill into a folder, stopped', () => {
   it(
     'a worker process that dies hands its range back: another worker runs it, and the backfill completes',
     async () => {
-      const catalog = hardCatalog(36, 120);
+      // 60 commits (about 180 leaves) in ranges of 15: half the leaves of 120 commits in ranges of 30.
+      const catalog = hardCatalog(36, 60);
       const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true, latencyMs: 10 });
       try {
         const dir = newDir('worker-dies');
@@ -136,7 +142,7 @@ describe('catalog-sync backfill into a folder, stopped', () => {
           '--workers',
           '2',
           '--range-leaves',
-          '30',
+          '15',
           '--concurrency',
           '2',
         ]);

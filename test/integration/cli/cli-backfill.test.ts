@@ -150,7 +150,8 @@ describe('catalog-sync backfill into a folder', () => {
   it(
     'a follower run during a backfill returns stoppedBy "backfill" (exit 0); status shows the backfill; after it, the follower goes on from B',
     async () => {
-      const catalog = hardCatalog(33, 120);
+      // 60 commits (about 230 leaves) in ranges of 20: more than 2 ranges (asserted), half the leaves of 120 in ranges of 40.
+      const catalog = hardCatalog(33, 60);
       const replica = await CatalogReplica.start({ catalog, pageSize: 16, splitCommits: true });
       try {
         const dir = newDir('gate');
@@ -163,7 +164,7 @@ describe('catalog-sync backfill into a folder', () => {
           '--workers',
           '2',
           '--range-leaves',
-          '40',
+          '20',
           '--concurrency',
           '1',
         ]);

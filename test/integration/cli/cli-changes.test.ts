@@ -25,9 +25,13 @@ async function synced(name: string): Promise<string> {
   return dir;
 }
 
+/** One folder for the tests that only read it (changes with no --consumer, refused flags), synced once. */
+let readOnly: Promise<string> | undefined;
+const syncedToRead = (): Promise<string> => (readOnly ??= synced('read-only'));
+
 describe('catalog-sync changes', () => {
   it('prints every commit to the watermark in order, as JSON lines per commit or per leaf, from a time or after a key', async () => {
-    const dir = await synced('changes');
+    const dir = await syncedToRead();
     const all = catalog.commits.map((commit) => commitKeyOf(commit.timestamp));
     const result = await runCli(['changes', ...at(dir), '--json']);
     expect(result.stderr).toBe('');
@@ -91,7 +95,7 @@ describe('catalog-sync changes', () => {
   });
 
   it('names the flag and what is wrong for bad input, and reads nothing', async () => {
-    const dir = await synced('usage');
+    const dir = await syncedToRead();
     const cases: [string[], string][] = [
       [['--after', 'nope'], '--after'],
       [['--since', 'yesterday'], '--since'],

@@ -4,6 +4,8 @@
  * vulnerabilities in some leaves) in slices, `catalog-sync view` keeps the view after each; the view equals the one
  * computed from the catalog; `latest` prints it; `view --rebuild` from an empty view gives the same bytes.
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageIndexKey } from '../../../lambda/view/index.js';
 import { generateCatalog, type GeneratedCatalog } from '../../../testkit/catalog-generator.js';
@@ -51,8 +53,10 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
 
   it("keeps the view as the follower runs, equal to the catalog's; latest prints it; rebuild gives the same bytes", async () => {
     let commits = 0;
+    let slices = 0;
     for (let slice = 0; ; slice++) {
-      const run = await cli(['run', '--source', replica.serviceIndexUrl, '--max-commits', '15', '--json']);
+      slices++;
+      const run = await cli(['run', '--source', replica.serviceIndexUrl, '--max-commits', '20', '--json']);
       expect(run.code, run.stderr).toBe(0);
       const view = await cli(['view', '--json']);
       expect(view.code, view.stderr).toBe(0);
@@ -61,6 +65,7 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
       expect(slice).toBeLessThan(10);
     }
     expect(commits).toBe(catalog.commits.length);
+    expect(slices, 'the view was kept after more than one run').toBeGreaterThan(1);
     const expected = expectedView(prefix, catalog.commits, decorations);
     const stored = await viewBytes();
     expect(stored.size).toBe(expected.size);
@@ -120,6 +125,11 @@ describe.each(VIEW_KINDS)('catalog-sync view and latest: %s', (kind) => {
     expect(JSON.parse(workers.stdout).ranges).toBeGreaterThanOrEqual(2);
     expect(await viewBytes()).toEqual(stored);
   }, 120_000);
+});
+
+// The flags are read before either store is opened: their errors are the same on both, so they run once, on a folder.
+describe('catalog-sync view usage errors', () => {
+  const cli = (args: string[]) => runCli([...args, '--data-dir', join(tmpdir(), 'catalog-sync-view-usage-unused')]);
 
   it('usage errors name the flag', async () => {
     const both = await cli(['view', '--rebuild', '--follow']);
