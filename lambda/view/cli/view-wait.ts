@@ -42,15 +42,24 @@ export async function keepViewAfterRebuilds(
     const stop = (): void => pass.abort();
     signal.addEventListener('abort', stop, { once: true });
     let started = false;
+    // One look at a time: on a slow store (a loaded machine, a folder's state lock) looks that overlapped would pile
+    // up and slow each other down.
+    let looking = false;
     const watch = setInterval(() => {
-      void running().then(
-        (found) => {
-          if (found === undefined) return;
-          started = true;
-          pass.abort();
-        },
-        () => undefined,
-      );
+      if (looking) return;
+      looking = true;
+      void running()
+        .then(
+          (found) => {
+            if (found === undefined) return;
+            started = true;
+            pass.abort();
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          looking = false;
+        });
     }, pollMs);
     try {
       const result = await run(pass.signal);

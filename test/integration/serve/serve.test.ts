@@ -224,8 +224,11 @@ describe('the request log', () => {
     // Reported once the answer is finished, which may be just after the client has read it.
     const entries = () => log.filter((entry) => targets.includes(entry.target));
     await waitFor(() => entries().length === 2, 'both requests reported');
+    // In either order: the first answer's report may come after the second request was answered.
     expect(
-      entries().map(({ method, target, status, bytes, remote }) => ({ method, target, status, bytes, remote })),
+      entries()
+        .map(({ method, target, status, bytes, remote }) => ({ method, target, status, bytes, remote }))
+        .sort((a, b) => targets.indexOf(a.target) - targets.indexOf(b.target)),
     ).toEqual([
       {
         method: 'GET',

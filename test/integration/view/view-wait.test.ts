@@ -72,8 +72,9 @@ describe('upkeep waits for a running rebuild (CLI)', () => {
     expect(runs).toEqual([]);
     finished = finishRebuild(stores, { rebuildId });
     await finished;
-    // Once the second rebuild is abandoned, upkeep runs again and the follow loop returns its result.
-    await released;
+    // Once the second rebuild is abandoned, upkeep runs again and the follow loop returns its result. A follow loop
+    // that fails meanwhile fails the test at once, with its error, rather than leaving it waiting.
+    await Promise.race([released, following.then(() => Promise.reject(new Error('the follow loop ended early')))]);
     expect(runs).toHaveLength(1);
     expect(runs[0]!.cursor).toBe(first.boundCommitId);
     await abandonRebuild(stores);
