@@ -138,3 +138,16 @@ describe('docs/development.md keeps no stale count (issue 34)', () => {
     expect(development).not.toMatch(/\d[\d,]* tests in \d+ files/);
   });
 });
+
+describe('README.md shows how to test', () => {
+  it('shows the commands .ci/run runs (npm ci, npm test, the interop suite), each at the start of a line of a code block', () => {
+    const ci = readFileSync(join(root, '.ci/run'), 'utf8');
+    for (const command of ['npm ci', 'npm test', 'npm run test:interop']) {
+      expect(ci, `.ci/run runs ${command}`).toContain(command);
+      expect(
+        lines.some((line) => line === command || line.startsWith(`${command} `)),
+        `README shows ${command}`,
+      ).toBe(true);
+    }
+  });
+});
