@@ -38,7 +38,14 @@ import { printSummary } from '../../sync/cli/format.js';
 import { openStores } from '../../runtime/cli/open-stores.js';
 import { checkIdFilterFlags, idFilterOptions } from '../../sync/cli/id-filter-flags.js';
 import { readIdFilterRecord } from '../../sync/filter-record.js';
-import { collect, FLAG_NAMES, rawSettingsOf, type StoreOptions } from '../../runtime/cli/options.js';
+import {
+  collect,
+  FLAG_NAMES,
+  pickDefined,
+  rawSettingsOf,
+  STORE_OPTION_KEYS,
+  type StoreOptions,
+} from '../../runtime/cli/options.js';
 import { storeOptions } from '../../runtime/cli/store-options.js';
 import { verboseHooks, verboseOption } from '../../sync/cli/verbose.js';
 
@@ -325,39 +332,15 @@ async function backfillCommand(given: BackfillOptions, command: Command, afterRe
 }
 
 function workerOptions(options: BackfillOptions): WorkerOptions {
-  const {
-    source,
-    cursorName,
-    dependsOn,
-    cursorTable,
-    bucket,
-    prefix,
-    dataDir,
-    start,
-    concurrency,
-    quarantine,
-    allowOrigin,
-    include,
-    exclude,
-    verbose,
-  } = options;
-  const picked = {
-    source,
-    cursorName,
-    dependsOn,
-    cursorTable,
-    bucket,
-    prefix,
-    dataDir,
-    start,
-    concurrency,
-    quarantine,
-    allowOrigin,
-    include,
-    exclude,
-    verbose,
-  };
-  return Object.fromEntries(Object.entries(picked).filter(([, value]) => value !== undefined)) as WorkerOptions;
+  return pickDefined(options, [
+    ...STORE_OPTION_KEYS,
+    'start',
+    'concurrency',
+    'quarantine',
+    'allowOrigin',
+    'include',
+    'exclude',
+  ]) as WorkerOptions;
 }
 
 async function startStateMachine(arn: string, options: BackfillOptions, checked: Checked): Promise<void> {

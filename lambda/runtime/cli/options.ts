@@ -28,6 +28,25 @@ export interface StoreOptions {
   verbose?: boolean;
 }
 
+/** The flags that name a mirror's stores ({@link StoreOptions}): what a worker process needs to open the same ones. */
+export const STORE_OPTION_KEYS = [
+  'source',
+  'cursorName',
+  'dependsOn',
+  'cursorTable',
+  'bucket',
+  'prefix',
+  'dataDir',
+  'verbose',
+] as const satisfies readonly (keyof StoreOptions)[];
+
+/** The `keys` of `options` that are set (a worker process is told only what was given). */
+export function pickDefined<T extends object, K extends keyof T>(options: T, keys: readonly K[]): Pick<T, K> {
+  const picked: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (options[key] !== undefined) picked[key] = options[key];
+  return picked as Pick<T, K>;
+}
+
 /** Options of `catalog-sync run`. */
 export interface RunOptions extends StoreOptions {
   start?: string;

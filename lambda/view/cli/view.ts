@@ -20,7 +20,7 @@ import { leaseOf, reportStop } from '../../consumer/cli/changes-consumer.js';
 import { ExitCode } from '../../runtime/cli/exit-code.js';
 import { stopOnSignal } from '../../runtime/cli/stop-on-signal.js';
 import { checkDataDir } from '../../runtime/cli/open-stores.js';
-import type { StoreOptions } from '../../runtime/cli/options.js';
+import { pickDefined, STORE_OPTION_KEYS, type StoreOptions } from '../../runtime/cli/options.js';
 import { storeOptions } from '../../runtime/cli/store-options.js';
 import { requireMirror } from '../../consumer/cli/mirror-place.js';
 import { readConsumerCursor } from '../../consumer/consumer-cursors.js';
@@ -216,8 +216,7 @@ async function viewCommand(options: ViewOptions): Promise<void> {
 
 /** The store flags a worker process needs to open the same stores. */
 function storeOptionsOf(options: ViewOptions): StoreOptions {
-  const { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, verbose } = options;
-  return { source, cursorName, dependsOn, cursorTable, bucket, prefix, dataDir, verbose } as StoreOptions;
+  return pickDefined(options, STORE_OPTION_KEYS);
 }
 
 /**
