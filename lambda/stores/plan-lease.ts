@@ -5,6 +5,7 @@
  */
 import { BackfillStatus, type BackfillPlan } from '../contract/backfill.js';
 import { judgeLease } from '../contract/lease.js';
+import { idAfter } from '../ids/id-after.js';
 import type { BackfillStore } from './types.js';
 
 /** A setting the unfinished plan was made with, and the other value asked now. */
@@ -16,7 +17,10 @@ export interface PlanDifference {
 
 /** Options of {@link takePlan}. */
 export interface TakePlanOptions {
-  /** The id a new plan gets when none is taken up. */
+  /**
+   * The id a new plan gets when none is taken up; when it would not sort after the newest plan's (a kuuid id of the
+   * same second), the id right after that one instead (`idAfter`): the plan claimed is the name's newest.
+   */
   readonly newId: string;
   /** How long a lease taken holds (ms). */
   readonly leaseMs: number;
@@ -69,7 +73,9 @@ export async function takePlan(store: BackfillStore, name: string, options: Take
     const resumed = await resume(store, name, newest, options, now());
     if (resumed !== undefined) return resumed;
   }
-  return claim(store, name, options, now());
+  // The new plan's id sorts after every plan of the name, so that it is the newest plan found (a fresh id made in the
+  // same second as the plan before it would sort before that one half the time).
+  return claim(store, name, { ...options, newId: idAfter(newest?.backfillId, options.newId) }, now());
 }
 
 /** Takes up a running plan, or undefined when it is not usable (abandoned: a new one is claimed). */

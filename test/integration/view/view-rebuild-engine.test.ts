@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consumerKey } from '../../../lambda/consumer/consumer-cursors.js';
+import { prefix as kuuidPrefix } from '../../../lambda/ids/kuuid.js';
 import { LocalStore } from '../../../lambda/stores/local-store.js';
 import {
   abandonRebuild,
@@ -101,7 +102,32 @@ describe('view rebuild engine (folder)', () => {
     expect(await finishRebuild(stores, ref)).toEqual(summary);
     expect(await stores.records.getItems(plan.backfillId, 'shards')).toBeUndefined();
   });
+
+  it('a rebuild planned in the same second as the one before it is the newest plan: upkeep sees it running', async () => {
+    await sameSecondPlans(stores);
+  });
 });
+
+/**
+ * kuuid ids of one second are random after their prefix: a plan planned in the same second as the finished one before
+ * it gets the id right after that one's, rather than one that sorts before it (and would be passed over as "newest").
+ */
+async function sameSecondPlans(stores: RebuildStores): Promise<void> {
+  const second = kuuidPrefix();
+  const late = `${second}4gfFC3${'000000'.repeat(2)}4gfFC2`;
+  const early = `${second}${'000000'.repeat(3)}000001`;
+  const first = planOf(await planRebuild(stores, { holder: 'd', shards: 1, rebuildId: late }));
+  await runRebuildBatch(stores, { rebuildId: late, items: [...first.ranges, ...first.shards] });
+  await finishRebuild(stores, { rebuildId: late });
+  const next = planOf(await planRebuild(stores, { holder: 'e', shards: 1, rebuildId: early }));
+  expect(next.plan.backfillId).toBe(`${second}4gfFC3${'000000'.repeat(2)}4gfFC3`);
+  expect(await stores.plans.newestPlan(next.plan.cursorName)).toMatchObject({ backfillId: next.plan.backfillId });
+  expect(await rebuildRunning(stores.plans, next.plan.cursorName)).toMatchObject({
+    rebuildId: next.plan.backfillId,
+    holder: 'e',
+  });
+  expect(await abandonRebuild(stores)).toBe(next.plan.backfillId);
+}
 
 describe('view rebuild engine on S3 + DynamoDB Local, and upkeep waiting for it', () => {
   let harness: SyncHarness;
@@ -158,5 +184,12 @@ describe('view rebuild engine on S3 + DynamoDB Local, and upkeep waiting for it'
       const key = packageIndexKey(prefix, (index as { id: string }).id);
       expect(JSON.parse((await harness.snapshots.getBytes(key))!.toString('utf8')), key).toEqual(index);
     }
+  });
+  it('a rebuild planned in the same second as the one before it is the newest plan (DynamoDB Query order)', async () => {
+    const prefix = 'same-second/';
+    await writeMirror(harness.snapshots, prefix, generateCatalog({ commits: 2, seed: 3233 }).commits);
+    await sameSecondPlans(
+      awsViewStores({ bucket: harness.bucket, cursorTable: harness.table, prefix, clients: harness.clients }),
+    );
   });
 });
