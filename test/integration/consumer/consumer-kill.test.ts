@@ -81,12 +81,14 @@ describe.each(Object.keys(SETUPS))('changes --consumer killed with SIGKILL: %s',
     })();
     const random = mulberry32(4242);
     const runs: { before: string | undefined; lines: string[]; after: string | undefined }[] = [];
+    const mirror = { store: target.stores.snapshots, prefix: '', where: kind };
     const keyOf = async (): Promise<string | undefined> => {
-      const state = await cursors.read(
-        consumerKey({ store: target.stores.snapshots, prefix: '', where: kind }, 'killed'),
-      );
+      const state = await cursors.read(consumerKey(mirror, 'killed'));
       return state === undefined ? undefined : commitKeyOf(state.stored);
     };
+    // The consumer starts once there is a mirror: on a bucket or folder with nothing in it yet, `changes` exits 2
+    // ("no mirror here", as it must), which the first run under load could meet before the follower's first PUT.
+    await waitFor(async () => (await readWatermark(mirror)) !== undefined, 'the first watermark');
     for (;;) {
       const before = await keyOf();
       if (followerDone && before === all.at(-1)) break;
@@ -129,7 +131,7 @@ describe.each(Object.keys(SETUPS))('changes --consumer killed with SIGKILL: %s',
         .filter((line) => line !== '')
         .map((line) => (JSON.parse(line) as { commitKey: string }).commitKey);
       const after = await keyOf();
-      const watermark = await readWatermark({ store: target.stores.snapshots, prefix: '', where: kind });
+      const watermark = await readWatermark(mirror);
       // Progress never past the watermark.
       if (after !== undefined) expect(after <= watermark!.commitKey).toBe(true);
       runs.push({ before, lines, after });
