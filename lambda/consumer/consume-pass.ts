@@ -6,6 +6,7 @@
 import { commitKey as commitKeyOfTicks } from '../contract/keys.js';
 import { UNIX_EPOCH_TICKS, type Ticks } from '../contract/time.js';
 import type { CursorState, CursorStore } from '../stores/types.js';
+import type { Watermark } from './documents.js';
 import { openConsumerCursor, readConsumerCursor } from './consumer-cursors.js';
 import { ConsumeStop, policyOf, type BatchHandler, type BatchSize, type ConsumeOptions } from './consume-types.js';
 import { CursorKeeper } from './cursor-keeper.js';
@@ -30,6 +31,8 @@ export interface PassContext {
   readonly dependsOn: readonly string[];
   readonly lease?: ConsumerLease;
   readonly seek?: SeekTo;
+  /** The watermark just read by the place's check: the read's first bound (see {@link ReaderHooks.watermark}). */
+  readonly watermark?: Watermark & { readonly ticks: Ticks };
 }
 
 /** Runs the consumer from its stored cursor (after a seek, if asked) while it may. */
@@ -80,6 +83,7 @@ export async function runPass(
   };
   const batches = batchesOf(options.batchSize, runBatch, () => batch.length, stop);
   const hooks = {
+    ...(pass.watermark === undefined ? {} : { watermark: pass.watermark }),
     ...(pass.dependsOn.length > 0 ? { bound: () => dependencyBound(cursors, mirror, pass.dependsOn) } : {}),
     onIdle: async () => {
       await batches.drain();

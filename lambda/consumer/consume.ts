@@ -14,7 +14,7 @@ import {
 } from './consume-types.js';
 import { ConsumerError } from './errors.js';
 import { ConsumerLease } from './lease.js';
-import { checkMirror } from './mirror-place.js';
+import { readMirrorPlace } from './mirror-place.js';
 
 export {
   ConsumeStop,
@@ -82,13 +82,16 @@ export async function consumeAs(
     );
   }
   // The place first: a wrong folder, bucket or prefix is an error before the lease writes anything there.
-  if (options.awaitMirror !== true) await checkMirror(options.mirror);
+  const place = options.awaitMirror === true ? undefined : await readMirrorPlace(options.mirror);
   const lease =
     options.lease === false || state === undefined
       ? undefined
       : new ConsumerLease(state, key, runId, options.lease ?? {});
   const standby = (options.lease === false ? undefined : options.lease?.standby) ?? options.follow === true;
   let seek = options.seek;
+  // The first pass is bounded by the watermark the place's check just read, unless it may stand by first (then it
+  // reads it again when it begins).
+  let watermark = standby ? undefined : place?.watermark;
   const totals = { commits: 0, checkpoints: 0 };
   let cursorBefore: string | null | undefined;
   let cursorAfter: string | null = null;
@@ -114,11 +117,13 @@ export async function consumeAs(
         dependsOn,
         ...(lease === undefined ? {} : { lease }),
         ...(seek === undefined ? {} : { seek }),
+        ...(watermark === undefined ? {} : { watermark }),
       });
     } finally {
       await lease?.release();
     }
     seek = undefined;
+    watermark = undefined;
     cursorBefore ??= pass.cursorBefore;
     cursorAfter = pass.cursorAfter;
     totals.commits += pass.commits;

@@ -1,6 +1,6 @@
 import { commitKey as commitKeyOfTicks, decodeCommitKey, manifestKey } from '../contract/keys.js';
 import { parseTimeInput, ticksFromEpochMs, UNIX_EPOCH_TICKS, type Ticks } from '../contract/time.js';
-import { commitKeyOfManifestKey, parseManifest } from './documents.js';
+import { commitKeyOfManifestKey, parseManifest, type Watermark } from './documents.js';
 import { ConsumerError, MirrorDocumentError } from './errors.js';
 import { MirrorLeaf, readWatermark, type Mirror, type MirrorCommit } from './mirror.js';
 import { holdsMirrorKeys, noMirrorError } from './mirror-place.js';
@@ -46,6 +46,11 @@ export interface ReaderHooks {
   readonly bound?: () => Promise<string | null>;
   /** Called in follow mode each time the read caught up with its bound, before it waits. */
   readonly onIdle?: () => Promise<void>;
+  /**
+   * The watermark as the caller has just read it (a named consumer's check of the place): the first bound is taken
+   * from it instead of reading it again, one request in a row fewer before the first commit. Later bounds read it.
+   */
+  readonly watermark?: Watermark & { readonly ticks: Ticks };
 }
 
 /**
@@ -84,7 +89,7 @@ export async function* readCommits(
   let first = true;
   for (;;) {
     if (signal?.aborted) return;
-    const { bound, watermark } = await boundOf(mirror, hooks);
+    const { bound, watermark } = await boundOf(mirror, hooks, first ? hooks.watermark : undefined);
     if (first && !watermark && !options.awaitMirror && !(await holdsMirrorKeys(mirror)))
       throw await noMirrorError(mirror);
     first = false;
@@ -104,9 +109,13 @@ export async function* readCommits(
 }
 
 /** The commit key the read may go up to now (the watermark's, or the hooks' bound when that is lower), and whether there is a watermark. */
-async function boundOf(mirror: Mirror, hooks: ReaderHooks): Promise<{ bound: string | null; watermark: boolean }> {
+async function boundOf(
+  mirror: Mirror,
+  hooks: ReaderHooks,
+  known: Watermark | undefined,
+): Promise<{ bound: string | null; watermark: boolean }> {
   const [watermark, extra] = await Promise.all([
-    readWatermark(mirror),
+    known ?? readWatermark(mirror),
     hooks.bound ? hooks.bound() : Promise.resolve(undefined),
   ]);
   if (watermark === undefined || extra === null) return { bound: null, watermark: watermark !== undefined };
