@@ -81,17 +81,22 @@ export async function consumeAs(
       "this cursor store keeps no leases (DynamoStore and the local folder's stores do): give lease: false to run without one",
     );
   }
-  // The place first: a wrong folder, bucket or prefix is an error before the lease writes anything there.
-  const place = options.awaitMirror === true ? undefined : await readMirrorPlace(options.mirror);
+  const placeRead = options.awaitMirror === true ? undefined : readMirrorPlace(options.mirror);
+  placeRead?.catch(() => undefined);
   const lease =
     options.lease === false || state === undefined
       ? undefined
       : new ConsumerLease(state, key, runId, options.lease ?? {});
+  // The place first: a wrong folder, bucket or prefix is an error before the lease or a seek writes anything there.
+  // With neither, nothing is written before a batch: the check goes on beside the first reads, and the read throws
+  // its error.
+  if (placeRead !== undefined && (lease !== undefined || options.seek !== undefined)) await placeRead;
   const standby = (options.lease === false ? undefined : options.lease?.standby) ?? options.follow === true;
   let seek = options.seek;
   // The first pass is bounded by the watermark the place's check just read, unless it may stand by first (then it
   // reads it again when it begins).
-  let watermark = standby ? undefined : place?.watermark;
+  let watermark = standby ? undefined : placeRead?.then((place) => place.watermark);
+  watermark?.catch(() => undefined);
   const totals = { commits: 0, checkpoints: 0 };
   let cursorBefore: string | null | undefined;
   let cursorAfter: string | null = null;

@@ -85,12 +85,26 @@ describe('the feed’s requests', () => {
     const events: string[] = [];
     logged.onRead = (event) => events.push(event);
     const store = place.mirror.store;
+    // The watermark's read is held until the listing of the manifests begins (1 s at most, so that a start that
+    // lists only after the watermark is read fails rather than hangs).
+    let listed: () => void = () => undefined;
+    const listing = new Promise<void>((resolve) => (listed = resolve));
     const mirrorStore = new Proxy(store, {
       get(inner, name) {
         if (name === 'getBytes')
-          return (key: string) => {
+          return async (key: string) => {
             events.push(`GET ${key}`);
-            return inner.getBytes!(key);
+            if (key === 'watermark.json')
+              await Promise.race([listing, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+            const bytes = await inner.getBytes!(key);
+            events.push(`GOT ${key}`);
+            return bytes;
+          };
+        if (name === 'listKeys')
+          return (prefix: string, ...rest: [string?]) => {
+            events.push(`LIST ${prefix}`);
+            if (prefix === 'commits/') listed();
+            return inner.listKeys(prefix, ...rest);
           };
         const value = Reflect.get(inner, name) as unknown;
         return typeof value === 'function' ? value.bind(inner) : value;
@@ -101,9 +115,11 @@ describe('the feed’s requests', () => {
     });
     logged.onRead = undefined;
     expect(result.stored).toBe(2);
-    // The watermark is read once before the first commit (the place's check bounds the read), and each package's
-    // leaf at once with its view and its state (the commit names it), not after its view is read.
+    // The watermark is read once (the place's check bounds the read), beside the listing of the manifests up to the
+    // latest view's cursor (it proves them stored), not before it; each package's leaf at once with its view and its
+    // state (the commit names it), not after its view is read.
     expect(events.filter((event) => event === 'GET watermark.json')).toHaveLength(1);
+    expect(events.indexOf('LIST commits/')).toBeLessThan(events.indexOf('GOT watermark.json'));
     for (const id of ['req.a', 'req.b']) {
       const leaf = events.findIndex((event) => event.startsWith('GET leaves/') && event.includes(`/${id}/`));
       expect(leaf).toBeGreaterThanOrEqual(0);
