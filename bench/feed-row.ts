@@ -9,7 +9,7 @@
  * more: the catalog's 765 real packages are built first).
  *
  * Alone: `node dist/bench/feed-row.js [--packages N] [--large N] [--large-mib N] [--concurrency N]
- * [--packages-at-once N] [--seed N] [--demo] [--latency-only]` (after `tsc -p bench/tsconfig.json`).
+ * [--packages-at-once N] [--seed N] [--demo] [--only latency,s3,folder]` (after `tsc -p bench/tsconfig.json`).
  */
 import { fork } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -68,8 +68,8 @@ export interface FeedRows {
   readonly packagesAtOnce: number;
   readonly largeMib: number;
   readonly s3Latency: string;
-  /** S3 as AWS's latency bounds it: the in-memory bucket (latency-bucket.ts), the bulk only. */
-  readonly latencyBound: FeedBulkRows;
+  /** S3 as AWS's latency bounds it: the in-memory bucket (latency-bucket.ts), the bulk only (absent: not run). */
+  readonly latencyBound?: FeedBulkRows;
   /** The same over `longPackages` packages (absent when 0). */
   readonly latencyBoundLong?: FeedBulkRows;
   /** Absent when the run measured the latency-bound rows only. */
@@ -77,6 +77,9 @@ export interface FeedRows {
   readonly folder?: FeedPlaceRows;
   readonly demo?: DemoFeed;
 }
+
+/** The places of the rows: S3 bound by latency, s3rver, a folder. */
+export type FeedPlaceName = 'latency' | 's3' | 'folder';
 
 /** The rows' settings. */
 export interface FeedRowsOptions {
@@ -90,8 +93,8 @@ export interface FeedRowsOptions {
   readonly packagesAtOnce?: number;
   readonly seed: number;
   readonly demo: boolean;
-  /** Only the latency-bound rows (no s3rver, folder or large package): for comparing builds in the same minutes. */
-  readonly latencyOnly?: boolean;
+  /** Only these places' rows (default all): for comparing two builds in the same minutes. */
+  readonly only?: ReadonlySet<FeedPlaceName>;
   readonly log: (text: string) => void;
 }
 
@@ -157,15 +160,14 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
     options.log(
       `feed: mirrors and views of ${main.length} packages (${Math.round(sum(sizes) / MB)} MB), S3 and folder`,
     );
-    const none = { ticks: '0', commitId: '' };
-    const [s3Main, s3Large, folderMain, folderLarge] = options.latencyOnly
-      ? [none, none, none, none]
-      : await Promise.all([
-          mirrorOf(places.s3, 'main/', main, ready.digests),
-          mirrorOf(places.s3, 'large/', [big], ready.digests.slice(-1)),
-          mirrorOf(places.folder, 'main/', main, ready.digests),
-          mirrorOf(places.folder, 'large/', [big], ready.digests.slice(-1)),
-        ]);
+    const runs = (name: FeedPlaceName) => options.only === undefined || options.only.has(name);
+    const none = Promise.resolve({ ticks: '0', commitId: '' });
+    const [s3Main, s3Large, folderMain, folderLarge] = await Promise.all([
+      runs('s3') ? mirrorOf(places.s3, 'main/', main, ready.digests) : none,
+      runs('s3') ? mirrorOf(places.s3, 'large/', [big], ready.digests.slice(-1)) : none,
+      runs('folder') ? mirrorOf(places.folder, 'main/', main, ready.digests) : none,
+      runs('folder') ? mirrorOf(places.folder, 'large/', [big], ready.digests.slice(-1)) : none,
+    ]);
     const cursors = { s3: { main: s3Main, large: s3Large }, folder: { main: folderMain, large: folderLarge } };
     s3.destroy();
     const env = {
@@ -241,10 +243,10 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
         largeRatio: round(large.mbPerSec / largeBare.mbPerSec),
       };
     };
-    const latencyBound = await latencyRows(main, 0);
-    const latencyBoundLong = long.length === 0 ? undefined : await latencyRows(long, main.length);
-    const s3Rows = options.latencyOnly ? undefined : await rowsOn('s3');
-    const folderRows = options.latencyOnly ? undefined : await rowsOn('folder');
+    const latencyBound = runs('latency') ? await latencyRows(main, 0) : undefined;
+    const latencyBoundLong = long.length === 0 || !runs('latency') ? undefined : await latencyRows(long, main.length);
+    const s3Rows = runs('s3') ? await rowsOn('s3') : undefined;
+    const folderRows = runs('folder') ? await rowsOn('folder') : undefined;
     let demo: DemoFeed | undefined;
     if (options.demo) {
       options.log('feed: the demo catalog');
@@ -259,7 +261,7 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
       packagesAtOnce: options.packagesAtOnce ?? DEFAULT_FEED_CONCURRENCY,
       largeMib: options.largeMib,
       s3Latency: FRONT_LATENCY,
-      latencyBound,
+      ...(latencyBound === undefined ? {} : { latencyBound }),
       ...(latencyBoundLong === undefined ? {} : { latencyBoundLong }),
       ...(s3Rows === undefined ? {} : { s3: s3Rows }),
       ...(folderRows === undefined ? {} : { folder: folderRows }),
@@ -301,8 +303,12 @@ export function feedText(rows: FeedRows): string {
   const d = rows.demo;
   return [
     `Private feed: ${rows.packages} packages, ${Math.round(rows.bytes / MB)} MB (mean ${(rows.bytes / rows.packages / MB).toFixed(2)} MB, ${(rows.above10MbShare * 100).toFixed(1)}% above 10 MB, largest ${Math.round(rows.largest / MB)} MB); ${rows.concurrency} downloads at once (the feed: ${rows.packagesAtOnce} packages at once); source 20 ms a request`,
-    ...bulk(`S3, latency-bound (in memory, ${BUCKET_LATENCY}: as on AWS)`, rows.latencyBound),
-    ...kinds(rows.latencyBound.engine),
+    ...(rows.latencyBound === undefined
+      ? []
+      : [
+          ...bulk(`S3, latency-bound (in memory, ${BUCKET_LATENCY}: as on AWS)`, rows.latencyBound),
+          ...kinds(rows.latencyBound.engine),
+        ]),
     ...(rows.latencyBoundLong === undefined
       ? []
       : bulk(
@@ -336,7 +342,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       'packages-at-once': { type: 'string' },
       seed: { type: 'string', default: '42' },
       demo: { type: 'boolean', default: false },
-      'latency-only': { type: 'boolean', default: false },
+      only: { type: 'string' },
     },
     strict: true,
   });
@@ -350,7 +356,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     ...(values['packages-at-once'] === undefined ? {} : { packagesAtOnce: Number(values['packages-at-once']) }),
     seed: Number(values.seed),
     demo: values.demo,
-    latencyOnly: values['latency-only'],
+    ...(values.only === undefined ? {} : { only: new Set(values.only.split(',') as FeedPlaceName[]) }),
     log: (text) =>
       process.stderr.write(`[feed ${((performance.now() - started) / 1000).toFixed(0).padStart(3)}s] ${text}\n`),
   }).then(
