@@ -9,7 +9,7 @@
  * more: the catalog's 765 real packages are built first).
  *
  * Alone: `node dist/bench/feed-row.js [--packages N] [--large N] [--large-mib N] [--concurrency N]
- * [--packages-at-once N] [--seed N] [--demo]` (after `tsc -p bench/tsconfig.json`).
+ * [--packages-at-once N] [--seed N] [--demo] [--only latency,s3,folder]` (after `tsc -p bench/tsconfig.json`).
  */
 import { fork } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -20,13 +20,14 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_FEED_CONCURRENCY, DEFAULT_FEED_DOWNLOADS } from '../lambda/feed/index.js';
 import { LocalStore, S3SnapshotStore } from '../lambda/stores/index.js';
 import { LocalViewDocuments, S3ViewDocuments } from '../lambda/view/index.js';
-import { clientsFor, createBucket, mulberry32, startS3 } from '../testkit/index.js';
+import { clientsFor, createBucket, startS3 } from '../testkit/index.js';
 import { runChild } from './children.js';
 import { demoFeed, mirrorOf, type DemoFeed } from './feed-mirror.js';
 import type { FeedScenarioConfig, FeedScenarioResult } from './feed-scenario.js';
 import type { Options } from './options.js';
 import type { SourcePackage } from './feed-source.js';
 import { BUCKET_LATENCY } from './latency-bucket.js';
+import { packageSizes } from './package-sizes.js';
 import { FRONT_LATENCY, startS3LatencyFront } from './s3-latency-front.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -67,14 +68,18 @@ export interface FeedRows {
   readonly packagesAtOnce: number;
   readonly largeMib: number;
   readonly s3Latency: string;
-  /** S3 as AWS's latency bounds it: the in-memory bucket (latency-bucket.ts), the bulk only. */
-  readonly latencyBound: FeedBulkRows;
+  /** S3 as AWS's latency bounds it: the in-memory bucket (latency-bucket.ts), the bulk only (absent: not run). */
+  readonly latencyBound?: FeedBulkRows;
   /** The same over `longPackages` packages (absent when 0). */
   readonly latencyBoundLong?: FeedBulkRows;
-  readonly s3: FeedPlaceRows;
-  readonly folder: FeedPlaceRows;
+  /** Absent when the run measured the latency-bound rows only. */
+  readonly s3?: FeedPlaceRows;
+  readonly folder?: FeedPlaceRows;
   readonly demo?: DemoFeed;
 }
+
+/** The places of the rows: S3 bound by latency, s3rver, a folder. */
+export type FeedPlaceName = 'latency' | 's3' | 'folder';
 
 /** The rows' settings. */
 export interface FeedRowsOptions {
@@ -88,49 +93,9 @@ export interface FeedRowsOptions {
   readonly packagesAtOnce?: number;
   readonly seed: number;
   readonly demo: boolean;
+  /** Only these places' rows (default all): for comparing two builds in the same minutes. */
+  readonly only?: ReadonlySet<FeedPlaceName>;
   readonly log: (text: string) => void;
-}
-
-/**
- * nuget.org-like package sizes: log-normal (median 290 KB, σ 1.6: mean about 1 MB, about 1.5% above 10 MB), taken at
- * evenly spaced quantiles so that even 200 packages have the distribution's shape (a random draw of 200 swings the
- * mean by a third), in a seeded random order; then `large` of them (every 7th) made near 250 MB.
- */
-export function packageSizes(count: number, large: number, seed: number): number[] {
-  const random = mulberry32(seed);
-  const sizes = Array.from({ length: count }, (_, i) =>
-    Math.min(250 * MB, Math.max(2_000, Math.round(290_000 * Math.exp(1.6 * normalQuantile((i + 0.5) / count))))),
-  );
-  for (let i = sizes.length - 1; i > 0; i--) {
-    const j = random.int(0, i);
-    [sizes[i], sizes[j]] = [sizes[j]!, sizes[i]!];
-  }
-  for (let i = 0; i < large && i * 7 < count; i++) sizes[i * 7] = 240 * MB + random.int(0, 10 * MB);
-  return sizes;
-}
-
-/** The standard normal distribution's quantile at `p` (Acklam's rational approximation, relative error < 1.2e-9). */
-function normalQuantile(p: number): number {
-  const a = [
-    -39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239,
-  ];
-  const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
-  const c = [
-    -0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968,
-    2.938163982698783,
-  ];
-  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
-  const tail = (q: number) =>
-    (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) /
-    ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
-  if (p < 0.02425) return tail(Math.sqrt(-2 * Math.log(p)));
-  if (p > 1 - 0.02425) return -tail(Math.sqrt(-2 * Math.log(1 - p)));
-  const q = p - 0.5;
-  const r = q * q;
-  return (
-    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
-    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
-  );
 }
 
 /** The rows' settings from `npm run bench`'s flags (`--feed-…`). */
@@ -195,11 +160,13 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
     options.log(
       `feed: mirrors and views of ${main.length} packages (${Math.round(sum(sizes) / MB)} MB), S3 and folder`,
     );
+    const runs = (name: FeedPlaceName) => options.only === undefined || options.only.has(name);
+    const none = Promise.resolve({ ticks: '0', commitId: '' });
     const [s3Main, s3Large, folderMain, folderLarge] = await Promise.all([
-      mirrorOf(places.s3, 'main/', main, ready.digests),
-      mirrorOf(places.s3, 'large/', [big], ready.digests.slice(-1)),
-      mirrorOf(places.folder, 'main/', main, ready.digests),
-      mirrorOf(places.folder, 'large/', [big], ready.digests.slice(-1)),
+      runs('s3') ? mirrorOf(places.s3, 'main/', main, ready.digests) : none,
+      runs('s3') ? mirrorOf(places.s3, 'large/', [big], ready.digests.slice(-1)) : none,
+      runs('folder') ? mirrorOf(places.folder, 'main/', main, ready.digests) : none,
+      runs('folder') ? mirrorOf(places.folder, 'large/', [big], ready.digests.slice(-1)) : none,
     ]);
     const cursors = { s3: { main: s3Main, large: s3Large }, folder: { main: folderMain, large: folderLarge } };
     s3.destroy();
@@ -276,10 +243,10 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
         largeRatio: round(large.mbPerSec / largeBare.mbPerSec),
       };
     };
-    const latencyBound = await latencyRows(main, 0);
-    const latencyBoundLong = long.length === 0 ? undefined : await latencyRows(long, main.length);
-    const s3Rows = await rowsOn('s3');
-    const folderRows = await rowsOn('folder');
+    const latencyBound = runs('latency') ? await latencyRows(main, 0) : undefined;
+    const latencyBoundLong = long.length === 0 || !runs('latency') ? undefined : await latencyRows(long, main.length);
+    const s3Rows = runs('s3') ? await rowsOn('s3') : undefined;
+    const folderRows = runs('folder') ? await rowsOn('folder') : undefined;
     let demo: DemoFeed | undefined;
     if (options.demo) {
       options.log('feed: the demo catalog');
@@ -294,10 +261,10 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
       packagesAtOnce: options.packagesAtOnce ?? DEFAULT_FEED_CONCURRENCY,
       largeMib: options.largeMib,
       s3Latency: FRONT_LATENCY,
-      latencyBound,
+      ...(latencyBound === undefined ? {} : { latencyBound }),
       ...(latencyBoundLong === undefined ? {} : { latencyBoundLong }),
-      s3: s3Rows,
-      folder: folderRows,
+      ...(s3Rows === undefined ? {} : { s3: s3Rows }),
+      ...(folderRows === undefined ? {} : { folder: folderRows }),
       ...(demo === undefined ? {} : { demo }),
     };
   } finally {
@@ -336,16 +303,22 @@ export function feedText(rows: FeedRows): string {
   const d = rows.demo;
   return [
     `Private feed: ${rows.packages} packages, ${Math.round(rows.bytes / MB)} MB (mean ${(rows.bytes / rows.packages / MB).toFixed(2)} MB, ${(rows.above10MbShare * 100).toFixed(1)}% above 10 MB, largest ${Math.round(rows.largest / MB)} MB); ${rows.concurrency} downloads at once (the feed: ${rows.packagesAtOnce} packages at once); source 20 ms a request`,
-    ...bulk(`S3, latency-bound (in memory, ${BUCKET_LATENCY}: as on AWS)`, rows.latencyBound),
-    ...kinds(rows.latencyBound.engine),
+    ...(rows.latencyBound === undefined
+      ? []
+      : [
+          ...bulk(`S3, latency-bound (in memory, ${BUCKET_LATENCY}: as on AWS)`, rows.latencyBound),
+          ...kinds(rows.latencyBound.engine),
+        ]),
     ...(rows.latencyBoundLong === undefined
       ? []
       : bulk(
           `S3, latency-bound, ${rows.latencyBoundLong.bare.packages} packages (the run's fixed cost spread wider)`,
           rows.latencyBoundLong,
         )),
-    ...place(`S3: s3rver behind a front, ${rows.s3Latency} (bound by s3rver's CPU)`, rows.s3),
-    ...place('folder', rows.folder),
+    ...(rows.s3 === undefined
+      ? []
+      : place(`S3: s3rver behind a front, ${rows.s3Latency} (bound by s3rver's CPU)`, rows.s3)),
+    ...(rows.folder === undefined ? [] : place('folder', rows.folder)),
     ...(d === undefined
       ? []
       : [
@@ -369,6 +342,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       'packages-at-once': { type: 'string' },
       seed: { type: 'string', default: '42' },
       demo: { type: 'boolean', default: false },
+      only: { type: 'string' },
     },
     strict: true,
   });
@@ -382,6 +356,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     ...(values['packages-at-once'] === undefined ? {} : { packagesAtOnce: Number(values['packages-at-once']) }),
     seed: Number(values.seed),
     demo: values.demo,
+    ...(values.only === undefined ? {} : { only: new Set(values.only.split(',') as FeedPlaceName[]) }),
     log: (text) =>
       process.stderr.write(`[feed ${((performance.now() - started) / 1000).toFixed(0).padStart(3)}s] ${text}\n`),
   }).then(

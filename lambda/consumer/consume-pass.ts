@@ -3,9 +3,11 @@
  * moved by a seek), the commits after it read and handed to the handler in batches, and checkpoints as the
  * {@link CursorKeeper} decides, until the read ends, the signal aborts, the handler fails or the lease is lost.
  */
+import { BUILT_IN_CONSUMERS } from '../contract/consumer-keys.js';
 import { commitKey as commitKeyOfTicks } from '../contract/keys.js';
 import { UNIX_EPOCH_TICKS, type Ticks } from '../contract/time.js';
 import type { CursorState, CursorStore } from '../stores/types.js';
+import type { Watermark } from './documents.js';
 import { openConsumerCursor, readConsumerCursor } from './consumer-cursors.js';
 import { ConsumeStop, policyOf, type BatchHandler, type BatchSize, type ConsumeOptions } from './consume-types.js';
 import { CursorKeeper } from './cursor-keeper.js';
@@ -30,6 +32,8 @@ export interface PassContext {
   readonly dependsOn: readonly string[];
   readonly lease?: ConsumerLease;
   readonly seek?: SeekTo;
+  /** The watermark read by the place's check: the read's first bound (see {@link ReaderHooks.watermark}). */
+  readonly watermark?: Promise<(Watermark & { readonly ticks: Ticks }) | undefined>;
 }
 
 /** Runs the consumer from its stored cursor (after a seek, if asked) while it may. */
@@ -80,7 +84,13 @@ export async function runPass(
   };
   const batches = batchesOf(options.batchSize, runBatch, () => batch.length, stop);
   const hooks = {
-    ...(pass.dependsOn.length > 0 ? { bound: () => dependencyBound(cursors, mirror, pass.dependsOn) } : {}),
+    ...(pass.watermark === undefined ? {} : { watermark: pass.watermark }),
+    ...(pass.dependsOn.length > 0
+      ? {
+          bound: () => dependencyBound(cursors, mirror, pass.dependsOn),
+          boundIsStored: pass.dependsOn.every((name) => BUILT_IN_CONSUMERS.includes(name)),
+        }
+      : {}),
     onIdle: async () => {
       await batches.drain();
       await keeper.flush();

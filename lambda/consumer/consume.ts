@@ -14,7 +14,7 @@ import {
 } from './consume-types.js';
 import { ConsumerError } from './errors.js';
 import { ConsumerLease } from './lease.js';
-import { checkMirror } from './mirror-place.js';
+import { readMirrorPlace } from './mirror-place.js';
 
 export {
   ConsumeStop,
@@ -81,14 +81,22 @@ export async function consumeAs(
       "this cursor store keeps no leases (DynamoStore and the local folder's stores do): give lease: false to run without one",
     );
   }
-  // The place first: a wrong folder, bucket or prefix is an error before the lease writes anything there.
-  if (options.awaitMirror !== true) await checkMirror(options.mirror);
+  const placeRead = options.awaitMirror === true ? undefined : readMirrorPlace(options.mirror);
+  placeRead?.catch(() => undefined);
   const lease =
     options.lease === false || state === undefined
       ? undefined
       : new ConsumerLease(state, key, runId, options.lease ?? {});
+  // The place first: a wrong folder, bucket or prefix is an error before the lease or a seek writes anything there.
+  // With neither, nothing is written before a batch: the check goes on beside the first reads, and the read throws
+  // its error.
+  if (placeRead !== undefined && (lease !== undefined || options.seek !== undefined)) await placeRead;
   const standby = (options.lease === false ? undefined : options.lease?.standby) ?? options.follow === true;
   let seek = options.seek;
+  // The first pass is bounded by the watermark the place's check just read, unless it may stand by first (then it
+  // reads it again when it begins).
+  let watermark = standby ? undefined : placeRead?.then((place) => place.watermark);
+  watermark?.catch(() => undefined);
   const totals = { commits: 0, checkpoints: 0 };
   let cursorBefore: string | null | undefined;
   let cursorAfter: string | null = null;
@@ -114,11 +122,13 @@ export async function consumeAs(
         dependsOn,
         ...(lease === undefined ? {} : { lease }),
         ...(seek === undefined ? {} : { seek }),
+        ...(watermark === undefined ? {} : { watermark }),
       });
     } finally {
       await lease?.release();
     }
     seek = undefined;
+    watermark = undefined;
     cursorBefore ??= pass.cursorBefore;
     cursorAfter = pass.cursorAfter;
     totals.commits += pass.commits;

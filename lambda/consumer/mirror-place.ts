@@ -13,6 +13,8 @@ import { readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { watermarkKeyOf } from '../contract/keys.js';
 import { NoMirrorError } from './errors.js';
+import type { Ticks } from '../contract/time.js';
+import type { Watermark } from './documents.js';
 import { readWatermark, type Mirror } from './mirror.js';
 
 /** What a place holds: commits up to a watermark, or a mirror with none yet. */
@@ -32,8 +34,21 @@ export type MirrorState = (typeof MirrorState)[keyof typeof MirrorState];
  * what was found near it (the folder's absence, a mirror under another prefix or in a parent folder, a missing bucket).
  */
 export async function checkMirror(mirror: Mirror): Promise<MirrorState> {
-  if ((await readWatermark(mirror)) !== undefined) return MirrorState.ready;
-  if (await holdsMirrorKeys(mirror)) return MirrorState.empty;
+  return (await readMirrorPlace(mirror)).state;
+}
+
+/**
+ * {@link checkMirror}, with the watermark it read (a consumer's first read bounds itself by it rather than reading it
+ * again: one request in a row fewer at its start).
+ *
+ * @throws {@link NoMirrorError} as {@link checkMirror} does.
+ */
+export async function readMirrorPlace(
+  mirror: Mirror,
+): Promise<{ readonly state: MirrorState; readonly watermark?: Watermark & { readonly ticks: Ticks } }> {
+  const watermark = await readWatermark(mirror);
+  if (watermark !== undefined) return { state: MirrorState.ready, watermark };
+  if (await holdsMirrorKeys(mirror)) return { state: MirrorState.empty };
   throw await noMirrorError(mirror);
 }
 

@@ -2,9 +2,10 @@ import { commitKey as commitKeyOfTicks, decodeCommitKey, manifestKey } from '../
 import { parseTimeInput, ticksFromEpochMs, UNIX_EPOCH_TICKS, type Ticks } from '../contract/time.js';
 import { commitKeyOfManifestKey, parseManifest } from './documents.js';
 import { ConsumerError, MirrorDocumentError } from './errors.js';
-import { MirrorLeaf, readWatermark, type Mirror, type MirrorCommit } from './mirror.js';
+import { MirrorLeaf, type Mirror, type MirrorCommit } from './mirror.js';
 import { holdsMirrorKeys, noMirrorError } from './mirror-place.js';
 import { bufferAhead, mapInOrder } from './read-ahead.js';
+import { readBound, type ReaderHooks } from './read-bound.js';
 import { DEFAULT_POLL, nextInterval, WakeUp, type PollOptions } from './wake.js';
 
 /** Manifests fetched ahead of the one being delivered, by default: ≥ 2,000 commits/s at 20 ms a GET (bench/). */
@@ -37,22 +38,15 @@ export interface ReadOptions {
   readonly awaitMirror?: boolean;
 }
 
-/** What a caller above the reader (a named consumer) adds: a tighter bound, and a moment when it is idle. */
-export interface ReaderHooks {
-  /**
-   * A commit key the read must not pass besides the watermark (a consumer's dependencies), or `null` when nothing
-   * may be read yet. Asked once per pass.
-   */
-  readonly bound?: () => Promise<string | null>;
-  /** Called in follow mode each time the read caught up with its bound, before it waits. */
-  readonly onIdle?: () => Promise<void>;
-}
+export type { ReaderHooks } from './read-bound.js';
 
 /**
  * The mirror's commits in commit order, after `options.after` (or from `options.since`), up to its
  * `watermark.json` and never past it: the watermark is read first, then `commits/` is listed from the start up
  * to the watermark's `commitKey`, so no commit at or before it can be missing however the manifests were
- * written (out of order, by a backfill's parallel ranges). Manifests are fetched `readAhead` at a time and
+ * written (out of order, by a backfill's parallel ranges); a bound that proves its manifests stored by itself (a
+ * built-in consumer's cursor, {@link ReaderHooks.boundIsStored}) is listed beside the watermark's read instead of
+ * after it (read-bound.ts). Manifests are fetched `readAhead` at a time and
  * delivered in key order; leaves' bodies are read only when asked for ({@link MirrorLeaf.body}).
  *
  * Without `follow` it ends at the watermark read when it started; with `follow` it then waits for the watermark
@@ -84,12 +78,19 @@ export async function* readCommits(
   let first = true;
   for (;;) {
     if (signal?.aborted) return;
-    const { bound, watermark } = await boundOf(mirror, hooks);
+    const after = startAfter;
+    const { bound, watermark, early } = await readBound(
+      mirror,
+      hooks,
+      first ? hooks.watermark : undefined,
+      after,
+      (to) => commitsUpTo(mirror, after, to, readAhead),
+    );
     if (first && !watermark && !options.awaitMirror && !(await holdsMirrorKeys(mirror)))
       throw await noMirrorError(mirror);
     first = false;
     if (bound !== null && (startAfter === undefined || manifestKey(mirror.prefix, bound) > startAfter)) {
-      for await (const commit of commitsUpTo(mirror, startAfter, bound, readAhead)) {
+      for await (const commit of early?.commits ?? commitsUpTo(mirror, startAfter, bound, readAhead)) {
         if (signal?.aborted) return;
         yield commit;
       }
@@ -101,16 +102,6 @@ export async function* readCommits(
     lastBound = bound;
     await wake.wait(interval, signal);
   }
-}
-
-/** The commit key the read may go up to now (the watermark's, or the hooks' bound when that is lower), and whether there is a watermark. */
-async function boundOf(mirror: Mirror, hooks: ReaderHooks): Promise<{ bound: string | null; watermark: boolean }> {
-  const [watermark, extra] = await Promise.all([
-    readWatermark(mirror),
-    hooks.bound ? hooks.bound() : Promise.resolve(undefined),
-  ]);
-  if (watermark === undefined || extra === null) return { bound: null, watermark: watermark !== undefined };
-  return { bound: extra !== undefined && extra < watermark.commitKey ? extra : watermark.commitKey, watermark: true };
 }
 
 /**

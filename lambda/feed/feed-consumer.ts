@@ -70,7 +70,7 @@ export async function keepFeed(
   }
   const feed = await opening;
   await feed.idle();
-  if (!options.follow && !options.signal?.aborted) await feed.retryDue();
+  if (!options.follow && !options.signal?.aborted) await feed.retryDueUnlessChecked();
   await feed.ready();
   return { ...result, ...feed.counts };
 }

@@ -14,7 +14,7 @@ import { setUpFeed } from './feed-setup.js';
 import { DEFAULT_DOWNLOAD_MEMORY, DEFAULT_WAIT_POLICY, MemoryBudget, type WaitPolicy } from './package-fetch.js';
 import { PackageSource } from './package-source.js';
 import { PackageRuns } from './package-runs.js';
-import { syncPackage, type PackageOutcome, type SyncPackageOptions } from './package-sync.js';
+import { syncPackage, type LeafRef, type PackageOutcome, type SyncPackageOptions } from './package-sync.js';
 import { applyVulnerabilities, type VulnerabilityEntry } from './vulnerabilities.js';
 
 /**
@@ -140,11 +140,19 @@ export class Feed {
     const runs = new Map<string, Promise<PackageOutcome>>();
     for (const commit of commits) {
       const readAhead = this.runs.take(commit);
-      for (const [lower, id] of this.idsOf(commit))
-        runs.set(lower, readAhead?.get(lower) ?? runs.get(lower) ?? this.start(id));
+      for (const [lower, { id, leaves }] of this.idsOf(commit))
+        runs.set(lower, readAhead?.get(lower) ?? runs.get(lower) ?? this.start(id, { leaves }));
     }
     await this.settle(runs);
-    if (this.ctx.now() >= this.nextRetryCheck) await this.retryDue();
+    await this.retryDueUnlessChecked();
+  }
+
+  /**
+   * {@link retryDue}, unless this feed looked for due packages less than {@link RETRY_CHECK_MS} ago (a run's end after
+   * its first batch looked: no listing of `feed-state/waiting/` in a row after its last package). Returns how many.
+   */
+  async retryDueUnlessChecked(): Promise<number> {
+    return this.ctx.now() >= this.nextRetryCheck ? this.retryDue() : 0;
   }
 
   /**
@@ -152,18 +160,30 @@ export class Feed {
    * awaits them: their requests overlap the batch before, its downloads and its documents.
    */
   readAhead(commit: MirrorCommit): void {
-    this.runs.read(commit, this.idsOf(commit), (id) => syncPackage(this.ctx, id));
+    const ids = this.idsOf(commit);
+    this.runs.read(commit, ids, (lower) =>
+      syncPackage(this.ctx, ids.get(lower)!.id, { leaves: ids.get(lower)!.leaves }),
+    );
   }
 
-  /** The ids of a commit's leaves the filter keeps, by lowercased id. */
-  private idsOf(commit: MirrorCommit): Map<string, string> {
-    const ids = new Map<string, string>();
-    for (const leaf of commit.leaves) if (keepsId(this.ctx.idFilter, leaf.id)) ids.set(leaf.id.toLowerCase(), leaf.id);
+  /** The ids of a commit's leaves the filter keeps, by lowercased id, with the details leaves it names of each. */
+  private idsOf(commit: MirrorCommit): Map<string, { id: string; leaves: LeafRef[] }> {
+    const ids = new Map<string, { id: string; leaves: LeafRef[] }>();
+    for (const leaf of commit.leaves) {
+      if (!keepsId(this.ctx.idFilter, leaf.id)) continue;
+      const lower = leaf.id.toLowerCase();
+      const of = ids.get(lower) ?? { id: leaf.id, leaves: [] };
+      if (leaf.type === 'PackageDetails' && !leaf.quarantined)
+        of.leaves.push({ key: leaf.key, commitKey: commit.commitKey });
+      ids.set(lower, of);
+    }
     return ids;
   }
 
+  /** A run of `id`: shared with a run queued and not begun yet, unless it has options of its own (`leaves` aside). */
   private start(id: string, options: SyncPackageOptions = {}): Promise<PackageOutcome> {
-    return this.runs.start(id, () => syncPackage(this.ctx, id, options), Object.keys(options).length === 0);
+    const { leaves: _leaves, ...own } = options;
+    return this.runs.start(id, () => syncPackage(this.ctx, id, options), Object.keys(own).length === 0);
   }
 
   /**

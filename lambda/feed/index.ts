@@ -27,7 +27,7 @@ export {
   DEFAULT_PARTS_AT_ONCE,
   type S3FeedStorageOptions,
 } from './s3-feed-storage.js';
-export { LocalFeedStorage, FEED_LOCK_FILE, FEED_LOCKS } from './local-feed-storage.js';
+export { LocalFeedStorage, FEED_LOCK_FILE } from './local-feed-storage.js';
 export { folderFeedStores, awsFeedStores, type FeedStores } from './open.js';
 export { FEED_RESOURCE_TYPES, serviceIndexOf, type FeedSettings } from './feed-setup.js';
 export { PackageSource, PACKAGE_BASE_ADDRESS_TYPE } from './package-source.js';

@@ -32,6 +32,8 @@ export async function planPackage(
   previous: PackageState | undefined,
   now: number,
   refetch?: (version: string) => boolean,
+  /** Leaves already read, by key (read ahead with the view). */
+  early?: ReadonlyMap<string, LeafPackage>,
 ): Promise<PackagePlan> {
   const plan: PackagePlan = {
     held: {},
@@ -42,7 +44,7 @@ export async function planPackage(
     records: new Map(),
   };
   const planned = await Promise.all(
-    entries.map((entry) => planVersion(ctx, id, entry, previous, now, plan, refetch?.(entry.version) === true)),
+    entries.map((entry) => planVersion(ctx, id, entry, previous, now, plan, refetch?.(entry.version) === true, early)),
   );
   // In the view's order (versions lowest first), so equal plans are equal bytes.
   for (const [i, entry] of entries.entries()) {
@@ -70,6 +72,7 @@ async function planVersion(
   now: number,
   plan: PackagePlan,
   refetch: boolean,
+  early: ReadonlyMap<string, LeafPackage> | undefined,
 ): Promise<VersionPlan> {
   const version = entry.version;
   const held = refetch ? undefined : previous?.held[version];
@@ -77,7 +80,8 @@ async function planVersion(
   if (entry.type === 'delete') return {};
   if (entry.quarantined) return held === undefined ? {} : { held };
   if (held?.leaf === entry.leaf) return { held };
-  const leaf = await ctx.reads(() => readLeafPackage(ctx.mirror.store, ctx.mirror.where, entry));
+  const leaf =
+    early?.get(entry.leaf) ?? (await ctx.reads(() => readLeafPackage(ctx.mirror.store, ctx.mirror.where, entry)));
   plan.leaves.set(version, leaf);
   const keep = held === undefined ? {} : { held };
   const quarantine = (reason: string, record: Record<string, unknown> = {}): VersionPlan => {

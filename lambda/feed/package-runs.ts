@@ -67,13 +67,17 @@ export class PackageRuns {
     while (this.outstanding.size > 0) await Promise.all(this.outstanding);
   }
 
-  /** Starts the runs of a commit just read (`ids`: lowercased id to id), kept for its batch. */
-  read(commit: MirrorCommit, ids: ReadonlyMap<string, string>, sync: (id: string) => Promise<PackageOutcome>): void {
+  /** Starts the runs of a commit just read (`ids`: by lowercased id), kept for its batch; `sync(lower)` makes one. */
+  read(
+    commit: MirrorCommit,
+    ids: ReadonlyMap<string, unknown>,
+    sync: (lower: string) => Promise<PackageOutcome>,
+  ): void {
     const runs = new Map<string, Promise<PackageOutcome>>();
-    for (const [lower, id] of ids)
+    for (const lower of ids.keys())
       runs.set(
         lower,
-        this.start(id, () => sync(id)),
+        this.start(lower, () => sync(lower)),
       );
     this.readAhead.set(commit.commitKey, runs);
   }

@@ -15,7 +15,7 @@ import type { PackageIndex, VersionEntry } from '../view/package-index.js';
 import { packageIndexKey } from '../view/view-keys.js';
 import { FeedError } from './errors.js';
 import type { FeedContext } from './feed-context.js';
-import { catalogEntryOf, readLeafPackage } from './leaf-package.js';
+import { catalogEntryOf, readLeafPackage, type LeafPackage } from './leaf-package.js';
 import { planPackage, type PackagePlan } from './package-plan.js';
 import { parseState, serializeState, type PackageState } from './package-state.js';
 import {
@@ -54,6 +54,18 @@ export interface SyncPackageOptions {
   readonly fresh?: boolean;
   /** Versions (identity form) whose stored bytes are not trusted: downloaded again, as if not held (a repair). */
   readonly refetch?: (id: string, version: string) => boolean;
+  /**
+   * The details leaves of the package that the commit being applied names (mirror keys): read at once with the view
+   * and the state instead of after them, since the view most often names the very same leaves (a new version). A leaf
+   * the view does not name is dropped unread; one it names is never read twice.
+   */
+  readonly leaves?: readonly LeafRef[];
+}
+
+/** A leaf of the mirror: its key and the commit that wrote it (named in errors). */
+export interface LeafRef {
+  readonly key: string;
+  readonly commitKey: string;
 }
 
 /** Makes the feed of package `id` (any spelling) what the latest view says now. */
@@ -66,8 +78,12 @@ export async function syncPackage(
   ctx.counts.packages++;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const stateKey = ctx.keys.packageState(id);
-    // Two reads at once: the package's view and its state do not depend on each other.
-    const [view, stored] = await Promise.all([readView(ctx, id), ctx.storage.read(stateKey)]);
+    // The package's view, its state and the commit's leaves at once: none depends on the others.
+    const [view, stored, early] = await Promise.all([
+      readView(ctx, id),
+      ctx.storage.read(stateKey),
+      attempt === 0 ? readEarly(ctx, options.leaves) : undefined,
+    ]);
     const previous = stored === undefined ? undefined : parseState(stored.bytes, `${ctx.storage.where} ${stateKey}`);
     const included = view !== undefined && keepsId(ctx.idFilter, view.id);
     if (!included && (previous === undefined || (view !== undefined && options.removeExcluded !== true)))
@@ -79,7 +95,15 @@ export async function syncPackage(
     }
     const entries = included ? view.versions : [];
     const refetch = options.refetch;
-    const plan = await planPackage(ctx, id, entries, previous, now, refetch && ((version) => refetch(id, version)));
+    const plan = await planPackage(
+      ctx,
+      id,
+      entries,
+      previous,
+      now,
+      refetch && ((version) => refetch(id, version)),
+      early,
+    );
     const state: PackageState = {
       id: view?.id ?? previous!.id,
       viewCommitKey: view?.commitKey ?? previous!.viewCommitKey,
@@ -113,6 +137,28 @@ export async function syncPackage(
   throw new FeedError(
     `${ctx.storage.where} ${ctx.keys.packageState(id)}: the conditional write lost ${MAX_ATTEMPTS} times in a row to other writers`,
   );
+}
+
+/**
+ * The leaves a commit names for the package, read ahead of the view (by key; a leaf that fails to read is left out:
+ * read again where the view names it, its error then thrown).
+ */
+async function readEarly(
+  ctx: FeedContext,
+  leaves: readonly LeafRef[] | undefined,
+): Promise<ReadonlyMap<string, LeafPackage> | undefined> {
+  if (leaves === undefined || leaves.length === 0) return undefined;
+  const read = await Promise.all(
+    leaves.map((leaf) =>
+      ctx
+        .reads(() => readLeafPackage(ctx.mirror.store, ctx.mirror.where, { leaf: leaf.key, commitKey: leaf.commitKey }))
+        .then(
+          (body) => [leaf.key, body] as const,
+          () => undefined,
+        ),
+    ),
+  );
+  return new Map(read.filter((entry) => entry !== undefined));
 }
 
 /** The package's latest view, or undefined when the view has none. */

@@ -41,13 +41,19 @@ export class LocalViewDocuments implements ViewDocuments {
   private queue: QueuedWrites[] = [];
   private committing = false;
 
-  /** @param lockOptions - for tests: observe (or hold) the view lock's events. */
+  /**
+   * @param lockOptions - for tests: observe (or hold) the view lock's events; `fileName`: another lock than the
+   * view's, for other documents written the same way (the private feed's states).
+   */
   constructor(
     readonly where: string,
     private readonly snapshots: SnapshotReader & Pick<LocalSnapshotStore, 'stage'>,
-    lockOptions: Omit<LocalLockOptions, 'fileName'> = {},
+    lockOptions: LocalLockOptions = {},
   ) {
-    this.lock = new LocalLock(join(where, STATE_DIR), { ...lockOptions, fileName: VIEW_LOCK_FILE });
+    this.lock = new LocalLock(join(where, STATE_DIR), {
+      ...lockOptions,
+      fileName: lockOptions.fileName ?? VIEW_LOCK_FILE,
+    });
   }
 
   async read(key: string): Promise<StoredDocument | undefined> {

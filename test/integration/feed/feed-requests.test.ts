@@ -4,7 +4,8 @@
  * are written side by side, after its package and before its state; a package the feed holds is read first, so its
  * unchanged registration items are kept; the setup's vulnerability pages are written before the service index that
  * names their index, and a base URL the feed was not written for still fails the run with the feed's own error while
- * the consumer reads its first batch meanwhile.
+ * the consumer reads its first batch meanwhile. The start in fewer requests in a row: the mirror's watermark read once,
+ * a new package's leaf read at once with its view and state.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FeedError, type FeedObjectKind, type FeedStorage } from '../../../lambda/feed/index.js';
@@ -21,9 +22,14 @@ class LoggedStorage implements FeedStorage {
   constructor(private readonly inner: FeedStorage) {
     this.where = inner.where;
   }
-  read(key: string) {
+  /** Told when a read of `key` begins and ends (`GET` / `GOT`), in the order of events. */
+  onRead?: (event: string) => void;
+  async read(key: string) {
     this.log.push(`GET ${key}`);
-    return this.inner.read(key);
+    this.onRead?.(`GET ${key}`);
+    const stored = await this.inner.read(key);
+    this.onRead?.(`GOT ${key}`);
+    return stored;
   }
   writeIf(key: string, bytes: Buffer, expected: string | undefined) {
     this.log.push(`PUT-if ${key}`);
@@ -75,8 +81,51 @@ describe('the feed’s requests', () => {
 
   it('a new package: no read of its documents, written after its package and before its state', async () => {
     await mirrorCommits(place, built.catalog.commits);
-    const result = await runFeed(place, replica.serviceIndexUrl, BASE);
+    // The mirror's reads and the feed's, in the order they began and ended.
+    const events: string[] = [];
+    logged.onRead = (event) => events.push(event);
+    const store = place.mirror.store;
+    // The watermark's read is held until the listing of the manifests begins (1 s at most, so that a start that
+    // lists only after the watermark is read fails rather than hangs).
+    let listed: () => void = () => undefined;
+    const listing = new Promise<void>((resolve) => (listed = resolve));
+    const mirrorStore = new Proxy(store, {
+      get(inner, name) {
+        if (name === 'getBytes')
+          return async (key: string) => {
+            events.push(`GET ${key}`);
+            if (key === 'watermark.json')
+              await Promise.race([listing, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+            const bytes = await inner.getBytes!(key);
+            events.push(`GOT ${key}`);
+            return bytes;
+          };
+        if (name === 'listKeys')
+          return (prefix: string, ...rest: [string?]) => {
+            events.push(`LIST ${prefix}`);
+            if (prefix === 'commits/') listed();
+            return inner.listKeys(prefix, ...rest);
+          };
+        const value = Reflect.get(inner, name) as unknown;
+        return typeof value === 'function' ? value.bind(inner) : value;
+      },
+    });
+    const result = await runFeed(place, replica.serviceIndexUrl, BASE, {
+      mirror: { ...place.mirror, store: mirrorStore },
+    });
+    logged.onRead = undefined;
     expect(result.stored).toBe(2);
+    // The watermark is read once (the place's check bounds the read), beside the listing of the manifests up to the
+    // latest view's cursor (it proves them stored), not before it; each package's leaf at once with its view and its
+    // state (the commit names it), not after its view is read.
+    expect(events.filter((event) => event === 'GET watermark.json')).toHaveLength(1);
+    expect(events.indexOf('LIST commits/')).toBeLessThan(events.indexOf('GOT watermark.json'));
+    for (const id of ['req.a', 'req.b']) {
+      const leaf = events.findIndex((event) => event.startsWith('GET leaves/') && event.includes(`/${id}/`));
+      expect(leaf).toBeGreaterThanOrEqual(0);
+      expect(leaf).toBeLessThan(events.indexOf(`GOT packages/${id}/index.json`));
+      expect(events.filter((event) => event.startsWith('GET leaves/') && event.includes(`/${id}/`))).toHaveLength(1);
+    }
 
     const setup = logged.log.filter(
       (line) =>
