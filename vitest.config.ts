@@ -87,6 +87,9 @@ export default defineConfig({
           name: 'integration-lambda',
           include: [...LAMBDA_FACE_FILES],
           globalSetup: ['testkit/global-setup.ts'],
+          // The files share their worker processes, each loading the faces afresh (testkit/fresh-modules.ts).
+          isolate: false,
+          setupFiles: ['testkit/fresh-modules.ts'],
         },
       },
     ],
