@@ -15,7 +15,7 @@
  * times slower than Node does.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { childScript, startChild, waitForReady, type ManagedChild } from './child-processes.js';
+import { memoryFolder } from './memory-temp.js';
 
 /** Which DynamoDB emulator runs. */
 export type DynamoKind = 'dynamodb-local' | 'dynalite';
@@ -71,13 +72,7 @@ export async function startDynamo(): Promise<DynamoEmulator> {
  * disk-backed /tmp of the 2-core machine that was most of its 69 CPU-s in a test run.
  */
 function s3rverRoot(): string {
-  try {
-    accessSync('/dev/shm', constants.W_OK);
-    if (statSync('/dev/shm').isDirectory()) return '/dev/shm';
-  } catch {
-    // no memory-backed folder: the temp folder
-  }
-  return tmpdir();
+  return memoryFolder() ?? tmpdir();
 }
 
 /** Starts s3rver on 127.0.0.1 with a fresh temporary directory. */

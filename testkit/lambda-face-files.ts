@@ -3,8 +3,9 @@
 /**
  * The integration files that load a Lambda face (a wing's lambda.ts or lambda/: the follower's, a consumer's, the
  * view's, the backfill's handlers; and runtime/source-secret.ts, the container's secret cache): a face reads its environment once, when loaded (Powertools' service name and namespace,
- * the container's warm clients), as Lambda loads it once per container. Each of these files gets a fresh module
- * graph, as a fresh container would (vitest.config.ts: project `integration-lambda`); the others share their
+ * the container's warm clients), as Lambda loads it once per container. Each of these files loads our modules
+ * afresh, as a fresh container would (vitest.config.ts: project `integration-lambda`, whose files share their worker
+ * processes but empty vitest's module registry before each file: testkit/fresh-modules.ts); the others share their
  * workers' modules. test/unit/lambda-face-files.test.ts checks that the list is whole.
  */
 export const LAMBDA_FACE_FILES = [

@@ -25,7 +25,7 @@ describe('a full sync', () => {
     // deletes) over a dozen pages; more commits only cost time (listing past 1,000 keys through the S3
     // store is checked in emulators.test.ts).
     catalog = generateCatalog({
-      commits: 150,
+      commits: 75,
       seed: 7,
       leavesPerCommit: [1, 5],
       sameMillisecondPairs: 5,
@@ -34,7 +34,7 @@ describe('a full sync', () => {
       deleteRatio: 0.15,
       nonNormalizedDeleteRatio: 0.5,
     });
-    replica = await replicaOf(catalog, { pageSize: 40 });
+    replica = await replicaOf(catalog, { pageSize: 20 });
     harness = await SyncHarness.create();
   });
 

@@ -14,8 +14,8 @@ let catalog: GeneratedCatalog;
 let replica: CatalogReplica;
 
 beforeAll(async () => {
-  catalog = generateCatalog({ commits: 150, seed: 71, leavesPerCommit: [1, 4], sameMillisecondPairs: 3 });
-  replica = await CatalogReplica.start({ catalog, pageSize: 20 });
+  catalog = generateCatalog({ commits: 75, seed: 71, leavesPerCommit: [1, 4], sameMillisecondPairs: 3 });
+  replica = await CatalogReplica.start({ catalog, pageSize: 10 });
 });
 afterAll(async () => {
   await replica.stop();
@@ -62,7 +62,7 @@ describe('catalog-sync run with --cursor-table and --bucket', () => {
       ].sort(),
     );
     expect(summary).toMatchObject({
-      commits: 150,
+      commits: 75,
       stoppedBy: 'caught-up',
       cursorAfter: formatTimestamp(commitTicks(catalog, -1)),
     });
@@ -70,7 +70,7 @@ describe('catalog-sync run with --cursor-table and --bucket', () => {
   });
 
   it('a run killed with SIGKILL mid-slice loses nothing; the next run completes it', async () => {
-    const slow = await CatalogReplica.start({ catalog, pageSize: 20, latencyMs: 15 });
+    const slow = await CatalogReplica.start({ catalog, pageSize: 10, latencyMs: 15 });
     try {
       const harness = await SyncHarness.create();
       const args = [

@@ -107,7 +107,7 @@ describe('named consumers on the command line', () => {
     const keysOf = (stdout: string): string[] => jsonLines<{ commitKey: string }>(stdout).map((line) => line.commitKey);
     const changes = (...extra: string[]) =>
       runCli(['changes', '--data-dir', dir, '--consumer', 'seeker', '--json', '--checkpoint-on-write', ...extra]);
-    expect(keysOf((await changes('--since', catalog.commits[100]!.timestamp)).stdout)).toEqual(all.slice(100));
+    expect(keysOf((await changes('--since', catalog.commits[50]!.timestamp)).stdout)).toEqual(all.slice(50));
     const disagrees = await changes('--since', catalog.commits[10]!.timestamp);
     expect(disagrees.code).toBe(2);
     expect(disagrees.stderr).toContain(`consumer seeker has a cursor at`);
@@ -115,13 +115,13 @@ describe('named consumers on the command line', () => {
     expect(disagrees.stdout).toBe('');
     expect(keysOf((await changes('--seek', catalog.commits[10]!.timestamp)).stdout)).toEqual(all.slice(10));
     expect(keysOf((await changes('--seek', 'now')).stdout)).toEqual([]);
-    expect(keysOf((await changes('--seek', all[99]!, '--checkpoint-every', '5')).stdout)).toEqual(all.slice(100));
-    expect((await changes('--seek', all[99]!, '--after', all[5]!)).code).toBe(2);
-    // Back by 20 commits (a handler failing on the first commit after the seek leaves it there), then the offline
+    expect(keysOf((await changes('--seek', all[49]!, '--checkpoint-every', '5')).stdout)).toEqual(all.slice(50));
+    expect((await changes('--seek', all[49]!, '--after', all[5]!)).code).toBe(2);
+    // Back by 10 commits (a handler failing on the first commit after the seek leaves it there), then the offline
     // views: no request reaches the catalog.
     const requests = replica.requests.length;
     expect(
-      (await runCli(['changes', '--data-dir', dir, '--consumer', 'seeker', '--seek', all[99]!, '--exec', 'exit 1']))
+      (await runCli(['changes', '--data-dir', dir, '--consumer', 'seeker', '--seek', all[49]!, '--exec', 'exit 1']))
         .code,
     ).toBe(1);
     const listed = await consumers(dir);
@@ -129,17 +129,17 @@ describe('named consumers on the command line', () => {
     expect(listed.consumers).toEqual([
       expect.objectContaining({
         name: 'seeker',
-        commitKey: all[99],
-        lagCommits: 20,
+        commitKey: all[49],
+        lagCommits: 10,
         lagCommitsAtLeast: false,
         heldBy: null,
       }),
     ]);
-    expect(listed.consumers[0]!.lagSeconds).toBeCloseTo(lag(head, catalog.commits[99]!.timestamp), 2);
+    expect(listed.consumers[0]!.lagSeconds).toBeCloseTo(lag(head, catalog.commits[49]!.timestamp), 2);
     const status = await runCli(['status', '--data-dir', dir, '--consumer', 'seeker']);
     expect(status.code).toBe(0);
     expect(status.stdout).toContain(`seeker: cursor `);
-    expect(status.stdout).toContain('20 commits');
+    expect(status.stdout).toContain('10 commits');
     expect(status.stdout).toContain('no instance holds it');
     expect(replica.requests.length).toBe(requests);
   });

@@ -44,14 +44,14 @@ export function useReplica(): void {
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'catalog-sync-cli-'));
     catalog = generateCatalog({
-      commits: 120,
+      commits: 60,
       seed: 83,
       leavesPerCommit: [1, 4],
       sameMillisecondPairs: 3,
       semver2Ratio: 0.2,
       nonNormalizedDeleteRatio: 0.5,
     });
-    replica = await CatalogReplica.start({ catalog, pageSize: 20 });
+    replica = await CatalogReplica.start({ catalog, pageSize: 10 });
     head = formatTimestamp(commitTicks(catalog, -1));
   });
   afterAll(async () => {

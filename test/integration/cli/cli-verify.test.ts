@@ -115,7 +115,7 @@ describe('catalog-sync verify on a local folder', () => {
           commitKey: commitKey(commitTicks(catalog, 49)),
         }),
       );
-      await rm(join(dir, manifestKey('', commitKey(commitTicks(catalog, 80)))));
+      await rm(join(dir, manifestKey('', commitKey(commitTicks(catalog, 55)))));
 
       const result = await runCli(['verify', ...at(dir), '--json', '--deep', '--sample', '20']);
       expect(result.code).toBe(0);
