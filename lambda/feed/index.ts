@@ -28,7 +28,8 @@ export {
   type S3FeedStorageOptions,
 } from './s3-feed-storage.js';
 export { LocalFeedStorage, FEED_LOCK_FILE } from './local-feed-storage.js';
-export { folderFeedStores, awsFeedStores, type FeedStores } from './open.js';
+export { awsFeedStores } from './open.js';
+export { folderFeedStores, type FeedStores } from './open-folder.js';
 export { FEED_RESOURCE_TYPES, serviceIndexOf, type FeedSettings } from './feed-setup.js';
 export { PackageSource, PACKAGE_BASE_ADDRESS_TYPE } from './package-source.js';
 export {

@@ -17,7 +17,7 @@ import { FeedError } from '../errors.js';
 import { keepFeed, rebuildFeed } from '../feed-consumer.js';
 import type { FeedCounts } from '../feed-context.js';
 import { FeedKeys, checkBaseUrl } from '../feed-keys.js';
-import type { FeedStores } from '../open.js';
+import { folderFeedStores, type FeedStores } from '../open-folder.js';
 
 /** Options of `catalog-sync feed`. */
 interface FeedOptions extends StoreOptions {
@@ -92,9 +92,6 @@ export async function openFeedStores(options: StoreOptions, access: DataDirAcces
   }
   if (options.dataDir.trim() === '') throw new SettingsError('--data-dir', 'must not be empty');
   await checkDataDir(resolve(options.dataDir), access);
-  // Loaded when a feed command runs, not when the CLI starts: '../open.js' loads the AWS SDK (with the folder's
-  // stores), and every command of the CLI registers this wing's.
-  const { folderFeedStores } = await import('../open.js');
   return folderFeedStores(options.dataDir, { prefix: options.prefix ?? '' });
 }
 
