@@ -90,6 +90,7 @@ export const KNOWN_SECONDS: Readonly<Record<string, number>> = {
   'test/integration/stored-leaves-property.test.ts': 2,
   'test/integration/hostile-source.test.ts': 2,
   'test/integration/cli/cli-code-cache.test.ts': 2,
+  'test/integration/cli/cli-no-sdk.test.ts': 2,
   'test/integration/feed/feed-cli.test.ts': 2,
   'test/integration/replica-serving.test.ts': 2,
   'test/integration/stored-leaves.test.ts': 2,
