@@ -52,6 +52,17 @@ export interface AwsConsumerOptions {
  * the process's, read by the stores) configures the clients it makes.
  */
 export function awsConsumerStores(options: AwsConsumerOptions, env?: NodeJS.ProcessEnv): ConsumerStores {
+  return awsConsumerParts(options, env).stores;
+}
+
+/**
+ * {@link awsConsumerStores} and the clients they use, for a wing that opens more stores on the same clients (the
+ * view's documents, the feed's storage): `stores.close` destroys the clients when it made them, and only then.
+ */
+export function awsConsumerParts(
+  options: AwsConsumerOptions,
+  env?: NodeJS.ProcessEnv,
+): { readonly stores: ConsumerStores; readonly clients: { readonly s3: S3Client; readonly dynamo: DynamoDBClient } } {
   const owned = options.clients === undefined;
   const clients = options.clients ?? awsClients(env, DEFAULT_READ_AHEAD);
   const prefix = options.prefix ?? '';
@@ -62,7 +73,7 @@ export function awsConsumerStores(options: AwsConsumerOptions, env?: NodeJS.Proc
   };
   const cursors: CursorStore =
     options.cursorTable === undefined ? noCursorTable : new DynamoStore(options.cursorTable, clients.dynamo);
-  return {
+  const stores: ConsumerStores = {
     mirror,
     cursors,
     close: () => {
@@ -71,6 +82,7 @@ export function awsConsumerStores(options: AwsConsumerOptions, env?: NodeJS.Proc
       clients.dynamo.destroy();
     },
   };
+  return { stores, clients };
 }
 
 /** The cursor store of mirror-only stores: reading needs none, a named consumer is told what is missing. */

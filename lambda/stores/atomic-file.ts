@@ -56,8 +56,13 @@ export class AtomicFileWriter {
     this.durable = options.durable ?? true;
   }
 
-  /** Replaces `path` with `body` atomically and durably; `guard` decides, at the last moment, whether the rename happens. */
-  async write(path: string, body: Buffer, guard: RenameGuard = unguarded): Promise<void> {
+  /**
+   * Replaces `path` with `body` atomically and durably; `guard` decides, at the last moment, whether the rename
+   * happens. A body that arrives in pieces (a package of up to hundreds of MB) is written to the temporary file as it
+   * comes, so memory holds one piece at a time; its error (a failed download, a hash that does not match) removes the
+   * temporary file and leaves `path` as it was.
+   */
+  async write(path: string, body: Buffer | AsyncIterable<Uint8Array>, guard: RenameGuard = unguarded): Promise<void> {
     const staged = await this.stage(path, body);
     try {
       await guard(() => staged.place());
@@ -73,14 +78,15 @@ export class AtomicFileWriter {
    * fsynced now (outside any lock); `place()` renames it into place (under the lock: a rename, microseconds);
    * `settle()` syncs its folders afterwards (a write is durable once settled); `discard()` drops a file not placed.
    */
-  async stage(path: string, body: Buffer): Promise<StagedFile> {
+  async stage(path: string, body: Buffer | AsyncIterable<Uint8Array>): Promise<StagedFile> {
     await this.ensureTmpDir();
     await mkdir(dirname(path), { recursive: true });
     const temporary = join(this.tmpDir, `${process.pid}-${randomBytes(6).toString('hex')}`);
     try {
       const handle = await open(temporary, 'wx');
       try {
-        await handle.writeFile(body);
+        if (Buffer.isBuffer(body)) await handle.writeFile(body);
+        else for await (const piece of body) await handle.write(piece);
         if (this.durable) await handle.sync();
       } finally {
         await handle.close();
@@ -94,31 +100,6 @@ export class AtomicFileWriter {
       settle: () => this.syncFolders(dirname(path)),
       discard: () => rm(temporary, { force: true }),
     };
-  }
-
-  /**
-   * {@link write} for a body that arrives in pieces (a package of up to hundreds of MB): each piece is written to the
-   * temporary file as it comes, so memory holds one piece at a time. An error of `source` (a failed download, a hash
-   * that does not match) removes the temporary file: `path` is left as it was.
-   */
-  async writeFrom(path: string, source: AsyncIterable<Uint8Array>, guard: RenameGuard = unguarded): Promise<void> {
-    await this.ensureTmpDir();
-    await mkdir(dirname(path), { recursive: true });
-    const temporary = join(this.tmpDir, `${process.pid}-${randomBytes(6).toString('hex')}`);
-    try {
-      const handle = await open(temporary, 'wx');
-      try {
-        for await (const piece of source) await handle.write(piece);
-        if (this.durable) await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await guard(() => rename(temporary, path));
-    } catch (error) {
-      await rm(temporary, { force: true });
-      throw error;
-    }
-    await this.syncFolders(dirname(path));
   }
 
   /** Appends `text` to `path` (created if missing) and syncs it, and its folder, before resolving. */

@@ -45,9 +45,9 @@ export class LocalSnapshotStore implements SnapshotStore, SnapshotReader {
     await this.folder.writer.write(this.pathOf(key, await this.fileNameMode()), body);
   }
 
-  /** Stores a body that arrives in pieces (the private feed's packages): see {@link AtomicFileWriter.writeFrom}. */
+  /** Stores a body that arrives in pieces (the private feed's packages): see {@link AtomicFileWriter.write}. */
   async putStream(key: string, source: AsyncIterable<Uint8Array>): Promise<void> {
-    await this.folder.writer.writeFrom(this.pathOf(key, await this.fileNameMode()), source);
+    await this.folder.writer.write(this.pathOf(key, await this.fileNameMode()), source);
   }
 
   /** The write of `key` in steps ({@link AtomicFileWriter.stage}): for a writer that places many files under one lock. */

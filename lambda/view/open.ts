@@ -1,8 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { DEFAULT_READ_AHEAD } from '../consumer/reader.js';
-import { awsConsumerStores } from '../consumer/open.js';
-import { awsClients } from '../stores/aws-clients.js';
+import { awsConsumerParts } from '../consumer/open.js';
 import { checkedS3ViewDocuments } from './checked-documents.js';
 import { DynamoStore } from '../stores/dynamo-store.js';
 import { S3SnapshotStore } from '../stores/s3-store.js';
@@ -25,9 +23,7 @@ export function awsViewStores(
   },
   env?: NodeJS.ProcessEnv,
 ): ViewStores {
-  const owned = options.clients === undefined;
-  const clients = options.clients ?? awsClients(env, DEFAULT_READ_AHEAD);
-  const stores = awsConsumerStores({ ...options, clients }, env);
+  const { stores, clients } = awsConsumerParts(options, env);
   const prefix = options.prefix ?? '';
   return {
     ...stores,
@@ -42,11 +38,6 @@ export function awsViewStores(
             `s3://${options.bucket}/${prefix}view-rebuild/`,
           )
         : new FolderRecordStore(options.recordsDir),
-    close: () => {
-      if (!owned) return;
-      clients.s3.destroy();
-      clients.dynamo.destroy();
-    },
   };
 }
 
