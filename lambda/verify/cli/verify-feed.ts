@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { HttpClient } from '../../catalog/http-client.js';
 import { parseSettings, SettingsError } from '../../contract/index.js';
+import { requireMirror } from '../../consumer/cli/mirror-place.js';
 import { openFeedStores } from '../../feed/cli/feed.js';
 import { FeedError } from '../../feed/errors.js';
 import type { FeedCounts } from '../../feed/feed-context.js';
@@ -70,13 +71,15 @@ export async function verifyFeedCommand(options: VerifyFeedOptions): Promise<voi
     FLAG_NAMES,
   );
   const stores = await openFeedStores(options, 'read');
-  if (options.repair && options.bucket === undefined) await checkDataDir(resolve(options.dataDir), 'write');
   const http = new HttpClient({ connections: settings.concurrency });
   const write = (line: unknown): void => {
     process.stdout.write(options.json ? `${JSON.stringify(line)}\n` : `${String(line)}\n`);
   };
   const onFinding = (finding: FeedFinding): void => write(options.json ? finding : describeFeedFinding(finding));
   try {
+    // A wrong folder, prefix or bucket is an error, not "nothing to verify" (which is for a mirror with no feed yet).
+    await requireMirror(stores.mirror, false);
+    if (options.repair && options.bucket === undefined) await checkDataDir(resolve(options.dataDir), 'write');
     const target = {
       storage: stores.storage,
       mirror: stores.mirror,

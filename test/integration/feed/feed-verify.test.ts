@@ -266,6 +266,19 @@ describe('catalog-sync verify --feed (in process, a folder)', () => {
     expect(await cli()).toMatchObject({ code: 0, stdout: expect.stringContaining('no drift') });
   });
 
+  it('a wrong prefix or folder is "no mirror here" (exit 2), not "nothing to verify"', async () => {
+    expect(await cli('--prefix', 'nope/')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('no mirror here: no nope/watermark.json'),
+    });
+    const args = [...target.cli.args];
+    args[args.indexOf('--data-dir') + 1] += '-typo';
+    const typo = await run([...args, '--feed']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/-typo: no mirror here: .*\(the folder does not exist\)/);
+    expect(typo.stdout).toBe('');
+  });
+
   it('refuses flags of the mirror audit with --feed, and --include without --feed, naming the flag', async () => {
     expect(await cli('--deep')).toMatchObject({
       code: 2,
