@@ -7,6 +7,7 @@ import type { MirrorCommit, Mirror } from '../consumer/mirror.js';
 import type { IdFilter } from '../contract/id-filter.js';
 import { keepsId } from '../contract/id-filter.js';
 import { limiter } from '../view/commit-leaves.js';
+import { FeedError } from './errors.js';
 import { DEFAULT_MAX_PACKAGE_BYTES, zeroCounts, type FeedContext, type FeedCounts } from './feed-context.js';
 import { FeedKeys, FeedUrls } from './feed-keys.js';
 import type { FeedStorage } from './feed-storage.js';
@@ -202,7 +203,13 @@ export class Feed {
     for await (const key of this.ctx.storage.list(this.ctx.keys.waitingFolder())) {
       const marker = await this.ctx.storage.read(key);
       if (marker === undefined) continue;
-      const { id, due: at } = JSON.parse(marker.bytes.toString('utf8')) as { id?: unknown; due?: unknown };
+      let parsed: { id?: unknown; due?: unknown };
+      try {
+        parsed = JSON.parse(marker.bytes.toString('utf8')) as typeof parsed;
+      } catch (cause) {
+        throw new FeedError(`${this.ctx.storage.where} ${key}: not valid JSON`, { cause });
+      }
+      const { id, due: at } = parsed;
       if (typeof id === 'string' && typeof at === 'number' && at <= now) due.push(id);
     }
     await this.syncAll(due);

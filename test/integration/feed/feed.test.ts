@@ -220,6 +220,15 @@ describe.each(VIEW_KINDS)('the private feed: %s', (kind) => {
     now += 24 * 3600_000;
     expect(await feed()).toMatchObject({ stored: 0, quarantined: 0 });
     expect(checked.violations).toEqual([]);
+    // A waiting marker that is not JSON stops the run naming its key; nothing is lost (the cursor stays), and the
+    // run goes on once it is removed.
+    const broken = `${prefix}feed-state/waiting/broken.json`;
+    await place.storage.put(broken, Buffer.from('{"id": "Broken'), 'json');
+    now += 61_000;
+    await expect(feed()).rejects.toThrow(`${broken}: not valid JSON`);
+    await place.storage.delete(broken);
+    now += 61_000;
+    expect(await feed()).toMatchObject({ stored: 0 });
   });
 
   it('keys a package as NuGet asks for it: the id and normalized version lowercased (ToLowerInvariant), no build metadata', async () => {
