@@ -91,6 +91,9 @@ export async function runPass(
           boundIsStored: pass.dependsOn.every((name) => BUILT_IN_CONSUMERS.includes(name)),
         }
       : {}),
+    ...(typeof options.batchSize === 'object' && options.batchSize.onFetched !== undefined
+      ? { onFetched: options.batchSize.onFetched }
+      : {}),
     onIdle: async () => {
       await batches.drain();
       await keeper.flush();

@@ -95,8 +95,14 @@ export interface ConsumeResult {
  */
 export interface AdaptiveBatchSize {
   readonly max: number;
-  /** Told of each commit as it is read, before its batch is handed over: work that needs no order (reading leaf bodies ahead) may start. */
+  /** Told of each commit as it is read, in order, before its batch is handed over. */
   readonly onRead?: (commit: MirrorCommit) => void;
+  /**
+   * Told of each commit as soon as its manifest is read, in whatever order the reads end (before {@link onRead}): work
+   * that needs no order (reading leaf bodies ahead, starting a package's feed) may start, and a slow read of one
+   * manifest holds it up for none of the commits after it. Only commits the read delivers if it goes on.
+   */
+  readonly onFetched?: (commit: MirrorCommit) => void;
 }
 
 /** Commits a batch handler gets at once: a fixed count, or {@link AdaptiveBatchSize}. */

@@ -34,6 +34,13 @@ export interface ReaderHooks {
    * bounds read it. Its failure (a place that holds no mirror) is the read's.
    */
   readonly watermark?: Promise<(Watermark & { readonly ticks: Ticks }) | undefined>;
+  /**
+   * Told of each commit as soon as its manifest is read, in whatever order the reads end, before it is delivered (in
+   * key order): for work that needs no order, which a slow read of one manifest then holds up for none of the commits
+   * after it. Only commits the read will deliver if it goes on (a listing begun beside the watermark's read is told of
+   * once that bound is known to hold).
+   */
+  readonly onFetched?: (commit: MirrorCommit) => void;
 }
 
 /** The commits of a listing begun before the caller asks for them. */

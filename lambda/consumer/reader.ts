@@ -79,18 +79,30 @@ export async function* readCommits(
   for (;;) {
     if (signal?.aborted) return;
     const after = startAfter;
+    const fetched = hooks.onFetched;
+    // Commits of a listing begun beside the watermark's read are told of once its bound is known to be the one.
+    let keep: (kept: boolean) => void = () => undefined;
+    const kept = new Promise<boolean>((resolve) => (keep = resolve));
     const { bound, watermark, early } = await readBound(
       mirror,
       hooks,
       first ? hooks.watermark : undefined,
       after,
-      (to) => commitsUpTo(mirror, after, to, readAhead),
+      (to) =>
+        commitsUpTo(
+          mirror,
+          after,
+          to,
+          readAhead,
+          fetched && ((commit) => void kept.then((yes) => yes && fetched(commit))),
+        ),
     );
+    keep(early !== undefined);
     if (first && !watermark && !options.awaitMirror && !(await holdsMirrorKeys(mirror)))
       throw await noMirrorError(mirror);
     first = false;
     if (bound !== null && (startAfter === undefined || manifestKey(mirror.prefix, bound) > startAfter)) {
-      for await (const commit of early?.commits ?? commitsUpTo(mirror, startAfter, bound, readAhead)) {
+      for await (const commit of early?.commits ?? commitsUpTo(mirror, startAfter, bound, readAhead, fetched)) {
         if (signal?.aborted) return;
         yield commit;
       }
@@ -123,17 +135,23 @@ export function readCommitRange(
   );
 }
 
-/** The manifests after `startAfter` up to and including `bound`'s, parsed, in key order. */
+/**
+ * The manifests after `startAfter` up to and including `bound`'s, parsed, in key order; `fetched` told of each as soon
+ * as it is read.
+ */
 function commitsUpTo(
   mirror: Mirror,
   startAfter: string | undefined,
   bound: string,
   readAhead: number,
+  fetched?: (commit: MirrorCommit) => void,
 ): AsyncGenerator<MirrorCommit> {
   // Keys are listed up to two pages ahead, so the GETs never wait on the next page of the listing.
-  return mapInOrder(bufferAhead(manifestKeysUpTo(mirror, startAfter, bound), LISTED_AHEAD), readAhead, (key) =>
-    readManifest(mirror, key),
-  );
+  return mapInOrder(bufferAhead(manifestKeysUpTo(mirror, startAfter, bound), LISTED_AHEAD), readAhead, async (key) => {
+    const commit = await readManifest(mirror, key);
+    fetched?.(commit);
+    return commit;
+  });
 }
 
 async function* manifestKeysUpTo(

@@ -17,14 +17,14 @@ import { Feed, type FeedTarget } from './feed.js';
 export const DEFAULT_FEED_BATCH = 64;
 
 /**
- * Batches as deep as the stream (up to `max` commits), each commit's packages started as soon as it is read, ahead of
- * its batch ({@link Feed.readAhead}): the first batch is the first commit read, and while a batch is made the next
+ * Batches as deep as the stream (up to `max` commits), each commit's packages started as soon as its manifest is read
+ * (in whatever order the reads end), ahead of its batch ({@link Feed.readAhead}): the first batch is the first commit read, and while a batch is made the next
  * one's packages are already under way, so no batch waits for the one before to end before its requests begin.
  */
 export function readAheadBatches(feed: () => Promise<Feed>, max = DEFAULT_FEED_BATCH): AdaptiveBatchSize {
   return {
     max,
-    onRead: (commit) => {
+    onFetched: (commit) => {
       // A feed that failed to open fails the batch, which awaits it too.
       feed().then(
         (opened) => opened.readAhead(commit),

@@ -4,8 +4,11 @@
  * `max`), in order and checkpointed as any batch; a failing batch stops the read and is named.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consumeBatches, ConsumerHandlerError, type Mirror } from '../../../lambda/consumer/index.js';
+import { consumeBatches, consumerKey, ConsumerHandlerError, type Mirror } from '../../../lambda/consumer/index.js';
+import { commitKeyOf, manifestKey, watermarkKeyOf } from '../../../lambda/contract/keys.js';
 import { formatTimestamp, parseTimestamp } from '../../../lambda/contract/time.js';
+import { VIEW_CONSUMER } from '../../../lambda/contract/view.js';
+import type { SnapshotReader } from '../../../lambda/consumer/index.js';
 import { generateCatalog } from '../../../testkit/catalog-generator.js';
 import { openViewTarget, type ViewTestTarget } from '../../../testkit/view-harness.js';
 import { cursorOf, keysOf, writeManifests } from './consumer-kit.js';
@@ -58,6 +61,76 @@ describe('batches as deep as the stream', () => {
     expect(await cursorOf(target.cursors, mirror, 'deep')).toBe(stamps.at(-1));
   });
 
+  it('onFetched: a slow manifest holds up the commits after it for no work that needs no order; onRead and batches stay in order', async () => {
+    const held = manifestKey('', keys[2]!);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const fetched: string[] = [];
+    const read: string[] = [];
+    const batches: string[][] = [];
+    let handedOverWhileHeld = -1;
+    const slow = withSlowRead(mirror.store, held, released);
+    const result = await consumeBatches(
+      'fetched',
+      (commits) => {
+        batches.push(commits.map((commit) => commit.commitKey));
+      },
+      {
+        mirror: { ...mirror, store: slow },
+        cursors: target.cursors,
+        batchSize: {
+          max: 8,
+          onRead: (commit) => read.push(commit.commitKey),
+          onFetched: (commit) => {
+            fetched.push(commit.commitKey);
+            // Every other manifest is told of while the third one's read is still held.
+            if (fetched.length === keys.length - 1) {
+              handedOverWhileHeld = batches.flat().length;
+              release();
+            }
+          },
+        },
+      },
+    );
+    expect(fetched.slice(0, keys.length - 1)).not.toContain(keys[2]);
+    expect(fetched.at(-1)).toBe(keys[2]);
+    expect([...fetched].sort()).toEqual(keys);
+    expect(handedOverWhileHeld).toBeLessThanOrEqual(2);
+    expect(read).toEqual(keys);
+    expect(batches.flat()).toEqual(keys);
+    expect(result).toMatchObject({ commits: keys.length, stoppedBy: 'caught-up' });
+  }, 20_000);
+
+  it('onFetched: commits listed ahead for a built-in bound past the watermark are not told of', async () => {
+    // The gate's mirror: 30 manifests, its watermark at the 20th; the latest view's cursor (a bound whose manifests
+    // are stored, listed beside the watermark's read) at the 30th.
+    const catalog = generateCatalog({ commits: 30, seed: 3232, leavesPerCommit: [1, 4] });
+    const gate: Mirror = { ...mirror, prefix: 'gate/' };
+    await writeManifests(target.store, 'gate/', catalog.commits);
+    const twentieth = catalog.commits[19]!;
+    await target.store.putJson(watermarkKeyOf('gate/'), {
+      cursor: formatTimestamp(parseTimestamp(twentieth.timestamp)),
+      commitId: twentieth.commitId,
+      commitKey: commitKeyOf(twentieth.timestamp),
+      updatedAt: new Date(0).toISOString(),
+    });
+    const last = catalog.commits.at(-1)!;
+    await target.cursors.compareAndSet(consumerKey(gate, VIEW_CONSUMER), undefined, {
+      value: parseTimestamp(last.timestamp),
+      commitId: last.commitId,
+      runId: 'test',
+    });
+    const fetched: string[] = [];
+    const result = await consumeBatches('gated', () => undefined, {
+      mirror: gate,
+      cursors: target.cursors,
+      dependsOn: [VIEW_CONSUMER],
+      batchSize: { max: 8, onFetched: (commit) => fetched.push(commit.commitKey) },
+    });
+    expect(result).toMatchObject({ commits: 20 });
+    expect([...fetched].sort()).toEqual(keys.slice(0, 20));
+  });
+
   it('a failing batch stops the read, is named, and the cursor stays after the batch before it', async () => {
     let calls = 0;
     const failing = consumeBatches(
@@ -81,3 +154,18 @@ describe('batches as deep as the stream', () => {
     ).rejects.toThrow(/batchSize\.max 0 must be a whole number >= 1/);
   });
 });
+
+/** `store` with the read of `key` held until `released`. */
+function withSlowRead(store: SnapshotReader, key: string, released: Promise<void>): SnapshotReader {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === 'getBytes')
+        return async (asked: string) => {
+          if (asked === key) await released;
+          return target.getBytes(asked);
+        };
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}

@@ -5,9 +5,11 @@
  * unchanged registration items are kept; the setup's vulnerability pages are written before the service index that
  * names their index, and a base URL the feed was not written for still fails the run with the feed's own error while
  * the consumer reads its first batch meanwhile. The start in fewer requests in a row: the mirror's watermark read once,
- * a new package's leaf read at once with its view and state.
+ * a new package's leaf read at once with its view and state, and a commit's packages begun as soon as its manifest is
+ * read, whatever the manifests before it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commitKeyOf, manifestKey } from '../../../lambda/contract/keys.js';
 import { FeedError, type FeedObjectKind, type FeedStorage } from '../../../lambda/feed/index.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { FeedCatalog, feedStorageOf, mirrorCommits, runFeed, type FeedPlace } from '../../../testkit/feed-kit.js';
@@ -184,5 +186,43 @@ describe('the feed’s requests', () => {
     await expect(run).rejects.toBeInstanceOf(FeedError);
     await expect(run).rejects.toThrow(/written for the base URL https:\/\/feed\.example\.test\//);
     expect(await logged.read('feed/flat/req.c/index.json')).toBeUndefined();
+  });
+
+  it('a slow read of one manifest holds up no package of the commits after it', async () => {
+    const first = built.commit([{ id: 'Req.D', version: '1.0.0' }]);
+    const second = built.commit([{ id: 'Req.E', version: '1.0.0' }]);
+    await mirrorCommits(place, [first, second]);
+    const held = manifestKey('', commitKeyOf(first.timestamp));
+    const events: string[] = [];
+    // The first commit's manifest is held until the feed has begun the second commit's package (1 s at most, so that
+    // a feed that starts packages only in commit order fails rather than hangs).
+    let begun: () => void = () => undefined;
+    const secondBegun = new Promise<void>((resolve) => (begun = resolve));
+    const store = place.mirror.store;
+    const mirrorStore = new Proxy(store, {
+      get(inner, name) {
+        if (name === 'getBytes')
+          return async (key: string) => {
+            if (key === held)
+              await Promise.race([secondBegun, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+            const bytes = await inner.getBytes!(key);
+            events.push(`GOT ${key}`);
+            return bytes;
+          };
+        const value = Reflect.get(inner, name) as unknown;
+        return typeof value === 'function' ? value.bind(inner) : value;
+      },
+    });
+    logged.onRead = (event) => {
+      events.push(event);
+      if (event === 'GET packages/req.e/index.json') begun();
+    };
+    const result = await runFeed(place, replica.serviceIndexUrl, BASE, {
+      mirror: { ...place.mirror, store: mirrorStore },
+    });
+    logged.onRead = undefined;
+    expect(result.stored).toBe(3);
+    expect(events.indexOf('GET packages/req.e/index.json')).toBeGreaterThanOrEqual(0);
+    expect(events.indexOf('GET packages/req.e/index.json')).toBeLessThan(events.indexOf(`GOT ${held}`));
   });
 });
