@@ -9,11 +9,13 @@
  * more: the catalog's 765 real packages are built first).
  *
  * Alone: `node dist/bench/feed-row.js [--packages N] [--large N] [--large-mib N] [--concurrency N]
- * [--packages-at-once N] [--seed N] [--demo] [--only latency,s3,folder]` (after `tsc -p bench/tsconfig.json`).
+ * [--packages-at-once N] [--seed N] [--demo] [--only latency,s3,folder] [--profile DIR]` (after
+ * `tsc -p bench/tsconfig.json`; `--profile`: each feed run's V8 CPU profile written in DIR, for
+ * `node dist/bench/profile-summary.js DIR/feed-{place}-{packages}.cpuprofile`).
  */
 import { fork } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -40,7 +42,26 @@ export type FeedRun = FeedScenarioResult & {
   readonly mbPerSec: number;
   /** S3 only: requests the run made (through the front), per package. */
   readonly s3RequestsPerPackage?: number;
+  /** The source's CPU during the run (its own process). */
+  readonly sourceCpuMs: number;
+  /** s3rver rows only: s3rver's and its front's CPU during the run (this process). */
+  readonly serverCpuMs?: number;
+  /** The machine's cores kept busy by the run's processes together: (run + source + server CPU) / wall time. */
+  readonly coresBusy: number;
 };
+
+/**
+ * The latency-bound rows over 200 and over 1,000 packages read as `wall = fixed + bytes / rate`: the rate once a run is
+ * under way, and the fixed cost of a run (its first requests before a package moves, its last after the last one).
+ */
+export interface SteadyState {
+  readonly bareMbPerSec: number;
+  readonly feedMbPerSec: number;
+  /** feed / bare, in MB/s once under way. */
+  readonly ratio: number;
+  readonly bareFixedMs: number;
+  readonly feedFixedMs: number;
+}
 
 /** The bare loop and the feed on one place, the bulk of packages. */
 export interface FeedBulkRows {
@@ -72,6 +93,10 @@ export interface FeedRows {
   readonly latencyBound?: FeedBulkRows;
   /** The same over `longPackages` packages (absent when 0). */
   readonly latencyBoundLong?: FeedBulkRows;
+  /** From the two latency-bound rows (absent without the long one). */
+  readonly steadyState?: SteadyState;
+  /** The machine's cores. */
+  readonly cores: number;
   /** Absent when the run measured the latency-bound rows only. */
   readonly s3?: FeedPlaceRows;
   readonly folder?: FeedPlaceRows;
@@ -95,6 +120,8 @@ export interface FeedRowsOptions {
   readonly demo: boolean;
   /** Only these places' rows (default all): for comparing two builds in the same minutes. */
   readonly only?: ReadonlySet<FeedPlaceName>;
+  /** Write each feed run's V8 CPU profile in this folder (`bench/profile-summary.js` reads one). */
+  readonly profileDir?: string;
   readonly log: (text: string) => void;
 }
 
@@ -179,9 +206,25 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
       AWS_SECRET_ACCESS_KEY: 'S3RVER',
     };
     const run = (config: FeedScenarioConfig) => runChild<FeedScenarioResult>('feed-scenario.js', config, env);
+    const sourceCpu = (): Promise<number> =>
+      new Promise((resolve) => {
+        const answer = (message: { type?: string; ms?: number }) => {
+          if (message.type !== 'cpu') return;
+          source.off('message', answer);
+          resolve(message.ms!);
+        };
+        source.on('message', answer);
+        source.send({ type: 'cpu' });
+      });
+    const profiling = options.profileDir === undefined ? {} : { profileDir: options.profileDir };
     const rated = async (config: FeedScenarioConfig): Promise<FeedRun> => {
       const before = front.requests().all;
+      const sourceBefore = await sourceCpu();
+      const serverBefore = process.cpuUsage();
       const result = await run(config);
+      const server = process.cpuUsage(serverBefore);
+      const sourceCpuMs = Math.round((await sourceCpu()) - sourceBefore);
+      const serverCpuMs = config.place.kind === 's3' ? Math.round((server.user + server.system) / 1000) : undefined;
       const seconds = result.wallMs / 1000;
       const requests =
         result.requests === undefined
@@ -192,6 +235,9 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
         packagesPerSec: round(result.packages / seconds),
         mbPerSec: round(result.bytes / MB / seconds),
         ...(config.place.kind === 'folder' ? {} : { s3RequestsPerPackage: round(requests / result.packages) }),
+        sourceCpuMs,
+        ...(serverCpuMs === undefined ? {} : { serverCpuMs }),
+        coresBusy: round((result.cpuMs + sourceCpuMs + (serverCpuMs ?? 0)) / result.wallMs),
       };
     };
     const latencyRows = async (packages: readonly SourcePackage[], from: number): Promise<FeedBulkRows> => {
@@ -212,7 +258,7 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
       options.log(`feed (S3 latency-bound, in memory, ${packages.length} packages): bare download + upload loop`);
       const bare = await rated({ ...base, mode: 'bare' });
       options.log(`feed (S3 latency-bound, in memory, ${packages.length} packages): the feed consumer`);
-      const engine = await rated({ ...base, mode: 'engine' });
+      const engine = await rated({ ...base, mode: 'engine', ...profiling });
       return { bare, engine, ratio: round(engine.packagesPerSec / bare.packagesPerSec) };
     };
     const rowsOn = async (name: 's3' | 'folder'): Promise<FeedPlaceRows> => {
@@ -228,7 +274,7 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
       options.log(`feed (${name}): bare download + upload loop`);
       const bare = await rated({ ...base, mode: 'bare' });
       options.log(`feed (${name}): the feed consumer`);
-      const engine = await rated({ ...base, mode: 'engine', viewCursor: cursors[name].main });
+      const engine = await rated({ ...base, mode: 'engine', viewCursor: cursors[name].main, ...profiling });
       const largeBase = { ...base, prefix: 'large/', packages: [big] };
       options.log(`feed (${name}): one ${options.largeMib} MiB package, bare`);
       const largeBare = await rated({ ...largeBase, mode: 'bare' });
@@ -263,6 +309,10 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
       s3Latency: FRONT_LATENCY,
       ...(latencyBound === undefined ? {} : { latencyBound }),
       ...(latencyBoundLong === undefined ? {} : { latencyBoundLong }),
+      ...(latencyBound === undefined || latencyBoundLong === undefined
+        ? {}
+        : { steadyState: steadyStateOf(latencyBound, latencyBoundLong) }),
+      cores: availableParallelism(),
       ...(s3Rows === undefined ? {} : { s3: s3Rows }),
       ...(folderRows === undefined ? {} : { folder: folderRows }),
       ...(demo === undefined ? {} : { demo }),
@@ -275,10 +325,27 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
   }
 }
 
+/** See {@link SteadyState}. */
+export function steadyStateOf(short: FeedBulkRows, long: FeedBulkRows): SteadyState {
+  const lineThrough = (a: FeedRun, b: FeedRun) => {
+    const msPerByte = (b.wallMs - a.wallMs) / (b.bytes - a.bytes);
+    return { mbPerSec: round(1 / (msPerByte * 1000)), fixedMs: Math.round(a.wallMs - a.bytes * msPerByte) };
+  };
+  const bare = lineThrough(short.bare, long.bare);
+  const feed = lineThrough(short.engine, long.engine);
+  return {
+    bareMbPerSec: bare.mbPerSec,
+    feedMbPerSec: feed.mbPerSec,
+    ratio: round(feed.mbPerSec / bare.mbPerSec),
+    bareFixedMs: bare.fixedMs,
+    feedFixedMs: feed.fixedMs,
+  };
+}
+
 /** The rows as text. */
 export function feedText(rows: FeedRows): string {
   const line = (name: string, r: FeedRun) =>
-    `    ${name.padEnd(40)} ${String(r.packagesPerSec).padStart(7)} pkg/s ${String(r.mbPerSec).padStart(7)} MB/s  ${String(r.cpuMs).padStart(6)} CPU-ms  peak RSS ${r.maxRssMb} MB${r.s3RequestsPerPackage === undefined ? '' : `  ${r.s3RequestsPerPackage} S3 requests a package`}`;
+    `    ${name.padEnd(40)} ${String(r.packagesPerSec).padStart(7)} pkg/s ${String(r.mbPerSec).padStart(7)} MB/s  ${String(r.cpuMs).padStart(6)} CPU-ms  peak RSS ${r.maxRssMb} MB${r.s3RequestsPerPackage === undefined ? '' : `  ${r.s3RequestsPerPackage} S3 requests a package`}  (source ${r.sourceCpuMs}${r.serverCpuMs === undefined ? '' : `, s3rver ${r.serverCpuMs}`} CPU-ms; ${r.coresBusy} of ${rows.cores} cores busy)`;
   const bulk = (name: string, r: FeedBulkRows) => [
     `  ${name}`,
     line('bare loop', r.bare),
@@ -315,9 +382,14 @@ export function feedText(rows: FeedRows): string {
           `S3, latency-bound, ${rows.latencyBoundLong.bare.packages} packages (the run's fixed cost spread wider)`,
           rows.latencyBoundLong,
         )),
+    ...(rows.steadyState === undefined
+      ? []
+      : [
+          `  S3, latency-bound, once under way (the two rows as wall = fixed + bytes / rate): bare ${rows.steadyState.bareMbPerSec} MB/s, feed ${rows.steadyState.feedMbPerSec} MB/s, feed / bare ${rows.steadyState.ratio}; fixed cost of a run: bare ${rows.steadyState.bareFixedMs} ms, feed ${rows.steadyState.feedFixedMs} ms`,
+        ]),
     ...(rows.s3 === undefined
       ? []
-      : place(`S3: s3rver behind a front, ${rows.s3Latency} (bound by s3rver's CPU)`, rows.s3)),
+      : place(`S3: s3rver behind a front, ${rows.s3Latency} (the AWS SDK's own requests)`, rows.s3)),
     ...(rows.folder === undefined ? [] : place('folder', rows.folder)),
     ...(d === undefined
       ? []
@@ -343,6 +415,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       seed: { type: 'string', default: '42' },
       demo: { type: 'boolean', default: false },
       only: { type: 'string' },
+      profile: { type: 'string' },
     },
     strict: true,
   });
@@ -357,6 +430,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     seed: Number(values.seed),
     demo: values.demo,
     ...(values.only === undefined ? {} : { only: new Set(values.only.split(',') as FeedPlaceName[]) }),
+    ...(values.profile === undefined ? {} : { profileDir: values.profile }),
     log: (text) =>
       process.stderr.write(`[feed ${((performance.now() - started) / 1000).toFixed(0).padStart(3)}s] ${text}\n`),
   }).then(

@@ -3,8 +3,9 @@
  * (s3rver behind the latency front) or on a folder:
  * `engine`, the feed consumer (`keepFeed`) as the Lambda or `catalog-sync feed` wires it, over a mirror and latest
  * view already written; `bare`, the least a copy costs: each package's GET (undici) piped into `@aws-sdk/lib-storage`'s
- * `Upload` with the same part size and parts in flight (S3), or into a file synced and renamed into place (a folder,
- * as durable as the feed's), at the same concurrency; no hash, no leaf, no document, no state.
+ * `Upload` with the same part size and parts in flight (S3), or into a file synced, renamed into place and its folder
+ * synced (a folder: as durable as the feed's package write, its folder syncs grouped as the feed's are), at the same
+ * concurrency; no hash, no leaf, no document, no state.
  *
  * Usage (forked by feed-row.ts): feed-scenario.js '<FeedScenarioConfig as JSON>'; sends `{ type: 'result', result }`.
  */
@@ -16,6 +17,7 @@ import { HttpClient } from '../lambda/catalog/index.js';
 import { consumerKey, type SnapshotReader } from '../lambda/consumer/index.js';
 import { VIEW_CONSUMER } from '../lambda/contract/index.js';
 import {
+  DEFAULT_FEED_CONCURRENCY,
   DEFAULT_PART_BYTES,
   DEFAULT_PARTS_AT_ONCE,
   keepFeed,
@@ -25,6 +27,7 @@ import {
 } from '../lambda/feed/index.js';
 import { awsClients, LocalStore, S3SnapshotStore } from '../lambda/stores/index.js';
 import { eachBounded } from './bounded.js';
+import { profiled } from './profiler.js';
 import type { LatencyBucket } from './latency-bucket.js';
 import type { SourcePackage } from './feed-source.js';
 import { MemoryCursorStore } from './memory-cursor-store.js';
@@ -54,6 +57,8 @@ export interface FeedScenarioConfig {
   readonly packages: readonly SourcePackage[];
   /** `engine`: the latest view's cursor (ticks) and commit id, which the feed never passes. */
   readonly viewCursor?: { readonly ticks: string; readonly commitId: string };
+  /** `engine`: write the run's V8 CPU profile in this folder (`feed-{place}-{packages}.cpuprofile`). */
+  readonly profileDir?: string;
 }
 
 /** What a run measured. */
@@ -77,6 +82,7 @@ async function bare(
   const place = config.place;
   const folder = place.kind === 'folder' ? join(place.dir, `${config.prefix}bare`) : '';
   if (place.kind === 'folder') await mkdir(join(folder, 'tmp'), { recursive: true });
+  const syncFolder = groupedSyncs(folder);
   let bytes = 0;
   await eachBounded(config.packages, config.concurrency, async (pkg) => {
     const id = pkg.id.toLowerCase();
@@ -101,10 +107,46 @@ async function bare(
         await handle.close();
       }
       await rename(temporary, join(folder, name));
+      // The rename is durable once the folder that holds the name is synced, as the feed's package write makes it.
+      await syncFolder();
     }
     bytes += pkg.size;
   });
   return bytes;
+}
+
+/**
+ * The syncs of folder `dir`, grouped as the feed's durable writer groups them: a sync asked for while one runs is
+ * made once, after it, for every request made meanwhile.
+ */
+function groupedSyncs(dir: string): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  const start = (): Promise<void> => {
+    const sync = (async () => {
+      const handle = await open(dir, 'r');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    })().finally(() => {
+      if (running === sync) running = undefined;
+    });
+    running = sync;
+    return sync;
+  };
+  return () => {
+    if (next !== undefined) return next;
+    if (running === undefined) return start();
+    next = running
+      .catch(() => undefined)
+      .then(() => {
+        next = undefined;
+        return start();
+      });
+    return next;
+  };
 }
 
 /** The feed consumer over the mirror and view at `config.prefix`. */
@@ -184,7 +226,11 @@ async function memoryBucket(
 }
 
 async function run(config: FeedScenarioConfig): Promise<FeedScenarioResult> {
-  const { s3 } = awsClients(process.env, config.concurrency + 16);
+  // The feed's clients as its Lambda makes them (its downloads and packages at once); the bare loop's for its copies.
+  const { s3 } = awsClients(
+    process.env,
+    config.concurrency + (config.mode === 'engine' ? (config.packagesAtOnce ?? DEFAULT_FEED_CONCURRENCY) : 16),
+  );
   const memory = await memoryBucket(config);
   if (memory !== undefined) config = { ...config, viewCursor: memory.viewCursor, packages: memory.packages };
   const bucket = memory?.bucket;
@@ -196,7 +242,12 @@ async function run(config: FeedScenarioConfig): Promise<FeedScenarioResult> {
     bytes = await bare(config, s3, bucket);
     packages = config.packages.length;
   } else {
-    const result = await engine(config, s3, bucket);
+    const result = await profiled(
+      config.profileDir === undefined
+        ? undefined
+        : join(config.profileDir, `feed-${config.place.kind}-${config.packages.length}.cpuprofile`),
+      () => engine(config, s3, bucket),
+    );
     packages = result.stored;
     bytes = result.storedBytes;
   }

@@ -73,5 +73,11 @@ if (process.send !== undefined) {
   server.listen(0, '127.0.0.1', () => {
     process.send!({ type: 'ready', port: (server.address() as AddressInfo).port, digests });
   });
+  // The parent asks for this process's CPU before and after each run (a row's machine-wide CPU).
+  process.on('message', (message: { type?: string }) => {
+    if (message.type !== 'cpu') return;
+    const used = process.cpuUsage();
+    process.send!({ type: 'cpu', ms: (used.user + used.system) / 1000 });
+  });
   process.on('disconnect', () => process.exit(0));
 }

@@ -2,8 +2,8 @@
  * For the feed's rows (feed-row.ts): an in-memory bucket whose every request waits as S3's does (20-50 ms, 2% at
  * 200 ms; the same model as the view's rows and the s3rver front), with S3's conditional writes honoured, and no
  * server's CPU behind it: what the figures measure is then the request pattern against latency, as on AWS, where
- * requests wait on S3 and not on an emulator's one Node process (s3rver answers about 100 requests a second on the
- * loaded bench machine, which is what bounds the s3rver rows).
+ * requests wait on S3 and not on an emulator's one Node process. No AWS SDK either: the s3rver rows show what its CPU a
+ * request adds.
  *
  * It is the mirror's store (leaves, manifests, the latest view's documents) and the feed's `FeedStorage` at once, and
  * the bare loop writes through the same `putStream`, so both pay the same latency on the same requests. A stream is
