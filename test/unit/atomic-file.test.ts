@@ -44,7 +44,10 @@ function folder(): string {
   return dir;
 }
 
-/** Records every fsync from now on (a file's through its FileHandle, a folder's through `fs.fsync` on its descriptor); `target` is the file whose rename is watched. */
+/**
+ * Records every fsync from now on (a file's through its FileHandle, a folder's through `fs.fsync` on its descriptor);
+ * `target` is the file whose rename is watched.
+ */
 function watchSyncs(target: string): void {
   syncs = [];
   watched = target;
@@ -138,7 +141,10 @@ describe('durable local writes', () => {
     await writer.write(target, Buffer.from('2'));
     expect(readFileSync(target, 'utf8')).toBe('2');
     for (const dir of [join(root, 'a/b'), join(root, 'a'), root])
-      expect(syncsOf(dir).some((sync) => sync.directory && sync.targetThere), `sync of ${dir}`).toBe(true);
+      expect(
+        syncsOf(dir).some((sync) => sync.directory && sync.targetThere),
+        `sync of ${dir}`,
+      ).toBe(true);
   });
 
   it('a streamed body is written whole, in writes of many pieces', async () => {
