@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
-// The module object, not named imports: its fsync is looked up at each call (the durability test observes it).
-import fs from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { LocalStateError } from './local-state-error.js';
 
@@ -272,16 +270,12 @@ class CoalescedSync {
   }
 }
 
-/**
- * fsyncs a folder, so the names created or renamed in it survive a power cut. Opening and closing a folder just
- * written into read nothing from the disk (its inode and the path to it are cached): done here, only the fsync goes to
- * the threadpool: one round trip, where a FileHandle's open, sync and close made three.
- */
+/** fsyncs a folder, so the names created or renamed in it survive a power cut. */
 export async function syncDirectory(dir: string): Promise<void> {
-  const fd = fs.openSync(dir, 'r');
+  const handle = await open(dir, 'r');
   try {
-    await new Promise<void>((resolve, reject) => fs.fsync(fd, (error) => (error ? reject(error) : resolve())));
+    await handle.sync();
   } finally {
-    fs.closeSync(fd);
+    await handle.close();
   }
 }

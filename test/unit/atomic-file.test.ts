@@ -1,10 +1,9 @@
 /**
  * Durable local writes (issue 10, item 7): what a power cut would lose cannot be tested without one, so this
- * observes the fsyncs themselves. Spies on FileHandle.prototype.sync (files) and fs.fsync (folders) record which file
- * or folder each sync was for (by inode) and whether the target already had its new name at that moment; the writes
- * are real.
+ * observes the fsyncs themselves. A spy on FileHandle.prototype.sync records which file or folder each sync was
+ * for (by inode) and whether the target already had its new name at that moment; the writes are real.
  */
-import fs, { existsSync, fstatSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -44,10 +43,7 @@ function folder(): string {
   return dir;
 }
 
-/**
- * Records every fsync from now on (a file's through its FileHandle, a folder's through `fs.fsync` on its descriptor);
- * `target` is the file whose rename is watched.
- */
+/** Records every fsync from now on; `target` is the file whose rename is watched. */
 function watchSyncs(target: string): void {
   syncs = [];
   watched = target;
@@ -59,12 +55,6 @@ function watchSyncs(target: string): void {
     syncs.push({ ino: info.ino, directory: info.isDirectory(), targetThere: existsSync(watched) });
     return originalSync.call(this);
   });
-  const originalFsync = fs.fsync;
-  vi.spyOn(fs, 'fsync').mockImplementation(((fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
-    const info = fstatSync(fd);
-    syncs.push({ ino: info.ino, directory: info.isDirectory(), targetThere: existsSync(watched) });
-    originalFsync(fd, callback);
-  }) as typeof fs.fsync);
 }
 
 /** The syncs of `path` (a file: the temporary file renamed to it has the same inode; a folder: itself). */
