@@ -72,8 +72,8 @@ export class AtomicFileWriter {
   /**
    * Replaces `path` with `body` atomically and durably; `guard` decides, at the last moment, whether the rename
    * happens. A body that arrives in pieces (a package of up to hundreds of MB) is written to the temporary file as it
-   * comes, so memory holds one piece at a time; its error (a failed download, a hash that does not match) removes the
-   * temporary file and leaves `path` as it was.
+   * comes, so memory holds about a MiB of it at a time (pieces gathered into one write); its error (a failed download,
+   * a hash that does not match) removes the temporary file and leaves `path` as it was.
    */
   async write(path: string, body: Buffer | AsyncIterable<Uint8Array>, guard: RenameGuard = unguarded): Promise<void> {
     const staged = await this.stage(path, body);
