@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
+import { LocalStateError } from './local-state-error.js';
 
 /** A temporary file older than this was left by a killed process: no write takes an hour. */
 const STALE_TMP_MS = 60 * 60 * 1000;
@@ -8,6 +9,17 @@ const STALE_TMP_MS = 60 * 60 * 1000;
 const KNOWN_DURABLE_FOLDERS = 4_096;
 /** Windows cannot open a folder to fsync it (EPERM); NTFS journals its metadata, so the rename is kept anyway. */
 const CAN_SYNC_DIRECTORIES = process.platform !== 'win32';
+/**
+ * A streamed body's pieces (a socket's, 16-64 KiB) are gathered up to this many bytes and written with one `writev`:
+ * one threadpool round trip a MiB instead of one a piece, memory one MiB a write.
+ */
+const WRITE_BATCH_BYTES = 1024 * 1024;
+/**
+ * The start of this process's temporary files' names (its pid, and random bytes: a pid is reused after a reboot);
+ * a counter ends each. Random bytes a file cost a call into OpenSSL and a getpid each (its fork check).
+ */
+const TMP_NAME_PREFIX = `${process.pid}-${randomBytes(6).toString('hex')}`;
+let tmpNames = 0;
 
 /** Makes the final rename of a write: runs it, or refuses to (a lock guard: the lock must still be ours). */
 export type RenameGuard = (rename: () => Promise<void>) => Promise<void>;
@@ -32,6 +44,7 @@ export interface StagedFile {
  * without the folder sync, the rename itself can be lost. A folder's own name is synced into its parent too,
  * up to `root`, the first time this writer writes into it. Syncs of one folder requested while one is under way
  * are made once, together, after it (a group commit): concurrent leaves of a commit share their folders' syncs.
+ * A folder this writer knows durable is not made again (no mkdir); one removed meanwhile is made again at the rename.
  * A process killed mid-write leaves its temporary file in `tmpDir`, never beside
  * the targets; such leftovers are removed once an hour old.
  */
@@ -59,8 +72,8 @@ export class AtomicFileWriter {
   /**
    * Replaces `path` with `body` atomically and durably; `guard` decides, at the last moment, whether the rename
    * happens. A body that arrives in pieces (a package of up to hundreds of MB) is written to the temporary file as it
-   * comes, so memory holds one piece at a time; its error (a failed download, a hash that does not match) removes the
-   * temporary file and leaves `path` as it was.
+   * comes, so memory holds about a MiB of it at a time (pieces gathered into one write); its error (a failed download,
+   * a hash that does not match) removes the temporary file and leaves `path` as it was.
    */
   async write(path: string, body: Buffer | AsyncIterable<Uint8Array>, guard: RenameGuard = unguarded): Promise<void> {
     const staged = await this.stage(path, body);
@@ -80,13 +93,16 @@ export class AtomicFileWriter {
    */
   async stage(path: string, body: Buffer | AsyncIterable<Uint8Array>): Promise<StagedFile> {
     await this.ensureTmpDir();
-    await mkdir(dirname(path), { recursive: true });
-    const temporary = join(this.tmpDir, `${process.pid}-${randomBytes(6).toString('hex')}`);
+    const dir = dirname(path);
+    // A folder known durable exists: no mkdir (two syscalls and a round trip to the threadpool). Should another
+    // process have removed it since, the rename finds it missing and `place` makes it again (placeIn).
+    if (!this.durableFolders.has(dir)) await mkdir(dir, { recursive: true });
+    const temporary = join(this.tmpDir, `${TMP_NAME_PREFIX}-${(tmpNames++).toString(36)}`);
     try {
       const handle = await open(temporary, 'wx');
       try {
         if (Buffer.isBuffer(body)) await handle.writeFile(body);
-        else for await (const piece of body) await handle.write(piece);
+        else await writeBatched(handle, body);
         if (this.durable) await handle.sync();
       } finally {
         await handle.close();
@@ -96,10 +112,28 @@ export class AtomicFileWriter {
       throw error;
     }
     return {
-      place: () => rename(temporary, path),
+      place: () => this.placeIn(temporary, path),
       settle: () => this.syncFolders(dirname(path)),
       discard: () => rm(temporary, { force: true }),
     };
+  }
+
+  /**
+   * Renames `temporary` to `path`. A folder of `path` missing (removed by another process after this writer learnt it
+   * durable, so `stage` made no mkdir): made again, forgotten as durable with every folder above it, so that `settle`
+   * syncs them all again, and the rename retried.
+   */
+  private async placeIn(temporary: string, path: string): Promise<void> {
+    try {
+      await rename(temporary, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      const dir = dirname(path);
+      for (let folder = dir; folder.length > this.root.length; folder = dirname(folder))
+        this.durableFolders.delete(folder);
+      await mkdir(dir, { recursive: true });
+      await rename(temporary, path);
+    }
   }
 
   /** Appends `text` to `path` (created if missing) and syncs it, and its folder, before resolving. */
@@ -160,6 +194,44 @@ export class AtomicFileWriter {
     })();
     return this.tmpReady;
   }
+}
+
+/** Writes a body that arrives in pieces, gathered into writes of about {@link WRITE_BATCH_BYTES}. */
+async function writeBatched(handle: FileHandle, body: AsyncIterable<Uint8Array>): Promise<void> {
+  let batch: Uint8Array[] = [];
+  let bytes = 0;
+  for await (const piece of body) {
+    batch.push(piece);
+    bytes += piece.byteLength;
+    if (bytes >= WRITE_BATCH_BYTES) {
+      await writeAll(handle, batch);
+      batch = [];
+      bytes = 0;
+    }
+  }
+  if (bytes > 0) await writeAll(handle, batch);
+}
+
+/**
+ * Writes every piece: libuv loops over short writes, but returns the count so far when one fails after some progress
+ * (a full disk); the rest is written again, so the error comes from the write that makes none.
+ */
+async function writeAll(handle: FileHandle, pieces: Uint8Array[]): Promise<void> {
+  for (let left = pieces; left.length > 0; ) {
+    const { bytesWritten } = await handle.writev(left);
+    // Only a write of nothing returns 0 without an error: never loop on one.
+    if (bytesWritten === 0) throw new LocalStateError('a write into a temporary file made no progress');
+    left = unwritten(left, bytesWritten);
+  }
+}
+
+/** The part of `pieces` past its first `written` bytes. */
+export function unwritten(pieces: readonly Uint8Array[], written: number): Uint8Array[] {
+  let skip = written;
+  let i = 0;
+  while (i < pieces.length && skip >= pieces[i]!.byteLength) skip -= pieces[i++]!.byteLength;
+  if (i === pieces.length) return [];
+  return [pieces[i]!.subarray(skip), ...pieces.slice(i + 1)];
 }
 
 /**

@@ -3,13 +3,14 @@
  * observes the fsyncs themselves. A spy on FileHandle.prototype.sync records which file or folder each sync was
  * for (by inode) and whether the target already had its new name at that moment; the writes are real.
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseTimestamp } from '../../lambda/contract/time.js';
 import type { RunSummary } from '../../lambda/contract/run-summary.js';
+import { AtomicFileWriter, unwritten } from '../../lambda/stores/atomic-file.js';
 import { LocalStore, STATE_DIR } from '../../lambda/stores/index.js';
 
 interface Sync {
@@ -117,5 +118,43 @@ describe('durable local writes', () => {
     watchSyncs(join(root, 'x'));
     await store.putLeaf('leaves/001e9fzMHc3F/a/1.0.0.json', Buffer.from('{}'));
     expect(syncs).toEqual([]);
+  });
+
+  it('a folder removed after the writer learnt it durable is made again, and synced again with the folders above it', async () => {
+    const root = folder();
+    const writer = new AtomicFileWriter(root, join(root, STATE_DIR, 'tmp'));
+    await writer.write(join(root, 'a/b/first.json'), Buffer.from('1'));
+    // Known durable now: the next write into a/b makes no mkdir. Another process removes the folder meanwhile.
+    rmSync(join(root, 'a'), { recursive: true });
+    const target = join(root, 'a/b/second.json');
+    watchSyncs(target);
+    await writer.write(target, Buffer.from('2'));
+    expect(readFileSync(target, 'utf8')).toBe('2');
+    for (const dir of [join(root, 'a/b'), join(root, 'a'), root])
+      expect(
+        syncsOf(dir).some((sync) => sync.directory && sync.targetThere),
+        `sync of ${dir}`,
+      ).toBe(true);
+  });
+
+  it('a streamed body is written whole, in writes of many pieces', async () => {
+    const root = folder();
+    const writer = new AtomicFileWriter(root, join(root, STATE_DIR, 'tmp'));
+    const pieces = Array.from({ length: 40 }, (_, i) => Buffer.alloc(61_000 + i, i));
+    async function* body(): AsyncIterable<Uint8Array> {
+      yield* pieces;
+    }
+    await writer.write(join(root, 'p/x.nupkg'), body());
+    expect(readFileSync(join(root, 'p/x.nupkg')).equals(Buffer.concat(pieces))).toBe(true);
+  });
+
+  it('after a short write, the rest is what is left of the pieces', () => {
+    const pieces = [Buffer.from('abc'), Buffer.from(''), Buffer.from('defg'), Buffer.from('h')];
+    const text = (rest: Uint8Array[]) => Buffer.concat(rest).toString();
+    expect(text(unwritten(pieces, 0))).toBe('abcdefgh');
+    expect(text(unwritten(pieces, 2))).toBe('cdefgh');
+    expect(text(unwritten(pieces, 3))).toBe('defgh');
+    expect(text(unwritten(pieces, 5))).toBe('fgh');
+    expect(unwritten(pieces, 8)).toEqual([]);
   });
 });
