@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { withS3SetupErrors } from '../stores/aws-setup-error.js';
 import { S3SnapshotStore } from '../stores/s3-store.js';
 import { leanPutFor } from '../stores/s3-put-wiring.js';
 import { S3ViewDocuments } from '../view/s3-view-documents.js';
@@ -51,7 +52,9 @@ export class S3FeedStorage implements FeedStorage {
   }
 
   put(key: string, bytes: Buffer, kind: FeedObjectKind): Promise<void> {
-    return leanPutFor(this.client).put({ bucket: this.bucket, key, body: bytes, contentType: CONTENT_TYPES[kind] });
+    return withS3SetupErrors(
+      leanPutFor(this.client).put({ bucket: this.bucket, key, body: bytes, contentType: CONTENT_TYPES[kind] }),
+    );
   }
 
   async putStream(key: string, body: AsyncIterable<Uint8Array>): Promise<void> {

@@ -1,4 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
+import { withS3SetupErrors } from '../stores/aws-setup-error.js';
 import type { S3PutClient } from '../stores/s3-put-client.js';
 import { leanPutFor } from '../stores/s3-put-wiring.js';
 import type { StoredDocument, ViewDocuments } from './view-documents.js';
@@ -10,7 +11,7 @@ import type { StoredDocument, ViewDocuments } from './view-documents.js';
  * the private feed reads and writes three of these documents a package (the view's index, the package state and its
  * conditional PUT), and the SDK's GetObject and PutObject cost the feed's process more CPU than the rest of its work.
  * The lean client signs with the SDK's signer, retries with the SDK's strategy and leaves to the SDK's own commands the
- * endpoints it does not sign.
+ * endpoints it does not sign; no region or no credentials is the settings error the SDK's calls give.
  */
 export class S3ViewDocuments implements ViewDocuments {
   readonly where: string;
@@ -25,14 +26,16 @@ export class S3ViewDocuments implements ViewDocuments {
   }
 
   async read(key: string): Promise<StoredDocument | undefined> {
-    const object = await this.lean.read(this.bucket, key);
+    const object = await withS3SetupErrors(this.lean.read(this.bucket, key));
     return object === undefined ? undefined : { bytes: object.bytes, tag: object.etag };
   }
 
   writeIf(key: string, bytes: Buffer, expected: string | undefined): Promise<boolean> {
-    return this.lean.putIf(
-      { bucket: this.bucket, key, body: bytes, contentType: 'application/json' },
-      expected === undefined ? { ifNoneMatch: '*' } : { ifMatch: expected },
+    return withS3SetupErrors(
+      this.lean.putIf(
+        { bucket: this.bucket, key, body: bytes, contentType: 'application/json' },
+        expected === undefined ? { ifNoneMatch: '*' } : { ifMatch: expected },
+      ),
     );
   }
 }

@@ -9,7 +9,9 @@
  */
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SettingsError } from '../../../lambda/contract/settings.js';
 import { S3FeedStorage } from '../../../lambda/feed/s3-feed-storage.js';
+import { AWS_SERVICE, withSetupErrors } from '../../../lambda/stores/aws-setup-error.js';
 import { S3PutClient } from '../../../lambda/stores/s3-put-client.js';
 import { PUT_USER_AGENT } from '../../../lambda/stores/s3-put-attempt.js';
 import { leanPutFor } from '../../../lambda/stores/s3-put-wiring.js';
@@ -216,6 +218,39 @@ describe("the view's and the feed's documents go through the lean client", () =>
     } finally {
       await leanPutFor(sdkOnly).close();
       sdkOnly.destroy();
+    }
+  });
+
+  it("no region: the settings error naming AWS_REGION, as the SDK's calls of a client built by awsClients give", async () => {
+    // The SDK's default region provider fails so when no region is set anywhere.
+    const noRegion = withSetupErrors(
+      new S3Client({
+        endpoint: front.url,
+        forcePathStyle: true,
+        credentials: CREDENTIALS,
+        region: (): Promise<string> => Promise.reject(new Error('Region is missing')),
+      }),
+      AWS_SERVICE.s3,
+    );
+    const documents = new S3ViewDocuments(bucket, noRegion);
+    const storage = new S3FeedStorage(bucket, noRegion);
+    try {
+      for (const request of [
+        documents.read('docs/a.json'),
+        documents.writeIf('docs/b.json', Buffer.from('{}'), undefined),
+        storage.put('docs/c.json', Buffer.from('{}'), 'json'),
+        noRegion.send(new GetObjectCommand({ Bucket: bucket, Key: 'docs/a.json' })),
+      ]) {
+        const error = await request.then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(SettingsError);
+        expect((error as SettingsError).setting).toBe('AWS_REGION');
+      }
+    } finally {
+      await leanPutFor(noRegion).close();
+      noRegion.destroy();
     }
   });
 });
