@@ -9,7 +9,9 @@
  * more: the catalog's 765 real packages are built first).
  *
  * Alone: `node dist/bench/feed-row.js [--packages N] [--large N] [--large-mib N] [--concurrency N]
- * [--packages-at-once N] [--seed N] [--demo] [--only latency,s3,folder]` (after `tsc -p bench/tsconfig.json`).
+ * [--packages-at-once N] [--seed N] [--demo] [--only latency,s3,folder]` (after `tsc -p bench/tsconfig.json`);
+ * with `FEED_CPU_PROF=<dir>`, the feed's run on s3rver writes a CPU profile there (`node
+ * dist/bench/profile-summary.js <file>`).
  */
 import { fork } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -178,7 +180,14 @@ export async function runFeedRows(options: FeedRowsOptions): Promise<FeedRows> {
       AWS_ACCESS_KEY_ID: 'S3RVER',
       AWS_SECRET_ACCESS_KEY: 'S3RVER',
     };
-    const run = (config: FeedScenarioConfig) => runChild<FeedScenarioResult>('feed-scenario.js', config, env);
+    // FEED_CPU_PROF=<dir>: a CPU profile of the feed's run on s3rver (its bulk of packages), for profile-summary.js.
+    const profileDir = process.env.FEED_CPU_PROF;
+    const profiled = (config: FeedScenarioConfig): string[] =>
+      profileDir !== undefined && config.mode === 'engine' && config.place.kind === 's3' && config.prefix === 'main/'
+        ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
+        : [];
+    const run = (config: FeedScenarioConfig) =>
+      runChild<FeedScenarioResult>('feed-scenario.js', config, env, profiled(config));
     const rated = async (config: FeedScenarioConfig): Promise<FeedRun> => {
       const before = front.requests().all;
       const result = await run(config);
