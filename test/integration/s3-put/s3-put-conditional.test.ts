@@ -7,7 +7,7 @@
  * view's guarded write, as with the SDK. The view's and the feed's documents take this path; a bucket the lean client
  * does not sign goes through the SDK's commands with the same answers.
  */
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SettingsError } from '../../../lambda/contract/settings.js';
 import { S3FeedStorage } from '../../../lambda/feed/s3-feed-storage.js';
@@ -23,6 +23,9 @@ import { FAST_BACKOFF } from '../../../testkit/fast-backoff.js';
 import { S3FaultFront, type SeenRequest } from '../../../testkit/s3-fault-front.js';
 
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+/** An S3 client of the front (path-style, s3rver's credentials), with `config` over those. */
+const frontClient = (config: S3ClientConfig = {}): S3Client =>
+  new S3Client({ endpoint: front.url, region: 'us-east-1', credentials: CREDENTIALS, forcePathStyle: true, ...config });
 const bucket = uniqueName('lean-cas');
 let front: S3FaultFront;
 let client: S3Client;
@@ -42,13 +45,7 @@ async function sdkGet(key: string): Promise<{ text: string; etag: string | undef
 beforeAll(async () => {
   await createBucket(testServices().s3Endpoint, bucket);
   front = await S3FaultFront.start(testServices().s3Endpoint);
-  client = new S3Client({
-    endpoint: front.url,
-    region: 'us-east-1',
-    credentials: CREDENTIALS,
-    forcePathStyle: true,
-    maxAttempts: 3,
-  });
+  client = frontClient({ maxAttempts: 3 });
   lean = new S3PutClient(client, { connections: 4, backoff: FAST_BACKOFF });
 });
 afterAll(async () => {
@@ -224,12 +221,7 @@ describe("the view's and the feed's documents go through the lean client", () =>
   it("no region: the settings error naming AWS_REGION, as the SDK's calls of a client built by awsClients give", async () => {
     // The SDK's default region provider fails so when no region is set anywhere.
     const noRegion = withSetupErrors(
-      new S3Client({
-        endpoint: front.url,
-        forcePathStyle: true,
-        credentials: CREDENTIALS,
-        region: (): Promise<string> => Promise.reject(new Error('Region is missing')),
-      }),
+      frontClient({ region: (): Promise<string> => Promise.reject(new Error('Region is missing')) }),
       AWS_SERVICE.s3,
     );
     const documents = new S3ViewDocuments(bucket, noRegion);
