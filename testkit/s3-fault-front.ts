@@ -6,8 +6,9 @@
  * every header-signed request against `secrets` (the canonical request rebuilt from what arrived: method, the path
  * as sent, the query, the signed headers, the payload hash) and the payload itself: a body whose SHA-256 or
  * `x-amz-checksum-crc32` differs from its headers is refused as S3 refuses it. Then it forwards to s3rver,
- * unless a fault rule matches: an S3 XML error answer (status, Code, Message, headers), a connection reset, or
- * no answer at all (`hang`: the request is held until the client gives up or the front stops).
+ * unless a fault rule matches: an S3 XML error answer (status, Code, Message, headers), a connection reset, no
+ * answer at all (`hang`: the request is held until the client gives up or the front stops), or an answer lost
+ * (`lost`: forwarded, so it takes effect, then the connection reset instead of the answer).
  *
  * Time is checked as S3 checks it: a signed request whose `x-amz-date` is more than 15 minutes from the front's
  * clock is refused with 403 RequestTimeTooSkewed (its `ServerTime` in the body); every answer carries the
@@ -40,7 +41,9 @@ export type S3Fault =
       readonly headers?: Record<string, string>;
     }
   | { readonly kind: 'reset' }
-  | { readonly kind: 'hang' };
+  | { readonly kind: 'hang' }
+  /** Forwarded to s3rver (the request takes effect), then the connection reset before any answer: a lost answer. */
+  | { readonly kind: 'lost' };
 
 /** When to answer with a fault: requests `match` accepts, every `every`-th of them (default each), `times` times at most. */
 export interface FaultRule {
@@ -201,7 +204,7 @@ export class S3FaultFront {
       req.socket.resetAndDestroy();
       return;
     }
-    if (fault) {
+    if (fault && fault.kind !== 'lost') {
       this.count(fault.code);
       return answer(res, fault.status, fault.code, fault.message ?? `injected ${fault.code}`, {
         date: this.httpDate(),
@@ -220,6 +223,12 @@ export class S3FaultFront {
         headers: this.upstreamHeaders(req.headers),
       },
       (response) => {
+        if (fault?.kind === 'lost') {
+          this.count('lost');
+          response.resume();
+          response.on('end', () => req.socket.resetAndDestroy());
+          return;
+        }
         res.writeHead(response.statusCode ?? 502, { ...response.headers, date: this.httpDate() });
         response.pipe(res);
       },

@@ -1,7 +1,9 @@
 import { Readable } from 'node:stream';
-import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { withS3SetupErrors } from '../stores/aws-setup-error.js';
 import { S3SnapshotStore } from '../stores/s3-store.js';
+import { leanPutFor } from '../stores/s3-put-wiring.js';
 import { S3ViewDocuments } from '../view/s3-view-documents.js';
 import type { StoredDocument } from '../view/view-documents.js';
 import { CONTENT_TYPES, type FeedObjectKind, type FeedStorage } from './feed-storage.js';
@@ -20,8 +22,9 @@ export interface S3FeedStorageOptions {
 }
 
 /**
- * The feed in the mirror's S3 bucket. Documents are single PUTs (compare-and-swap ones with `If-Match` /
- * `If-None-Match: *`, as the latest view's); packages go through `@aws-sdk/lib-storage`'s `Upload`: a body smaller
+ * The feed in the mirror's S3 bucket. Documents are single PUTs through the S3 client's lean client
+ * (stores/s3-put-client.ts: the SDK's signer and retry strategy without its per-request CPU), compare-and-swap ones
+ * with `If-Match` / `If-None-Match: *` as the latest view's (view/s3-view-documents.ts); packages go through `@aws-sdk/lib-storage`'s `Upload`: a body smaller
  * than a part is one PUT, a larger one a multipart upload whose parts are sent as they fill, and which is aborted (no
  * object, no parts left behind) when the body fails, so a package that is not the leaf's is never visible.
  */
@@ -48,9 +51,9 @@ export class S3FeedStorage implements FeedStorage {
     return this.documents.writeIf(key, bytes, expected);
   }
 
-  async put(key: string, bytes: Buffer, kind: FeedObjectKind): Promise<void> {
-    await this.client.send(
-      new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentType: CONTENT_TYPES[kind] }),
+  put(key: string, bytes: Buffer, kind: FeedObjectKind): Promise<void> {
+    return withS3SetupErrors(
+      leanPutFor(this.client).put({ bucket: this.bucket, key, body: bytes, contentType: CONTENT_TYPES[kind] }),
     );
   }
 

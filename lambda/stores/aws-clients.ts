@@ -12,7 +12,8 @@ import { readProxyEnv } from '../contract/index.js';
  * never queue behind the SDK's default of 50 sockets. Leaf and manifest PUTs (S3SnapshotStore) take the lean path
  * (s3-put-client.ts) with a pool of 2 × `concurrency` + 2 connections (the leaves in flight, as many again for
  * manifests, which are written as commits complete, and for leaves past `STRAGGLER_MS` that gave their slot back)
- * and the same 5 attempts; the rest uses the SDK.
+ * and the same 5 attempts; the latest view's and the private feed's documents (reads with their ETag, conditional
+ * and plain PUTs) and the consumers' reads share that pool; the rest uses the SDK.
  * Every request, the lean ones included, goes through the proxy `HTTPS_PROXY` / `HTTP_PROXY` name unless `NO_PROXY`
  * lists its host (proxy-agents.ts). `env` left undefined is the process's (the library's openers leave it so).
  */

@@ -73,6 +73,16 @@ export function awsSetupErrorOf(
 }
 
 /**
+ * `request` (one of the lean S3 client's, which do not pass the S3 client's middleware), its failure on AWS set-up
+ * (no region, no credentials) thrown as {@link awsSetupErrorOf}'s settings error, as the SDK's own calls throw it.
+ */
+export function withS3SetupErrors<T>(request: Promise<T>): Promise<T> {
+  return request.catch((error: unknown) => {
+    throw awsSetupErrorOf(error, AWS_SERVICE.s3) ?? error;
+  });
+}
+
+/**
  * Makes every call through `client` fail with {@link awsSetupErrorOf}'s settings error when it fails on AWS set-up
  * (a middleware at the start of the stack: it sees region, credential and connection failures after the SDK's
  * retries). Returns `client`.

@@ -20,6 +20,16 @@ export interface PutRequest {
   readonly metadata?: Readonly<Record<string, string>>;
 }
 
+/** An object read with its ETag (`S3PutClient.read`). */
+export interface TaggedObject {
+  readonly bytes: Buffer;
+  /** The `ETag` as S3 sends it, quotes included (the SDK's `ETag`). */
+  readonly etag: string;
+}
+
+/** The condition of a conditional PUT: the object's ETag is still this one, or (`*`) there is no object. */
+export type PutCondition = { readonly ifMatch: string } | { readonly ifNoneMatch: '*' };
+
 /** An answer of S3: its status, and its body for a GET that succeeded or S3's error fields otherwise. */
 export interface Answer {
   readonly status: number;
@@ -31,6 +41,8 @@ export interface Answer {
   /** `retry-after` and `x-amz-retry-after`, when an error answer had them (the SDK's strategy honours them). */
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: Buffer;
+  /** A GET's `ETag`, as S3 sends it (quotes included), as the SDK's GetObject gives it. */
+  readonly etag?: string;
 }
 
 /** One attempt's outcome: an answer, or a transport error. */
@@ -85,8 +97,13 @@ export async function sendAttempt(agent: Dispatcher, signer: S3PutSigner, reques
       await response.body.dump();
       return { status: response.statusCode };
     }
+    const etag = response.headers.etag;
     try {
-      return { status: response.statusCode, body: Buffer.from(await response.body.arrayBuffer()) };
+      return {
+        status: response.statusCode,
+        body: Buffer.from(await response.body.arrayBuffer()),
+        ...optional('etag', typeof etag === 'string' ? etag : undefined),
+      };
     } catch (error) {
       // A body cut off on the way: retried like a connection that failed.
       return { error };
@@ -108,6 +125,15 @@ export async function sendAttempt(agent: Dispatcher, signer: S3PutSigner, reques
     ...(response.headers.age === undefined ? {} : { aged: true }),
     ...(retryHeaders(response.headers) ?? {}),
   };
+}
+
+/**
+ * Whether a conditional PUT's answer is S3's refusal of the condition: 412 PreconditionFailed, or 409
+ * ConditionalRequestConflict (another conditional write of the key under way). Every 409 counts, as the view took
+ * the SDK's PutObject errors before (the lean path and its SDK fallback alike).
+ */
+export function isConditionRefusal(status: number): boolean {
+  return status === 412 || status === 409;
 }
 
 /** The error a request ends with after its last attempt (`quotaSpent`: the retry strategy's tokens ran out). */

@@ -26,7 +26,9 @@
  *   SDK serializes PutObject; nothing else is stored on the object. `User-Agent: catalog-sync/{version}` names us
  *   in CloudTrail and S3 access logs.
  * The consumer's reads use the same client ({@link S3PutClient.get}): a lean GET, signed, retried and aborted as a
- * PUT is (the SDK's GetObject cost over a millisecond of CPU a manifest).
+ * PUT is (the SDK's GetObject cost over a millisecond of CPU a manifest). The latest view's and the feed's
+ * compare-and-swap too (issue 33): {@link S3PutClient.read} gives the ETag with the bytes, and
+ * {@link S3PutClient.putIf} sends `If-Match` / `If-None-Match: *` and answers false when S3 refuses the condition.
  * It sends over one undici `Agent` (keep-alive, `connections` per origin, 10 s connect and 60 s headers/body
  * timeouts, as aws-clients.ts's SDK handler), through the proxy the variables name (undici-agent.ts); one attempt, signed,
  * sent and its answer read, is s3-put-attempt.ts.
@@ -45,8 +47,11 @@ import {
   type Answer,
   type Attempt,
   failure,
+  isConditionRefusal,
+  type PutCondition,
   type PutRequest,
   type RequestTarget,
+  type TaggedObject,
   sendAttempt,
   transportCode,
 } from './s3-put-attempt.js';
@@ -82,7 +87,7 @@ export interface S3PutOptions {
   readonly proxies?: ProxyEnv;
 }
 
-export type { PutRequest } from './s3-put-attempt.js';
+export type { PutCondition, PutRequest, TaggedObject } from './s3-put-attempt.js';
 
 /** What one PUT listens to: the run's stop (ends it with {@link S3PutAbortedError}), and its retries. */
 export type PutCallOptions = WriteOptions;
@@ -147,9 +152,29 @@ export class S3PutClient {
    * {@link S3PutAbortedError} when `call.signal` stops it.
    */
   async put(request: PutRequest, call: PutCallOptions = {}): Promise<void> {
+    await this.send(request, undefined, call);
+  }
+
+  /**
+   * A conditional PUT (the latest view's and the feed's compare-and-swap): stored only if the object's ETag is still
+   * `condition.ifMatch`, or (`ifNoneMatch: '*'`) only if there is none. True when stored; false when S3 refused the
+   * condition (412 PreconditionFailed) or another conditional write of the key was under way (409
+   * ConditionalRequestConflict), as the SDK's PutObject answered them to its callers. Retried, signed and aborted as
+   * {@link put}: so, as with the SDK, an attempt that was stored but whose answer was lost is retried and then refused
+   * by its own write (false); the callers read the key again and find their own bytes (view/guarded-write.ts).
+   */
+  async putIf(request: PutRequest, condition: PutCondition, call: PutCallOptions = {}): Promise<boolean> {
+    const answer = await this.send(request, condition, call);
+    return !isConditionRefusal(answer.status);
+  }
+
+  private async send(request: PutRequest, condition: PutCondition | undefined, call: PutCallOptions): Promise<Answer> {
     const resolved = await (this.resolved ??= this.resolve());
     const target = await this.targetFor(request.bucket, resolved.region);
-    if ('sdkOnly' in target) return putWithSdk(this.client, request, call.signal);
+    if ('sdkOnly' in target) {
+      const stored = await putWithSdk(this.client, request, condition, call.signal);
+      return { status: stored ? 200 : 412 };
+    }
     const path = target.prefix + encodeKey(request.key);
     const headers: Record<string, string> = {
       ...target.headers,
@@ -157,22 +182,31 @@ export class S3PutClient {
       'content-length': String(request.body.length),
       'x-amz-content-sha256': createHash('sha256').update(request.body).digest('hex'),
     };
+    if (condition !== undefined) {
+      if ('ifMatch' in condition) headers['if-match'] = condition.ifMatch;
+      else headers['if-none-match'] = condition.ifNoneMatch;
+    }
     if (resolved.crc32) {
       headers['x-amz-checksum-crc32'] = crc32Base64(request.body);
       headers['x-amz-sdk-checksum-algorithm'] = 'CRC32';
     }
     if (request.metadata)
       for (const name in request.metadata) headers[`x-amz-meta-${name.toLowerCase()}`] = request.metadata[name]!;
-    await this.withRetries(request, resolved, call, (signingDate) =>
-      sendAttempt(this.agent, this.signer, {
-        method: 'PUT',
-        target,
-        path,
-        headers,
-        body: request.body,
-        signingDate,
-        signal: call.signal,
-      }),
+    return this.withRetries(
+      request,
+      resolved,
+      call,
+      (signingDate) =>
+        sendAttempt(this.agent, this.signer, {
+          method: 'PUT',
+          target,
+          path,
+          headers,
+          body: request.body,
+          signingDate,
+          signal: call.signal,
+        }),
+      condition === undefined ? undefined : (answer) => isConditionRefusal(answer.status),
     );
   }
 
@@ -181,36 +215,51 @@ export class S3PutClient {
    * aborted as {@link put}. Endpoints the lean path does not sign go through the SDK's GetObject.
    */
   async get(bucket: string, key: string, call: PutCallOptions = {}): Promise<Buffer | undefined> {
+    return (await this.read(bucket, key, call))?.bytes;
+  }
+
+  /**
+   * {@link get} with the object's ETag (as S3 sends it, quotes included, as the SDK's GetObject gives it): the
+   * tag a {@link putIf} is conditioned on.
+   */
+  async read(bucket: string, key: string, call: PutCallOptions = {}): Promise<TaggedObject | undefined> {
     const resolved = await (this.resolved ??= this.resolve());
     const target = await this.targetFor(bucket, resolved.region);
     if ('sdkOnly' in target) return getWithSdk(this.client, bucket, key, call.signal);
     const path = target.prefix + encodeKey(key);
     const headers = { ...target.headers, 'x-amz-content-sha256': EMPTY_SHA256 };
     const request: RequestTarget = { bucket, key, method: 'GET' };
-    const outcome = await this.withRetries(request, resolved, call, (signingDate) =>
-      sendAttempt(this.agent, this.signer, {
-        method: 'GET',
-        target,
-        path,
-        headers,
-        body: undefined,
-        signingDate,
-        signal: call.signal,
-      }),
+    const outcome = await this.withRetries(
+      request,
+      resolved,
+      call,
+      (signingDate) =>
+        sendAttempt(this.agent, this.signer, {
+          method: 'GET',
+          target,
+          path,
+          headers,
+          body: undefined,
+          signingDate,
+          signal: call.signal,
+        }),
+      (answer) => answer.status === 404 && answer.code === 'NoSuchKey',
     );
-    return outcome.status === 404 ? undefined : outcome.body;
+    return outcome.status === 404 ? undefined : { bytes: outcome.body!, etag: outcome.etag ?? '' };
   }
 
   /**
    * Runs attempts inside the SDK's retry middleware with this client's SDK retry strategy (s3-put-retry.ts) until one
-   * succeeds (a GET's `NoSuchKey` is an answer too), is not worth retrying, is refused by the strategy (attempts or
-   * its token bucket spent), or is stopped by `call.signal`.
+   * succeeds (or gets an error answer `isAnswer` takes as the request's answer: a GET's `NoSuchKey`, a conditional
+   * PUT's refusal), is not worth retrying, is refused by the strategy (attempts or its token bucket spent), or is
+   * stopped by `call.signal`.
    */
   private async withRetries(
     request: RequestTarget,
     resolved: Resolved,
     call: PutCallOptions,
     attemptAt: (signingDate: Date) => Promise<Attempt>,
+    isAnswer?: (answer: Answer) => boolean,
   ): Promise<Answer> {
     const { signal } = call;
     const now = this.options.now ?? Date.now;
@@ -236,11 +285,7 @@ export class S3PutClient {
         const sentLocal = now();
         const signedAt = sentLocal + this.clockOffsetMs;
         const outcome = await attemptAt(new Date(signedAt));
-        if (
-          'status' in outcome &&
-          ((outcome.status >= 200 && outcome.status < 300) ||
-            (request.method === 'GET' && outcome.status === 404 && outcome.code === 'NoSuchKey'))
-        )
+        if ('status' in outcome && ((outcome.status >= 200 && outcome.status < 300) || isAnswer?.(outcome) === true))
           return outcome;
         if (signal?.aborted) throw aborted(request, (abortedWhen = 'in flight'), signal);
         if (!('status' in outcome)) {

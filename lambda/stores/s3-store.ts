@@ -6,7 +6,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { SettingsError } from '../contract/settings.js';
-import { AWS_SERVICE, awsSetupErrorOf } from './aws-setup-error.js';
+import { withS3SetupErrors } from './aws-setup-error.js';
 import { S3ListError } from './s3-list-error.js';
 import type { S3PutClient } from './s3-put-client.js';
 import { leanPutFor } from './s3-put-wiring.js';
@@ -65,9 +65,7 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
   /** A lean GET (s3-put-client.ts), as the PUTs: the consumer reads thousands of manifests a second this way. */
   getBytes(key: string): Promise<Buffer | undefined> {
     // No region, no credentials: a settings error that names what to set, as the SDK's own calls give.
-    return this.puts.get(this.bucket, key).catch((error: unknown) => {
-      throw awsSetupErrorOf(error, AWS_SERVICE.s3) ?? error;
-    });
+    return withS3SetupErrors(this.puts.get(this.bucket, key));
   }
 
   async getTagged(key: string, options?: ReadOptions): Promise<TaggedBytes | undefined> {

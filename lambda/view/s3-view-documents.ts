@@ -1,49 +1,41 @@
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { withS3SetupErrors } from '../stores/aws-setup-error.js';
+import type { S3PutClient } from '../stores/s3-put-client.js';
+import { leanPutFor } from '../stores/s3-put-wiring.js';
 import type { StoredDocument, ViewDocuments } from './view-documents.js';
 
 /**
  * The view in S3, guarded by S3's conditional writes: a PUT carries `If-Match` with the ETag read (or
- * `If-None-Match: *` for a new index), so a writer whose read is out of date gets 412 and writes nothing. Few
- * objects (one per package touched by a commit), so the SDK's own GetObject and PutObject, not the lean client.
+ * `If-None-Match: *` for a new index), so a writer whose read is out of date gets 412 (or 409
+ * ConditionalRequestConflict) and writes nothing. Through the S3 client's lean client (stores/s3-put-client.ts):
+ * the private feed reads and writes three of these documents a package (the view's index, the package state and its
+ * conditional PUT), and the SDK's GetObject and PutObject cost the feed's process more CPU than the rest of its work.
+ * The lean client signs with the SDK's signer, retries with the SDK's strategy and leaves to the SDK's own commands the
+ * endpoints it does not sign; no region or no credentials is the settings error the SDK's calls give.
  */
 export class S3ViewDocuments implements ViewDocuments {
   readonly where: string;
+  private readonly lean: S3PutClient;
+
   constructor(
     readonly bucket: string,
-    private readonly client: S3Client,
+    client: S3Client,
   ) {
     this.where = `s3://${bucket}`;
+    this.lean = leanPutFor(client);
   }
 
   async read(key: string): Promise<StoredDocument | undefined> {
-    try {
-      const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      const bytes = Buffer.from(await object.Body!.transformToByteArray());
-      return { bytes, tag: object.ETag ?? '' };
-    } catch (error) {
-      if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
-      throw error;
-    }
+    const object = await withS3SetupErrors(this.lean.read(this.bucket, key));
+    return object === undefined ? undefined : { bytes: object.bytes, tag: object.etag };
   }
 
-  async writeIf(key: string, bytes: Buffer, expected: string | undefined): Promise<boolean> {
-    const condition = expected === undefined ? { IfNoneMatch: '*' } : { IfMatch: expected };
-    try {
-      await this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Body: bytes,
-          ContentType: 'application/json',
-          ...condition,
-        }),
-      );
-      return true;
-    } catch (error) {
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      // 412: the condition failed; 409 ConditionalRequestConflict: another conditional write of the key was under way.
-      if (status === 412 || status === 409) return false;
-      throw error;
-    }
+  writeIf(key: string, bytes: Buffer, expected: string | undefined): Promise<boolean> {
+    return withS3SetupErrors(
+      this.lean.putIf(
+        { bucket: this.bucket, key, body: bytes, contentType: 'application/json' },
+        expected === undefined ? { ifNoneMatch: '*' } : { ifMatch: expected },
+      ),
+    );
   }
 }
