@@ -268,13 +268,8 @@ export class Feed {
       if (!outcome.noVulnerabilityChange) changes.set(lower, outcome.vulnerabilities ?? []);
     }
     await this.setup;
-    this.ctx.counts.documents += await applyVulnerabilities(
-      this.ctx.storage,
-      this.ctx.keys,
-      this.ctx.urls,
-      changes,
-      this.ctx.now(),
-    );
+    const written = await applyVulnerabilities(this.ctx.storage, this.ctx.keys, this.ctx.urls, changes, this.ctx.now());
+    this.ctx.counts.documents += written;
   }
 }
 

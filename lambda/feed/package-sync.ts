@@ -273,7 +273,10 @@ async function writeRegistrationOf(
     items.length === 0 || view === undefined
       ? undefined
       : registrationDocuments(ctx.urls, id, view.commitTimeStamp, items);
-  ctx.counts.documents += await writeRegistration(ctx.storage, ctx.keys, id, stored, documents);
+  // Awaited first: `counts.documents += await …` would read the count before the write and lose what other packages
+  // counted meanwhile.
+  const written = await writeRegistration(ctx.storage, ctx.keys, id, stored, documents);
+  ctx.counts.documents += written;
 }
 
 /** A registration as if none were stored. */

@@ -6,7 +6,7 @@
  * names their index, and a base URL the feed was not written for still fails the run with the feed's own error while
  * the consumer reads its first batch meanwhile. The start in fewer requests in a row: the mirror's watermark read once,
  * a new package's leaf read at once with its view and state, and a commit's packages begun as soon as its manifest is
- * read, whatever the manifests before it.
+ * read, whatever the manifests before it; and the run counts every document it writes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitKeyOf, manifestKey } from '../../../lambda/contract/keys.js';
@@ -37,9 +37,15 @@ class LoggedStorage implements FeedStorage {
     this.log.push(`PUT-if ${key}`);
     return this.inner.writeIf(key, bytes, expected);
   }
+  /** Awaited before a PUT of a document is sent (a test holds one back). */
+  beforePut?: (key: string) => Promise<void>;
+  /** Told once a PUT of a document is stored. */
+  afterPut?: (key: string) => void;
   async put(key: string, bytes: Buffer, kind: FeedObjectKind) {
+    await this.beforePut?.(key);
     await this.inner.put(key, bytes, kind);
     this.log.push(`PUT ${key}`);
+    this.afterPut?.(key);
   }
   async putStream(key: string, body: AsyncIterable<Uint8Array>) {
     await this.inner.putStream(key, body);
@@ -224,5 +230,36 @@ describe('the feed’s requests', () => {
     expect(result.stored).toBe(3);
     expect(events.indexOf('GET packages/req.e/index.json')).toBeGreaterThanOrEqual(0);
     expect(events.indexOf('GET packages/req.e/index.json')).toBeLessThan(events.indexOf(`GOT ${held}`));
+  });
+
+  it('the run counts every document written, however the packages’ writes overlap', async () => {
+    await mirrorCommits(place, [
+      built.commit([
+        { id: 'Req.F', version: '1.0.0' },
+        { id: 'Req.G', version: '1.0.0' },
+      ]),
+    ]);
+    // Req.F's registration is held until Req.G's flat index is stored (1 s at most): a count read before the
+    // registration's write and added after it would lose Req.G's.
+    let flatStored: () => void = () => undefined;
+    const flat = new Promise<void>((resolve) => (flatStored = resolve));
+    logged.beforePut = async (key) => {
+      if (key === 'feed/registration/req.f/index.json')
+        await Promise.race([flat, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+    };
+    logged.afterPut = (key) => {
+      if (key === 'feed/flat/req.g/index.json') flatStored();
+    };
+    logged.log.length = 0;
+    const result = await runFeed(place, replica.serviceIndexUrl, BASE);
+    logged.beforePut = undefined;
+    logged.afterPut = undefined;
+    const documents = logged.log.filter((line) =>
+      /^PUT(-if)? feed\/(flat\/[^/]+\/index\.json|registration\/|vulnerabilities\/)/.test(line),
+    );
+    expect(documents).toEqual(
+      expect.arrayContaining(['PUT feed/flat/req.g/index.json', 'PUT feed/registration/req.f/index.json']),
+    );
+    expect(result.documents).toBe(documents.length);
   });
 });
