@@ -65,10 +65,14 @@ export async function keepFeed(
       },
     });
   } catch (error) {
-    await (await opening).idle();
+    const feed = await opening;
+    feed.abandonReadAhead();
+    await feed.idle();
     throw error;
   }
   const feed = await opening;
+  // A read stopped early (a signal, a limit) leaves commits no batch took: their packages not begun are not made.
+  feed.abandonReadAhead();
   await feed.idle();
   if (!options.follow && !options.signal?.aborted) await feed.retryDueUnlessChecked();
   await feed.ready();

@@ -188,6 +188,14 @@ export class Feed {
   }
 
   /**
+   * The read stopped early (a time budget, a failure): packages started ahead for commits no batch took, and not begun
+   * yet, are not made (their commits are read again by the next run). Only once no batch is under way.
+   */
+  abandonReadAhead(): void {
+    this.runs.abandonReadAhead();
+  }
+
+  /**
    * Resolves once no package is being made (runs read ahead for commits whose batch never came included: a run that
    * ended early, or failed); a face awaits it before it returns, so that no write outlives its run.
    */

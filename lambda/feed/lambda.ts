@@ -64,8 +64,12 @@ export function feedHandler(
   );
   return async (event, context) => {
     const feed = await open();
-    // No package's writes outlive the invocation (runs read ahead for commits no batch took end first).
-    const run = await consume(event, context).finally(() => feed.idle());
+    // No package's writes outlive the invocation: runs read ahead for commits no batch took (the time budget stopped
+    // the read) end first, those not begun yet dropped (the next invocation reads their commits again).
+    const run = await consume(event, context).finally(() => {
+      feed.abandonReadAhead();
+      return feed.idle();
+    });
     // Packages the source did not serve yet, tried again when due, commits or none (a schedule's wake-up).
     if (context.getRemainingTimeInMillis() > 60_000) await feed.retryDue();
     return { ...run, feed: feed.takeCounts() };

@@ -12,6 +12,13 @@ import type { PackageOutcome } from './package-sync.js';
 
 interface Run {
   readonly outcome: Promise<PackageOutcome>;
+  /** The {@link PackageRuns.abandonReadAhead} generation it was made in. */
+  readonly generation: number;
+  /**
+   * Started for commits read ahead only, no other start served by it yet: one made before the last
+   * {@link PackageRuns.abandonReadAhead} never begins.
+   */
+  readAheadOnly: boolean;
   /** Whether it has begun (read the view): a commit read since needs a run of its own. */
   started: boolean;
   /** A run made with options of its own (a rebuild's, a repair's) serves no other start. */
@@ -27,6 +34,8 @@ export class PackageRuns {
   private readonly readAhead = new Map<string, Map<string, Promise<PackageOutcome>>>();
   /** Every run not ended yet. */
   private readonly outstanding = new Set<Promise<unknown>>();
+  /** Moved on by {@link abandonReadAhead}. */
+  private generation = 0;
 
   constructor(limit: number) {
     this.slots = limiter(limit);
@@ -35,18 +44,26 @@ export class PackageRuns {
   /**
    * A run of `id` that begins after now: one queued and not begun yet, or a new one after the package's run under
    * way (`sync` makes the package). `shared` false: a run of its own, whatever is queued (`sync` has options).
+   * `readAhead`: started for a commit read ahead of its batch ({@link read}), which {@link abandonReadAhead} may drop.
    */
-  start(id: string, sync: () => Promise<PackageOutcome>, shared = true): Promise<PackageOutcome> {
+  start(id: string, sync: () => Promise<PackageOutcome>, shared = true, readAhead = false): Promise<PackageOutcome> {
     const lower = id.toLowerCase();
     const current = this.newest.get(lower);
-    if (shared && current?.shared && !current.started) return current.outcome;
+    const generation = this.generation;
+    if (shared && current?.shared && !current.started && !this.abandoned(current)) {
+      if (!readAhead) current.readAheadOnly = false;
+      return current.outcome;
+    }
     const before = current?.outcome.catch(() => undefined);
     const run: Run = {
       shared,
+      generation,
+      readAheadOnly: readAhead,
       started: false,
       outcome: (async () => {
         await before;
-        return this.slots(() => {
+        return this.slots(async () => {
+          if (this.abandoned(run)) return ABANDONED;
           run.started = true;
           return sync();
         });
@@ -60,6 +77,11 @@ export class PackageRuns {
     void ended.then(() => this.outstanding.delete(ended));
     this.newest.set(lower, run);
     return run.outcome;
+  }
+
+  /** A run started for commits read ahead only, before the last {@link abandonReadAhead}. */
+  private abandoned(run: Run): boolean {
+    return run.readAheadOnly && run.generation !== this.generation;
   }
 
   /** Resolves once no run is under way or queued (those read ahead for commits no batch took included). */
@@ -77,9 +99,20 @@ export class PackageRuns {
     for (const lower of ids.keys())
       runs.set(
         lower,
-        this.start(lower, () => sync(lower)),
+        this.start(lower, () => sync(lower), true, true),
       );
     this.readAhead.set(commit.commitKey, runs);
+  }
+
+  /**
+   * The read stopped: the runs started ahead for commits no batch took (and for nothing else), not begun yet, never
+   * begin (they resolve as skipped; their commits are read again by the next run), and those commits are forgotten.
+   * For a face whose read stopped early (a Lambda's time budget), so that it waits only for runs already writing. Only
+   * once no batch is under way: a batch that has not taken its commits yet would make their packages anew.
+   */
+  abandonReadAhead(): void {
+    this.generation++;
+    this.readAhead.clear();
   }
 
   /** The runs a commit read ahead started (forgotten once taken), or none when it was not read ahead. */
@@ -89,3 +122,6 @@ export class PackageRuns {
     return runs;
   }
 }
+
+/** What a run that never began resolves to: no batch awaits it. */
+const ABANDONED: PackageOutcome = { outcome: 'skipped' };

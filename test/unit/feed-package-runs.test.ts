@@ -105,4 +105,27 @@ describe('PackageRuns', () => {
     await expect(failed).rejects.toThrow('S3 said no');
     await expect(next).resolves.toEqual({ outcome: 'written' });
   });
+
+  it('abandonReadAhead: runs read ahead and not begun never begin, their commits are forgotten, a new start begins', async () => {
+    const runs = new PackageRuns(1);
+    const log: string[] = [];
+    const blocker = gate(log, 'other');
+    const other = runs.start('Other', blocker.sync);
+    const ahead = gate(log, 'a ahead');
+    runs.read(commit('c1'), new Map([['a', undefined]]), () => ahead.sync());
+    const aheadOutcome = runs.take(commit('c1'))!.get('a')!;
+    runs.read(commit('c2'), new Map([['b', undefined]]), () => gate(log, 'b ahead').sync());
+    runs.abandonReadAhead();
+    expect(runs.take(commit('c2'))).toBeUndefined();
+    // A start of A after it is a run of its own, not the abandoned one waiting for its slot.
+    const after = gate(log, 'a after');
+    const a = runs.start('a', after.sync);
+    expect(a).not.toBe(aheadOutcome);
+    blocker.open();
+    after.open();
+    await Promise.all([other, a]);
+    await runs.idle();
+    expect(log).toEqual(['begin other', 'end other', 'begin a after', 'end a after']);
+    expect(await aheadOutcome).toEqual({ outcome: 'skipped' });
+  });
 });
