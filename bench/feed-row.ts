@@ -39,16 +39,6 @@ import type { SourcePackage } from './feed-source.js';
 import { packageSizes } from './package-sizes.js';
 import { FRONT_LATENCY, startS3LatencyFront } from './s3-latency-front.js';
 
-export {
-  feedText,
-  steadyStateOf,
-  type FeedBulkRows,
-  type FeedPlaceRows,
-  type FeedRows,
-  type FeedRun,
-  type SteadyState,
-} from './feed-report.js';
-
 const here = dirname(fileURLToPath(import.meta.url));
 const MB = 1_000_000;
 const MiB = 1024 * 1024;
