@@ -63,7 +63,7 @@ export interface FeedRows {
   readonly s3Latency: string;
   /** S3 as AWS's latency bounds it: the in-memory bucket (latency-bucket.ts), the bulk only (absent: not run). */
   readonly latencyBound?: FeedBulkRows;
-  /** The same over `longPackages` packages (absent when 0). */
+  /** The same over `longPackages` packages, `longLarge` of them near 250 MB (absent when 0). */
   readonly latencyBoundLong?: FeedBulkRows;
   /** From the two latency-bound rows (absent without the long one). */
   readonly steadyState?: SteadyState;
@@ -129,7 +129,7 @@ export function feedText(rows: FeedRows): string {
     ...(rows.latencyBoundLong === undefined
       ? []
       : bulk(
-          `S3, latency-bound, ${rows.latencyBoundLong.bare.packages} packages (the run's fixed cost spread wider)`,
+          `S3, latency-bound, ${rows.latencyBoundLong.bare.packages} packages, ${(rows.latencyBoundLong.bare.bytes / MB).toFixed(0)} MB (mean ${(rows.latencyBoundLong.bare.bytes / rows.latencyBoundLong.bare.packages / MB).toFixed(2)} MB; with --long-large packages near 250 MB: the issue's own mix, a backlog)`,
           rows.latencyBoundLong,
         )),
     ...(rows.steadyState === undefined
