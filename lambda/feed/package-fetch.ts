@@ -35,7 +35,9 @@ export const DEFAULT_WAIT_POLICY: WaitPolicy = {
 
 /**
  * The most of one package held in memory while it streams: to S3, the parts in flight and the one filling
- * (`(DEFAULT_PARTS_AT_ONCE + 1) × DEFAULT_PART_BYTES`); a smaller package whole, at most.
+ * (`(DEFAULT_PARTS_AT_ONCE + 1) × DEFAULT_PART_BYTES`); a smaller package whole, at most. A package over 1 MiB also
+ * has up to 3 MiB on its way to the hashing thread (off-thread-hash.ts: the piece filling and 2 MiB waiting), which
+ * the budget does not count: 48 MiB more for 16 such downloads at once, at worst.
  */
 export const HELD_PER_DOWNLOAD = 25 * 1024 * 1024;
 
