@@ -1,38 +1,14 @@
-import { resolve } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { awsClients } from '../stores/aws-clients.js';
 import { DynamoStore } from '../stores/dynamo-store.js';
-import { openLocalStores } from '../stores/local-store.js';
 import { S3SnapshotStore } from '../stores/s3-store.js';
 import type { CursorStore } from '../stores/types.js';
 import { ConsumerError } from './errors.js';
 import { DEFAULT_READ_AHEAD } from './reader.js';
-import type { Mirror } from './mirror.js';
+import type { ConsumerStores } from './open-folder.js';
 
-/** A mirror and the cursor store a named consumer keeps its cursor in. */
-export interface ConsumerStores {
-  readonly mirror: Mirror;
-  readonly cursors: CursorStore;
-  /** Releases sockets, so the process can exit. */
-  close(): void;
-}
-
-/**
- * The mirror in a local folder (the CLI's `--data-dir`) and the folder's own cursors: a named consumer's cursor is
- * kept in the folder's state file beside the follower's, with the same locked compare-and-set. Opening checks
- * nothing and writes nothing: the first read throws `NoMirrorError` when the folder holds no mirror, and only a
- * named consumer's checkpoint writes (its cursor).
- */
-export function folderConsumerStores(dataDir: string, options: { readonly prefix?: string } = {}): ConsumerStores {
-  const root = resolve(dataDir);
-  const { cursors, snapshots } = openLocalStores(root);
-  return {
-    mirror: { store: snapshots, prefix: options.prefix ?? '', where: root, folder: root },
-    cursors,
-    close: () => undefined,
-  };
-}
+export { folderConsumerStores, type ConsumerStores } from './open-folder.js';
 
 /** Where a mirror in S3 is, and the sync's DynamoDB table for named consumers' cursors. */
 export interface AwsConsumerOptions {

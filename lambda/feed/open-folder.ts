@@ -1,6 +1,4 @@
-import { resolve } from 'node:path';
-import type { ConsumerStores } from '../consumer/open.js';
-import { openLocalStores } from '../stores/local-store.js';
+import { openFolderMirror, type ConsumerStores } from '../consumer/open-folder.js';
 import type { FeedStorage } from './feed-storage.js';
 import { LocalFeedStorage } from './local-feed-storage.js';
 
@@ -14,12 +12,11 @@ export interface FeedStores extends ConsumerStores {
  * own, apart from the S3 stores (`open.ts`): a command on a folder never loads the AWS SDK.
  */
 export function folderFeedStores(dataDir: string, options: { readonly prefix?: string } = {}): FeedStores {
-  const root = resolve(dataDir);
-  const { cursors, snapshots } = openLocalStores(root);
+  const { root, stores, mirror } = openFolderMirror(dataDir, options.prefix);
   return {
-    mirror: { store: snapshots, prefix: options.prefix ?? '', where: root, folder: root },
-    cursors,
-    storage: new LocalFeedStorage(root, snapshots),
+    mirror,
+    cursors: stores.cursors,
+    storage: new LocalFeedStorage(root, stores.snapshots),
     close: () => undefined,
   };
 }

@@ -1,7 +1,6 @@
-import { join, resolve } from 'node:path';
-import type { ConsumerStores } from '../consumer/open.js';
+import { join } from 'node:path';
+import { openFolderMirror, type ConsumerStores } from '../consumer/open-folder.js';
 import { STATE_DIR } from '../stores/local-folder.js';
-import { openLocalStores } from '../stores/local-store.js';
 import type { BackfillStore } from '../stores/types.js';
 import { LocalViewDocuments } from './local-view-documents.js';
 import { FolderRecordStore, type RecordStore } from './rebuild/record-store.js';
@@ -25,15 +24,14 @@ export function folderViewStores(
   dataDir: string,
   options: { readonly prefix?: string; readonly recordsDir?: string } = {},
 ): ViewStores {
-  const root = resolve(dataDir);
-  const { cursors, snapshots, backfills } = openLocalStores(root);
   const prefix = options.prefix ?? '';
+  const { root, stores, mirror } = openFolderMirror(dataDir, prefix);
   return {
-    mirror: { store: snapshots, prefix, where: root, folder: root },
-    cursors,
-    documents: new LocalViewDocuments(root, snapshots),
+    mirror,
+    cursors: stores.cursors,
+    documents: new LocalViewDocuments(root, stores.snapshots),
     prefix,
-    plans: backfills,
+    plans: stores.backfills,
     records: new FolderRecordStore(options.recordsDir ?? join(root, STATE_DIR, 'view-rebuild')),
     close: () => undefined,
   };
