@@ -222,6 +222,7 @@ async function memoryBucket(
   );
   for (const key of Object.keys(bucket.counts)) delete bucket.counts[key];
   bucket.latency = true;
+  bucket.tracing = process.env['FEED_BENCH_TRACE'] !== undefined;
   return { bucket, viewCursor, packages: list.packages };
 }
 
@@ -252,6 +253,13 @@ async function run(config: FeedScenarioConfig): Promise<FeedScenarioResult> {
     bytes = result.storedBytes;
   }
   const wallMs = performance.now() - started;
+  if (bucket?.tracing === true) {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(
+      `${process.env['FEED_BENCH_TRACE']}-${config.mode}-${config.packages.length}.json`,
+      JSON.stringify({ started, ended: started + wallMs, trace: bucket.trace }),
+    );
+  }
   const used = process.cpuUsage(cpu);
   s3.destroy();
   return {

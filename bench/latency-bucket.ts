@@ -33,6 +33,9 @@ export class LatencyBucket implements FeedStorage {
   latency = false;
   /** Requests by `{verb} {class of key}` (e.g. `GET state`, `PUT nupkg`). */
   readonly counts: RequestCounts = {};
+  /** Each measured request's start and end (ms since the process began), kept when `tracing` is set. */
+  readonly trace: { verb: string; key: string; start: number; end: number }[] = [];
+  tracing = false;
 
   constructor(seed: number) {
     this.random = mulberry32(seed);
@@ -48,7 +51,9 @@ export class LatencyBucket implements FeedStorage {
     this.counts[name] = (this.counts[name] ?? 0) + 1;
     if (!this.latency) return;
     const ms = this.random.chance(0.02) ? 200 : 20 + this.random.int(0, 30);
+    const start = performance.now();
     await new Promise((resolve) => setTimeout(resolve, ms));
+    if (this.tracing) this.trace.push({ verb, key, start, end: performance.now() });
   }
 
   private store(key: string, bytes: Buffer): void {
