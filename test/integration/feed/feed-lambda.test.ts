@@ -1,13 +1,19 @@
 /**
  * The feed's Lambda handler (`catalog-sync/feed/lambda`, what a `CatalogConsumer` runs) on S3 + DynamoDB Local: an
  * invocation brings the feed up to the latest view (never past it: `view-latest` is among the consumers it depends
- * on, whatever `DEPENDS_ON` says), and reports its counts; a missing `FEED_BASE_URL` is an error naming it.
+ * on, whatever `DEPENDS_ON` says), and reports its counts; a missing `FEED_BASE_URL` is an error naming it. One
+ * stopped by its time budget returns without making the packages of commits it read ahead for no batch, and the next
+ * invocation makes them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Feed } from '../../../lambda/feed/feed.js';
+import { DEFAULT_FEED_BATCH } from '../../../lambda/feed/feed-consumer.js';
 import { feedEnvironment, feedHandler } from '../../../lambda/feed/lambda.js';
+import { safetyMarginMs } from '../../../lambda/runtime/deadline.js';
 import { keepView, S3ViewDocuments } from '../../../lambda/view/index.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
 import { FeedCatalog } from '../../../testkit/feed-kit.js';
+import { FlatContainer } from '../../../testkit/flat-container.js';
 import { SyncHarness } from '../../../testkit/sync-harness.js';
 import { writeMirror } from '../../../testkit/view-mirror.js';
 
@@ -73,5 +79,94 @@ describe('feedHandler', () => {
 
     const { FEED_BASE_URL: _unset, ...withoutBase } = env;
     await expect(feedHandler(withoutBase)(scheduleEvent, context)).rejects.toThrow(/FEED_BASE_URL: is required/);
+  });
+
+  it('stopped by its time budget, returns without the packages of commits no batch took; the next invocation makes them', async () => {
+    // One package; then a batch's worth of commits of a package the feed leaves out, behind which the read waits
+    // while the first batch is made (its download held), having read the manifest of the last commit ahead (its three
+    // packages started): the budget runs out then, and that commit goes to no batch.
+    const stops = new FeedCatalog();
+    stops.commit([{ id: 'Stop.First', version: '1.0.0' }]);
+    for (let n = 1; n <= DEFAULT_FEED_BATCH; n++) stops.commit([{ id: 'Left.Out', version: `1.0.${n}` }]);
+    const ids = ['Stop.Begun', 'Stop.Next', 'Stop.Queued'];
+    stops.commit(ids.map((id) => ({ id, version: '1.0.0' })));
+    const nupkg = (id: string): string => FlatContainer.packagePath(id, '1.0.0');
+    const source = await CatalogReplica.start({ catalog: stops.catalog });
+    const stopPrefix = 'stopped/';
+    const mirror = { store: harness.snapshots, prefix: stopPrefix, where: `s3://${harness.bucket}/${stopPrefix}` };
+    await writeMirror(harness.snapshots, stopPrefix, stops.catalog.commits);
+    await keepView(
+      { documents: new S3ViewDocuments(harness.bucket, harness.clients.s3), prefix: stopPrefix },
+      { mirror, cursors: harness.store, lease: false },
+    );
+    // Two packages made at once, both places held by held downloads: Stop.First's (the first batch's) and Stop.Begun's
+    // (read ahead); Stop.Next takes Stop.First's place when that batch ends, so Stop.Queued has not begun when the
+    // read is over.
+    const handler = feedHandler({
+      ...process.env,
+      SNAPSHOT_PREFIX: stopPrefix,
+      CATALOG_SOURCE: source.serviceIndexUrl,
+      FEED_BASE_URL: 'https://feed.example.test/',
+      INCLUDE_IDS: 'Stop.*',
+      FEED_CONCURRENCY: '2',
+    });
+    const first = source.hold(nupkg('Stop.First'));
+    const begun = source.hold((path) => path === nupkg('Stop.Begun') || path === nupkg('Stop.Next'));
+    // The time budget runs out when the test says: the face's timer (its remaining time less the margin) is caught,
+    // and its callback called at that point instead of an hour later.
+    const remaining = 3_600_000;
+    const budgetMs = remaining - safetyMarginMs(remaining);
+    const realSetTimeout = globalThis.setTimeout;
+    let budgetOver: (() => void) | undefined;
+    const timers = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((
+      callback: (...args: unknown[]) => void,
+      ms?: number,
+      ...args: unknown[]
+    ) => {
+      if (ms === budgetMs) budgetOver = () => callback(...args);
+      return realSetTimeout(callback, ms, ...args);
+    }) as typeof setTimeout);
+    // Stop.Begun and Stop.Next are let go once the face waits for the packages under way (its read is over): until
+    // then they keep Stop.Queued from beginning.
+    const realIdle = Feed.prototype.idle;
+    const idle = vi.spyOn(Feed.prototype, 'idle').mockImplementation(function (this: Feed) {
+      begun.release();
+      return realIdle.call(this);
+    });
+    try {
+      const stopping = handler(scheduleEvent, { getRemainingTimeInMillis: () => remaining });
+      // Stop.Begun's download asked for: the last commit is read ahead, its other packages wait for a place.
+      await begun.arrived;
+      expect(budgetOver).toBeDefined();
+      budgetOver?.();
+      first.release();
+      const run = await stopping;
+      timers.mockRestore();
+      idle.mockRestore();
+      expect(run).toMatchObject({ stoppedBy: 'aborted', feed: { stored: 3, quarantined: 0 } });
+      // The cursor is on the last commit a batch took, before the last commit.
+      expect(run.commits).toBeLessThan(stops.catalog.commits.length);
+      expect(run.cursorAfter).toBe(stops.catalog.commits[run.commits - 1]!.timestamp);
+      expect(source.countRequests(nupkg('Stop.Queued'))).toBe(0);
+      expect(await harness.snapshots.getBytes(`${stopPrefix}feed/flat/stop.queued/index.json`)).toBeUndefined();
+
+      const rest = await handler(scheduleEvent, context);
+      expect(rest).toMatchObject({
+        stoppedBy: 'caught-up',
+        commits: stops.catalog.commits.length - run.commits,
+        feed: { stored: 1, quarantined: 0 },
+      });
+      for (const id of ['Stop.First', ...ids]) {
+        expect(source.countRequests(nupkg(id))).toBe(1);
+        const flat = await harness.snapshots.getBytes(`${stopPrefix}feed/flat/${id.toLowerCase()}/index.json`);
+        expect(JSON.parse(flat!.toString('utf8'))).toEqual({ versions: ['1.0.0'] });
+      }
+    } finally {
+      timers.mockRestore();
+      idle.mockRestore();
+      first.release();
+      begun.release();
+      await source.stop();
+    }
   });
 });
