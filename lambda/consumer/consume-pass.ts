@@ -83,6 +83,9 @@ export async function runPass(
     else for (const commit of batchCommits) acks.delivered(commit);
   };
   const batches = batchesOf(options.batchSize, runBatch, () => batch.length, stop);
+  // Manifests read ahead may still arrive once the read has stopped: no commit is told of after that (its work,
+  // started then, would outlive the pass).
+  let reading = true;
   const hooks = {
     ...(pass.watermark === undefined ? {} : { watermark: pass.watermark }),
     ...(pass.dependsOn.length > 0
@@ -92,7 +95,7 @@ export async function runPass(
         }
       : {}),
     ...(typeof options.batchSize === 'object' && options.batchSize.onFetched !== undefined
-      ? { onFetched: options.batchSize.onFetched }
+      ? { onFetched: whileReading(options.batchSize.onFetched, () => reading && !signal.aborted) }
       : {}),
     onIdle: async () => {
       await batches.drain();
@@ -101,9 +104,13 @@ export async function runPass(
     },
   };
   try {
-    for await (const commit of readCommits(mirror, { ...options, ...start, signal }, hooks)) {
-      batch.push(commit);
-      if (await batches.read(commit)) break;
+    try {
+      for await (const commit of readCommits(mirror, { ...options, ...start, signal }, hooks)) {
+        batch.push(commit);
+        if (await batches.read(commit)) break;
+      }
+    } finally {
+      reading = false;
     }
     await batches.drain();
     // At the end of the read, what the reader has not acknowledged yet is waited for (a stop does not wait).
@@ -209,4 +216,14 @@ async function dependencyBound(cursors: CursorStore, mirror: Mirror, names: read
 /** The commit key of a cursor value; undefined for a cursor before 1970 (no commit can be at or before it). */
 export function keyOrUndefined(value: Ticks): string | undefined {
   return value < UNIX_EPOCH_TICKS ? undefined : commitKeyOfTicks(value);
+}
+
+/** `told`, called only while `reading()` holds. */
+function whileReading(
+  told: (commit: MirrorCommit) => void,
+  reading: () => boolean,
+): (commit: MirrorCommit) => void {
+  return (commit) => {
+    if (reading()) told(commit);
+  };
 }

@@ -100,7 +100,8 @@ export interface AdaptiveBatchSize {
   /**
    * Told of each commit as soon as its manifest is read, in whatever order the reads end (before {@link onRead}): work
    * that needs no order (reading leaf bodies ahead, starting a package's feed) may start, and a slow read of one
-   * manifest holds it up for none of the commits after it. Only commits the read delivers if it goes on.
+   * manifest holds it up for none of the commits after it. Only commits the read delivers if it goes on; none once
+   * the read has stopped (a limit, a signal, a failure), even if its manifest arrives later.
    */
   readonly onFetched?: (commit: MirrorCommit) => void;
 }

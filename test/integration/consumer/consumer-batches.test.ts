@@ -131,6 +131,50 @@ describe('batches as deep as the stream', () => {
     expect([...fetched].sort()).toEqual(keys.slice(0, 20));
   });
 
+  it('onFetched: nothing is told of once the read has stopped, even a manifest that arrives after it', async () => {
+    // The tenth manifest's read is held while the first batch's handler stops the read (a signal); it is let go only
+    // once the pass has returned.
+    const held = manifestKey('', keys[9]!);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let heldRead: Promise<unknown> | undefined;
+    const slow = new Proxy(mirror.store, {
+      get(target, property, receiver) {
+        if (property === 'getBytes')
+          return (asked: string) => {
+            const read = (asked === held ? released : Promise.resolve()).then(() => target.getBytes(asked));
+            if (asked === held) heldRead = read;
+            return read;
+          };
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    }) as SnapshotReader;
+    const stop = new AbortController();
+    const fetched: string[] = [];
+    const result = await consumeBatches(
+      'stopped',
+      () => {
+        stop.abort();
+      },
+      {
+        mirror: { ...mirror, store: slow },
+        cursors: target.cursors,
+        signal: stop.signal,
+        batchSize: { max: 8, onFetched: (commit) => fetched.push(commit.commitKey) },
+      },
+    );
+    expect(result).toMatchObject({ stoppedBy: 'aborted' });
+    expect(heldRead).toBeDefined();
+    const before = [...fetched];
+    expect(before).not.toContain(keys[9]);
+    release();
+    await heldRead;
+    // The reader's own continuation of the held read (its parse, then the hook) runs within these turns.
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(fetched).toEqual(before);
+  });
+
   it('a failing batch stops the read, is named, and the cursor stays after the batch before it', async () => {
     let calls = 0;
     const failing = consumeBatches(
