@@ -219,10 +219,7 @@ export function keyOrUndefined(value: Ticks): string | undefined {
 }
 
 /** `told`, called only while `reading()` holds. */
-function whileReading(
-  told: (commit: MirrorCommit) => void,
-  reading: () => boolean,
-): (commit: MirrorCommit) => void {
+function whileReading(told: (commit: MirrorCommit) => void, reading: () => boolean): (commit: MirrorCommit) => void {
   return (commit) => {
     if (reading()) told(commit);
   };
