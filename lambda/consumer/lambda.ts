@@ -60,6 +60,13 @@ export interface InvocationDeps {
   readonly logger: Logger;
 }
 
+/** How an invocation ended: given to `afterRun`. @internal */
+export interface InvocationEnd extends InvocationDeps {
+  /** What it returns; undefined when it throws. */
+  readonly run: ConsumerRun | undefined;
+  readonly context: Pick<Context, 'getRemainingTimeInMillis'>;
+}
+
 function wakeOf(event: unknown): Wake {
   const records = (event as { Records?: { eventSource?: string }[] } | undefined)?.Records;
   if (Array.isArray(records) && records.some((record) => record?.eventSource === 'aws:sqs')) return 'sqs';
@@ -91,6 +98,12 @@ export function batchConsumerHandler(
     readonly builtIn?: boolean;
     /** @internal Runs at each invocation before the commits are read (the latest view: is it stale?); a throw fails it. */
     readonly beforeRun?: (run: InvocationDeps) => Promise<void>;
+    /**
+     * @internal Runs at each invocation that read its cursor, once its commits are done or failed and before its
+     * metrics are published, so that what it adds is in this invocation's (the feed: its retries and its counts); a
+     * throw fails the invocation, the metrics published still.
+     */
+    readonly afterRun?: (end: InvocationEnd) => Promise<void>;
   } = {},
 ): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<ConsumerRun> {
   const consumeUnder = internal.builtIn === true ? consumeAs : consumeBatches;
@@ -127,6 +140,7 @@ export function batchConsumerHandler(
     let commits = 0;
     const runId = newId();
     const before = (await readConsumerCursor(cursors, mirror, settings.consumerName))?.stored ?? null;
+    let ended: ConsumerRun | undefined;
     try {
       await internal.beforeRun?.({ settings, mirror, cursors, metrics, logger });
       const result = await consumeUnder(
@@ -155,6 +169,7 @@ export function batchConsumerHandler(
       const run: ConsumerRun = { ...done, wake, lagSeconds };
       record(metrics, commits, lagSeconds, 0);
       logger.info('consumer run', { runId, ...run });
+      ended = run;
       return run;
     } catch (error) {
       const lag = await consumerLag(mirror, cursors, settings.consumerName).catch(() => ({
@@ -170,7 +185,7 @@ export function batchConsumerHandler(
         ...(failedCommitKey ? { commitKey: failedCommitKey } : {}),
       });
       if (wake !== 'sqs' || failedCommitKey === undefined) throw error;
-      return {
+      ended = {
         consumer: settings.consumerName,
         wake,
         cursorBefore: before,
@@ -180,9 +195,14 @@ export function batchConsumerHandler(
         failedCommitKey,
         lagSeconds: lag.lagSeconds,
       };
+      return ended;
     } finally {
       clearTimeout(timer);
-      metrics.publishStoredMetrics();
+      try {
+        await internal.afterRun?.({ settings, mirror, cursors, metrics, logger, run: ended, context });
+      } finally {
+        metrics.publishStoredMetrics();
+      }
     }
   };
 }

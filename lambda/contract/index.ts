@@ -24,7 +24,7 @@ export {
 } from './identity.js';
 export { compareVersions } from './version-order.js';
 export { VIEW_CONSUMER, VIEW_KEYS, VIEW_PROBE_KEY, VIEW_STATE_KEY } from './view.js';
-export { FEED_CONSUMER, FEED_FOLDER, FEED_KEYS, FEED_STATE_FOLDER } from './feed.js';
+export { FEED_CONSUMER, FEED_FOLDER, FEED_KEYS, FEED_METRICS, FEED_STATE_FOLDER } from './feed.js';
 export {
   BUILT_IN_CONSUMERS,
   CONSUMER_KEY_PREFIX,

@@ -13,6 +13,11 @@
  *   hold together at most 160 MiB (`DEFAULT_DOWNLOAD_MEMORY`; 25 MiB of a large package: its parts in flight):
  *   a function of 512 MB has room for it.
  *
+ * Each invocation, commits or none, failed or not, emits what the feed did besides the consumer's metrics (the same
+ * EMF record: namespace `CatalogSync`, `service` = `catalog-sync-consumer-feed`): `FeedPackagesStored`,
+ * `FeedBytesStored`, `FeedPackagesRemoved`, `FeedPackagesWaiting` and `FeedPackagesQuarantined` (`FEED_METRICS`,
+ * feed-metrics.ts).
+ *
  * Its role needs, besides a consumer's: `s3:PutObject`, `s3:DeleteObject`, `s3:AbortMultipartUpload` on
  * `{prefix}feed/*` and `{prefix}feed-state/*` (`FEED_KEYS`), `s3:GetObject` there and on the mirror, `s3:ListBucket`
  * (the waiting packages; and a 404, not a 403, for a missing key).
@@ -26,8 +31,9 @@ import { VIEW_CONSUMER } from '../contract/view.js';
 import { consumerLambdaSettings } from '../runtime/lambda-settings.js';
 import { sourceSecretId, sourceSecrets, withSourceCredentials } from '../runtime/source-secret.js';
 import { awsClients, S3SnapshotStore } from '../stores/index.js';
-import type { FeedCounts } from './feed-context.js';
+import { zeroCounts, type FeedCounts } from './feed-context.js';
 import { readAheadBatches } from './feed-consumer.js';
+import { addFeedMetrics } from './feed-metrics.js';
 import { DEFAULT_FEED_CONCURRENCY, DEFAULT_FEED_DOWNLOADS, Feed } from './feed.js';
 import { S3FeedStorage } from './s3-feed-storage.js';
 
@@ -56,23 +62,34 @@ export function feedHandler(
     });
     return opened;
   };
+  // The counts of the invocation under way, taken when it ends (Lambda runs one invocation at a time per container).
+  let counts = zeroCounts();
   const consume = batchConsumerHandler(
     async (commits) => (await open()).applyBatch(commits),
     readAheadBatches(open),
     feedEnv,
-    { builtIn: true },
+    {
+      builtIn: true,
+      afterRun: async ({ run, context, metrics }) => {
+        const feed = await open();
+        try {
+          // No package's writes outlive the invocation: runs read ahead for commits no batch took (the time budget
+          // stopped the read) end first, those not begun yet dropped (the next invocation reads their commits again).
+          feed.abandonReadAhead();
+          await feed.idle();
+          // Packages the source did not serve yet, tried again when due, commits or none (a schedule's wake-up).
+          if (run !== undefined && context.getRemainingTimeInMillis() > 60_000) await feed.retryDue();
+        } finally {
+          counts = feed.takeCounts();
+          addFeedMetrics(metrics, counts);
+        }
+      },
+    },
   );
   return async (event, context) => {
-    const feed = await open();
-    // No package's writes outlive the invocation: runs read ahead for commits no batch took (the time budget stopped
-    // the read) end first, those not begun yet dropped (the next invocation reads their commits again).
-    const run = await consume(event, context).finally(() => {
-      feed.abandonReadAhead();
-      return feed.idle();
-    });
-    // Packages the source did not serve yet, tried again when due, commits or none (a schedule's wake-up).
-    if (context.getRemainingTimeInMillis() > 60_000) await feed.retryDue();
-    return { ...run, feed: feed.takeCounts() };
+    await open();
+    const run = await consume(event, context);
+    return { ...run, feed: counts };
   };
 }
 

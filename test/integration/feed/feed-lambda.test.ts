@@ -3,7 +3,9 @@
  * invocation brings the feed up to the latest view (never past it: `view-latest` is among the consumers it depends
  * on, whatever `DEPENDS_ON` says), and reports its counts; a missing `FEED_BASE_URL` is an error naming it. One
  * stopped by its time budget returns without making the packages of commits it read ahead for no batch, and the next
- * invocation makes them.
+ * invocation makes them. Each invocation, commits or none, emits the feed's counts as metrics (`FeedPackagesStored`,
+ * `FeedBytesStored`, `FeedPackagesRemoved`, `FeedPackagesWaiting`, `FeedPackagesQuarantined`) in its consumer's
+ * EMF record, which the feed writer's quarantine alarm watches.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Feed } from '../../../lambda/feed/feed.js';
@@ -16,6 +18,7 @@ import { FeedCatalog } from '../../../testkit/feed-kit.js';
 import { FlatContainer } from '../../../testkit/flat-container.js';
 import { SyncHarness } from '../../../testkit/sync-harness.js';
 import { writeMirror } from '../../../testkit/view-mirror.js';
+import { captureEmf, type Emf } from '../emf-kit.js';
 
 let harness: SyncHarness;
 let replica: CatalogReplica;
@@ -24,6 +27,21 @@ const built = new FeedCatalog();
 const prefix = 'nuget/';
 const context = { getRemainingTimeInMillis: () => 300_000 };
 const scheduleEvent = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
+const FEED_METRIC_NAMES = [
+  'FeedPackagesStored',
+  'FeedBytesStored',
+  'FeedPackagesRemoved',
+  'FeedPackagesWaiting',
+  'FeedPackagesQuarantined',
+] as const;
+
+/** The one EMF record of an invocation that holds the feed's metrics (the consumer's too), with its values. */
+function feedMetricsOf(emf: readonly Emf[]): { record: Emf; values: Record<string, unknown> } {
+  const records = emf.filter((record) => FEED_METRIC_NAMES.some((name) => name in record));
+  expect(records).toHaveLength(1);
+  const record = records[0]!;
+  return { record, values: Object.fromEntries(FEED_METRIC_NAMES.map((name) => [name, record[name]])) };
+}
 
 beforeAll(async () => {
   harness = await SyncHarness.create();
@@ -79,6 +97,85 @@ describe('feedHandler', () => {
 
     const { FEED_BASE_URL: _unset, ...withoutBase } = env;
     await expect(feedHandler(withoutBase)(scheduleEvent, context)).rejects.toThrow(/FEED_BASE_URL: is required/);
+  });
+
+  it("emits the feed's counts, 0s with no commit: bytes not the leaf's are FeedPackagesQuarantined, a withheld package FeedPackagesWaiting", async () => {
+    const metered = new FeedCatalog();
+    metered.commit([
+      { id: 'Metric.Good', version: '1.0.0' },
+      { id: 'Metric.Bad', version: '1.0.0' },
+      { id: 'Metric.Late', version: '1.0.0' },
+    ]);
+    const source = await CatalogReplica.start({ catalog: metered.catalog });
+    source.packages.corrupt('Metric.Bad', '1.0.0');
+    source.packages.withhold('Metric.Late', '1.0.0');
+    const meteredPrefix = 'metered/';
+    const mirror = {
+      store: harness.snapshots,
+      prefix: meteredPrefix,
+      where: `s3://${harness.bucket}/${meteredPrefix}`,
+    };
+    const view = { documents: new S3ViewDocuments(harness.bucket, harness.clients.s3), prefix: meteredPrefix };
+    const handler = feedHandler({
+      ...process.env,
+      SNAPSHOT_PREFIX: meteredPrefix,
+      CATALOG_SOURCE: source.serviceIndexUrl,
+      FEED_BASE_URL: 'https://feed.example.test/',
+    });
+    try {
+      await writeMirror(harness.snapshots, meteredPrefix, metered.catalog.commits);
+      // The view has not moved: no commit, and still a datapoint of each.
+      const idle = await captureEmf(() => handler(scheduleEvent, context));
+      expect(idle.result).toMatchObject({ commits: 0 });
+      expect(feedMetricsOf(idle.emf).values).toEqual({
+        FeedPackagesStored: 0,
+        FeedBytesStored: 0,
+        FeedPackagesRemoved: 0,
+        FeedPackagesWaiting: 0,
+        FeedPackagesQuarantined: 0,
+      });
+
+      await keepView(view, { mirror, cursors: harness.store, lease: false });
+      const made = await captureEmf(() => handler(scheduleEvent, context));
+      expect(made.result).toMatchObject({ commits: 1, feed: { stored: 1, waiting: 1, quarantined: 1 } });
+      const { record, values } = feedMetricsOf(made.emf);
+      expect(values).toEqual({
+        FeedPackagesStored: 1,
+        FeedBytesStored: metered.latest('Metric.Good', '1.0.0').package!.bytes.length,
+        FeedPackagesRemoved: 0,
+        FeedPackagesWaiting: 1,
+        FeedPackagesQuarantined: 1,
+      });
+      // What the construct's alarm watches: namespace CatalogSync, the one dimension service, the consumer's name.
+      expect(record['service']).toBe('catalog-sync-consumer-feed');
+      expect(record['ConsumerCommits']).toBe(1);
+      const [directive] = record._aws.CloudWatchMetrics;
+      expect(directive).toMatchObject({ Namespace: 'CatalogSync', Dimensions: [['service']] });
+      const units = Object.fromEntries(directive!.Metrics.map((metric) => [metric.Name, metric.Unit]));
+      expect(units).toMatchObject({
+        FeedPackagesStored: 'Count',
+        FeedBytesStored: 'Bytes',
+        FeedPackagesRemoved: 'Count',
+        FeedPackagesWaiting: 'Count',
+        FeedPackagesQuarantined: 'Count',
+      });
+      expect(
+        await harness.snapshots.getBytes(`${meteredPrefix}feed-state/quarantine/metric.bad/1.0.0.json`),
+      ).toBeDefined();
+
+      // A delete removes the stored package; the quarantined one is not counted again.
+      const gone = metered.commit([{ id: 'Metric.Good', version: '1.0.0', delete: true }]);
+      await writeMirror(harness.snapshots, meteredPrefix, [gone]);
+      await keepView(view, { mirror, cursors: harness.store, lease: false });
+      const removed = await captureEmf(() => handler(scheduleEvent, context));
+      expect(feedMetricsOf(removed.emf).values).toMatchObject({
+        FeedPackagesStored: 0,
+        FeedPackagesRemoved: 1,
+        FeedPackagesQuarantined: 0,
+      });
+    } finally {
+      await source.stop();
+    }
   });
 
   it('stopped by its time budget, returns without the packages of commits no batch took; the next invocation makes them', async () => {
