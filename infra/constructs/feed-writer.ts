@@ -4,20 +4,32 @@
  * reads (GetObject under the prefix: the manifests, the leaves, the view's `packages/`; its own and the view's cursor
  * items), it may write and delete under `{prefix}feed/` and `{prefix}feed-state/` only (`FEED_KEYS`), and abort its
  * own multipart uploads there (a package that is not the leaf's leaves no parts behind). The packages come from the
- * sync's source, with its credentials secret when it has one.
+ * sync's source, with its credentials secret when it has one. Besides a consumer's alarms it has `QuarantinedAlarm`:
+ * the function's `FeedPackagesQuarantined` (lambda/feed/lambda.ts) summed over 5 minutes at 1 or more, to the alarm
+ * topic and on the dashboard.
  */
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { FEED_CONSUMER, FEED_KEYS, SOURCE_SECRET_ENV, VIEW_CONSUMER } from '../../lambda/contract/index.js';
+import {
+  FEED_CONSUMER,
+  FEED_KEYS,
+  FEED_METRICS,
+  FEED_STATE_FOLDER,
+  SOURCE_SECRET_ENV,
+  VIEW_CONSUMER,
+} from '../../lambda/contract/index.js';
 import { CatalogSyncPropsError } from '../props-error.js';
 import { CatalogConsumer } from './catalog-consumer.js';
 import type { ConsumableSync } from './consumable-sync.js';
 import { handlerCode } from './handler-entry.js';
 import { grantBucketKey } from './mirror-grants.js';
 import { nagResource } from './nag.js';
+import { syncMetric } from './sync-alarms.js';
 
 /** The feed writer's settings (`CatalogSyncFeedProps.writer`). */
 export interface FeedWriterOptions {
@@ -50,12 +62,19 @@ export interface FeedWriterSync extends ConsumableSync {
 const DEFAULT_WRITER_MEMORY = 1024;
 const DEFAULT_WRITER_TIMEOUT = Duration.minutes(15);
 
+/** The feed's writer: its consumer, and the alarm on the versions it quarantines. */
+export interface FeedWriter {
+  readonly writer: CatalogConsumer;
+  /** `FeedPackagesQuarantined` >= 1 in 5 minutes (construct id `Writer/QuarantinedAlarm`). */
+  readonly quarantinedAlarm: cloudwatch.Alarm;
+}
+
 /** Adds the feed's writer under `scope` (construct id `Writer`), writing documents for `baseUrl`. */
 export function addFeedWriter(
   scope: Construct,
   sync: FeedWriterSync,
   options: FeedWriterOptions & { readonly baseUrl: string; readonly alarmTopic?: sns.ITopic },
-): CatalogConsumer {
+): FeedWriter {
   for (const [name, value] of [
     ['concurrency', options.concurrency],
     ['downloads', options.downloads],
@@ -103,5 +122,37 @@ export function addFeedWriter(
     });
   // Writes through the bucket's customer key too (the consumer's grant is Decrypt only).
   grantBucketKey(fn, sync.bucket, ['kms:GenerateDataKey']);
-  return writer;
+  const quarantinedAlarm = addQuarantinedAlarm(writer, sync, options.alarmTopic);
+  sync.dashboard?.addFeedWriter(writer.serviceName, quarantinedAlarm);
+  return { writer, quarantinedAlarm };
+}
+
+/**
+ * The alarm on the function's own `FeedPackagesQuarantined` (the same namespace and `service` dimension as the
+ * consumer's metrics: the function's `POWERTOOLS_METRICS_NAMESPACE` and `POWERTOOLS_SERVICE_NAME`).
+ */
+function addQuarantinedAlarm(writer: CatalogConsumer, sync: FeedWriterSync, alarmTopic?: sns.ITopic): cloudwatch.Alarm {
+  const records = `s3://${sync.bucket.bucketName}/${sync.prefix}${FEED_STATE_FOLDER}quarantine/{lowerid}/{lowerversion}.json`;
+  const alarm = new cloudwatch.Alarm(writer, 'QuarantinedAlarm', {
+    alarmDescription:
+      `catalog-sync feed writer: package versions were quarantined (${FEED_METRICS.quarantined} >= 1), never stored nor listed: ` +
+      "the bytes the source served were not the leaf's packageHash/packageSize (tampering or corruption), the leaf had no usable hash or size, " +
+      'the package was larger than the feed takes, or the source did not serve it for 24 h. ' +
+      `Each has a record (reason, url, expected and actual size and hash) at ${records}; ` +
+      '`catalog-sync verify --feed --bucket … --cursor-table …` lists them ("quarantined" lines: not drift, which --repair leaves as they are). ' +
+      "Check the source's bytes at the record's url; the feed tries a version again only when the catalog gives it a new leaf.",
+    metric: syncMetric(writer.serviceName, FEED_METRICS.quarantined, {
+      period: Duration.minutes(5),
+      statistic: cloudwatch.Stats.SUM,
+    }),
+    threshold: 1,
+    evaluationPeriods: 1,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+  });
+  if (alarmTopic) {
+    alarm.addAlarmAction(new cloudwatchActions.SnsAction(alarmTopic));
+    alarm.addOkAction(new cloudwatchActions.SnsAction(alarmTopic));
+  }
+  return alarm;
 }

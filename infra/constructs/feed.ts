@@ -5,12 +5,13 @@
  * for, and the distribution's id (for an invalidation).
  */
 import { CfnOutput } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { CatalogSyncPropsError } from '../props-error.js';
 import type { CatalogConsumer } from './catalog-consumer.js';
 import { FeedDistribution, type FeedDistributionOptions } from './feed-distribution.js';
-import { addFeedWriter, type FeedWriterOptions, type FeedWriterSync } from './feed-writer.js';
+import { addFeedWriter, type FeedWriter, type FeedWriterOptions, type FeedWriterSync } from './feed-writer.js';
 
 /** The feed of a `CatalogSync`'s mirror (`CatalogSyncProps.feed`). */
 export interface CatalogSyncFeedProps {
@@ -33,6 +34,8 @@ export interface SyncFeed {
   readonly distribution?: FeedDistribution;
   /** The feed's writer, unless `writer` is false. */
   readonly writer?: CatalogConsumer;
+  /** The writer's alarm on the package versions it quarantines (`FeedPackagesQuarantined` >= 1 in 5 minutes). */
+  readonly quarantinedAlarm?: cloudwatch.Alarm;
 }
 
 /**
@@ -73,7 +76,7 @@ export function addFeed(
           bucket: sync.bucket,
           prefix: sync.prefix,
         });
-  let writer: CatalogConsumer | undefined;
+  let writer: FeedWriter | undefined;
   if (writerOptions !== false) {
     const given = writerOptions === true ? {} : writerOptions;
     const baseUrl = given.baseUrl ?? distribution?.baseUrl;
@@ -93,5 +96,5 @@ export function addFeed(
       description: "The feed's CloudFront distribution (aws cloudfront create-invalidation --distribution-id)",
     }).overrideLogicalId(`${outputPrefix}FeedDistributionId`);
   }
-  return { ...(distribution ? { distribution } : {}), ...(writer ? { writer } : {}) };
+  return { ...(distribution ? { distribution } : {}), ...(writer ?? {}) };
 }

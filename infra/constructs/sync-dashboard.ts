@@ -9,6 +9,8 @@
  * - dead-letter queue depths (the schedule's DLQ, and the consumer's when the commit events are on) and the
  *   state of every alarm of the sync;
  * - a backfill's executions (started, succeeded, failed, timed out, aborted), once {@link addBackfill} is called.
+ * - the feed writer's packages stored, removed and waiting, and its quarantines against their alarm, once
+ *   {@link addFeedWriter} is called (`CatalogSync`'s `feed`).
  *
  * The metrics are the ones the alarms watch: namespace `CatalogSync`, dimension `service` for the handler's
  * EMF metrics (lambda/sync/lambda.ts), `AWS/Lambda`, `AWS/SQS` and `AWS/States` for the services'.
@@ -19,6 +21,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { FEED_METRICS } from '../../lambda/contract/index.js';
 import { syncMetric } from './sync-alarms.js';
 
 /** Properties of {@link SyncDashboard}. */
@@ -282,6 +285,38 @@ export class SyncDashboard extends Construct {
       new cloudwatch.AlarmWidget({
         title: 'Latest view: id filter changes it lacks (ViewStale)',
         alarm: staleAlarm,
+        leftYAxis: { min: 0, showUnits: false },
+        width: HALF,
+        height: HEIGHT,
+      }),
+    );
+  }
+
+  /**
+   * Adds a row of the feed's writer (its function's own metrics, `service` = `serviceName`): the packages it stored,
+   * removed and found not served yet (waiting), and `FeedPackagesQuarantined` against its alarm.
+   */
+  addFeedWriter(serviceName: string, quarantinedAlarm: cloudwatch.IAlarm): void {
+    const period = this.period;
+    const metric = (name: string, label: string) =>
+      syncMetric(serviceName, name, { period, statistic: cloudwatch.Stats.SUM, label });
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Feed writer: packages stored, removed, waiting for the source',
+        left: [
+          metric(FEED_METRICS.stored, 'stored'),
+          metric(FEED_METRICS.removed, 'removed'),
+          metric(FEED_METRICS.waiting, 'not served yet (waiting)'),
+        ],
+        right: [metric(FEED_METRICS.storedBytes, 'bytes stored')],
+        leftYAxis: { min: 0, showUnits: false },
+        rightYAxis: { min: 0 },
+        width: HALF,
+        height: HEIGHT,
+      }),
+      new cloudwatch.AlarmWidget({
+        title: `Feed writer: packages quarantined (${FEED_METRICS.quarantined})`,
+        alarm: quarantinedAlarm,
         leftYAxis: { min: 0, showUnits: false },
         width: HALF,
         height: HEIGHT,

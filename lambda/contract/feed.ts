@@ -18,7 +18,8 @@ export const FEED_KEYS = ['feed/*', 'feed-state/*'] as const;
 /**
  * The metrics the feed's Lambda emits at each invocation (EMF: namespace `CatalogSync`, dimension `service` =
  * `catalog-sync-consumer-feed`, one datapoint each, 0 included), by the field of the feed's counts they carry; a
- * package is one version's `.nupkg`.
+ * package is one version's `.nupkg`. The feed writer's `QuarantinedAlarm` (infra/constructs/feed-writer.ts) watches
+ * `quarantined`.
  */
 export const FEED_METRICS = {
   /** `FeedPackagesStored` (Count): packages downloaded, checked against their leaf and stored. */

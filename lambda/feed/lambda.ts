@@ -16,7 +16,7 @@
  * Each invocation, commits or none, failed or not, emits what the feed did besides the consumer's metrics (the same
  * EMF record: namespace `CatalogSync`, `service` = `catalog-sync-consumer-feed`): `FeedPackagesStored`,
  * `FeedBytesStored`, `FeedPackagesRemoved`, `FeedPackagesWaiting` and `FeedPackagesQuarantined` (`FEED_METRICS`,
- * feed-metrics.ts).
+ * feed-metrics.ts); the feed writer's `QuarantinedAlarm` watches the last.
  *
  * Its role needs, besides a consumer's: `s3:PutObject`, `s3:DeleteObject`, `s3:AbortMultipartUpload` on
  * `{prefix}feed/*` and `{prefix}feed-state/*` (`FEED_KEYS`), `s3:GetObject` there and on the mirror, `s3:ListBucket`

@@ -3,21 +3,42 @@
  * the feed turns on), running the feed's handler with its own memory, timeout, reserved concurrency and alarms,
  * FEED_BASE_URL the distribution's URL (or `writer.baseUrl`), the sync's source and filters; its role, read by a
  * small IAM evaluator that shares nothing with infra/, may write and delete under feed/ and feed-state/ only, read
- * the leaves and the view, and move its own cursor, not the view's; cdk-nag clean. One synthesis.
+ * the leaves and the view, and move its own cursor, not the view's; its quarantine alarm watches exactly the metric
+ * the function emits (name, namespace and service from its environment), to the alarm topic; cdk-nag clean. One
+ * synthesis.
  */
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
-import { CatalogSyncPropsError, type CatalogSyncProps } from '../../infra/index.js';
+import { CatalogSync, CatalogSyncPropsError, type CatalogSyncProps } from '../../infra/index.js';
 import { consumerCursorKey, mirrorKeyOf } from '../../lambda/contract/index.js';
 import type { RecordedCall } from '../../testkit/aws-request-recorder.js';
 import { uncovered, type TemplateNames } from '../../testkit/iam-evaluator.js';
-import { acknowledgements, getAtt, rawFindings, roleStatements, syncStack, wildcardProblems } from './synth-kit.js';
+import {
+  acknowledgements,
+  getAtt,
+  NO_BUNDLING,
+  outdir,
+  rawFindings,
+  roleStatements,
+  syncStack,
+  wildcardProblems,
+  type Resources,
+} from './synth-kit.js';
 
 const build = (props: CatalogSyncProps) => syncStack(props, 'Feeds');
-const built = build({ prefix: 'nuget/', feed: {}, includeIds: ['Contoso.*'] });
-const { stack, sync } = built;
-const resources = built.resources();
+const stack = new Stack(new App({ context: NO_BUNDLING, outdir: outdir() }), 'Feeds');
+const topic = new sns.Topic(stack, 'Pager', { enforceSSL: true });
+const sync = new CatalogSync(stack, 'Sync', {
+  prefix: 'nuget/',
+  feed: {},
+  includeIds: ['Contoso.*'],
+  alarmTopic: topic,
+});
+const resources = Template.fromStack(stack).toJSON().Resources as Resources;
 const writer = sync.feed!.writer!;
 const fnId = stack.getLogicalId(writer.function.node.defaultChild as lambda.CfnFunction);
 const properties = resources[fnId]!.Properties;
@@ -68,6 +89,41 @@ describe('the feed writer', () => {
     expect(JSON.stringify(dashboard.Properties.DashboardBody)).toContain('catalog-sync-consumer-feed');
   });
 
+  it('alarms on FeedPackagesQuarantined as the function emits it: its namespace and service, SUM over 5 minutes >= 1, to the topic', () => {
+    const variables = properties.Environment.Variables;
+    expect(variables).toMatchObject({
+      POWERTOOLS_METRICS_NAMESPACE: 'CatalogSync',
+      POWERTOOLS_SERVICE_NAME: 'catalog-sync-consumer-feed',
+    });
+    const alarmId = stack.getLogicalId(sync.feed!.quarantinedAlarm!.node.defaultChild as never);
+    expect(alarmId).toMatch(/^SyncFeedWriterQuarantinedAlarm/);
+    const alarm = resources[alarmId]!;
+    expect(alarm.Type).toBe('AWS::CloudWatch::Alarm');
+    const pager = { Ref: stack.getLogicalId(topic.node.defaultChild as never) };
+    expect(alarm.Properties).toMatchObject({
+      Namespace: variables.POWERTOOLS_METRICS_NAMESPACE,
+      MetricName: 'FeedPackagesQuarantined',
+      Dimensions: [{ Name: 'service', Value: variables.POWERTOOLS_SERVICE_NAME }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [pager],
+      OKActions: [pager],
+    });
+    // It tells where the records are and what lists them.
+    const description = JSON.stringify(alarm.Properties.AlarmDescription);
+    expect(description).toContain('nuget/feed-state/quarantine/{lowerid}/{lowerversion}.json');
+    expect(description).toContain('catalog-sync verify --feed');
+    // On the dashboard, against its alarm.
+    const dashboard = Object.values(resources).find((resource) => resource.Type === 'AWS::CloudWatch::Dashboard')!;
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+    expect(body).toContain('Feed writer: packages quarantined (FeedPackagesQuarantined)');
+    expect(body).toContain(alarmId);
+  });
+
   it('may write and delete under feed/ and feed-state/, read the leaves and the view, and move its own cursor only', () => {
     const allowed = [
       s3('PUT', 'feed/flat/contoso.a/1.0.0/contoso.a.1.0.0.nupkg'),
@@ -111,10 +167,14 @@ describe('the feed writer', () => {
       feed: { distribution: false, writer: { baseUrl: 'https://nuget.example.com/', downloads: 4 } },
     });
     const ownFn = own.stack.getLogicalId(own.sync.feed!.writer!.function.node.defaultChild as lambda.CfnFunction);
-    expect(own.resources()[ownFn]!.Properties.Environment.Variables).toMatchObject({
+    const ownResources = own.resources();
+    expect(ownResources[ownFn]!.Properties.Environment.Variables).toMatchObject({
       FEED_BASE_URL: 'https://nuget.example.com/',
       FEED_DOWNLOADS: '4',
     });
+    // No alarm topic: the alarm changes state and tells no one.
+    const ownAlarm = ownResources[own.stack.getLogicalId(own.sync.feed!.quarantinedAlarm!.node.defaultChild as never)]!;
+    expect(ownAlarm.Properties.AlarmActions).toBeUndefined();
     expect(() => build({ feed: { distribution: false } })).toThrow(
       new CatalogSyncPropsError(
         'feed.writer needs the URL at which the feed is served: give feed.writer.baseUrl, or keep feed.distribution',
@@ -138,6 +198,7 @@ describe('the feed writer', () => {
     expect(reads.map((statement) => statement.Resource)).toEqual([secret]);
     const none = build({ feed: { writer: false } });
     expect(none.sync.feed!.writer).toBeUndefined();
+    expect(none.sync.feed!.quarantinedAlarm).toBeUndefined();
     expect(none.sync.view).toBeUndefined();
   });
 });
