@@ -10,7 +10,6 @@
  */
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
@@ -29,7 +28,7 @@ import type { ConsumableSync } from './consumable-sync.js';
 import { handlerCode } from './handler-entry.js';
 import { grantBucketKey } from './mirror-grants.js';
 import { nagResource } from './nag.js';
-import { syncMetric } from './sync-alarms.js';
+import { atLeastOnceAlarm, syncMetric } from './sync-alarms.js';
 
 /** The feed writer's settings (`CatalogSyncFeedProps.writer`). */
 export interface FeedWriterOptions {
@@ -133,26 +132,19 @@ export function addFeedWriter(
  */
 function addQuarantinedAlarm(writer: CatalogConsumer, sync: FeedWriterSync, alarmTopic?: sns.ITopic): cloudwatch.Alarm {
   const records = `s3://${sync.bucket.bucketName}/${sync.prefix}${FEED_STATE_FOLDER}quarantine/{lowerid}/{lowerversion}.json`;
-  const alarm = new cloudwatch.Alarm(writer, 'QuarantinedAlarm', {
-    alarmDescription:
-      `catalog-sync feed writer: package versions were quarantined (${FEED_METRICS.quarantined} >= 1), never stored nor listed: ` +
+  return atLeastOnceAlarm(
+    writer,
+    'QuarantinedAlarm',
+    `catalog-sync feed writer: package versions were quarantined (${FEED_METRICS.quarantined} >= 1), never stored nor listed: ` +
       "the bytes the source served were not the leaf's packageHash/packageSize (tampering or corruption), the leaf had no usable hash or size, " +
       'the package was larger than the feed takes, or the source did not serve it for 24 h. ' +
       `Each has a record (reason, url, expected and actual size and hash) at ${records}; ` +
       '`catalog-sync verify --feed --bucket … --cursor-table …` lists them ("quarantined" lines: not drift, which --repair leaves as they are). ' +
       "Check the source's bytes at the record's url; the feed tries a version again only when the catalog gives it a new leaf.",
-    metric: syncMetric(writer.serviceName, FEED_METRICS.quarantined, {
+    syncMetric(writer.serviceName, FEED_METRICS.quarantined, {
       period: Duration.minutes(5),
       statistic: cloudwatch.Stats.SUM,
     }),
-    threshold: 1,
-    evaluationPeriods: 1,
-    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-  });
-  if (alarmTopic) {
-    alarm.addAlarmAction(new cloudwatchActions.SnsAction(alarmTopic));
-    alarm.addOkAction(new cloudwatchActions.SnsAction(alarmTopic));
-  }
-  return alarm;
+    alarmTopic,
+  );
 }

@@ -8,7 +8,6 @@
  */
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import {
@@ -24,7 +23,7 @@ import { CatalogConsumer } from './catalog-consumer.js';
 import { grantBucketKey } from './mirror-grants.js';
 import { handlerCode } from './handler-entry.js';
 import { nagResource } from './nag.js';
-import { syncMetric } from './sync-alarms.js';
+import { atLeastOnceAlarm, syncMetric } from './sync-alarms.js';
 
 /** The view Lambda's memory, MB: one full vCPU (Lambda gives CPU in proportion to memory). */
 export const VIEW_MEMORY_MB = 1_769;
@@ -74,23 +73,14 @@ export function addLatestView(sync: ConsumableSync, alarmTopic?: sns.ITopic): Ca
   );
   // It writes through the bucket's customer key too (the consumer's grant is Decrypt only).
   grantBucketKey(view.function, sync.bucket, ['kms:GenerateDataKey']);
-  const stale = new cloudwatch.Alarm(view, 'StaleAlarm', {
-    alarmDescription:
-      `catalog-sync latest view ${VIEW_CONSUMER}: it lacks the versions, before a widening --refilter, of the packages that change added (ViewStale >= 1; ` +
+  const stale = atLeastOnceAlarm(
+    view,
+    'StaleAlarm',
+    `catalog-sync latest view ${VIEW_CONSUMER}: it lacks the versions, before a widening --refilter, of the packages that change added (ViewStale >= 1; ` +
       'its log names the change: "the latest view is stale"). Run the refill backfill --refilter printed, then `catalog-sync view --rebuild --added` with the stack\'s --cursor-table and --bucket; the alarm clears at the next run.',
-    metric: syncMetric(view.serviceName, 'ViewStale', {
-      period: Duration.minutes(5),
-      statistic: cloudwatch.Stats.MAXIMUM,
-    }),
-    threshold: 1,
-    evaluationPeriods: 1,
-    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-  });
-  if (alarmTopic) {
-    stale.addAlarmAction(new cloudwatchActions.SnsAction(alarmTopic));
-    stale.addOkAction(new cloudwatchActions.SnsAction(alarmTopic));
-  }
+    syncMetric(view.serviceName, 'ViewStale', { period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM }),
+    alarmTopic,
+  );
   sync.dashboard?.addLatestView(stale);
   return view;
 }

@@ -75,6 +75,33 @@ export function syncMetric(
   });
 }
 
+/**
+ * An alarm that fires in the first period in which `metric` (its statistic over its period) is 1 or more, missing data
+ * not breaching, notifying `alarmTopic`, if any, on alarm and on OK: the latest view's stale alarm, the feed writer's
+ * quarantined alarm.
+ */
+export function atLeastOnceAlarm(
+  scope: Construct,
+  id: string,
+  alarmDescription: string,
+  metric: cloudwatch.IMetric,
+  alarmTopic?: sns.ITopic,
+): cloudwatch.Alarm {
+  const alarm = new cloudwatch.Alarm(scope, id, {
+    alarmDescription,
+    metric,
+    threshold: 1,
+    evaluationPeriods: 1,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+  });
+  if (alarmTopic) {
+    alarm.addAlarmAction(new cloudwatchActions.SnsAction(alarmTopic));
+    alarm.addOkAction(new cloudwatchActions.SnsAction(alarmTopic));
+  }
+  return alarm;
+}
+
 /** The four alarms of a sync. */
 export class SyncAlarms {
   /** The function fails: any error in a period. */
