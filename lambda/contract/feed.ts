@@ -1,5 +1,5 @@
 /**
- * The private feed's fixed names (contract.md, "The private feed"), shared by the feed wing, `serve` and the CDK
+ * The private feed's fixed names (contract.md, "Serving the feed"), shared by the feed wing, `serve` and the CDK
  * constructs (what CloudFront exposes, what the feed's function may write).
  */
 

@@ -1,5 +1,5 @@
 /**
- * The feed's key layout (contract.md, "The private feed"): what NuGet clients read under `{prefix}feed/`, the feed's
+ * The feed's key layout (contract.md, "Serving the feed"): what NuGet clients read under `{prefix}feed/`, the feed's
  * bookkeeping under `{prefix}feed-state/`, and the URLs the documents name, made from the base URL the operator
  * gives (the URL at which `{prefix}feed/` is served). Key segments are the mirror's: `{lowerid}` and
  * `{lowerversion}` are the id lowercased and the NuGet normalized version without build metadata, lowercased, each
