@@ -83,9 +83,6 @@ export async function runPass(
     else for (const commit of batchCommits) acks.delivered(commit);
   };
   const batches = batchesOf(options.batchSize, runBatch, () => batch.length, stop);
-  // Manifests read ahead may still arrive once the read has stopped: no commit is told of after that (its work,
-  // started then, would outlive the pass).
-  let reading = true;
   const hooks = {
     ...(pass.watermark === undefined ? {} : { watermark: pass.watermark }),
     ...(pass.dependsOn.length > 0
@@ -95,7 +92,7 @@ export async function runPass(
         }
       : {}),
     ...(typeof options.batchSize === 'object' && options.batchSize.onFetched !== undefined
-      ? { onFetched: whileReading(options.batchSize.onFetched, () => reading && !signal.aborted) }
+      ? { onFetched: options.batchSize.onFetched }
       : {}),
     onIdle: async () => {
       await batches.drain();
@@ -104,13 +101,9 @@ export async function runPass(
     },
   };
   try {
-    try {
-      for await (const commit of readCommits(mirror, { ...options, ...start, signal }, hooks)) {
-        batch.push(commit);
-        if (await batches.read(commit)) break;
-      }
-    } finally {
-      reading = false;
+    for await (const commit of readCommits(mirror, { ...options, ...start, signal }, hooks)) {
+      batch.push(commit);
+      if (await batches.read(commit)) break;
     }
     await batches.drain();
     // At the end of the read, what the reader has not acknowledged yet is waited for (a stop does not wait).
@@ -216,11 +209,4 @@ async function dependencyBound(cursors: CursorStore, mirror: Mirror, names: read
 /** The commit key of a cursor value; undefined for a cursor before 1970 (no commit can be at or before it). */
 export function keyOrUndefined(value: Ticks): string | undefined {
   return value < UNIX_EPOCH_TICKS ? undefined : commitKeyOfTicks(value);
-}
-
-/** `told`, called only while `reading()` holds. */
-function whileReading(told: (commit: MirrorCommit) => void, reading: () => boolean): (commit: MirrorCommit) => void {
-  return (commit) => {
-    if (reading()) told(commit);
-  };
 }

@@ -38,7 +38,8 @@ export interface ReaderHooks {
    * Told of each commit as soon as its manifest is read, in whatever order the reads end, before it is delivered (in
    * key order): for work that needs no order, which a slow read of one manifest then holds up for none of the commits
    * after it. Only commits the read will deliver if it goes on (a listing begun beside the watermark's read is told of
-   * once that bound is known to hold).
+   * once that bound is known to hold), and none once the read has ended (returned, failed or its signal aborted), even
+   * a manifest read ahead that arrives after it.
    */
   readonly onFetched?: (commit: MirrorCommit) => void;
 }

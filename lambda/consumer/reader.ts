@@ -76,43 +76,55 @@ export async function* readCommits(
   let interval = poll.minMs;
   let lastBound: string | null = null;
   let first = true;
-  for (;;) {
-    if (signal?.aborted) return;
-    const after = startAfter;
-    const fetched = hooks.onFetched;
-    // Commits of a listing begun beside the watermark's read are told of once its bound is known to be the one.
-    let keep: (kept: boolean) => void = () => undefined;
-    const kept = new Promise<boolean>((resolve) => (keep = resolve));
-    const { bound, watermark, early } = await readBound(
-      mirror,
-      hooks,
-      first ? hooks.watermark : undefined,
-      after,
-      (to) =>
-        commitsUpTo(
-          mirror,
-          after,
-          to,
-          readAhead,
-          fetched && ((commit) => void kept.then((yes) => yes && fetched(commit))),
-        ),
-    );
-    keep(early !== undefined);
-    if (first && !watermark && !options.awaitMirror && !(await holdsMirrorKeys(mirror)))
-      throw await noMirrorError(mirror);
-    first = false;
-    if (bound !== null && (startAfter === undefined || manifestKey(mirror.prefix, bound) > startAfter)) {
-      for await (const commit of early?.commits ?? commitsUpTo(mirror, startAfter, bound, readAhead, fetched)) {
-        if (signal?.aborted) return;
-        yield commit;
+  // Manifests read ahead may still arrive once the read has ended (returned, failed, aborted): none is told of then,
+  // since the work it would start outlives the read.
+  let reading = true;
+  const told = hooks.onFetched;
+  const fetched =
+    told &&
+    ((commit: MirrorCommit) => {
+      if (reading && !signal?.aborted) told(commit);
+    });
+  try {
+    for (;;) {
+      if (signal?.aborted) return;
+      const after = startAfter;
+      // Commits of a listing begun beside the watermark's read are told of once its bound is known to be the one.
+      let keep: (kept: boolean) => void = () => undefined;
+      const kept = new Promise<boolean>((resolve) => (keep = resolve));
+      const { bound, watermark, early } = await readBound(
+        mirror,
+        hooks,
+        first ? hooks.watermark : undefined,
+        after,
+        (to) =>
+          commitsUpTo(
+            mirror,
+            after,
+            to,
+            readAhead,
+            fetched && ((commit) => void kept.then((yes) => yes && fetched(commit))),
+          ),
+      );
+      keep(early !== undefined);
+      if (first && !watermark && !options.awaitMirror && !(await holdsMirrorKeys(mirror)))
+        throw await noMirrorError(mirror);
+      first = false;
+      if (bound !== null && (startAfter === undefined || manifestKey(mirror.prefix, bound) > startAfter)) {
+        for await (const commit of early?.commits ?? commitsUpTo(mirror, startAfter, bound, readAhead, fetched)) {
+          if (signal?.aborted) return;
+          yield commit;
+        }
+        startAfter = manifestKey(mirror.prefix, bound);
       }
-      startAfter = manifestKey(mirror.prefix, bound);
+      if (!options.follow || signal?.aborted) return;
+      await hooks.onIdle?.();
+      interval = nextInterval(interval, bound !== lastBound, poll);
+      lastBound = bound;
+      await wake.wait(interval, signal);
     }
-    if (!options.follow || signal?.aborted) return;
-    await hooks.onIdle?.();
-    interval = nextInterval(interval, bound !== lastBound, poll);
-    lastBound = bound;
-    await wake.wait(interval, signal);
+  } finally {
+    reading = false;
   }
 }
 
