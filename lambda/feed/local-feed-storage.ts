@@ -1,4 +1,4 @@
-import { contentTag, type LocalSnapshotStore } from '../stores/local-snapshot-store.js';
+import type { LocalSnapshotStore } from '../stores/local-snapshot-store.js';
 import { LocalViewDocuments } from '../view/local-view-documents.js';
 import type { StoredDocument } from '../view/view-documents.js';
 import type { FeedObjectKind, FeedStorage } from './feed-storage.js';
@@ -34,9 +34,9 @@ export class LocalFeedStorage implements FeedStorage {
     this.states = new LocalViewDocuments(where, store, { fileName: FEED_LOCK_FILE });
   }
 
-  async read(key: string): Promise<StoredDocument | undefined> {
-    const bytes = await this.store.getBytes(key);
-    return bytes === undefined ? undefined : { bytes, tag: contentTag(bytes) };
+  /** The tag is the content's, as the compare-and-swap ({@link writeIf}) compares it. */
+  read(key: string): Promise<StoredDocument | undefined> {
+    return this.states.read(key);
   }
 
   writeIf(key: string, bytes: Buffer, expected: string | undefined): Promise<boolean> {

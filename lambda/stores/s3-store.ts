@@ -1,10 +1,4 @@
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SettingsError } from '../contract/settings.js';
 import { withS3SetupErrors } from './aws-setup-error.js';
 import { S3ListError } from './s3-list-error.js';
@@ -68,17 +62,10 @@ export class S3SnapshotStore implements SnapshotStore, SnapshotReader {
     return withS3SetupErrors(this.puts.get(this.bucket, key));
   }
 
+  /** A lean GET with its ETag (s3-put-client.ts `read`), as {@link getBytes}: the tag {@link putJsonIf} is conditioned on. */
   async getTagged(key: string, options?: ReadOptions): Promise<TaggedBytes | undefined> {
-    try {
-      const object = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: key }),
-        sdkSendOptions(options),
-      );
-      return { bytes: Buffer.from(await object.Body!.transformToByteArray()), tag: object.ETag ?? '' };
-    } catch (error) {
-      if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
-      throw error;
-    }
+    const object = await withS3SetupErrors(this.puts.read(this.bucket, key, options));
+    return object === undefined ? undefined : { bytes: object.bytes, tag: object.etag };
   }
 
   async putJsonIf(key: string, value: unknown, expected: string | undefined, options?: WriteOptions): Promise<boolean> {
