@@ -84,3 +84,19 @@ export abstract class CatalogSyncError extends Error {
 export function hasErrorCode(error: unknown, code: ErrorCode): error is CatalogSyncError {
   return error instanceof CatalogSyncError && error.code === code;
 }
+
+/** Whether `error` is a request the run's signal stopped (a catalog GET, an S3 request): a stop, not a failure. */
+export function isRunStop(error: unknown): boolean {
+  return hasErrorCode(error, ErrorCode.fetchAborted) || hasErrorCode(error, ErrorCode.s3PutAborted);
+}
+
+/**
+ * Whether `error` or one of its causes is {@link isRunStop}: work that failed because the run was stopped (a consumer's
+ * batch whose requests a Ctrl-C aborted), to be reported as a stop, not as a failure.
+ */
+export function stoppedByRun(error: unknown): boolean {
+  // A few levels: a batch's error wraps the request's; a loop of causes must not hang.
+  let at: unknown = error;
+  for (let depth = 0; depth < 8 && at instanceof Error; depth++, at = at.cause) if (isRunStop(at)) return true;
+  return false;
+}

@@ -1,7 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { FetchAbortedError } from '../catalog/http-errors.js';
 import { CatalogSyncError, ErrorCode } from '../contract/errors.js';
-import { S3PutAbortedError } from '../stores/s3-put-error.js';
 
 /**
  * The run's time budget as an `AbortSignal`: a deadline only stops new work, but a request in flight (a
@@ -90,11 +88,6 @@ export function afterGrace(
   if (signal.aborted) start();
   else signal.addEventListener('abort', start, { once: true });
   return { signal: listenedByEveryRequest(grace.signal), release: () => signal.removeEventListener('abort', start) };
-}
-
-/** Whether `error` is a request the run's signal stopped (a catalog GET or an S3 PUT): a stop, not a failure. */
-export function isRunStop(error: unknown): boolean {
-  return error instanceof FetchAbortedError || error instanceof S3PutAbortedError;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { HttpClient } from '../../catalog/http-client.js';
-import { ConsumerError } from '../../consumer/errors.js';
+import { ConsumerError, ConsumerHandlerError } from '../../consumer/errors.js';
 import { DEFAULT_READ_AHEAD } from '../../consumer/reader.js';
 import { leaseOf, reportStop } from '../../consumer/cli/changes-consumer.js';
 import { pollIntervalMs, wholeNumber } from '../../consumer/cli/changes.js';
@@ -11,7 +11,9 @@ import { FEED_CONSUMER } from '../../contract/feed.js';
 import { withFolderSource } from '../../runtime/cli/folder-source.js';
 import { checkDataDir, type DataDirAccess } from '../../runtime/cli/open-stores.js';
 import { collect, FLAG_NAMES, type StoreOptions } from '../../runtime/cli/options.js';
+import { ExitCode } from '../../runtime/cli/exit-code.js';
 import { stopOnSignal } from '../../runtime/cli/stop-on-signal.js';
+import { stoppedByRun } from '../../contract/errors.js';
 import { storeOptions } from '../../runtime/cli/store-options.js';
 import { FeedError } from '../errors.js';
 import { keepFeed, rebuildFeed } from '../feed-consumer.js';
@@ -178,6 +180,12 @@ async function feedCommand(asked: FeedOptions, command: Command): Promise<void> 
     );
     reportStop(options.consumer, result);
   } catch (error) {
+    // Ctrl-C aborts the downloads in flight: the batch they belong to fails because of it, which is a stop.
+    if (stop.signal.aborted && stoppedByRun(error)) {
+      process.stderr.write(`catalog-sync: ${stoppedLine(options, error)}\n`);
+      process.exitCode = ExitCode.interrupted;
+      return;
+    }
     if (error instanceof ConsumerError) throw new SettingsError('--consumer', error.message, { cause: error });
     if (error instanceof FeedError && error.setting !== undefined) {
       const flag =
@@ -190,6 +198,13 @@ async function feedCommand(asked: FeedOptions, command: Command): Promise<void> 
     stores.close();
     await http.close();
   }
+}
+
+/** What a stopped run says: the commit whose packages were being made is made again, nothing is lost. */
+function stoppedLine(options: FeedOptions, error: unknown): string {
+  if (options.rebuild) return 'stopped while the feed was rebuilt: run feed --rebuild again to finish it';
+  const commit = error instanceof ConsumerHandlerError ? ` of commit ${error.commitKey}` : '';
+  return `stopped while the feed made the packages${commit}: it was not checkpointed, and is made again next time`;
 }
 
 function counts(result: FeedCounts): string {

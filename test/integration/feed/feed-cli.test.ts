@@ -4,14 +4,15 @@
  * summary (`--json`) counts what was stored; `--rebuild` with a new base URL rewrites every document under it and
  * moves the consumer's cursor up to the view; usage errors name their flag (exit 2).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalStore } from '../../../lambda/stores/local-store.js';
 import { CatalogReplica } from '../../../testkit/catalog-replica.js';
-import { runCli } from '../../../testkit/cli-process.js';
+import { runCli, startCli } from '../../../testkit/cli-process.js';
 import { FeedCatalog } from '../../../testkit/feed-kit.js';
+import { FlatContainer } from '../../../testkit/flat-container.js';
 import { writeMirror } from '../../../testkit/view-mirror.js';
 
 describe('catalog-sync feed', () => {
@@ -81,6 +82,34 @@ describe('catalog-sync feed', () => {
     expect(item.packageContent).toBe('https://nuget.example.test/flat/cli.two/2.0.0/cli.two.2.0.0.nupkg');
     expect(read('feed/index.json').resources[1]['@id']).toBe('https://nuget.example.test/registration/');
   }, 60_000);
+
+  it('Ctrl-C while packages download is a stop, not a failure: exit 130, nothing checkpointed, the next run makes them', async () => {
+    const stopped = mkdtempSync(join(tmpdir(), 'catalog-sync-feed-stop-'));
+    try {
+      await writeMirror(new LocalStore(stopped), '', built.catalog.commits);
+      expect((await runCli(['view', '--data-dir', stopped])).code).toBe(0);
+      const held = replica.hold(FlatContainer.packagePath('Cli.One', '1.0.0'));
+      const args = ['feed', '--data-dir', stopped, '--source', replica.serviceIndexUrl, '--include', 'Cli.*'];
+      const { child, done } = startCli([...args, '--base-url', 'http://127.0.0.1:9/feed']);
+      await held.arrived;
+      child.kill('SIGINT');
+      const result = await done;
+      held.release();
+      expect(result.code, result.stderr).toBe(130);
+      expect(result.stderr).toMatch(
+        /^catalog-sync: stopped while the feed made the packages of commit \w+: it was not checkpointed, and is made again next time\n$/,
+      );
+      expect(existsSync(join(stopped, 'feed/flat/cli.one/index.json'))).toBe(false);
+      const again = await runCli([...args, '--json']);
+      expect(again.code, again.stderr).toBe(0);
+      expect(JSON.parse(again.stdout)).toMatchObject({ commits: 1, stored: 2, stoppedBy: 'caught-up' });
+      expect(JSON.parse(readFileSync(join(stopped, 'feed/flat/cli.one/index.json'), 'utf8'))).toEqual({
+        versions: ['1.0.0'],
+      });
+    } finally {
+      rmSync(stopped, { recursive: true, force: true });
+    }
+  });
 
   it('usage errors name the flag', async () => {
     const both = await cli('--rebuild', '--follow');
